@@ -1,0 +1,151 @@
+//===- CPUPipeline.cpp - linalg-on-tensors to the LLVM dialect ------------===//
+
+#include "codegen/CPU/CPUPipeline.h"
+#include "codegen/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+/// x86 features the runtime verifies before running AVX2/AVX-512 code.
+constexpr const char *kCheckedX86Features[] = {
+    "avx",      "avx2",     "fma",        "f16c",       "avx512f",
+    "avx512bw", "avx512dq", "avx512vl",   "avx512vnni", "avx512bf16",
+    "avxvnni"};
+} // namespace
+
+FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
+                                      std::string &error) {
+  llvm::InitializeAllTargets();
+  llvm::InitializeAllTargetMCs();
+  llvm::InitializeAllAsmPrinters();
+  llvm::InitializeAllAsmParsers();
+
+  CPUTarget target;
+  bool host = tripleName.empty();
+  llvm::Triple triple(host ? llvm::sys::getDefaultTargetTriple()
+                           : llvm::Triple::normalize(tripleName));
+  target.triple = triple.str();
+  if (cpu.empty())
+    cpu = host ? "native" : "generic";
+  if (cpu == "native") {
+    if (!host) {
+      error = "--cpu native needs the host target; name a CPU for " +
+              target.triple;
+      return failure();
+    }
+    target.cpu = llvm::sys::getHostCPUName().str();
+    std::string features;
+    for (auto &feature : llvm::sys::getHostCPUFeatures())
+      features += (feature.second ? "+" : "-") + feature.first().str() + ",";
+    if (!features.empty())
+      features.pop_back();
+    target.features = features;
+  } else {
+    target.cpu = cpu.str();
+  }
+
+  std::string lookupError;
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, lookupError);
+  if (!llvmTarget) {
+    error = "unsupported target '" + target.triple + "': " + lookupError;
+    return failure();
+  }
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      llvmTarget->createMCSubtargetInfo(triple, target.cpu, target.features));
+  if (!subtarget || !subtarget->isCPUStringValid(target.cpu)) {
+    error = "unknown CPU '" + target.cpu + "' for target " + target.triple;
+    return failure();
+  }
+
+  if (triple.isX86()) {
+    std::string checked;
+    for (const char *feature : kCheckedX86Features)
+      if (subtarget->checkFeatures(std::string("+") + feature))
+        checked += std::string(checked.empty() ? "" : ",") + feature;
+    target.runtimeFeatures = checked;
+    bool avx512 = subtarget->checkFeatures("+avx512f");
+    bool avx = subtarget->checkFeatures("+avx");
+    target.vectorWidth = avx512 ? 16 : avx ? 8 : 4;
+  } else {
+    target.vectorWidth = 4; // NEON and other 128-bit SIMD
+  }
+  return target;
+}
+
+void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
+  // Tensor level: fuse elementwise chains, then block and vectorize the
+  // compute-heavy ops while their producers are still visible.
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createKilnMaterializeChecksPass());
+  KilnTileAndVectorizePassOptions tileOptions;
+  tileOptions.vectorWidth = target.vectorWidth;
+  pm.addNestedPass<func::FuncOp>(createKilnTileAndVectorizePass(tileOptions));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Buffers: results become caller-provided out-params (the entry ABI).
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  bufferization::OneShotBufferizePassOptions bufferizeOptions;
+  bufferizeOptions.bufferizeFunctionBoundaries = true;
+  bufferizeOptions.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  bufferization::BufferResultsToOutParamsPassOptions outParamOptions;
+  outParamOptions.modifyPublicFunctions = true;
+  outParamOptions.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParamOptions));
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createKilnHoistVectorTransfersPass());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferDeallocationPipelineOptions deallocOptions;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
+
+  // Down to the LLVM dialect.
+  pm.addNestedPass<func::FuncOp>(createKilnLowerStridedCopiesPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Fully unrolled: the default keeps temporary buffers, allocas inside
+  // loops that grow the stack on every iteration.
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  vectorOptions.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+} // namespace kiln

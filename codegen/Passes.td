@@ -1,0 +1,68 @@
+//===- Passes.td - kiln code generation passes --------------*- tablegen -*-===//
+#ifndef KILN_CODEGEN_PASSES_TD
+#define KILN_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KilnTileAndVectorizePass
+    : Pass<"kiln-tile-and-vectorize", "mlir::func::FuncOp"> {
+  let summary = "Tile matrix products and convolutions into register blocks "
+                "and vectorize them";
+  let description = [{
+    Works on linalg ops over tensors. `linalg.matmul`, `linalg.batch_matmul`,
+    `linalg.conv_2d_nhwc_hwcf` and `linalg.depthwise_conv_2d_nhwc_hwc` are
+    tiled twice: a cache-level tile (fusing the `linalg.fill` that initializes
+    the accumulator), then a register block whose accumulator fits the vector
+    registers (8x32 f32 for AVX-512). Convolution blocks are decomposed to 1-D
+    convolutions. The blocks are vectorized: contractions become
+    `vector.contract`, convolutions vector FMAs. Tile sizes are chosen to
+    divide the static shapes; an op without a dividing choice is left for
+    scalar lowering.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
+                           "mlir::tensor::TensorDialect", "mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect"];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes of one vector register (16 for AVX-512, 8 for AVX2, 4 for NEON)">
+  ];
+}
+
+def KilnHoistVectorTransfersPass
+    : Pass<"kiln-hoist-vector-transfers", "mlir::func::FuncOp"> {
+  let summary = "Keep loop-carried vector accumulators in registers";
+  let description = [{
+    On buffers: folds subview chains into transfer ops, hoists loop-invariant
+    code and then hoists matching `vector.transfer_read`/`transfer_write`
+    pairs out of loops, so a register-blocked accumulator is read once before
+    the reduction loop and written once after it.
+  }];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect"];
+}
+
+def KilnLowerStridedCopiesPass
+    : Pass<"kiln-lower-strided-copies", "mlir::func::FuncOp"> {
+  let summary = "Turn memref.copy between strided buffers into linalg.copy";
+  let description = [{
+    `memref.copy` between identity-layout buffers becomes a `memcpy`; any
+    other layout would lower to a call into MLIR's C runner library, which a
+    compiled model must not depend on. Those copies become `linalg.copy`,
+    lowered to loops like the rest of linalg.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def KilnMaterializeChecksPass
+    : Pass<"kiln-materialize-checks", "mlir::ModuleOp"> {
+  let summary = "Turn kiln.check ops into the entry function's status result";
+  let description = [{
+    Numbers the `kiln.check` ops of each function 1..N in program order, folds
+    them into one `tensor<i32>` (0 when every check holds, else the number of
+    the first failing one) appended as the function's last result, and stores
+    the messages as the module's `kiln.check_messages` string array.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::tensor::TensorDialect"];
+}
+
+#endif // KILN_CODEGEN_PASSES_TD

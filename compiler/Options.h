@@ -1,0 +1,38 @@
+//===- Options.h - what `kiln compile` was asked to do -----------*- C++ -*-===//
+#ifndef KILN_COMPILER_OPTIONS_H
+#define KILN_COMPILER_OPTIONS_H
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+
+namespace kiln {
+
+enum class EmitKind {
+  SharedLibrary, ///< .so with the descriptor exported as kiln_model_descriptor
+  Object,        ///< one relocatable .o (model + descriptor) plus a C header
+  StaticLibrary, ///< .a holding that object plus a C header
+  MLIR,          ///< the imported `onnx` dialect module, as text
+  LLVMIR,        ///< optimized LLVM IR, as text
+};
+
+struct CompileOptions {
+  std::string modelPath;
+  std::string outputPath;
+  /// Target triple; empty means the host.
+  std::string triple;
+  /// LLVM CPU name, or "native" (the host CPU with all its features).
+  std::string cpu = "native";
+  EmitKind emit = EmitKind::SharedLibrary;
+  /// Symbol prefix of the compiled model; empty means the output's stem.
+  std::string name;
+  /// Fixes dynamic input dimensions: input name -> full shape.
+  llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Keep intermediate files (object, descriptor source) next to the output.
+  bool keepIntermediates = false;
+};
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_OPTIONS_H

@@ -1,0 +1,29 @@
+//===- Pipeline.h - the stages of `kiln compile`, wired together -*- C++ -*-===//
+//
+// compiler/ only wires stages: import (compiler/import), graph passes
+// (passes/Transforms), lowering (passes/Conversion), code generation
+// (codegen/) and packaging. Diagnostics go through the MLIRContext's handler.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_COMPILER_PIPELINE_H
+#define KILN_COMPILER_PIPELINE_H
+
+#include "compiler/Options.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LLVM.h"
+
+namespace kiln {
+
+/// Registers every dialect and external interface model kiln's stages use.
+void registerCompilerDialects(mlir::DialectRegistry &registry);
+
+/// Runs `kiln compile` as described by `options`. Errors are reported as
+/// diagnostics on `context` (naming the ONNX node where one is at fault).
+mlir::LogicalResult compileModel(mlir::MLIRContext &context,
+                                 const CompileOptions &options);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_PIPELINE_H

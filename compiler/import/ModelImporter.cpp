@@ -1,0 +1,1056 @@
+//===- ModelImporter.cpp - ONNX ModelProto -> onnx dialect ----------------===//
+//
+// Reads the model file, checks the graph (opset, inputs, a topological order of the nodes),
+// then builds one func.func @main_graph: graph inputs become arguments, initializers and
+// Constant nodes onnx.Constant ops, every other node one op of the newest version of its
+// ONNX op (rewritten by VersionAdapters when the model's opset is older), whose result types
+// are inferred and which is folded as soon as it is built.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/import/ModelImporter.h"
+
+#include "compiler/import/ExternalData.h"
+#include "compiler/import/OpSchemas.h"
+#include "compiler/import/VersionAdapters.h"
+#include "dialects/ONNX/Diagnostics.h"
+#include "dialects/ONNX/ONNXOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fcntl.h>
+#include <queue>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace kiln::import;
+using kiln::ImportOptions;
+
+namespace {
+
+/// No single tensor (input, constant, external data) may be larger than this: a bigger
+/// size is a corrupt or hostile model, not a real one.
+constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 36; // 64 GiB
+
+/// Blobs are aligned for vector loads of any width the code generators use.
+constexpr size_t kBlobAlignment = 64;
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+const char *dataTypeName(int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::UNDEFINED: return "undefined";
+  case onnx::TensorProto::FLOAT: return "float";
+  case onnx::TensorProto::UINT8: return "uint8";
+  case onnx::TensorProto::INT8: return "int8";
+  case onnx::TensorProto::UINT16: return "uint16";
+  case onnx::TensorProto::INT16: return "int16";
+  case onnx::TensorProto::INT32: return "int32";
+  case onnx::TensorProto::INT64: return "int64";
+  case onnx::TensorProto::STRING: return "string";
+  case onnx::TensorProto::BOOL: return "bool";
+  case onnx::TensorProto::FLOAT16: return "float16";
+  case onnx::TensorProto::DOUBLE: return "double";
+  case onnx::TensorProto::UINT32: return "uint32";
+  case onnx::TensorProto::UINT64: return "uint64";
+  case onnx::TensorProto::COMPLEX64: return "complex64";
+  case onnx::TensorProto::COMPLEX128: return "complex128";
+  case onnx::TensorProto::BFLOAT16: return "bfloat16";
+  // Newer than the protobuf classes of libonnx-dev 1.12: plain numbers there.
+  case 17: return "float8e4m3fn";
+  case 18: return "float8e4m3fnuz";
+  case 19: return "float8e5m2";
+  case 20: return "float8e5m2fnuz";
+  case 21: return "uint4";
+  case 22: return "int4";
+  case 23: return "float4e2m1";
+  case 24: return "float8e8m0";
+  case 25: return "uint2";
+  case 26: return "int2";
+  default: return "unknown";
+  }
+}
+
+/// The MLIR element type of an ONNX data type (docs/architecture.md), or null.
+Type convertElementType(int32_t dataType, MLIRContext *ctx) {
+  auto i = [&](unsigned w) { return IntegerType::get(ctx, w); };
+  auto ui = [&](unsigned w) { return IntegerType::get(ctx, w, IntegerType::Unsigned); };
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT: return Float32Type::get(ctx);
+  case onnx::TensorProto::UINT8: return ui(8);
+  case onnx::TensorProto::INT8: return i(8);
+  case onnx::TensorProto::UINT16: return ui(16);
+  case onnx::TensorProto::INT16: return i(16);
+  case onnx::TensorProto::INT32: return i(32);
+  case onnx::TensorProto::INT64: return i(64);
+  case onnx::TensorProto::BOOL: return i(1);
+  case onnx::TensorProto::FLOAT16: return Float16Type::get(ctx);
+  case onnx::TensorProto::DOUBLE: return Float64Type::get(ctx);
+  case onnx::TensorProto::UINT32: return ui(32);
+  case onnx::TensorProto::UINT64: return ui(64);
+  case onnx::TensorProto::BFLOAT16: return BFloat16Type::get(ctx);
+  default: return {};
+  }
+}
+
+/// Bytes per element in raw_data / external data (bool is one byte).
+uint64_t elementByteSize(Type type) {
+  if (type.isInteger(1))
+    return 1;
+  return type.getIntOrFloatBitWidth() / 8;
+}
+
+/// elements *= d; true on overflow.
+bool mulOverflows(uint64_t &elements, int64_t d) {
+  return __builtin_mul_overflow(elements, static_cast<uint64_t>(d), &elements);
+}
+
+std::string sanitizeResourceName(llvm::StringRef name) {
+  std::string out;
+  for (char c : name)
+    out += (llvm::isAlnum(c) || c == '_' || c == '.') ? c : '_';
+  if (out.empty() || llvm::isDigit(out[0]))
+    out = "t_" + out;
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// The importer
+//===----------------------------------------------------------------------===//
+
+class ModelImporter final : public AdapterContext {
+public:
+  ModelImporter(MLIRContext &context, llvm::StringRef modelPath,
+                const ImportOptions &options)
+      : context(context), modelPath(modelPath.str()), options(options),
+        builder(&context), fileLoc(FileLineColLoc::get(&context, modelPath, 0, 0)),
+        currentLoc(fileLoc) {}
+
+  FailureOr<OwningOpRef<ModuleOp>> run();
+
+  // AdapterContext.
+  Type getValueType(llvm::StringRef name) override {
+    if (name.empty())
+      return {};
+    Value v = values.lookup(name);
+    return v ? v.getType() : Type();
+  }
+  std::string addConstant(DenseElementsAttr value, llvm::StringRef hint) override;
+  InFlightDiagnostic emitNodeError() override {
+    return emitNodeErrorAt(currentLoc, currentNodeName, currentOpType);
+  }
+  MLIRContext *getContext() override { return &context; }
+
+private:
+  LogicalResult readModel();
+  LogicalResult checkOpset();
+  LogicalResult createFunction();
+  FailureOr<SmallVector<int>> sortNodes();
+  LogicalResult importNode(const onnx::NodeProto &node, int index);
+  LogicalResult importConstantNode(const onnx::NodeProto &node);
+  LogicalResult buildResults();
+
+  FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
+  FailureOr<ElementsAttr> convertTensor(const onnx::TensorProto &tensor,
+                                        llvm::StringRef name, Location loc);
+  FailureOr<NamedAttribute> convertAttribute(const onnx::AttributeProto &attr);
+  Value createConstant(ElementsAttr value, Location loc);
+  Value getNoValue();
+
+  InFlightDiagnostic emitError() { return mlir::emitError(fileLoc); }
+  InFlightDiagnostic emitNodeErrorAt(Location loc, llvm::StringRef name,
+                                     llvm::StringRef opType) {
+    InFlightDiagnostic diag = mlir::emitError(loc);
+    diag << "node '" << name << "' (" << opType << ", opset " << opset << "): ";
+    return diag;
+  }
+  Location nodeLoc(llvm::StringRef name) {
+    return NameLoc::get(StringAttr::get(&context, name), fileLoc);
+  }
+  static std::string nodeName(const onnx::NodeProto &node, int index) {
+    return node.name().empty() ? node.op_type() + "_" + std::to_string(index)
+                               : node.name();
+  }
+
+  MLIRContext &context;
+  std::string modelPath;
+  std::string modelDir; ///< canonical folder of the model file
+  const ImportOptions &options;
+  OpBuilder builder;
+  Location fileLoc;
+
+  onnx::ModelProto model;
+  int64_t opset = 0;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp func;
+  llvm::StringMap<Value> values; ///< ONNX value name -> SSA value
+  Value noValue;
+  unsigned freshNameCounter = 0;
+
+  // The node being imported, for AdapterContext::emitNodeError.
+  Location currentLoc;
+  std::string currentNodeName, currentOpType;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Reading and checking the model
+//===----------------------------------------------------------------------===//
+
+LogicalResult ModelImporter::readModel() {
+  // O_NONBLOCK: a FIFO must not block the open; only regular files are accepted.
+  int fd = ::open(modelPath.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return emitError() << "cannot open model file '" << modelPath
+                       << "': " << std::strerror(errno);
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return emitError() << "model file '" << modelPath << "' is not a regular file";
+  }
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > static_cast<uint64_t>(INT_MAX)) {
+    ::close(fd);
+    return emitError() << "model file '" << modelPath << "' is " << size
+                       << " bytes, over protobuf's 2 GB limit; store the weights as "
+                          "external data";
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getOpenFile(fd, modelPath, size, /*RequiresNullTerminator=*/false);
+  ::close(fd);
+  if (!buffer)
+    return emitError() << "cannot read model file '" << modelPath
+                       << "': " << buffer.getError().message();
+  if (!model.ParseFromArray((*buffer)->getBufferStart(), static_cast<int>(size)))
+    return emitError() << "not a valid ONNX model: '" << modelPath
+                       << "' does not parse as an ONNX ModelProto (truncated or not a "
+                          "protobuf file)";
+  // Random bytes can parse as a protobuf message by chance: require the parts every model
+  // has.
+  if (!model.has_graph() || model.opset_import_size() == 0)
+    return emitError() << "not a valid ONNX model: '" << modelPath << "' has no "
+                       << (model.has_graph() ? "opset_import" : "graph");
+
+  llvm::SmallString<256> dir(llvm::sys::path::parent_path(modelPath));
+  if (dir.empty())
+    dir = ".";
+  llvm::SmallString<256> canonical;
+  if (std::error_code ec = llvm::sys::fs::real_path(dir, canonical))
+    return emitError() << "cannot resolve the model's folder '" << dir
+                       << "': " << ec.message();
+  modelDir = std::string(canonical);
+  return success();
+}
+
+LogicalResult ModelImporter::checkOpset() {
+  bool found = false;
+  for (const onnx::OperatorSetIdProto &entry : model.opset_import()) {
+    if (entry.domain().empty() || entry.domain() == "ai.onnx") {
+      if (found && entry.version() != opset)
+        return emitError() << "model imports the default ONNX domain twice (opsets "
+                           << opset << " and " << entry.version() << ")";
+      opset = entry.version();
+      found = true;
+    }
+  }
+  if (!found)
+    return emitError() << "model has no opset_import for the default ONNX domain";
+  if (opset < 1)
+    return emitError() << "model's default-domain opset " << opset << " is not valid";
+  if (opset > getNewestKnownOpset())
+    return emitError() << "model opset " << opset
+                       << " is newer than the newest opset kiln knows ("
+                       << getNewestKnownOpset() << ")";
+  return success();
+}
+
+FailureOr<RankedTensorType> ModelImporter::inputType(const onnx::ValueInfoProto &info) {
+  const std::string &name = info.name();
+  if (!info.has_type() || !info.type().has_tensor_type())
+    return emitError() << "input '" << name
+                       << "' is not a tensor (sequence, map, optional and sparse inputs "
+                          "are not supported)";
+  const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
+  Type elementType = convertElementType(tensorType.elem_type(), &context);
+  if (!elementType)
+    return emitError() << "input '" << name << "' has unsupported element type "
+                       << dataTypeName(tensorType.elem_type()) << " ("
+                       << tensorType.elem_type() << ")";
+
+  auto fixed = options.inputShapes.find(name);
+  const llvm::SmallVector<int64_t> *given =
+      fixed == options.inputShapes.end() ? nullptr : &fixed->second;
+  auto shapeFlag = [&](llvm::ArrayRef<int64_t> dims) {
+    std::string text = "--shape " + name + "=";
+    for (auto [i, d] : llvm::enumerate(dims))
+      text += (i ? "," : "") + std::to_string(d);
+    return text;
+  };
+
+  if (!tensorType.has_shape()) {
+    if (!given)
+      return emitError() << "input '" << name
+                         << "' has an unknown rank; fix its shape with --shape " << name
+                         << "=...";
+  } else if (given && static_cast<int>(given->size()) != tensorType.shape().dim_size()) {
+    return emitError() << "input '" << name << "' has rank "
+                       << tensorType.shape().dim_size() << " but --shape " << name
+                       << " gives " << given->size() << " dimensions";
+  }
+
+  SmallVector<int64_t> dims;
+  if (given) {
+    dims.assign(given->begin(), given->end());
+    for (auto [i, d] : llvm::enumerate(dims)) {
+      if (d < 0)
+        return emitError() << "--shape " << name << " has a negative dimension " << d;
+      if (tensorType.has_shape()) {
+        const onnx::TensorShapeProto::Dimension &dim = tensorType.shape().dim(i);
+        if (dim.has_dim_value() && dim.dim_value() != d)
+          return emitError() << "input '" << name << "' dimension " << i << " is "
+                             << dim.dim_value() << " in the model but --shape " << name
+                             << " gives " << d;
+      }
+    }
+  } else {
+    for (int i = 0; i < tensorType.shape().dim_size(); ++i) {
+      const onnx::TensorShapeProto::Dimension &dim = tensorType.shape().dim(i);
+      if (dim.has_dim_value()) {
+        if (dim.dim_value() < 0)
+          return emitError() << "input '" << name << "' has a negative dimension "
+                             << dim.dim_value() << " at " << i;
+        dims.push_back(dim.dim_value());
+        continue;
+      }
+      // A suggestion with 1 for every dynamic dim.
+      SmallVector<int64_t> example;
+      for (const auto &d : tensorType.shape().dim())
+        example.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : 1);
+      InFlightDiagnostic diag = emitError();
+      diag << "input '" << name << "' has dynamic dimension " << i;
+      if (dim.has_dim_param() && !dim.dim_param().empty())
+        diag << " ('" << dim.dim_param() << "')";
+      diag << "; fix it with --shape " << name << "=... (e.g. " << shapeFlag(example)
+           << ")";
+      return diag;
+    }
+  }
+
+  uint64_t elements = 1;
+  for (int64_t d : dims)
+    if (d != 0 && (mulOverflows(elements, d) ||
+                   elements > kMaxTensorBytes))
+      return emitError() << "input '" << name << "' shape "
+                         << shapeFlag(dims).substr(name.size() + 9)
+                         << " has too many elements";
+  for (int64_t d : dims)
+    if (d == 0)
+      elements = 0;
+  if (elements * elementByteSize(elementType) > kMaxTensorBytes)
+    return emitError() << "input '" << name << "' would be "
+                       << elements * elementByteSize(elementType)
+                       << " bytes, over kiln's limit of " << kMaxTensorBytes
+                       << " bytes per tensor";
+  return RankedTensorType::get(dims, elementType);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+FailureOr<ElementsAttr> ModelImporter::convertTensor(const onnx::TensorProto &tensor,
+                                                     llvm::StringRef name, Location loc) {
+  auto fail = [&]() {
+    InFlightDiagnostic diag = mlir::emitError(loc);
+    diag << "tensor '" << name << "': ";
+    return diag;
+  };
+  Type elementType = convertElementType(tensor.data_type(), &context);
+  if (!elementType)
+    return fail() << "unsupported element type " << dataTypeName(tensor.data_type())
+                  << " (" << tensor.data_type() << ")";
+  if (tensor.has_segment())
+    return fail() << "segmented tensors are not supported";
+
+  SmallVector<int64_t> dims;
+  uint64_t elements = 1;
+  bool zero = false;
+  for (int64_t d : tensor.dims()) {
+    if (d < 0)
+      return fail() << "negative dimension " << d;
+    dims.push_back(d);
+    if (d == 0)
+      zero = true;
+    else if (mulOverflows(elements, d) || elements > kMaxTensorBytes)
+      return fail() << "its dimensions multiply to more elements than kiln accepts";
+  }
+  if (zero)
+    elements = 0;
+  uint64_t elemBytes = elementByteSize(elementType);
+  uint64_t byteSize = elements * elemBytes;
+  if (byteSize > kMaxTensorBytes)
+    return fail() << "it is " << byteSize << " bytes, over kiln's limit of "
+                  << kMaxTensorBytes << " bytes per tensor";
+  auto type = RankedTensorType::get(dims, elementType);
+
+  // The tensor's bytes (little-endian, bool as one byte each) in a 64-byte aligned blob.
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(byteSize, kBlobAlignment);
+  MutableArrayRef<char> bytes = blob.getMutableData();
+
+  auto sizeMismatch = [&](llvm::StringRef field, uint64_t have, llvm::StringRef unit) {
+    return fail() << field << " has " << have << " " << unit << " but its shape "
+                  << "and type need " << (unit == "bytes" ? byteSize : elements);
+  };
+
+  int32_t dt = tensor.data_type();
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (failed(readExternalData(tensor, modelDir, bytes, fail)))
+      return failure();
+  } else if (tensor.has_raw_data()) {
+    if (tensor.raw_data().size() != byteSize)
+      return sizeMismatch("raw_data", tensor.raw_data().size(), "bytes");
+    if (byteSize)
+      std::memcpy(bytes.data(), tensor.raw_data().data(), byteSize);
+  } else {
+    // Typed fields (proto field per ONNX data type).
+    auto copyTyped = [&](const auto &field, llvm::StringRef fieldName,
+                         auto convert) -> LogicalResult {
+      if (static_cast<uint64_t>(field.size()) != elements)
+        return sizeMismatch(fieldName, field.size(), "elements");
+      for (uint64_t i = 0; i < elements; ++i)
+        convert(field.Get(static_cast<int>(i)), bytes.data() + i * elemBytes);
+      return success();
+    };
+    auto store = [](auto value, char *dest) { std::memcpy(dest, &value, sizeof(value)); };
+    LogicalResult result = success();
+    switch (dt) {
+    case onnx::TensorProto::FLOAT:
+      result = copyTyped(tensor.float_data(), "float_data",
+                         [&](float v, char *d) { store(v, d); });
+      break;
+    case onnx::TensorProto::DOUBLE:
+      result = copyTyped(tensor.double_data(), "double_data",
+                         [&](double v, char *d) { store(v, d); });
+      break;
+    case onnx::TensorProto::INT64:
+      result = copyTyped(tensor.int64_data(), "int64_data",
+                         [&](int64_t v, char *d) { store(v, d); });
+      break;
+    case onnx::TensorProto::UINT32:
+      result = copyTyped(tensor.uint64_data(), "uint64_data",
+                         [&](uint64_t v, char *d) { store(static_cast<uint32_t>(v), d); });
+      break;
+    case onnx::TensorProto::UINT64:
+      result = copyTyped(tensor.uint64_data(), "uint64_data",
+                         [&](uint64_t v, char *d) { store(v, d); });
+      break;
+    case onnx::TensorProto::INT32:
+      result = copyTyped(tensor.int32_data(), "int32_data",
+                         [&](int32_t v, char *d) { store(v, d); });
+      break;
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::FLOAT16:  // the 16 bits of the half, in int32_data
+    case onnx::TensorProto::BFLOAT16:
+      result = copyTyped(tensor.int32_data(), "int32_data",
+                         [&](int32_t v, char *d) { store(static_cast<uint16_t>(v), d); });
+      break;
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT8:
+      result = copyTyped(tensor.int32_data(), "int32_data",
+                         [&](int32_t v, char *d) { store(static_cast<uint8_t>(v), d); });
+      break;
+    case onnx::TensorProto::BOOL:
+      result = copyTyped(tensor.int32_data(), "int32_data",
+                         [&](int32_t v, char *d) { *d = v != 0; });
+      break;
+    default:
+      return fail() << "no data field for element type " << dataTypeName(dt);
+    }
+    if (failed(result))
+      return failure();
+  }
+
+  if (elementType.isInteger(1))
+    for (char &c : bytes)
+      c = c != 0;
+
+  if (static_cast<int64_t>(elements) <= options.inlineConstantLimit) {
+    if (elementType.isInteger(1)) {
+      SmallVector<bool> bools(bytes.begin(), bytes.end());
+      return cast<ElementsAttr>(DenseElementsAttr::get(type, bools));
+    }
+    bool splat = false;
+    ArrayRef<char> raw(bytes.data(), bytes.size());
+    if (!DenseElementsAttr::isValidRawBuffer(type, raw, splat))
+      return fail() << "internal error: its data does not form a valid dense buffer";
+    return cast<ElementsAttr>(DenseElementsAttr::getFromRawBuffer(type, raw));
+  }
+  return cast<ElementsAttr>(
+      DenseResourceElementsAttr::get(type, sanitizeResourceName(name), std::move(blob)));
+}
+
+Value ModelImporter::createConstant(ElementsAttr value, Location loc) {
+  OperationState state(loc, "onnx.Constant");
+  state.addAttribute("value", value);
+  state.addTypes(value.getType());
+  return builder.create(state)->getResult(0);
+}
+
+std::string ModelImporter::addConstant(DenseElementsAttr value, llvm::StringRef hint) {
+  std::string name;
+  do {
+    name = currentNodeName + "." + hint.str() + "." + std::to_string(freshNameCounter++);
+  } while (values.count(name));
+  values[name] = createConstant(cast<ElementsAttr>(value),
+                                nodeLoc(currentNodeName + "." + hint.str()));
+  return name;
+}
+
+Value ModelImporter::getNoValue() {
+  if (!noValue) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&func.getBody().front());
+    OperationState state(fileLoc, "onnx.NoValue");
+    state.addTypes(builder.getNoneType());
+    noValue = builder.create(state)->getResult(0);
+  }
+  return noValue;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+FailureOr<NamedAttribute>
+ModelImporter::convertAttribute(const onnx::AttributeProto &attr) {
+  auto fail = [&]() {
+    InFlightDiagnostic diag = emitNodeError();
+    diag << "attribute '" << attr.name() << "': ";
+    return diag;
+  };
+  if (!attr.ref_attr_name().empty())
+    return fail() << "references a function attribute ('" << attr.ref_attr_name()
+                  << "'); functions are not supported";
+  auto type = attr.type();
+  if (type == onnx::AttributeProto::UNDEFINED) {
+    // Old exporters leave the type out: take it from the field that is set.
+    if (attr.has_f())
+      type = onnx::AttributeProto::FLOAT;
+    else if (attr.has_i())
+      type = onnx::AttributeProto::INT;
+    else if (attr.has_s())
+      type = onnx::AttributeProto::STRING;
+    else if (attr.has_t())
+      type = onnx::AttributeProto::TENSOR;
+    else if (attr.has_g())
+      type = onnx::AttributeProto::GRAPH;
+    else if (attr.floats_size())
+      type = onnx::AttributeProto::FLOATS;
+    else if (attr.ints_size())
+      type = onnx::AttributeProto::INTS;
+    else if (attr.strings_size())
+      type = onnx::AttributeProto::STRINGS;
+    else
+      return fail() << "has no type and no value";
+  }
+  StringAttr name = builder.getStringAttr(attr.name());
+  switch (type) {
+  case onnx::AttributeProto::INT:
+    return NamedAttribute(name, builder.getI64IntegerAttr(attr.i()));
+  case onnx::AttributeProto::FLOAT:
+    return NamedAttribute(name, builder.getF32FloatAttr(attr.f()));
+  case onnx::AttributeProto::STRING:
+    return NamedAttribute(name, builder.getStringAttr(attr.s()));
+  case onnx::AttributeProto::INTS: {
+    SmallVector<int64_t> v(attr.ints().begin(), attr.ints().end());
+    return NamedAttribute(name, builder.getI64ArrayAttr(v));
+  }
+  case onnx::AttributeProto::FLOATS: {
+    SmallVector<float> v(attr.floats().begin(), attr.floats().end());
+    return NamedAttribute(name, builder.getF32ArrayAttr(v));
+  }
+  case onnx::AttributeProto::STRINGS: {
+    SmallVector<Attribute> v;
+    for (const std::string &s : attr.strings())
+      v.push_back(builder.getStringAttr(s));
+    return NamedAttribute(name, builder.getArrayAttr(v));
+  }
+  case onnx::AttributeProto::TENSOR: {
+    FailureOr<ElementsAttr> value =
+        convertTensor(attr.t(), currentNodeName + "." + attr.name(), currentLoc);
+    if (failed(value))
+      return failure();
+    return NamedAttribute(name, *value);
+  }
+  case onnx::AttributeProto::GRAPH:
+  case onnx::AttributeProto::GRAPHS:
+    return fail() << "is a subgraph; control flow (If, Loop, Scan) is not supported yet";
+  default:
+    return fail() << "has an unsupported attribute type ("
+                  << onnx::AttributeProto::AttributeType_Name(type) << ")";
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Graph structure
+//===----------------------------------------------------------------------===//
+
+/// A topological order of the nodes (the given one when it already is one): Kahn's
+/// algorithm taking the lowest-index ready node first. Reports undefined inputs, duplicate
+/// definitions and cycles.
+FailureOr<SmallVector<int>> ModelImporter::sortNodes() {
+  const onnx::GraphProto &graph = model.graph();
+  int n = graph.node_size();
+  // Names defined outside the nodes: graph inputs and initializers.
+  llvm::StringSet<> external;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    external.insert(input.name());
+  for (const onnx::TensorProto &init : graph.initializer())
+    external.insert(init.name());
+
+  llvm::StringMap<int> producer;
+  for (int i = 0; i < n; ++i) {
+    const onnx::NodeProto &node = graph.node(i);
+    for (const std::string &out : node.output()) {
+      if (out.empty())
+        continue;
+      if (external.contains(out))
+        return emitNodeErrorAt(nodeLoc(nodeName(node, i)), nodeName(node, i),
+                               node.op_type())
+               << "output '" << out
+               << "' has the same name as a graph input or initializer";
+      auto [it, inserted] = producer.try_emplace(out, i);
+      if (!inserted) {
+        const onnx::NodeProto &other = graph.node(it->second);
+        return emitNodeErrorAt(nodeLoc(nodeName(node, i)), nodeName(node, i),
+                               node.op_type())
+               << "output '" << out << "' is also produced by node '"
+               << nodeName(other, it->second) << "' (" << other.op_type()
+               << "); value names must be unique";
+      }
+    }
+  }
+
+  SmallVector<int> pending(n, 0);
+  SmallVector<SmallVector<int>> users(n);
+  for (int i = 0; i < n; ++i) {
+    const onnx::NodeProto &node = graph.node(i);
+    llvm::DenseSet<int> deps;
+    for (const std::string &in : node.input()) {
+      if (in.empty() || external.contains(in))
+        continue;
+      auto it = producer.find(in);
+      if (it == producer.end())
+        return emitNodeErrorAt(nodeLoc(nodeName(node, i)), nodeName(node, i),
+                               node.op_type())
+               << "input '" << in << "' is not defined";
+      if (deps.insert(it->second).second) {
+        ++pending[i];
+        users[it->second].push_back(i);
+      }
+    }
+  }
+
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[i] == 0)
+      ready.push(i);
+  SmallVector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int user : users[i])
+      if (--pending[user] == 0)
+        ready.push(user);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    // Every node left waits on another one left: walk back from one until a node repeats;
+    // that node lies on a cycle.
+    int start = 0;
+    while (pending[start] == 0)
+      ++start;
+    SmallVector<int> seenAt(n, -1);
+    int cur = start, step = 0;
+    while (seenAt[cur] < 0) {
+      seenAt[cur] = step++;
+      int next = -1;
+      for (const std::string &in : graph.node(cur).input()) {
+        auto it = producer.find(in);
+        if (!in.empty() && it != producer.end() && pending[it->second] > 0) {
+          next = it->second;
+          break;
+        }
+      }
+      if (next < 0)
+        break;
+      cur = next;
+    }
+    const onnx::NodeProto &node = graph.node(cur);
+    return emitNodeErrorAt(nodeLoc(nodeName(node, cur)), nodeName(node, cur),
+                           node.op_type())
+           << "the graph has a cycle through this node";
+  }
+  return order;
+}
+
+LogicalResult ModelImporter::createFunction() {
+  const onnx::GraphProto &graph = model.graph();
+  if (graph.sparse_initializer_size())
+    return emitError() << "sparse initializers are not supported (first: '"
+                       << graph.sparse_initializer(0).values().name() << "')";
+
+  llvm::StringSet<> initializerNames;
+  for (const onnx::TensorProto &init : graph.initializer())
+    if (!initializerNames.insert(init.name()).second)
+      return emitError() << "initializer '" << init.name() << "' is defined twice";
+
+  // Arguments: graph inputs that are not initializers, in order.
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  llvm::StringSet<> inputNames;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (input.name().empty())
+      return emitError() << "a graph input has an empty name";
+    if (!inputNames.insert(input.name()).second)
+      return emitError() << "graph input '" << input.name() << "' is listed twice";
+    if (initializerNames.contains(input.name()))
+      continue;
+    FailureOr<RankedTensorType> type = inputType(input);
+    if (failed(type))
+      return failure();
+    argTypes.push_back(*type);
+    argNames.push_back(input.name());
+  }
+  for (const auto &entry : options.inputShapes)
+    if (!llvm::is_contained(argNames, entry.getKey().str())) {
+      InFlightDiagnostic diag = emitError();
+      diag << "--shape names '" << entry.getKey() << "', which is not an input of the "
+           << "model (inputs:";
+      for (const std::string &name : argNames)
+        diag << " '" << name << "'";
+      return diag << ")";
+    }
+
+  builder.setInsertionPointToEnd(module->getBody());
+  func = func::FuncOp::create(builder, fileLoc, "main_graph",
+                              builder.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    func.setArgAttr(i, "onnx.name", builder.getStringAttr(name));
+    values[name] = entry->getArgument(i);
+  }
+  builder.setInsertionPointToEnd(entry);
+
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    if (init.name().empty())
+      return emitError() << "an initializer has an empty name";
+    Location loc = nodeLoc(init.name());
+    FailureOr<ElementsAttr> value = convertTensor(init, init.name(), loc);
+    if (failed(value))
+      return failure();
+    values[init.name()] = createConstant(*value, loc);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Nodes
+//===----------------------------------------------------------------------===//
+
+LogicalResult ModelImporter::importConstantNode(const onnx::NodeProto &node) {
+  if (node.input_size() != 0)
+    return emitNodeError() << "Constant takes no inputs";
+  if (node.output_size() != 1 || node.output(0).empty())
+    return emitNodeError() << "Constant must have exactly one output";
+  if (node.attribute_size() != 1)
+    return emitNodeError() << "Constant needs exactly one of the attributes value, "
+                              "value_float(s), value_int(s), value_string(s), sparse_value";
+  const onnx::AttributeProto &attr = node.attribute(0);
+  const std::string &attrName = attr.name();
+  ElementsAttr value;
+  auto f32 = Float32Type::get(&context);
+  auto i64 = IntegerType::get(&context, 64);
+  if (attrName == "value") {
+    if (!attr.has_t())
+      return emitNodeError() << "attribute 'value' holds no tensor";
+    FailureOr<ElementsAttr> converted =
+        convertTensor(attr.t(), node.output(0), currentLoc);
+    if (failed(converted))
+      return failure();
+    value = *converted;
+  } else if (attrName == "value_float") {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, f32), attr.f());
+  } else if (attrName == "value_floats") {
+    SmallVector<float> v(attr.floats().begin(), attr.floats().end());
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({static_cast<int64_t>(v.size())}, f32), ArrayRef<float>(v));
+  } else if (attrName == "value_int") {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, i64), attr.i());
+  } else if (attrName == "value_ints") {
+    SmallVector<int64_t> v(attr.ints().begin(), attr.ints().end());
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({static_cast<int64_t>(v.size())}, i64), ArrayRef<int64_t>(v));
+  } else if (attrName == "value_string" || attrName == "value_strings") {
+    return emitNodeError() << "unsupported element type string (attribute '" << attrName
+                           << "')";
+  } else if (attrName == "sparse_value") {
+    return emitNodeError() << "sparse constants are not supported";
+  } else {
+    return emitNodeError() << "Constant has an unknown attribute '" << attrName << "'";
+  }
+  values[node.output(0)] = createConstant(value, currentLoc);
+  return success();
+}
+
+LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int index) {
+  currentNodeName = nodeName(original, index);
+  currentOpType = original.op_type();
+  currentLoc = nodeLoc(currentNodeName);
+
+  if (!original.domain().empty() && original.domain() != "ai.onnx")
+    return emitNodeError() << "domain '" << original.domain()
+                           << "' is not supported (only the default ONNX domain is)";
+  if (original.op_type().empty())
+    return emitNodeError() << "node has no op_type";
+  if (original.op_type() == "Constant")
+    return importConstantNode(original);
+
+  // Rewrite a copy of the node into the newest form of its op.
+  onnx::NodeProto node = original;
+  bool newestForm = false;
+  if (failed(adaptRemovedOp(node, opset, *this, newestForm)))
+    return failure();
+  const OpSchemaInfo *schema = lookupOpSchema(node.op_type());
+  if (!schema)
+    return emitNodeError() << "unsupported operator '" << node.op_type() << "'";
+  if (!newestForm) {
+    std::optional<int64_t> version = schema->versionAt(opset);
+    if (!version)
+      return emitNodeError() << "operator '" << node.op_type()
+                             << "' does not exist at opset " << opset
+                             << " (it was introduced at opset " << schema->versions.front()
+                             << ")";
+    if (*version != schema->newestVersion() &&
+        failed(adaptToNewestVersion(node, *schema, *version, *this)))
+      return failure();
+  }
+
+  // Operands: "" and missing trailing optional inputs are the shared onnx.NoValue.
+  int numInputs = node.input_size();
+  if (!schema->variadicInputs && numInputs > schema->maxInputs)
+    return emitNodeError() << "has " << numInputs << " inputs but " << node.op_type()
+                           << " takes at most " << schema->maxInputs;
+  if (numInputs < schema->minInputs)
+    return emitNodeError() << "has " << numInputs << " inputs but " << node.op_type()
+                           << " needs at least " << schema->minInputs;
+  SmallVector<Value> operands;
+  for (const std::string &in : node.input()) {
+    if (in.empty()) {
+      operands.push_back(getNoValue());
+      continue;
+    }
+    Value v = values.lookup(in);
+    if (!v)
+      return emitNodeError() << "input '" << in << "' is not defined";
+    operands.push_back(v);
+  }
+  if (!schema->variadicInputs)
+    while (static_cast<int64_t>(operands.size()) < schema->maxInputs)
+      operands.push_back(getNoValue());
+
+  // Results: every output slot of the schema; absent ones stay unused.
+  int numOutputs = node.output_size();
+  if (!schema->variadicOutputs && numOutputs > schema->maxOutputs)
+    return emitNodeError() << "has " << numOutputs << " outputs but " << node.op_type()
+                           << " has at most " << schema->maxOutputs;
+  int64_t numResults = schema->variadicOutputs
+                           ? std::max<int64_t>(numOutputs, schema->minOutputs)
+                           : schema->maxOutputs;
+
+  SmallVector<NamedAttribute> attrs;
+  llvm::StringSet<> attrNames;
+  for (const onnx::AttributeProto &attr : node.attribute()) {
+    if (!attrNames.insert(attr.name()).second)
+      return emitNodeError() << "attribute '" << attr.name() << "' is given twice";
+    FailureOr<NamedAttribute> converted = convertAttribute(attr);
+    if (failed(converted))
+      return failure();
+    attrs.push_back(*converted);
+  }
+
+  OperationState state(currentLoc, "onnx." + node.op_type());
+  state.addOperands(operands);
+  state.addTypes(SmallVector<Type>(numResults, builder.getNoneType()));
+  state.addAttributes(attrs);
+  Operation *op = builder.create(state);
+
+  // Every attribute must have landed as one of the op's inherent attributes with the type
+  // the dialect expects (a mistyped one would silently be dropped from the properties).
+  std::optional<RegisteredOperationName> info = op->getRegisteredInfo();
+  if (!info) {
+    op->erase();
+    return emitNodeError() << "operator '" << node.op_type()
+                           << "' is not registered in the onnx dialect";
+  }
+  for (const NamedAttribute &attr : attrs) {
+    std::optional<Attribute> stored = op->getInherentAttr(attr.getName());
+    if (!llvm::is_contained(info->getAttributeNames(), attr.getName()) || !stored) {
+      op->erase();
+      return emitNodeError() << "attribute '" << attr.getName().getValue()
+                             << "' is not an attribute of " << node.op_type()
+                             << " (opset " << schema->newestVersion() << ")";
+    }
+    if (*stored != attr.getValue()) {
+      op->erase();
+      return emitNodeError() << "attribute '" << attr.getName().getValue()
+                             << "' has the wrong type (" << attr.getValue() << ")";
+    }
+  }
+
+  auto shapeInference = dyn_cast<kiln::onnx::ShapeInferenceOpInterface>(op);
+  if (!shapeInference) {
+    op->erase();
+    return emitNodeError() << "operator '" << node.op_type()
+                           << "' is not supported by kiln yet (no shape inference)";
+  }
+  if (failed(shapeInference.inferShapes())) {
+    op->erase();
+    return failure();
+  }
+  for (int i = 0; i < numOutputs; ++i)
+    if (!node.output(i).empty() && isa<NoneType>(op->getResult(i).getType())) {
+      op->erase();
+      return emitNodeError() << "shape inference gave output '" << node.output(i)
+                             << "' no type";
+    }
+  // An absent optional output has `none` type (docs/architecture.md), whatever shape
+  // inference made of it.
+  for (int64_t i = 0; i < numResults; ++i)
+    if (i >= numOutputs || node.output(i).empty())
+      op->getResult(i).setType(builder.getNoneType());
+  if (failed(mlir::verify(op))) {
+    op->erase();
+    return failure();
+  }
+
+  // Fold as it is built: constant inputs (Shape -> Gather -> Concat -> Reshape chains)
+  // become constants right away.
+  SmallVector<Value> results(op->getResults());
+  SmallVector<Value> folded;
+  if (succeeded(builder.tryFold(op, folded)) && !folded.empty()) {
+    bool typesKept = folded.size() == results.size();
+    for (auto [a, b] : llvm::zip(folded, results))
+      typesKept &= a.getType() == b.getType();
+    if (typesKept) {
+      results.assign(folded.begin(), folded.end());
+      op->erase();
+    }
+  }
+
+  for (int i = 0; i < numOutputs; ++i)
+    if (!node.output(i).empty())
+      values[node.output(i)] = results[i];
+  return success();
+}
+
+LogicalResult ModelImporter::buildResults() {
+  const onnx::GraphProto &graph = model.graph();
+  SmallVector<Value> returned;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value v = values.lookup(output.name());
+    if (!v)
+      return emitError() << "graph output '" << output.name()
+                         << "' is not produced by any node, input or initializer";
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return emitError() << "graph output '" << output.name() << "' is not a tensor";
+    if (output.has_type() && output.type().has_tensor_type()) {
+      const onnx::TypeProto::Tensor &declared = output.type().tensor_type();
+      Type declaredElement = convertElementType(declared.elem_type(), &context);
+      if (declared.elem_type() != 0 && declaredElement != type.getElementType())
+        return emitError() << "graph output '" << output.name() << "' is declared as "
+                           << dataTypeName(declared.elem_type()) << " but computes "
+                           << type.getElementType();
+      if (declared.has_shape()) {
+        bool mismatch = declared.shape().dim_size() != type.getRank();
+        for (int i = 0; !mismatch && i < declared.shape().dim_size(); ++i)
+          mismatch = declared.shape().dim(i).has_dim_value() &&
+                     declared.shape().dim(i).dim_value() != type.getDimSize(i);
+        if (mismatch)
+          mlir::emitWarning(fileLoc)
+              << "graph output '" << output.name() << "' is declared with another shape "
+              << "than the computed " << type;
+      }
+    }
+    returned.push_back(v);
+  }
+  func::ReturnOp::create(builder, fileLoc, returned);
+  SmallVector<Type> resultTypes;
+  for (Value v : returned)
+    resultTypes.push_back(v.getType());
+  func.setFunctionType(
+      builder.getFunctionType(func.getFunctionType().getInputs(), resultTypes));
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "onnx.name", builder.getStringAttr(output.name()));
+  return success();
+}
+
+FailureOr<OwningOpRef<ModuleOp>> ModelImporter::run() {
+  context.loadDialect<kiln::onnx::ONNXDialect, func::FuncDialect>();
+  if (failed(readModel()) || failed(checkOpset()))
+    return failure();
+
+  module = ModuleOp::create(fileLoc);
+  (*module)->setAttr("onnx.opset", builder.getI64IntegerAttr(opset));
+  std::string producer = model.producer_name();
+  if (!model.producer_version().empty())
+    producer += (producer.empty() ? "" : " ") + model.producer_version();
+  (*module)->setAttr("onnx.producer", builder.getStringAttr(producer));
+
+  if (failed(createFunction()))
+    return failure();
+  FailureOr<SmallVector<int>> order = sortNodes();
+  if (failed(order))
+    return failure();
+  for (int index : *order)
+    if (failed(importNode(model.graph().node(index), index)))
+      return failure();
+  if (failed(buildResults()))
+    return failure();
+  if (failed(mlir::verify(*module)))
+    return failure();
+  return std::move(module);
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+kiln::importOnnxModel(MLIRContext &context, llvm::StringRef modelPath,
+                      const ImportOptions &options) {
+  ModelImporter importer(context, modelPath, options);
+  return importer.run();
+}

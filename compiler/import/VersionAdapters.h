@@ -1,0 +1,58 @@
+//===- VersionAdapters.h - Old ONNX op versions -> newest form --*- C++ -*-===//
+//
+// The onnx dialect holds one form per op: its newest version. A node whose op is in effect
+// at an older schema version (the model's opset is older) is rewritten to the newest form
+// before it is built, like ONNX's version converter does: attributes that became inputs turn
+// into constants, removed attributes that did not change the meaning are dropped, and steps
+// that only widened type constraints need nothing. Anything else is a clear error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_IMPORT_VERSIONADAPTERS_H
+#define KILN_COMPILER_IMPORT_VERSIONADAPTERS_H
+
+#include "compiler/import/OpSchemas.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Types.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace onnx {
+class NodeProto;
+} // namespace onnx
+
+namespace kiln::import {
+
+/// What an adapter may ask of the importer while it rewrites one node.
+class AdapterContext {
+public:
+  virtual ~AdapterContext();
+  /// The type of the already-built value named `name` (null if there is none).
+  virtual mlir::Type getValueType(llvm::StringRef name) = 0;
+  /// Builds an onnx.Constant holding `value` and returns the fresh value name under which
+  /// the node can use it as an input.
+  virtual std::string addConstant(mlir::DenseElementsAttr value, llvm::StringRef hint) = 0;
+  /// Starts an error about the node: `node 'NAME' (OpType, opset N): `.
+  virtual mlir::InFlightDiagnostic emitNodeError() = 0;
+  virtual mlir::MLIRContext *getContext() = 0;
+};
+
+/// Rewrites `node`, whose op is in effect at schema `version` of `schema`, into the form of
+/// the op's newest version. Emits an error naming the node, op and version and fails when no
+/// adapter chain exists.
+mlir::LogicalResult adaptToNewestVersion(onnx::NodeProto &node, const OpSchemaInfo &schema,
+                                         int64_t version, AdapterContext &ctx);
+
+/// Ops that the dialect does not have because ONNX deprecated them, but that an adapter can
+/// replace with the newest form of another op (Upsample -> Resize). When `node` is one,
+/// rewrites it in place (op_type changes) and sets `handled`; the node is then already in
+/// its new op's newest form.
+mlir::LogicalResult adaptRemovedOp(onnx::NodeProto &node, int64_t opset,
+                                   AdapterContext &ctx, bool &handled);
+
+} // namespace kiln::import
+
+#endif // KILN_COMPILER_IMPORT_VERSIONADAPTERS_H

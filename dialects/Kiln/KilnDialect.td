@@ -1,0 +1,47 @@
+//===- KilnDialect.td - kiln's own helper ops --------------*- tablegen -*-===//
+//
+// Ops kiln needs between the `onnx` dialect and upstream MLIR that no
+// upstream dialect offers, e.g. run-time checks that must reach the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_KILN_TD
+#define KILN_DIALECT_KILN_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Kiln_Dialect : Dialect {
+  let name = "kiln";
+  let cppNamespace = "::kiln";
+  let summary = "kiln's helper ops (run-time checks)";
+}
+
+class Kiln_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Kiln_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// CheckOp
+//===----------------------------------------------------------------------===//
+
+def Kiln_CheckOp : Kiln_Op<"check", [MemoryEffects<[MemWrite]>]> {
+  let summary = "a run-time check whose failure the entry function reports";
+  let description = [{
+    `kiln.check` states that `ok` (a scalar `i1` tensor) must be true at run
+    time, e.g. that every data-dependent Gather index was in range. Lowerings
+    that read memory at computed positions clamp the positions (so nothing
+    reads out of bounds) and emit a check. The `kiln-materialize-checks` pass
+    numbers the checks of the entry function, turns them into one extra `i32`
+    status result (0 = all passed, N = check N failed first) and records the
+    messages in the module attribute `kiln.check_messages`.
+
+    Example:
+    ```mlir
+    kiln.check %in_range, "node 'Gather_3' (Gather): index out of range" : tensor<i1>
+    ```
+  }];
+  let arguments = (ins 0DTensorOf<[I1]>:$ok, StrAttr:$message);
+  let assemblyFormat = "$ok `,` $message attr-dict `:` type($ok)";
+}
+
+#endif // KILN_DIALECT_KILN_TD

@@ -1,0 +1,752 @@
+//===- DataMovement.cpp - Shape inference of data movement ops ------------===//
+//
+// Flatten, Concat, Reshape, Transpose, Split, Gather*, Unsqueeze, Squeeze,
+// Slice, Shape, Size, Expand, Tile, Pad, DepthToSpace, SpaceToDepth, OneHot,
+// Resize.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/ONNX/ShapeInference/ShapeHelpers.h"
+
+#include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/Diagnostics.h"
+#include "dialects/ONNX/ONNXOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace kiln::onnx {
+namespace {
+
+Type getI64(Operation *op) { return IntegerType::get(op->getContext(), 64); }
+
+//===----------------------------------------------------------------------===//
+// Flatten
+//===----------------------------------------------------------------------===//
+
+// Flatten: (prod(d[:axis]), prod(d[axis:])), axis in [-r, r].
+LogicalResult inferFlatten(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "input");
+  if (failed(x))
+    return failure();
+  int64_t rank = x->getRank(), axis = getIntAttr(op, "axis", 1);
+  if (axis < -rank || axis > rank) {
+    emitNodeError(op) << "axis " << axis << " is out of range for rank " << rank
+                      << " (expected [" << -rank << ", " << rank << "])";
+    return failure();
+  }
+  if (axis < 0)
+    axis += rank;
+  ArrayRef<int64_t> shape = x->getShape();
+  return setResultType(op, 0,
+                       {getNumElements(shape.take_front(axis)),
+                        getNumElements(shape.drop_front(axis))},
+                       x->getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Concat
+//===----------------------------------------------------------------------===//
+
+LogicalResult inferConcat(Operation *op) {
+  if (op->getNumOperands() == 0) {
+    emitNodeError(op) << "expects at least one input";
+    return failure();
+  }
+  SmallVector<RankedTensorType> types;
+  for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i) {
+    FailureOr<RankedTensorType> t = getInputType(op, i, "inputs");
+    if (failed(t))
+      return failure();
+    types.push_back(*t);
+  }
+  if (failed(checkSameElementType(op, types)))
+    return failure();
+  int64_t rank = types[0].getRank();
+  FailureOr<int64_t> axis = normalizeAxis(op, getIntAttr(op, "axis", 0), rank);
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(types[0].getShape());
+  shape[*axis] = 0;
+  for (auto [i, t] : llvm::enumerate(types)) {
+    if (t.getRank() != rank) {
+      emitNodeError(op) << "input " << i << " " << t << " has rank "
+                        << t.getRank() << ", expected " << rank;
+      return failure();
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != *axis && t.getDimSize(d) != shape[d]) {
+        emitNodeError(op) << "input " << i << " " << t
+                          << " differs from input 0 " << types[0]
+                          << " in dimension " << d << " (only axis " << *axis
+                          << " may differ)";
+        return failure();
+      }
+    }
+    shape[*axis] += t.getDimSize(*axis);
+  }
+  return setResultType(op, 0, shape, types[0].getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Reshape
+//===----------------------------------------------------------------------===//
+
+// Reshape: shape is a constant; 0 copies the input dim (allowzero = 0) or means
+// 0 (allowzero = 1); one -1 is inferred.
+LogicalResult inferReshape(Operation *op) {
+  FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+  if (failed(data))
+    return failure();
+  FailureOr<SmallVector<int64_t>> target = getConstantInts(op, 1, "shape");
+  if (failed(target))
+    return failure();
+  bool allowZero = getIntAttr(op, "allowzero", 0) != 0;
+  SmallVector<int64_t> shape;
+  int64_t inferred = -1, known = 1;
+  for (auto [i, d] : llvm::enumerate(*target)) {
+    if (d == -1) {
+      if (inferred != -1) {
+        emitNodeError(op) << "shape has more than one -1";
+        return failure();
+      }
+      inferred = i;
+      shape.push_back(-1);
+      continue;
+    }
+    if (d < -1) {
+      emitNodeError(op) << "shape has invalid dimension " << d;
+      return failure();
+    }
+    if (d == 0 && !allowZero) {
+      if (static_cast<int64_t>(i) >= data->getRank()) {
+        emitNodeError(op) << "shape has 0 at index " << i
+                          << " (copy the input dimension) but data " << *data
+                          << " has rank " << data->getRank();
+        return failure();
+      }
+      d = data->getDimSize(i);
+    }
+    shape.push_back(d);
+    known *= d;
+  }
+  int64_t total = data->getNumElements();
+  if (inferred != -1) {
+    if (known == 0 || total % known != 0) {
+      InFlightDiagnostic diag = emitNodeError(op);
+      diag << "cannot reshape " << *data << " (" << total << " elements) to [";
+      llvm::interleaveComma(*target, diag);
+      diag << "]";
+      return failure();
+    }
+    shape[inferred] = total / known;
+    known *= shape[inferred];
+  }
+  if (known != total) {
+    InFlightDiagnostic diag = emitNodeError(op);
+    diag << "cannot reshape " << *data << " (" << total << " elements) to [";
+    llvm::interleaveComma(shape, diag);
+    diag << "] (" << known << " elements)";
+    return failure();
+  }
+  return setResultType(op, 0, shape, data->getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Transpose
+//===----------------------------------------------------------------------===//
+
+LogicalResult inferTranspose(Operation *op) {
+  FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+  if (failed(data))
+    return failure();
+  int64_t rank = data->getRank();
+  SmallVector<int64_t> perm;
+  if (std::optional<SmallVector<int64_t>> p = getI64ArrayAttr(op, "perm")) {
+    perm = *p;
+  } else {
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  }
+  if (static_cast<int64_t>(perm.size()) != rank) {
+    emitNodeError(op) << "perm has " << perm.size() << " values, expected "
+                      << rank;
+    return failure();
+  }
+  FailureOr<SmallVector<int64_t>> normalized =
+      normalizeAxes(op, perm, rank, "perm");
+  if (failed(normalized))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (int64_t p : *normalized)
+    shape.push_back(data->getDimSize(p));
+  return setResultType(op, 0, shape, data->getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Split
+//===----------------------------------------------------------------------===//
+
+// Split(input, split): the sizes come from the constant `split`, or, without
+// it, from num_outputs (or the number of results): ceil(dim / n) each, the last
+// one smaller.
+LogicalResult inferSplit(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "input");
+  if (failed(x))
+    return failure();
+  FailureOr<int64_t> axis =
+      normalizeAxis(op, getIntAttr(op, "axis", 0), x->getRank());
+  if (failed(axis))
+    return failure();
+  int64_t dim = x->getDimSize(*axis);
+  int64_t numResults = op->getNumResults();
+  FailureOr<std::optional<SmallVector<int64_t>>> split =
+      getOptionalConstantInts(op, 1, "split");
+  if (failed(split))
+    return failure();
+  SmallVector<int64_t> sizes;
+  if (*split && !(*split)->empty()) {
+    sizes = **split;
+    if (static_cast<int64_t>(sizes.size()) != numResults) {
+      emitNodeError(op) << "split has " << sizes.size()
+                        << " sizes but the node has " << numResults
+                        << " outputs";
+      return failure();
+    }
+    int64_t sum = 0;
+    for (int64_t s : sizes) {
+      if (s < 0) {
+        emitNodeError(op) << "split has negative size " << s;
+        return failure();
+      }
+      sum += s;
+    }
+    if (sum != dim) {
+      emitNodeError(op) << "split sizes sum to " << sum << ", but axis "
+                        << *axis << " has size " << dim;
+      return failure();
+    }
+  } else {
+    int64_t n = getIntAttr(op, "num_outputs", numResults);
+    if (n != numResults || n <= 0) {
+      emitNodeError(op) << "num_outputs = " << n << " but the node has "
+                        << numResults << " outputs";
+      return failure();
+    }
+    int64_t chunk = (dim + n - 1) / n;
+    if (dim > 0 && dim - chunk * (n - 1) <= 0) {
+      emitNodeError(op) << "cannot split axis " << *axis << " of size " << dim
+                        << " into " << n << " outputs";
+      return failure();
+    }
+    for (int64_t i = 0; i < n; ++i)
+      sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+  }
+  for (int64_t i = 0; i < numResults; ++i) {
+    SmallVector<int64_t> shape(x->getShape());
+    shape[*axis] = sizes[i];
+    if (failed(setResultType(op, i, shape, x->getElementType())))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Gather, GatherElements, GatherND
+//===----------------------------------------------------------------------===//
+
+LogicalResult checkIndices(Operation *op, RankedTensorType indices) {
+  if (!indices.getElementType().isInteger(32) &&
+      !indices.getElementType().isInteger(64)) {
+    emitNodeError(op) << "indices must be int32 or int64, got " << indices;
+    return failure();
+  }
+  return success();
+}
+
+// Gather: data.shape[:axis] + indices.shape + data.shape[axis+1:].
+LogicalResult inferGather(Operation *op) {
+  FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+  FailureOr<RankedTensorType> indices = getInputType(op, 1, "indices");
+  if (failed(data) || failed(indices) || failed(checkIndices(op, *indices)))
+    return failure();
+  if (data->getRank() == 0) {
+    emitNodeError(op) << "data must have rank >= 1";
+    return failure();
+  }
+  FailureOr<int64_t> axis =
+      normalizeAxis(op, getIntAttr(op, "axis", 0), data->getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(data->getShape().take_front(*axis));
+  shape.append(indices->getShape().begin(), indices->getShape().end());
+  shape.append(data->getShape().begin() + *axis + 1, data->getShape().end());
+  return setResultType(op, 0, shape, data->getElementType());
+}
+
+// GatherElements: indices.shape (same rank as data).
+LogicalResult inferGatherElements(Operation *op) {
+  FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+  FailureOr<RankedTensorType> indices = getInputType(op, 1, "indices");
+  if (failed(data) || failed(indices) || failed(checkIndices(op, *indices)))
+    return failure();
+  if (data->getRank() != indices->getRank() || data->getRank() == 0) {
+    emitNodeError(op) << "data " << *data << " and indices " << *indices
+                      << " must have the same rank >= 1";
+    return failure();
+  }
+  if (failed(normalizeAxis(op, getIntAttr(op, "axis", 0), data->getRank())))
+    return failure();
+  return setResultType(op, 0, indices->getShape(), data->getElementType());
+}
+
+// GatherND: indices.shape[:-1] + data.shape[batch_dims + indices.shape[-1]:].
+LogicalResult inferGatherND(Operation *op) {
+  FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+  FailureOr<RankedTensorType> indices = getInputType(op, 1, "indices");
+  if (failed(data) || failed(indices))
+    return failure();
+  if (!indices->getElementType().isInteger(64)) {
+    emitNodeError(op) << "indices must be int64, got " << *indices;
+    return failure();
+  }
+  int64_t r = data->getRank(), q = indices->getRank();
+  int64_t b = getIntAttr(op, "batch_dims", 0);
+  if (r < 1 || q < 1 || b < 0 || b >= std::min(r, q)) {
+    emitNodeError(op) << "batch_dims " << b
+                      << " must be less than the ranks of data " << *data
+                      << " and indices " << *indices;
+    return failure();
+  }
+  for (int64_t i = 0; i < b; ++i) {
+    if (data->getDimSize(i) != indices->getDimSize(i)) {
+      emitNodeError(op) << "the batch dimensions of data " << *data
+                        << " and indices " << *indices << " differ";
+      return failure();
+    }
+  }
+  int64_t last = indices->getShape().back();
+  if (last < 1 || last > r - b) {
+    emitNodeError(op) << "indices.shape[-1] = " << last << " must be in [1, "
+                      << r - b << "]";
+    return failure();
+  }
+  SmallVector<int64_t> shape(indices->getShape().drop_back());
+  shape.append(data->getShape().begin() + b + last, data->getShape().end());
+  return setResultType(op, 0, shape, data->getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Unsqueeze, Squeeze
+//===----------------------------------------------------------------------===//
+
+LogicalResult inferUnsqueeze(Operation *op) {
+  FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+  FailureOr<SmallVector<int64_t>> axes = getConstantInts(op, 1, "axes");
+  if (failed(data) || failed(axes))
+    return failure();
+  int64_t rank = data->getRank() + axes->size();
+  FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(op, *axes, rank);
+  if (failed(normalized))
+    return failure();
+  SmallVector<int64_t> shape;
+  auto it = data->getShape().begin();
+  for (int64_t i = 0; i < rank; ++i)
+    shape.push_back(llvm::is_contained(*normalized, i) ? 1 : *it++);
+  return setResultType(op, 0, shape, data->getElementType());
+}
+
+LogicalResult inferSqueeze(Operation *op) {
+  FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+  FailureOr<std::optional<SmallVector<int64_t>>> axes =
+      getOptionalConstantInts(op, 1, "axes");
+  if (failed(data) || failed(axes))
+    return failure();
+  SmallVector<int64_t> squeezed;
+  if (*axes) {
+    FailureOr<SmallVector<int64_t>> normalized =
+        normalizeAxes(op, **axes, data->getRank());
+    if (failed(normalized))
+      return failure();
+    for (int64_t a : *normalized) {
+      if (data->getDimSize(a) != 1) {
+        emitNodeError(op) << "cannot squeeze axis " << a << " of size "
+                          << data->getDimSize(a) << " in " << *data;
+        return failure();
+      }
+    }
+    squeezed = *normalized;
+  } else {
+    for (int64_t i = 0, e = data->getRank(); i < e; ++i)
+      if (data->getDimSize(i) == 1)
+        squeezed.push_back(i);
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0, e = data->getRank(); i < e; ++i)
+    if (!llvm::is_contained(squeezed, i))
+      shape.push_back(data->getDimSize(i));
+  return setResultType(op, 0, shape, data->getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Slice
+//===----------------------------------------------------------------------===//
+
+// Slice(data, starts, ends, axes, steps): starts/ends (and axes/steps when
+// present) constant; indices clamped as in ONNX.
+LogicalResult inferSlice(Operation *op) {
+  FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+  if (failed(data))
+    return failure();
+  FailureOr<SmallVector<int64_t>> starts = getConstantInts(op, 1, "starts");
+  if (failed(starts))
+    return failure();
+  FailureOr<SmallVector<int64_t>> ends = getConstantInts(op, 2, "ends");
+  if (failed(ends))
+    return failure();
+  FailureOr<std::optional<SmallVector<int64_t>>> axesOpt =
+      getOptionalConstantInts(op, 3, "axes");
+  if (failed(axesOpt))
+    return failure();
+  FailureOr<std::optional<SmallVector<int64_t>>> stepsOpt =
+      getOptionalConstantInts(op, 4, "steps");
+  if (failed(stepsOpt))
+    return failure();
+  size_t n = starts->size();
+  int64_t rank = data->getRank();
+  SmallVector<int64_t> axes;
+  if (*axesOpt)
+    axes = **axesOpt;
+  else
+    for (size_t i = 0; i < n; ++i)
+      axes.push_back(i);
+  SmallVector<int64_t> steps =
+      *stepsOpt ? **stepsOpt : SmallVector<int64_t>(n, 1);
+  if (ends->size() != n || axes.size() != n || steps.size() != n) {
+    emitNodeError(op)
+        << "starts, ends, axes and steps must have the same length (got " << n
+        << ", " << ends->size() << ", " << axes.size() << ", " << steps.size()
+        << ")";
+    return failure();
+  }
+  FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(op, axes, rank);
+  if (failed(normalized))
+    return failure();
+  SmallVector<int64_t> shape(data->getShape());
+  for (size_t i = 0; i < n; ++i) {
+    int64_t axis = (*normalized)[i], dim = data->getDimSize(axis),
+            step = steps[i];
+    if (step == 0) {
+      emitNodeError(op) << "steps must not be 0";
+      return failure();
+    }
+    int64_t start = (*starts)[i], end = (*ends)[i];
+    if (start < 0)
+      start += dim;
+    if (end < 0 && end != std::numeric_limits<int64_t>::min())
+      end += dim;
+    int64_t size;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      size = end > start ? (end - start + step - 1) / step : 0;
+    } else {
+      start = std::clamp<int64_t>(start, 0, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+      size = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+    }
+    shape[axis] = size;
+  }
+  return setResultType(op, 0, shape, data->getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Shape, Size
+//===----------------------------------------------------------------------===//
+
+// Shape: 1-D i64 of size end - start (both clamped to [0, rank]).
+LogicalResult inferShape(Operation *op) {
+  FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+  if (failed(data))
+    return failure();
+  int64_t rank = data->getRank();
+  auto clampIndex = [&](int64_t i) {
+    if (i < 0)
+      i += rank;
+    return std::clamp<int64_t>(i, 0, rank);
+  };
+  int64_t start = clampIndex(getIntAttr(op, "start", 0));
+  int64_t end = clampIndex(getIntAttr(op, "end", rank));
+  return setResultType(op, 0, {std::max<int64_t>(0, end - start)}, getI64(op));
+}
+
+// Size: an i64 scalar.
+LogicalResult inferSize(Operation *op) {
+  if (failed(getInputType(op, 0, "data")))
+    return failure();
+  return setResultType(op, 0, {}, getI64(op));
+}
+
+//===----------------------------------------------------------------------===//
+// Expand, Tile, Pad
+//===----------------------------------------------------------------------===//
+
+// Expand: input broadcast with the constant `shape`.
+LogicalResult inferExpand(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "input");
+  FailureOr<SmallVector<int64_t>> target = getConstantInts(op, 1, "shape");
+  if (failed(x) || failed(target))
+    return failure();
+  for (int64_t d : *target) {
+    if (d < 0) {
+      emitNodeError(op) << "shape has negative dimension " << d;
+      return failure();
+    }
+  }
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(op, {x->getShape(), *target});
+  if (failed(shape))
+    return failure();
+  return setResultType(op, 0, *shape, x->getElementType());
+}
+
+// Tile: d[i] * repeats[i].
+LogicalResult inferTile(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "input");
+  FailureOr<SmallVector<int64_t>> repeats = getConstantInts(op, 1, "repeats");
+  if (failed(x) || failed(repeats))
+    return failure();
+  if (static_cast<int64_t>(repeats->size()) != x->getRank()) {
+    emitNodeError(op) << "repeats has " << repeats->size()
+                      << " values, expected " << x->getRank();
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  for (auto [d, r] : llvm::zip(x->getShape(), *repeats)) {
+    if (r < 0) {
+      emitNodeError(op) << "repeats has negative value " << r;
+      return failure();
+    }
+    shape.push_back(d * r);
+  }
+  return setResultType(op, 0, shape, x->getElementType());
+}
+
+// Pad(data, pads, constant_value, axes): d + pad_begin + pad_end on the padded
+// axes.
+LogicalResult inferPad(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "data");
+  if (failed(x))
+    return failure();
+  FailureOr<SmallVector<int64_t>> pads = getConstantInts(op, 1, "pads");
+  if (failed(pads))
+    return failure();
+  FailureOr<std::optional<SmallVector<int64_t>>> axesOpt =
+      getOptionalConstantInts(op, 3, "axes");
+  if (failed(axesOpt))
+    return failure();
+  int64_t rank = x->getRank();
+  SmallVector<int64_t> axes;
+  if (*axesOpt) {
+    FailureOr<SmallVector<int64_t>> normalized =
+        normalizeAxes(op, **axesOpt, rank);
+    if (failed(normalized))
+      return failure();
+    axes = *normalized;
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  }
+  int64_t n = axes.size();
+  if (static_cast<int64_t>(pads->size()) != 2 * n) {
+    emitNodeError(op) << "pads has " << pads->size() << " values, expected "
+                      << 2 * n;
+    return failure();
+  }
+  SmallVector<int64_t> shape(x->getShape());
+  for (int64_t i = 0; i < n; ++i)
+    shape[axes[i]] += (*pads)[i] + (*pads)[i + n];
+  return setResultType(op, 0, shape, x->getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// DepthToSpace, SpaceToDepth
+//===----------------------------------------------------------------------===//
+
+LogicalResult inferDepthToSpace(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "input");
+  if (failed(x))
+    return failure();
+  int64_t b = getIntAttr(op, "blocksize", 0);
+  if (x->getRank() != 4 || b <= 0 || x->getDimSize(1) % (b * b) != 0) {
+    emitNodeError(op)
+        << "input " << *x
+        << " must be 4-D with channels divisible by blocksize^2 (blocksize = "
+        << b << ")";
+    return failure();
+  }
+  ArrayRef<int64_t> s = x->getShape();
+  return setResultType(op, 0, {s[0], s[1] / (b * b), s[2] * b, s[3] * b},
+                       x->getElementType());
+}
+
+LogicalResult inferSpaceToDepth(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "input");
+  if (failed(x))
+    return failure();
+  int64_t b = getIntAttr(op, "blocksize", 0);
+  if (x->getRank() != 4 || b <= 0 || x->getDimSize(2) % b != 0 ||
+      x->getDimSize(3) % b != 0) {
+    emitNodeError(op)
+        << "input " << *x
+        << " must be 4-D with height and width divisible by blocksize " << b;
+    return failure();
+  }
+  ArrayRef<int64_t> s = x->getShape();
+  return setResultType(op, 0, {s[0], s[1] * b * b, s[2] / b, s[3] / b},
+                       x->getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// OneHot
+//===----------------------------------------------------------------------===//
+
+// OneHot(indices, depth, values): indices.shape with `depth` inserted at axis;
+// values' element type.
+LogicalResult inferOneHot(Operation *op) {
+  FailureOr<RankedTensorType> indices = getInputType(op, 0, "indices");
+  FailureOr<RankedTensorType> values = getInputType(op, 2, "values");
+  if (failed(indices) || failed(values))
+    return failure();
+  if (values->getNumElements() != 2) {
+    emitNodeError(op) << "input 'values' must hold two values, got " << *values;
+    return failure();
+  }
+  FailureOr<SmallVector<double>> depth = getConstantNumbers(op, 1, "depth");
+  if (failed(depth))
+    return failure();
+  if (depth->size() != 1) {
+    emitNodeError(op) << "input 'depth' must be a scalar";
+    return failure();
+  }
+  int64_t rank = indices->getRank() + 1;
+  FailureOr<int64_t> axis = normalizeAxis(op, getIntAttr(op, "axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(indices->getShape());
+  shape.insert(shape.begin() + *axis, static_cast<int64_t>((*depth)[0]));
+  return setResultType(op, 0, shape, values->getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Resize
+//===----------------------------------------------------------------------===//
+
+// Resize(X, roi, scales, sizes): from the constant sizes (with
+// keep_aspect_ratio_policy) or else the constant scales (floor(d * scale));
+// `axes` selects the resized axes.
+LogicalResult inferResize(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "X");
+  if (failed(x))
+    return failure();
+  int64_t rank = x->getRank();
+  SmallVector<int64_t> axes;
+  if (std::optional<SmallVector<int64_t>> a = getI64ArrayAttr(op, "axes")) {
+    FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(op, *a, rank);
+    if (failed(normalized))
+      return failure();
+    axes = *normalized;
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  }
+  SmallVector<int64_t> shape(x->getShape());
+  auto checkCount = [&](StringRef name, size_t count) -> LogicalResult {
+    if (count == axes.size())
+      return success();
+    emitNodeError(op) << "input '" << name << "' has " << count
+                      << " values, expected " << axes.size();
+    return failure();
+  };
+
+  Value sizesValue = op->getOperand(3);
+  bool hasSizes =
+      !isNoneValue(sizesValue) &&
+      !(isa<RankedTensorType>(sizesValue.getType()) &&
+        cast<RankedTensorType>(sizesValue.getType()).getNumElements() == 0);
+  if (hasSizes) {
+    FailureOr<SmallVector<int64_t>> sizes = getConstantInts(op, 3, "sizes");
+    if (failed(sizes) || failed(checkCount("sizes", sizes->size())))
+      return failure();
+    StringRef policy = "stretch";
+    if (auto attr = op->getAttrOfType<StringAttr>("keep_aspect_ratio_policy"))
+      policy = attr.getValue();
+    if (policy == "stretch") {
+      for (auto [axis, size] : llvm::zip(axes, *sizes))
+        shape[axis] = size;
+    } else if (policy == "not_larger" || policy == "not_smaller") {
+      bool notLarger = policy == "not_larger";
+      float scale = notLarger ? std::numeric_limits<float>::max() : 0.0f;
+      for (auto [axis, size] : llvm::zip(axes, *sizes)) {
+        float s =
+            static_cast<float>(size) / static_cast<float>(x->getDimSize(axis));
+        scale = notLarger ? std::min(scale, s) : std::max(scale, s);
+      }
+      for (int64_t axis : axes)
+        shape[axis] = static_cast<int64_t>(
+            std::round(scale * static_cast<float>(x->getDimSize(axis))));
+    } else {
+      emitNodeError(op) << "unknown keep_aspect_ratio_policy '" << policy
+                        << "'";
+      return failure();
+    }
+    return setResultType(op, 0, shape, x->getElementType());
+  }
+
+  if (isNoneValue(op->getOperand(2))) {
+    emitNodeError(op) << "one of the inputs 'scales' and 'sizes' must be given";
+    return failure();
+  }
+  FailureOr<SmallVector<double>> scales = getConstantNumbers(op, 2, "scales");
+  if (failed(scales) || failed(checkCount("scales", scales->size())))
+    return failure();
+  for (auto [axis, scale] : llvm::zip(axes, *scales)) {
+    if (scale <= 0) {
+      emitNodeError(op) << "scales must be positive, got " << scale;
+      return failure();
+    }
+    shape[axis] = static_cast<int64_t>(std::floor(
+        static_cast<float>(x->getDimSize(axis)) * static_cast<float>(scale)));
+  }
+  return setResultType(op, 0, shape, x->getElementType());
+}
+
+} // namespace
+
+void registerDataMovementShapeInference(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, ONNXDialect *) {
+    attachInferShapes<inferFlatten, FlattenOp>(ctx);
+    attachInferShapes<inferConcat, ConcatOp>(ctx);
+    attachInferShapes<inferReshape, ReshapeOp>(ctx);
+    attachInferShapes<inferTranspose, TransposeOp>(ctx);
+    attachInferShapes<inferSplit, SplitOp>(ctx);
+    attachInferShapes<inferGather, GatherOp>(ctx);
+    attachInferShapes<inferGatherElements, GatherElementsOp>(ctx);
+    attachInferShapes<inferGatherND, GatherNDOp>(ctx);
+    attachInferShapes<inferUnsqueeze, UnsqueezeOp>(ctx);
+    attachInferShapes<inferSqueeze, SqueezeOp>(ctx);
+    attachInferShapes<inferSlice, SliceOp>(ctx);
+    attachInferShapes<inferShape, ShapeOp>(ctx);
+    attachInferShapes<inferSize, SizeOp>(ctx);
+    attachInferShapes<inferExpand, ExpandOp>(ctx);
+    attachInferShapes<inferTile, TileOp>(ctx);
+    attachInferShapes<inferPad, PadOp>(ctx);
+    attachInferShapes<inferDepthToSpace, DepthToSpaceOp>(ctx);
+    attachInferShapes<inferSpaceToDepth, SpaceToDepthOp>(ctx);
+    attachInferShapes<inferOneHot, OneHotOp>(ctx);
+    attachInferShapes<inferResize, ResizeOp>(ctx);
+  });
+}
+
+} // namespace kiln::onnx

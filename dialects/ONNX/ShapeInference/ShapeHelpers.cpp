@@ -1,0 +1,445 @@
+//===- ShapeHelpers.cpp - Helpers shared by the shape inference models ----===//
+
+#include "dialects/ONNX/ShapeInference/ShapeHelpers.h"
+
+#include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/Diagnostics.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace kiln::onnx {
+
+//===----------------------------------------------------------------------===//
+// Operands
+//===----------------------------------------------------------------------===//
+
+static void printShape(InFlightDiagnostic &diag, ArrayRef<int64_t> shape) {
+  diag << "[";
+  llvm::interleave(
+      shape,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          diag << "?";
+        else
+          diag << d;
+      },
+      [&] { diag << ", "; });
+  diag << "]";
+}
+
+FailureOr<RankedTensorType> getOptionalInputType(Operation *op, unsigned index,
+                                                 StringRef name) {
+  if (index >= op->getNumOperands())
+    return RankedTensorType();
+  Type type = op->getOperand(index).getType();
+  if (isa<NoneType>(type))
+    return RankedTensorType();
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked) {
+    emitNodeError(op) << "input '" << name << "' has type " << type
+                      << ", expected a ranked tensor";
+    return failure();
+  }
+  if (!ranked.hasStaticShape()) {
+    emitNodeError(op) << "input '" << name << "' has dynamic shape " << type
+                      << " (dynamic shapes are not supported yet)";
+    return failure();
+  }
+  return ranked;
+}
+
+FailureOr<RankedTensorType> getInputType(Operation *op, unsigned index,
+                                         StringRef name) {
+  FailureOr<RankedTensorType> type = getOptionalInputType(op, index, name);
+  if (failed(type))
+    return failure();
+  if (!*type) {
+    emitNodeError(op) << "required input '" << name << "' is missing";
+    return failure();
+  }
+  return type;
+}
+
+LogicalResult emitNonConstantInput(Operation *op, StringRef name) {
+  emitNodeError(op) << "output shape depends on a non-constant input '" << name
+                    << "' (dynamic shapes are not supported yet)";
+  return failure();
+}
+
+FailureOr<std::optional<SmallVector<int64_t>>>
+getOptionalConstantInts(Operation *op, unsigned index, StringRef name) {
+  if (index >= op->getNumOperands() || isNoneValue(op->getOperand(index)))
+    return std::optional<SmallVector<int64_t>>();
+  Value value = op->getOperand(index);
+  ElementsAttr attr = getConstantAttr(value);
+  if (!attr) {
+    (void)emitNonConstantInput(op, name);
+    return failure();
+  }
+  std::optional<SmallVector<int64_t>> values = getIntValues(attr);
+  if (!values) {
+    emitNodeError(op) << "input '" << name
+                      << "' must be a constant integer tensor, got "
+                      << attr.getType();
+    return failure();
+  }
+  return values;
+}
+
+FailureOr<SmallVector<int64_t>> getConstantInts(Operation *op, unsigned index,
+                                                StringRef name) {
+  FailureOr<std::optional<SmallVector<int64_t>>> values =
+      getOptionalConstantInts(op, index, name);
+  if (failed(values))
+    return failure();
+  if (!*values) {
+    emitNodeError(op) << "required input '" << name << "' is missing";
+    return failure();
+  }
+  return **values;
+}
+
+FailureOr<SmallVector<double>> getConstantNumbers(Operation *op, unsigned index,
+                                                  StringRef name) {
+  if (index >= op->getNumOperands() || isNoneValue(op->getOperand(index))) {
+    emitNodeError(op) << "required input '" << name << "' is missing";
+    return failure();
+  }
+  ElementsAttr attr = getConstantAttr(op->getOperand(index));
+  if (!attr) {
+    (void)emitNonConstantInput(op, name);
+    return failure();
+  }
+  if (std::optional<SmallVector<double>> values = getFloatValues(attr))
+    return *values;
+  if (std::optional<SmallVector<int64_t>> values = getIntValues(attr))
+    return SmallVector<double>(values->begin(), values->end());
+  emitNodeError(op) << "input '" << name
+                    << "' must be a constant numeric tensor, got "
+                    << attr.getType();
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Results
+//===----------------------------------------------------------------------===//
+
+LogicalResult setResultType(Operation *op, unsigned index,
+                            ArrayRef<int64_t> shape, Type elementType) {
+  for (int64_t d : shape) {
+    if (d < 0 || ShapedType::isDynamic(d)) {
+      InFlightDiagnostic diag = emitNodeError(op);
+      diag << "output " << index << " would have negative dimensions ";
+      printShape(diag, shape);
+      return failure();
+    }
+  }
+  op->getResult(index).setType(RankedTensorType::get(shape, elementType));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<int64_t>>
+broadcastShapes(Operation *op, ArrayRef<ArrayRef<int64_t>> shapes) {
+  size_t rank = 0;
+  for (ArrayRef<int64_t> s : shapes)
+    rank = std::max(rank, s.size());
+  SmallVector<int64_t> result(rank, 1);
+  for (ArrayRef<int64_t> s : shapes) {
+    size_t offset = rank - s.size();
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t &r = result[offset + i];
+      int64_t d = s[i];
+      if (d == r || d == 1)
+        continue;
+      if (r == 1) {
+        r = d;
+        continue;
+      }
+      InFlightDiagnostic diag = emitNodeError(op);
+      diag << "cannot broadcast shapes";
+      for (ArrayRef<int64_t> t : shapes) {
+        diag << " ";
+        printShape(diag, t);
+      }
+      diag << " (dimension " << d << " vs " << r << ")";
+      return failure();
+    }
+  }
+  return result;
+}
+
+bool isUnidirectionalBroadcastable(ArrayRef<int64_t> from,
+                                   ArrayRef<int64_t> to) {
+  if (from.size() > to.size())
+    return false;
+  size_t offset = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[offset + i])
+      return false;
+  return true;
+}
+
+FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis, int64_t rank,
+                                 StringRef attrName) {
+  if (axis < -rank || axis >= rank) {
+    emitNodeError(op) << attrName << " " << axis << " is out of range for rank "
+                      << rank << " (expected [" << -rank << ", " << rank - 1
+                      << "])";
+    return failure();
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+FailureOr<SmallVector<int64_t>> normalizeAxes(Operation *op,
+                                              ArrayRef<int64_t> axes,
+                                              int64_t rank,
+                                              StringRef attrName) {
+  SmallVector<int64_t> result;
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> a = normalizeAxis(op, axis, rank, attrName);
+    if (failed(a))
+      return failure();
+    if (llvm::is_contained(result, *a)) {
+      emitNodeError(op) << attrName << " has axis " << axis
+                        << " more than once";
+      return failure();
+    }
+    result.push_back(*a);
+  }
+  return result;
+}
+
+int64_t getNumElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+int64_t getIntAttr(Operation *op, StringRef name, int64_t dflt) {
+  if (auto attr = op->getAttrOfType<IntegerAttr>(name))
+    return attr.getInt();
+  return dflt;
+}
+
+std::optional<SmallVector<int64_t>> getI64ArrayAttr(Operation *op,
+                                                    StringRef name) {
+  auto array = op->getAttrOfType<ArrayAttr>(name);
+  if (!array)
+    return std::nullopt;
+  SmallVector<int64_t> result;
+  for (Attribute a : array)
+    if (auto i = dyn_cast<IntegerAttr>(a))
+      result.push_back(i.getInt());
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution / pooling windows
+//===----------------------------------------------------------------------===//
+
+FailureOr<WindowParams> getWindowParams(Operation *op, int64_t spatialRank,
+                                        ArrayRef<int64_t> kernel) {
+  WindowParams params;
+  if (auto autoPad = op->getAttrOfType<StringAttr>("auto_pad"))
+    params.autoPad = autoPad.getValue();
+  if (params.autoPad != "NOTSET" && params.autoPad != "VALID" &&
+      params.autoPad != "SAME_UPPER" && params.autoPad != "SAME_LOWER") {
+    emitNodeError(op) << "unknown auto_pad '" << params.autoPad << "'";
+    return failure();
+  }
+  if (auto ceil = op->getAttrOfType<IntegerAttr>("ceil_mode"))
+    params.ceilMode = ceil.getInt() != 0;
+
+  auto read = [&](StringRef name, int64_t size, int64_t dflt,
+                  SmallVectorImpl<int64_t> &out) -> LogicalResult {
+    std::optional<SmallVector<int64_t>> v = getI64ArrayAttr(op, name);
+    if (!v) {
+      out.assign(size, dflt);
+      return success();
+    }
+    if (static_cast<int64_t>(v->size()) != size) {
+      emitNodeError(op) << name << " has " << v->size() << " values, expected "
+                        << size << " for " << spatialRank
+                        << " spatial dimensions";
+      return failure();
+    }
+    out.assign(v->begin(), v->end());
+    return success();
+  };
+
+  if (kernel.empty()) {
+    std::optional<SmallVector<int64_t>> k = getI64ArrayAttr(op, "kernel_shape");
+    if (!k) {
+      emitNodeError(op) << "kernel_shape is required";
+      return failure();
+    }
+    kernel = *k;
+    params.kernel = *k;
+  } else {
+    params.kernel.assign(kernel.begin(), kernel.end());
+  }
+  if (static_cast<int64_t>(params.kernel.size()) != spatialRank) {
+    emitNodeError(op) << "kernel_shape has " << params.kernel.size()
+                      << " values, expected " << spatialRank << " for "
+                      << spatialRank << " spatial dimensions";
+    return failure();
+  }
+  if (failed(read("strides", spatialRank, 1, params.strides)) ||
+      failed(read("dilations", spatialRank, 1, params.dilations)) ||
+      failed(read("pads", 2 * spatialRank, 0, params.pads)))
+    return failure();
+  for (int64_t i = 0; i < spatialRank; ++i) {
+    if (params.kernel[i] <= 0 || params.strides[i] <= 0 ||
+        params.dilations[i] <= 0) {
+      emitNodeError(op)
+          << "kernel_shape, strides and dilations must be positive";
+      return failure();
+    }
+  }
+  for (int64_t p : params.pads) {
+    if (p < 0) {
+      emitNodeError(op) << "pads must not be negative";
+      return failure();
+    }
+  }
+  return params;
+}
+
+FailureOr<SmallVector<int64_t>>
+computeWindowOutputShape(Operation *op, ArrayRef<int64_t> input,
+                         WindowParams &params) {
+  int64_t n = input.size();
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t in = input[i], stride = params.strides[i];
+    int64_t effKernel = (params.kernel[i] - 1) * params.dilations[i] + 1;
+    if (params.autoPad == "SAME_UPPER" || params.autoPad == "SAME_LOWER") {
+      int64_t o = (in + stride - 1) / stride;
+      int64_t total = std::max<int64_t>(0, (o - 1) * stride + effKernel - in);
+      int64_t small = total / 2, large = total - small;
+      bool upper = params.autoPad == "SAME_UPPER";
+      params.pads[i] = upper ? small : large;
+      params.pads[i + n] = upper ? large : small;
+      out.push_back(o);
+      continue;
+    }
+    if (params.autoPad == "VALID") {
+      params.pads[i] = 0;
+      params.pads[i + n] = 0;
+    }
+    int64_t padded = in + params.pads[i] + params.pads[i + n];
+    if (padded < effKernel) {
+      emitNodeError(op)
+          << "kernel of size " << effKernel
+          << " (with dilation) is larger than the padded input size " << padded
+          << " in spatial dimension " << i;
+      return failure();
+    }
+    int64_t o;
+    if (params.ceilMode) {
+      o = (padded - effKernel + stride - 1) / stride + 1;
+      // The last window must start inside the input or the begin padding.
+      if ((o - 1) * stride >= in + params.pads[i])
+        --o;
+    } else {
+      o = (padded - effKernel) / stride + 1;
+    }
+    out.push_back(o);
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+Type getTypeFromONNXDataType(MLIRContext *ctx, int64_t dataType) {
+  Builder b(ctx);
+  auto uint = [&](unsigned w) {
+    return IntegerType::get(ctx, w, IntegerType::Unsigned);
+  };
+  switch (dataType) {
+  case 1: // FLOAT
+    return b.getF32Type();
+  case 2: // UINT8
+    return uint(8);
+  case 3: // INT8
+    return b.getIntegerType(8);
+  case 4: // UINT16
+    return uint(16);
+  case 5: // INT16
+    return b.getIntegerType(16);
+  case 6: // INT32
+    return b.getIntegerType(32);
+  case 7: // INT64
+    return b.getIntegerType(64);
+  case 9: // BOOL
+    return b.getI1Type();
+  case 10: // FLOAT16
+    return b.getF16Type();
+  case 11: // DOUBLE
+    return b.getF64Type();
+  case 12: // UINT32
+    return uint(32);
+  case 13: // UINT64
+    return uint(64);
+  case 16: // BFLOAT16
+    return b.getBF16Type();
+  case 17: // FLOAT8E4M3FN
+    return Float8E4M3FNType::get(ctx);
+  case 18: // FLOAT8E4M3FNUZ
+    return Float8E4M3FNUZType::get(ctx);
+  case 19: // FLOAT8E5M2
+    return Float8E5M2Type::get(ctx);
+  case 20: // FLOAT8E5M2FNUZ
+    return Float8E5M2FNUZType::get(ctx);
+  case 21: // UINT4
+    return uint(4);
+  case 22: // INT4
+    return b.getIntegerType(4);
+  default: // STRING, COMPLEX64/128, FLOAT4E2M1, ...
+    return {};
+  }
+}
+
+FailureOr<Type> getElementTypeFromAttr(Operation *op, int64_t dataType,
+                                       StringRef attrName) {
+  Type type = getTypeFromONNXDataType(op->getContext(), dataType);
+  if (!type) {
+    emitNodeError(op) << attrName << " = " << dataType
+                      << " is not a supported ONNX data type";
+    return failure();
+  }
+  return type;
+}
+
+LogicalResult checkSameElementType(Operation *op,
+                                   ArrayRef<RankedTensorType> types) {
+  Type first;
+  for (RankedTensorType t : types) {
+    if (!t)
+      continue;
+    if (!first) {
+      first = t.getElementType();
+      continue;
+    }
+    if (t.getElementType() != first) {
+      emitNodeError(op) << "inputs have different element types " << first
+                        << " and " << t.getElementType();
+      return failure();
+    }
+  }
+  return success();
+}
+
+} // namespace kiln::onnx

@@ -1,0 +1,23 @@
+//===- ShapeInference.cpp - Registration of the shape inference models ----===//
+
+#include "dialects/ONNX/ShapeInference/ShapeInference.h"
+
+#include "dialects/ONNX/ShapeInference/ShapeHelpers.h"
+
+#include "mlir/IR/DialectRegistry.h"
+
+namespace kiln::onnx {
+
+void registerShapeInferenceModels(mlir::DialectRegistry &registry) {
+  registerConstantShapeInference(registry);
+  registerConvolutionShapeInference(registry);
+  registerDataMovementShapeInference(registry);
+  registerElementwiseShapeInference(registry);
+  registerLinearShapeInference(registry);
+  registerNormalizationShapeInference(registry);
+  registerPoolingShapeInference(registry);
+  registerQuantizationShapeInference(registry);
+  registerReductionShapeInference(registry);
+}
+
+} // namespace kiln::onnx

@@ -1,0 +1,302 @@
+//===- Constants.cpp - Constant, Identity, Dropout, Shape, Size, Cast -----===//
+//
+// onnx.NoValue has no lowering target: the pass keeps it legal, consumers
+// ignore `none` operands, and the pass erases the unused NoValue ops after
+// conversion (see ONNXToLinalg.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Conversion/ONNXToLinalg/PopulatePatterns.h"
+#include "passes/Conversion/ONNXToLinalg/Utils.h"
+
+#include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/Diagnostics.h"
+#include "dialects/ONNX/ONNXOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+namespace onnx = kiln::onnx;
+
+namespace kiln::onnx_to_linalg {
+namespace {
+
+/// A replacement for a result of `none` type (an absent optional output).
+Value createNoneValue(ConversionPatternRewriter &rewriter, Location loc) {
+  return onnx::NoValueOp::create(rewriter, loc);
+}
+
+//===----------------------------------------------------------------------===//
+// Constant
+//===----------------------------------------------------------------------===//
+
+struct ConstantLowering : OpConversionPattern<onnx::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType resultType =
+        getConvertedResultType(getTypeConverter(), op);
+    if (!resultType)
+      return onnx::emitNodeError(op)
+             << "result must be a static ranked tensor";
+    ElementsAttr attr;
+    if (auto value = op.getValueAttr()) {
+      attr = convertElementsAttrToSignless(value);
+      if (!attr)
+        return onnx::emitNodeError(op)
+               << "cannot retype the value to signless integers";
+    } else if (auto f = op.getValueFloatAttr()) {
+      attr = DenseElementsAttr::get(resultType,
+                                    getScalarAttr(resultType.getElementType(),
+                                                  f.getValueAsDouble()));
+    } else if (auto i = op.getValueIntAttr()) {
+      attr = DenseElementsAttr::get(
+          resultType,
+          IntegerAttr::get(resultType.getElementType(), i.getInt()));
+    } else if (auto fs = op.getValueFloatsAttr()) {
+      SmallVector<Attribute> elems;
+      for (Attribute a : fs)
+        elems.push_back(FloatAttr::get(resultType.getElementType(),
+                                       cast<FloatAttr>(a).getValueAsDouble()));
+      if ((int64_t)elems.size() != resultType.getNumElements())
+        return onnx::emitNodeError(op)
+               << "value_floats size does not match the result type";
+      attr = DenseElementsAttr::get(resultType, elems);
+    } else if (auto is = op.getValueIntsAttr()) {
+      SmallVector<Attribute> elems;
+      for (Attribute a : is)
+        elems.push_back(IntegerAttr::get(resultType.getElementType(),
+                                         cast<IntegerAttr>(a).getInt()));
+      if ((int64_t)elems.size() != resultType.getNumElements())
+        return onnx::emitNodeError(op)
+               << "value_ints size does not match the result type";
+      attr = DenseElementsAttr::get(resultType, elems);
+    } else {
+      return onnx::emitNodeError(op)
+             << "only 'value', 'value_float(s)' and 'value_int(s)' "
+                "are supported (sparse and string constants are not)";
+    }
+    if (attr.getType() != resultType)
+      return onnx::emitNodeError(op)
+             << "value type " << attr.getType()
+             << " does not match the result type " << resultType;
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, resultType,
+                                                   cast<TypedAttr>(attr));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Identity
+//===----------------------------------------------------------------------===//
+
+struct IdentityLowering : OpConversionPattern<onnx::IdentityOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::IdentityOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    if (!isa<TensorType>(adaptor.getInput().getType()) ||
+        adaptor.getInput().getType() != resultType)
+      return onnx::emitNodeError(op)
+             << "only tensors of the same type are supported";
+    rewriter.replaceOp(op, adaptor.getInput());
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Dropout (inference only)
+//===----------------------------------------------------------------------===//
+
+struct DropoutLowering : OpConversionPattern<onnx::DropoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::DropoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value training = op.getTrainingMode();
+    if (!onnx::isNoneValue(training)) {
+      std::optional<double> mode = readConstantScalar(training);
+      if (!mode)
+        return onnx::emitNodeError(op)
+               << "training_mode must be absent or a constant";
+      if (*mode != 0.0)
+        return onnx::emitNodeError(op)
+               << "training_mode = true is not supported (kiln "
+                  "compiles inference only)";
+    }
+    Value output = adaptor.getData();
+    if (output.getType() !=
+        getTypeConverter()->convertType(op.getOutput().getType()))
+      return onnx::emitNodeError(op)
+             << "output type differs from the input type";
+    Value mask;
+    Type maskType = op.getMask().getType();
+    if (isa<NoneType>(maskType)) {
+      mask = createNoneValue(rewriter, op.getLoc());
+    } else {
+      auto maskTensor = dyn_cast_or_null<RankedTensorType>(
+          getTypeConverter()->convertType(maskType));
+      if (!maskTensor || !maskTensor.hasStaticShape())
+        return onnx::emitNodeError(op)
+               << "mask must be a static ranked tensor";
+      mask = arith::ConstantOp::create(
+          rewriter, op.getLoc(),
+          DenseElementsAttr::get(maskTensor,
+                                 getScalarAttr(maskTensor.getElementType(), 1)));
+    }
+    rewriter.replaceOp(op, {output, mask});
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Shape, Size
+//===----------------------------------------------------------------------===//
+
+struct ShapeLowering : OpConversionPattern<onnx::ShapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::ShapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto inputType = dyn_cast<RankedTensorType>(op.getData().getType());
+    if (!inputType || !inputType.hasStaticShape())
+      return onnx::emitNodeError(op)
+             << "the input must have a static shape";
+    RankedTensorType resultType =
+        getConvertedResultType(getTypeConverter(), op);
+    if (!resultType || resultType.getRank() != 1)
+      return onnx::emitNodeError(op)
+             << "result must be a static 1-D tensor";
+    int64_t rank = inputType.getRank();
+    int64_t start = op.getStart();
+    int64_t end = op.getEnd() ? static_cast<int64_t>(*op.getEnd()) : rank;
+    if (start < 0)
+      start += rank;
+    if (end < 0)
+      end += rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    end = std::clamp<int64_t>(end, 0, rank);
+    SmallVector<int64_t> dims;
+    for (int64_t i = start; i < end; ++i)
+      dims.push_back(inputType.getDimSize(i));
+    if ((int64_t)dims.size() != resultType.getDimSize(0) ||
+        !resultType.getElementType().isInteger(64))
+      return onnx::emitNodeError(op)
+             << "result type " << resultType
+             << " does not match the computed shape";
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, resultType,
+        DenseElementsAttr::get(resultType, llvm::ArrayRef<int64_t>(dims)));
+    return success();
+  }
+};
+
+struct SizeLowering : OpConversionPattern<onnx::SizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::SizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto inputType = dyn_cast<RankedTensorType>(op.getData().getType());
+    if (!inputType || !inputType.hasStaticShape())
+      return onnx::emitNodeError(op)
+             << "the input must have a static shape";
+    RankedTensorType resultType =
+        getConvertedResultType(getTypeConverter(), op);
+    if (!resultType || resultType.getNumElements() != 1 ||
+        !resultType.getElementType().isInteger(64))
+      return onnx::emitNodeError(op)
+             << "result must be a static one-element i64 tensor";
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, resultType,
+        DenseElementsAttr::get(
+            resultType, IntegerAttr::get(resultType.getElementType(),
+                                         inputType.getNumElements())));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Cast, CastLike
+//===----------------------------------------------------------------------===//
+
+bool isCastableElementType(Type type) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return f.isF16() || f.isBF16() || f.isF32() || f.isF64();
+  if (auto i = dyn_cast<IntegerType>(type))
+    return llvm::is_contained({1u, 8u, 16u, 32u, 64u}, i.getWidth());
+  return false;
+}
+
+/// Lowers `input` (original onnx type `origInputType`) to a tensor of
+/// `origResultType` (its signless conversion is `resultType`).
+LogicalResult lowerCast(Operation *op, Value input, Type origInputType,
+                        Type origResultType, RankedTensorType resultType,
+                        ConversionPatternRewriter &rewriter) {
+  auto inputType = dyn_cast<RankedTensorType>(input.getType());
+  if (!inputType || !inputType.hasStaticShape() || !resultType)
+    return onnx::emitNodeError(op)
+           << "input and result must have static shapes";
+  Type srcElem = inputType.getElementType();
+  Type dstElem = resultType.getElementType();
+  if (!isCastableElementType(srcElem) || !isCastableElementType(dstElem))
+    return onnx::emitNodeError(op)
+           << "cast from " << getElementTypeOrSelf(origInputType)
+           << " to " << getElementTypeOrSelf(origResultType)
+           << " is not supported (numeric types and bool only; no float8, "
+              "int4 or string)";
+  if (srcElem == dstElem && isUnsignedInt(origInputType) ==
+                                isUnsignedInt(origResultType)) {
+    rewriter.replaceOp(op, input);
+    return success();
+  }
+  bool srcUnsigned = isUnsignedInt(origInputType);
+  bool dstUnsigned = isUnsignedInt(origResultType);
+  Value result = createElementwiseGeneric(
+      rewriter, op->getLoc(), resultType, ValueRange{input},
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        return convertScalar(b, loc, args[0], dstElem, srcUnsigned,
+                             dstUnsigned);
+      });
+  if (!result)
+    return onnx::emitNodeError(op)
+           << "input shape does not match the result shape";
+  rewriter.replaceOp(op, result);
+  return success();
+}
+
+struct CastLowering : OpConversionPattern<onnx::CastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::CastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    return lowerCast(op, adaptor.getInput(), op.getInput().getType(),
+                     op.getOutput().getType(),
+                     getConvertedResultType(getTypeConverter(), op), rewriter);
+  }
+};
+
+struct CastLikeLowering : OpConversionPattern<onnx::CastLikeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(onnx::CastLikeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    return lowerCast(op, adaptor.getInput(), op.getInput().getType(),
+                     op.getOutput().getType(),
+                     getConvertedResultType(getTypeConverter(), op), rewriter);
+  }
+};
+
+} // namespace
+
+void populateConstantPatterns(TypeConverter &converter,
+                              RewritePatternSet &patterns) {
+  patterns.add<ConstantLowering, IdentityLowering, DropoutLowering,
+               ShapeLowering, SizeLowering, CastLowering, CastLikeLowering>(
+      converter, patterns.getContext());
+}
+
+} // namespace kiln::onnx_to_linalg

@@ -1,0 +1,111 @@
+//===- ONNXToLinalg.cpp - the convert-onnx-to-linalg pass -----------------===//
+
+#include "passes/Conversion/ONNXToLinalg/PopulatePatterns.h"
+#include "passes/Conversion/Passes.h"
+
+#include "dialects/ONNX/Diagnostics.h"
+#include "dialects/ONNX/ONNXDialect.h"
+#include "dialects/ONNX/ONNXOps.h"
+
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_CONVERTONNXTOLINALGPASS
+#include "passes/Conversion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// Tensors of unsigned integers become signless: arith and linalg only
+/// accept signless integers. Everything else is kept.
+void addTypeConversions(TypeConverter &converter) {
+  converter.addConversion([](Type type) { return type; });
+  converter.addConversion([](IntegerType type) -> Type {
+    if (type.isSignless())
+      return type;
+    return IntegerType::get(type.getContext(), type.getWidth());
+  });
+  converter.addConversion([&converter](RankedTensorType type) -> Type {
+    return type.clone(converter.convertType(type.getElementType()));
+  });
+}
+
+struct ConvertONNXToLinalgPass
+    : kiln::impl::ConvertONNXToLinalgPassBase<ConvertONNXToLinalgPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+
+    TypeConverter converter;
+    addTypeConversions(converter);
+    RewritePatternSet patterns(context);
+    using namespace kiln::onnx_to_linalg;
+    populateConstantPatterns(converter, patterns);
+    populateElementwisePatterns(converter, patterns);
+    populateLinearPatterns(converter, patterns);
+    populateConvolutionPatterns(converter, patterns);
+    populatePoolingPatterns(converter, patterns);
+    populateNormalizationPatterns(converter, patterns);
+    populateReductionPatterns(converter, patterns);
+    populateDataMovementPatterns(converter, patterns);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+
+    // An op nobody lowers is reported by name before conversion starts, so
+    // the message names the ONNX node rather than a conversion failure.
+    llvm::DenseSet<OperationName> lowered;
+    for (const std::unique_ptr<RewritePattern> &pattern :
+         patterns.getNativePatterns())
+      if (std::optional<OperationName> root = pattern->getRootKind())
+        lowered.insert(*root);
+    bool unsupported = false;
+    module.walk([&](Operation *op) {
+      // onnx.NoValue stays legal: consumers ignore `none` operands and the
+      // unused NoValue ops are erased after conversion.
+      if (!isa<kiln::onnx::ONNXDialect>(op->getDialect()) ||
+          lowered.contains(op->getName()) || isa<kiln::onnx::NoValueOp>(op))
+        return;
+      kiln::onnx::emitNodeError(op)
+          << "operator '" << op->getName().stripDialect()
+          << "' is not supported by kiln yet (no lowering)";
+      unsupported = true;
+    });
+    if (unsupported)
+      return signalPassFailure();
+
+    ConversionTarget target(*context);
+    target.addIllegalDialect<kiln::onnx::ONNXDialect>();
+    target.addLegalOp<kiln::onnx::NoValueOp>();
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect,
+                           scf::SCFDialect, bufferization::BufferizationDialect,
+                           kiln::KilnDialect>();
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
+      return converter.isSignatureLegal(func.getFunctionType());
+    });
+    target.addDynamicallyLegalOp<func::ReturnOp>(
+        [&](func::ReturnOp op) { return converter.isLegal(op); });
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+
+    // Absent optional inputs/outputs: no lowered op reads a `none` value.
+    bool noneUsed = false;
+    module.walk([&](kiln::onnx::NoValueOp op) {
+      if (op->use_empty()) {
+        op->erase();
+        return;
+      }
+      kiln::onnx::emitNodeError(*op->getUsers().begin())
+          << "an absent optional value ('none') is still used after lowering";
+      noneUsed = true;
+    });
+    if (noneUsed)
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,46 @@
+//===- PopulatePatterns.h - onnx -> linalg pattern groups -------*- C++ -*-===//
+//
+// One file per op family; each adds its conversion patterns here. The pass in
+// ONNXToLinalg.cpp collects them all.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PASSES_CONVERSION_ONNXTOLINALG_POPULATEPATTERNS_H
+#define KILN_PASSES_CONVERSION_ONNXTOLINALG_POPULATEPATTERNS_H
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln::onnx_to_linalg {
+
+using mlir::RewritePatternSet;
+using mlir::TypeConverter;
+
+/// Constant, Identity, Dropout (inference), Shape, Cast.
+void populateConstantPatterns(TypeConverter &converter,
+                              RewritePatternSet &patterns);
+/// Unary and broadcasting binary elementwise math, Clip, Where, comparisons.
+void populateElementwisePatterns(TypeConverter &converter,
+                                 RewritePatternSet &patterns);
+/// MatMul, Gemm.
+void populateLinearPatterns(TypeConverter &converter,
+                            RewritePatternSet &patterns);
+/// Conv (through channels-last linalg convolutions).
+void populateConvolutionPatterns(TypeConverter &converter,
+                                 RewritePatternSet &patterns);
+/// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
+void populatePoolingPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns);
+/// BatchNormalization, LayerNormalization, Softmax.
+void populateNormalizationPatterns(TypeConverter &converter,
+                                   RewritePatternSet &patterns);
+/// Reduce* ops.
+void populateReductionPatterns(TypeConverter &converter,
+                               RewritePatternSet &patterns);
+/// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice,
+/// Gather, Expand.
+void populateDataMovementPatterns(TypeConverter &converter,
+                                  RewritePatternSet &patterns);
+
+} // namespace kiln::onnx_to_linalg
+
+#endif // KILN_PASSES_CONVERSION_ONNXTOLINALG_POPULATEPATTERNS_H

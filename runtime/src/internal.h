@@ -1,0 +1,64 @@
+/*===- runtime/src/internal.h - Declarations shared inside the runtime -----===*/
+#ifndef KILN_RUNTIME_INTERNAL_H
+#define KILN_RUNTIME_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln/parallel.h"
+#include "kiln/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KILN_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#define KILN_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define KILN_PRINTF(fmt, args)
+#define KILN_INTERNAL
+#endif
+
+/* status.c */
+KILN_INTERNAL kiln_status kiln_make_status(kiln_status_code_t code,
+                                           const char *format, ...)
+    KILN_PRINTF(2, 3);
+KILN_INTERNAL kiln_status kiln_make_status_v(kiln_status_code_t code,
+                                             const char *format, va_list args);
+KILN_INTERNAL kiln_status kiln_out_of_memory_status(void);
+
+/* A growable string for building messages; on allocation failure `failed` is
+ * set and the text is truncated. */
+typedef struct kiln_strbuf {
+  char *data;
+  size_t size, capacity;
+  int failed;
+} kiln_strbuf;
+KILN_INTERNAL void kiln_strbuf_appendf(kiln_strbuf *buf, const char *format,
+                                       ...) KILN_PRINTF(2, 3);
+KILN_INTERNAL void kiln_strbuf_append_shape(kiln_strbuf *buf, int32_t rank,
+                                            const int64_t *shape);
+/* Turns the buffer into a status (frees the buffer). */
+KILN_INTERNAL kiln_status kiln_strbuf_to_status(kiln_strbuf *buf,
+                                                kiln_status_code_t code);
+KILN_INTERNAL void kiln_strbuf_free(kiln_strbuf *buf);
+
+/* thread_pool.c: a pool of `num_threads - 1` workers plus the caller. It is
+ * also the kiln_exec_context handed to entry functions (it starts with a
+ * kiln_exec_context_header). */
+typedef struct kiln_thread_pool kiln_thread_pool;
+KILN_INTERNAL kiln_status kiln_thread_pool_create(int32_t num_threads,
+                                                  kiln_thread_pool **out_pool);
+KILN_INTERNAL void kiln_thread_pool_destroy(kiln_thread_pool *pool);
+KILN_INTERNAL kiln_exec_context *
+kiln_thread_pool_context(kiln_thread_pool *pool);
+/* CPUs this process may run on (sched_getaffinity, else sysconf), >= 1. */
+KILN_INTERNAL int32_t kiln_available_cpus(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_RUNTIME_INTERNAL_H */

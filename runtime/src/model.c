@@ -1,0 +1,744 @@
+/*===- runtime/src/model.c - Opening, describing and running models --------===*/
+#if !defined(_GNU_SOURCE) && defined(__linux__)
+#define _GNU_SOURCE
+#endif
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+#define KILN_ALIGNMENT 64
+
+struct kiln_model {
+  const kiln_model_desc *desc;
+  void *library; /* dlopen handle, or NULL for kiln_model_open_descriptor */
+  kiln_thread_pool *pool;
+  void *scratch;
+  int owns_scratch;
+  /* Per-run argument arrays, allocated once (runs are not reentrant). */
+  void **input_ptrs;
+  void **output_ptrs;
+  unsigned char *input_seen;
+  unsigned char *output_seen; /* 1 given by caller, 2 allocated by the runtime */
+  atomic_flag running;
+};
+
+/*===----------------------------------------------------------------------===*
+ * Element types and tensor sizes
+ *===----------------------------------------------------------------------===*/
+
+const char *kiln_dtype_name(kiln_dtype dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_UNDEFINED:
+    return "undefined";
+  case KILN_DTYPE_FLOAT32:
+    return "float32";
+  case KILN_DTYPE_UINT8:
+    return "uint8";
+  case KILN_DTYPE_INT8:
+    return "int8";
+  case KILN_DTYPE_UINT16:
+    return "uint16";
+  case KILN_DTYPE_INT16:
+    return "int16";
+  case KILN_DTYPE_INT32:
+    return "int32";
+  case KILN_DTYPE_INT64:
+    return "int64";
+  case KILN_DTYPE_BOOL:
+    return "bool";
+  case KILN_DTYPE_FLOAT16:
+    return "float16";
+  case KILN_DTYPE_FLOAT64:
+    return "float64";
+  case KILN_DTYPE_UINT32:
+    return "uint32";
+  case KILN_DTYPE_UINT64:
+    return "uint64";
+  case KILN_DTYPE_BFLOAT16:
+    return "bfloat16";
+  }
+  return "invalid";
+}
+
+size_t kiln_dtype_size(kiln_dtype dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_UINT8:
+  case KILN_DTYPE_INT8:
+  case KILN_DTYPE_BOOL:
+    return 1;
+  case KILN_DTYPE_UINT16:
+  case KILN_DTYPE_INT16:
+  case KILN_DTYPE_FLOAT16:
+  case KILN_DTYPE_BFLOAT16:
+    return 2;
+  case KILN_DTYPE_FLOAT32:
+  case KILN_DTYPE_INT32:
+  case KILN_DTYPE_UINT32:
+    return 4;
+  case KILN_DTYPE_INT64:
+  case KILN_DTYPE_FLOAT64:
+  case KILN_DTYPE_UINT64:
+    return 8;
+  case KILN_DTYPE_UNDEFINED:
+    return 0;
+  }
+  return 0;
+}
+
+static int64_t kiln_num_elements(int32_t rank, const int64_t *shape) {
+  int64_t count = 1;
+  for (int32_t i = 0; i < rank; ++i) {
+    if (shape[i] < 0)
+      return -1;
+    if (shape[i] != 0 && count > INT64_MAX / shape[i])
+      return -1;
+    count *= shape[i];
+  }
+  return count;
+}
+
+/* 0 on overflow or unknown dtype; *ok tells them apart from a real 0. */
+static size_t kiln_byte_size(kiln_dtype dtype, int32_t rank,
+                             const int64_t *shape, int *ok) {
+  size_t elem = kiln_dtype_size(dtype);
+  int64_t count = rank < 0 || (rank > 0 && !shape) ? -1
+                                                    : kiln_num_elements(rank, shape);
+  *ok = 0;
+  if (elem == 0 || count < 0)
+    return 0;
+  if ((uint64_t)count > (uint64_t)SIZE_MAX / elem)
+    return 0;
+  *ok = 1;
+  return (size_t)count * elem;
+}
+
+int64_t kiln_tensor_info_num_elements(const kiln_tensor_info *info) {
+  if (!info || info->rank < 0 || (info->rank > 0 && !info->shape))
+    return -1;
+  return kiln_num_elements(info->rank, info->shape);
+}
+
+size_t kiln_tensor_info_byte_size(const kiln_tensor_info *info) {
+  int ok;
+  return info ? kiln_byte_size(info->dtype, info->rank, info->shape, &ok) : 0;
+}
+
+void kiln_tensor_free_data(kiln_tensor *tensor) {
+  if (!tensor)
+    return;
+  free(tensor->data);
+  tensor->data = NULL;
+}
+
+static size_t kiln_desc_byte_size(const kiln_tensor_desc *t) {
+  int ok;
+  return kiln_byte_size((kiln_dtype)t->dtype, t->rank, t->shape, &ok);
+}
+
+/*===----------------------------------------------------------------------===*
+ * Opening and closing
+ *===----------------------------------------------------------------------===*/
+
+void kiln_model_options_init(kiln_model_options *options) {
+  if (!options)
+    return;
+  memset(options, 0, sizeof(*options));
+}
+
+static kiln_status kiln_check_tensor_descs(const char *model_name,
+                                           const char *kind,
+                                           const kiln_tensor_desc *descs,
+                                           uint32_t count) {
+  if (count > 0 && !descs)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "malformed descriptor of model '%s': %u %ss but no "
+                            "%s array",
+                            model_name, (unsigned)count, kind, kind);
+  for (uint32_t i = 0; i < count; ++i) {
+    const kiln_tensor_desc *t = &descs[i];
+    if (!t->name)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "malformed descriptor of model '%s': %s %u has "
+                              "no name",
+                              model_name, kind, (unsigned)i);
+    if (kiln_dtype_size((kiln_dtype)t->dtype) == 0)
+      return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                              "model '%s': %s '%s' has element type %d, which "
+                              "this runtime does not support",
+                              model_name, kind, t->name, (int)t->dtype);
+    if (t->rank < 0 || (t->rank > 0 && !t->shape))
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "malformed descriptor of model '%s': %s '%s' has "
+                              "rank %d and %s shape",
+                              model_name, kind, t->name, (int)t->rank,
+                              t->shape ? "a" : "no");
+    int ok;
+    kiln_byte_size((kiln_dtype)t->dtype, t->rank, t->shape, &ok);
+    if (!ok)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "malformed descriptor of model '%s': %s '%s' has "
+                              "a negative dim or a size that overflows",
+                              model_name, kind, t->name);
+  }
+  return NULL;
+}
+
+static kiln_status kiln_check_descriptor(const kiln_model_desc *desc) {
+  if (desc->abi_version != KILN_MODEL_ABI_VERSION)
+    return kiln_make_status(
+        KILN_STATUS_UNSUPPORTED,
+        "model '%s' was built for model ABI version %u, but this runtime "
+        "supports version %u; recompile the model with a matching kiln or "
+        "link a matching runtime",
+        desc->name ? desc->name : "?", (unsigned)desc->abi_version,
+        (unsigned)KILN_MODEL_ABI_VERSION);
+  const char *name = desc->name ? desc->name : "?";
+  if (!desc->run)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "malformed descriptor of model '%s': no entry "
+                            "function",
+                            name);
+  if (desc->num_check_messages > 0 && !desc->check_messages)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "malformed descriptor of model '%s': %u check "
+                            "messages but no array",
+                            name, (unsigned)desc->num_check_messages);
+  kiln_status status =
+      kiln_check_tensor_descs(name, "input", desc->inputs, desc->num_inputs);
+  if (!status)
+    status = kiln_check_tensor_descs(name, "output", desc->outputs,
+                                     desc->num_outputs);
+  if (status)
+    return status;
+  if (desc->scratch_size > (uint64_t)SIZE_MAX - KILN_ALIGNMENT)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "model '%s' needs %llu bytes of scratch, more than "
+                            "this platform can address",
+                            name, (unsigned long long)desc->scratch_size);
+  status = kiln_cpu_check_features(desc->cpu_features);
+  if (status) {
+    kiln_status wrapped = kiln_make_status(
+        kiln_status_code(status), "cannot run model '%s' (compiled for cpu '%s'): %s",
+        name, desc->cpu && desc->cpu[0] ? desc->cpu : "generic",
+        kiln_status_message(status));
+    kiln_status_free(status);
+    return wrapped;
+  }
+  return NULL;
+}
+
+static void *kiln_aligned_alloc(size_t size) {
+  void *p = NULL;
+  if (posix_memalign(&p, KILN_ALIGNMENT, size ? size : 1) != 0)
+    return NULL;
+  return p;
+}
+
+static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
+                                     const kiln_model_options *options,
+                                     kiln_model **out_model) {
+  kiln_model_options defaults;
+  if (!options) {
+    kiln_model_options_init(&defaults);
+    options = &defaults;
+  }
+  if (!desc)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "the model descriptor is NULL");
+  kiln_status status = kiln_check_descriptor(desc);
+  if (status)
+    return status;
+  const char *name = desc->name ? desc->name : "?";
+  if (options->num_threads < 0)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "options.num_threads must be >= 0 (0 = one per "
+                            "CPU), got %d",
+                            (int)options->num_threads);
+  if (options->scratch) {
+    if (options->scratch_size < desc->scratch_size)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "options.scratch has %zu bytes, but model '%s' "
+                              "needs %llu",
+                              options->scratch_size, name,
+                              (unsigned long long)desc->scratch_size);
+    if ((uintptr_t)options->scratch % KILN_ALIGNMENT != 0)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "options.scratch must be %d-byte aligned",
+                              KILN_ALIGNMENT);
+  }
+
+  kiln_model *model = (kiln_model *)calloc(1, sizeof(*model));
+  if (!model)
+    return kiln_out_of_memory_status();
+  model->desc = desc;
+  atomic_flag_clear(&model->running);
+  size_t ni = desc->num_inputs, no = desc->num_outputs;
+  model->input_ptrs = (void **)calloc(ni ? ni : 1, sizeof(void *));
+  model->output_ptrs = (void **)calloc(no ? no : 1, sizeof(void *));
+  model->input_seen = (unsigned char *)calloc(ni ? ni : 1, 1);
+  model->output_seen = (unsigned char *)calloc(no ? no : 1, 1);
+  if (!model->input_ptrs || !model->output_ptrs || !model->input_seen ||
+      !model->output_seen) {
+    kiln_model_close(model);
+    return kiln_out_of_memory_status();
+  }
+  if (options->scratch) {
+    model->scratch = options->scratch;
+  } else if (desc->scratch_size > 0) {
+    model->scratch = kiln_aligned_alloc((size_t)desc->scratch_size);
+    if (!model->scratch) {
+      kiln_model_close(model);
+      return kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
+                              "cannot allocate the %llu-byte scratch arena of "
+                              "model '%s'",
+                              (unsigned long long)desc->scratch_size, name);
+    }
+    model->owns_scratch = 1;
+  }
+  status = kiln_thread_pool_create(options->num_threads, &model->pool);
+  if (status) {
+    kiln_model_close(model);
+    return status;
+  }
+  model->library = library;
+  *out_model = model;
+  return NULL;
+}
+
+kiln_status kiln_model_open_descriptor(const kiln_model_desc *desc,
+                                       const kiln_model_options *options,
+                                       kiln_model **out_model) {
+  if (!out_model)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "out_model is NULL");
+  return kiln_model_create(desc, NULL, options, out_model);
+}
+
+kiln_status kiln_model_open(const char *path, const kiln_model_options *options,
+                            kiln_model **out_model) {
+  if (!path || !out_model)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "%s is NULL",
+                            path ? "out_model" : "path");
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    int err = errno;
+    return kiln_make_status(err == ENOENT || err == ENOTDIR
+                                ? KILN_STATUS_NOT_FOUND
+                                : KILN_STATUS_INVALID_ARGUMENT,
+                            "cannot open model '%s': %s", path, strerror(err));
+  }
+  if (S_ISDIR(st.st_mode))
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "cannot open model '%s': it is a directory", path);
+
+  /* dlopen searches the library path for a name without '/'; a file name
+   * given by the user means the file in the working directory. */
+  const char *load_path = path;
+  char *local = NULL;
+  if (!strchr(path, '/')) {
+    size_t len = strlen(path);
+    local = (char *)malloc(len + 3);
+    if (!local)
+      return kiln_out_of_memory_status();
+    memcpy(local, "./", 2);
+    memcpy(local + 2, path, len + 1);
+    load_path = local;
+  }
+  dlerror();
+  void *library = dlopen(load_path, RTLD_NOW | RTLD_LOCAL);
+  free(local);
+  if (!library) {
+    const char *err = dlerror();
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "cannot load model '%s': %s", path,
+                            err ? err : "dlopen failed");
+  }
+  dlerror();
+  void *sym = dlsym(library, KILN_DESCRIPTOR_SYMBOL);
+  if (!sym) {
+    dlclose(library);
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "'%s' is not a kiln model: it does not export "
+                            "'%s'",
+                            path, KILN_DESCRIPTOR_SYMBOL);
+  }
+  kiln_descriptor_fn get_desc;
+  memcpy(&get_desc, &sym, sizeof(get_desc)); /* object -> function pointer */
+  const kiln_model_desc *desc = get_desc();
+  if (!desc) {
+    dlclose(library);
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "'%s': %s() returned NULL", path,
+                            KILN_DESCRIPTOR_SYMBOL);
+  }
+  kiln_status status = kiln_model_create(desc, library, options, out_model);
+  if (status) {
+    dlclose(library);
+    kiln_status wrapped = kiln_make_status(kiln_status_code(status), "%s: %s",
+                                           path, kiln_status_message(status));
+    kiln_status_free(status);
+    return wrapped;
+  }
+  return NULL;
+}
+
+void kiln_model_close(kiln_model *model) {
+  if (!model)
+    return;
+  kiln_thread_pool_destroy(model->pool);
+  if (model->owns_scratch)
+    free(model->scratch);
+  free(model->input_ptrs);
+  free(model->output_ptrs);
+  free(model->input_seen);
+  free(model->output_seen);
+  if (model->library)
+    dlclose(model->library);
+  free(model);
+}
+
+/*===----------------------------------------------------------------------===*
+ * Describing
+ *===----------------------------------------------------------------------===*/
+
+const kiln_model_desc *kiln_model_get_descriptor(const kiln_model *model) {
+  return model ? model->desc : NULL;
+}
+
+const char *kiln_model_name(const kiln_model *model) {
+  return model && model->desc->name ? model->desc->name : "";
+}
+
+int32_t kiln_model_num_threads(const kiln_model *model) {
+  return model ? kiln_exec_context_num_threads(
+                     kiln_thread_pool_context(model->pool))
+               : 0;
+}
+
+uint64_t kiln_model_scratch_size(const kiln_model *model) {
+  return model ? model->desc->scratch_size : 0;
+}
+
+size_t kiln_model_num_inputs(const kiln_model *model) {
+  return model ? model->desc->num_inputs : 0;
+}
+
+size_t kiln_model_num_outputs(const kiln_model *model) {
+  return model ? model->desc->num_outputs : 0;
+}
+
+static void kiln_fill_info(const kiln_tensor_desc *t, kiln_tensor_info *info) {
+  info->name = t->name;
+  info->dtype = (kiln_dtype)t->dtype;
+  info->rank = t->rank;
+  info->shape = t->rank > 0 ? t->shape : NULL;
+}
+
+static kiln_status kiln_tensor_info_at(const kiln_model *model, size_t index,
+                                       int is_input,
+                                       kiln_tensor_info *out_info) {
+  if (!model || !out_info)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "%s is NULL",
+                            model ? "out_info" : "model");
+  size_t count = is_input ? model->desc->num_inputs : model->desc->num_outputs;
+  if (index >= count)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "%s index %zu is out of range: model '%s' has %zu "
+                            "%ss",
+                            is_input ? "input" : "output", index,
+                            kiln_model_name(model), count,
+                            is_input ? "input" : "output");
+  kiln_fill_info(is_input ? &model->desc->inputs[index]
+                          : &model->desc->outputs[index],
+                 out_info);
+  return NULL;
+}
+
+kiln_status kiln_model_input_info(const kiln_model *model, size_t index,
+                                  kiln_tensor_info *out_info) {
+  return kiln_tensor_info_at(model, index, 1, out_info);
+}
+
+kiln_status kiln_model_output_info(const kiln_model *model, size_t index,
+                                   kiln_tensor_info *out_info) {
+  return kiln_tensor_info_at(model, index, 0, out_info);
+}
+
+static int kiln_find(const kiln_tensor_desc *descs, uint32_t count,
+                     const char *name, size_t *out_index) {
+  for (uint32_t i = 0; i < count; ++i) {
+    if (strcmp(descs[i].name, name) == 0) {
+      *out_index = i;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static kiln_status kiln_unknown_name(const kiln_model *model, int is_input,
+                                     const char *name) {
+  const char *kind = is_input ? "input" : "output";
+  const kiln_tensor_desc *descs =
+      is_input ? model->desc->inputs : model->desc->outputs;
+  uint32_t count = is_input ? model->desc->num_inputs : model->desc->num_outputs;
+  kiln_strbuf buf = {0};
+  kiln_strbuf_appendf(&buf, "unknown %s '%s' (the model's %ss: ", kind, name,
+                      kind);
+  for (uint32_t i = 0; i < count; ++i)
+    kiln_strbuf_appendf(&buf, i ? ", '%s'" : "'%s'", descs[i].name);
+  kiln_strbuf_appendf(&buf, "%s)", count ? "" : "none");
+  return kiln_strbuf_to_status(&buf, KILN_STATUS_NOT_FOUND);
+}
+
+static kiln_status kiln_find_named(const kiln_model *model, int is_input,
+                                   const char *name, size_t *out_index) {
+  if (!model || !name || !out_index)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "%s is NULL",
+                            !model ? "model" : !name ? "name" : "out_index");
+  const kiln_tensor_desc *descs =
+      is_input ? model->desc->inputs : model->desc->outputs;
+  uint32_t count = is_input ? model->desc->num_inputs : model->desc->num_outputs;
+  if (kiln_find(descs, count, name, out_index))
+    return NULL;
+  return kiln_unknown_name(model, is_input, name);
+}
+
+kiln_status kiln_model_find_input(const kiln_model *model, const char *name,
+                                  size_t *out_index) {
+  return kiln_find_named(model, 1, name, out_index);
+}
+
+kiln_status kiln_model_find_output(const kiln_model *model, const char *name,
+                                   size_t *out_index) {
+  return kiln_find_named(model, 0, name, out_index);
+}
+
+/*===----------------------------------------------------------------------===*
+ * Running
+ *===----------------------------------------------------------------------===*/
+
+static kiln_status kiln_shape_mismatch(const char *name, int32_t want_rank,
+                                       const int64_t *want,
+                                       int32_t got_rank, const int64_t *got) {
+  kiln_strbuf buf = {0};
+  if (want_rank != got_rank) {
+    kiln_strbuf_appendf(&buf, "input '%s': expected rank %d, got %d (expected "
+                              "shape ",
+                        name, (int)want_rank, (int)got_rank);
+    kiln_strbuf_append_shape(&buf, want_rank, want);
+    if (got_rank >= 0 && (got_rank == 0 || got)) {
+      kiln_strbuf_appendf(&buf, ", got ");
+      kiln_strbuf_append_shape(&buf, got_rank, got);
+    }
+    kiln_strbuf_appendf(&buf, ")");
+  } else {
+    kiln_strbuf_appendf(&buf, "input '%s': expected shape ", name);
+    kiln_strbuf_append_shape(&buf, want_rank, want);
+    kiln_strbuf_appendf(&buf, ", got ");
+    kiln_strbuf_append_shape(&buf, got_rank, got);
+  }
+  return kiln_strbuf_to_status(&buf, KILN_STATUS_INVALID_ARGUMENT);
+}
+
+static kiln_status kiln_bind_inputs(kiln_model *model, const kiln_tensor *inputs,
+                                    size_t n_inputs) {
+  const kiln_model_desc *desc = model->desc;
+  memset(model->input_seen, 0, desc->num_inputs ? desc->num_inputs : 1);
+  for (size_t k = 0; k < n_inputs; ++k) {
+    const kiln_tensor *t = &inputs[k];
+    if (!t->name)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "inputs[%zu] has no name (inputs are matched by "
+                              "name)",
+                              k);
+    size_t i = 0;
+    if (!kiln_find(desc->inputs, desc->num_inputs, t->name, &i))
+      return kiln_unknown_name(model, 1, t->name);
+    const kiln_tensor_desc *want = &desc->inputs[i];
+    if (model->input_seen[i])
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "input '%s' is given more than once", t->name);
+    model->input_seen[i] = 1;
+    if (t->dtype != (kiln_dtype)want->dtype)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "input '%s': expected dtype %s, got %s", t->name,
+                              kiln_dtype_name((kiln_dtype)want->dtype),
+                              kiln_dtype_name(t->dtype));
+    if (t->rank > 0 && !t->shape)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "input '%s': rank is %d but shape is NULL",
+                              t->name, (int)t->rank);
+    if (t->rank != want->rank)
+      return kiln_shape_mismatch(t->name, want->rank, want->shape, t->rank,
+                                 t->shape);
+    for (int32_t d = 0; d < t->rank; ++d)
+      if (t->shape[d] != want->shape[d])
+        return kiln_shape_mismatch(t->name, want->rank, want->shape, t->rank,
+                                   t->shape);
+    size_t need = kiln_desc_byte_size(want);
+    if (t->byte_size != 0 && t->byte_size < need)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "input '%s': byte_size is %zu, but the tensor "
+                              "needs %zu bytes",
+                              t->name, t->byte_size, need);
+    if (!t->data && need > 0)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "input '%s': data is NULL", t->name);
+    model->input_ptrs[i] = t->data;
+  }
+  for (uint32_t i = 0; i < desc->num_inputs; ++i) {
+    if (model->input_seen[i])
+      continue;
+    const kiln_tensor_desc *want = &desc->inputs[i];
+    kiln_strbuf buf = {0};
+    kiln_strbuf_appendf(&buf, "missing input '%s' (%s ", want->name,
+                        kiln_dtype_name((kiln_dtype)want->dtype));
+    kiln_strbuf_append_shape(&buf, want->rank, want->shape);
+    kiln_strbuf_appendf(&buf, ")");
+    return kiln_strbuf_to_status(&buf, KILN_STATUS_INVALID_ARGUMENT);
+  }
+  return NULL;
+}
+
+/* Frees the outputs the runtime allocated in this run (on failure). */
+static void kiln_release_outputs(kiln_model *model, kiln_tensor *outputs,
+                                 size_t n_outputs) {
+  for (size_t k = 0; k < n_outputs; ++k) {
+    size_t i = 0;
+    if (!outputs[k].name ||
+        !kiln_find(model->desc->outputs, model->desc->num_outputs,
+                   outputs[k].name, &i))
+      continue;
+    if (model->output_seen[i] == 2 && outputs[k].data == model->output_ptrs[i]) {
+      free(outputs[k].data);
+      outputs[k].data = NULL;
+      model->output_seen[i] = 1;
+    }
+  }
+}
+
+static kiln_status kiln_bind_outputs(kiln_model *model, kiln_tensor *outputs,
+                                     size_t n_outputs) {
+  const kiln_model_desc *desc = model->desc;
+  memset(model->output_seen, 0, desc->num_outputs ? desc->num_outputs : 1);
+  /* Check everything before allocating anything. */
+  for (size_t k = 0; k < n_outputs; ++k) {
+    const kiln_tensor *t = &outputs[k];
+    if (!t->name)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "outputs[%zu] has no name (outputs are matched "
+                              "by name)",
+                              k);
+    size_t i = 0;
+    if (!kiln_find(desc->outputs, desc->num_outputs, t->name, &i))
+      return kiln_unknown_name(model, 0, t->name);
+    if (model->output_seen[i])
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "output '%s' is given more than once", t->name);
+    model->output_seen[i] = 1;
+    size_t need = kiln_desc_byte_size(&desc->outputs[i]);
+    if (t->data && t->byte_size < need)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "output '%s': buffer has %zu bytes, needs %zu",
+                              t->name, t->byte_size, need);
+  }
+  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
+    if (model->output_seen[i])
+      continue;
+    const kiln_tensor_desc *want = &desc->outputs[i];
+    kiln_strbuf buf = {0};
+    kiln_strbuf_appendf(&buf, "missing output '%s' (%s ", want->name,
+                        kiln_dtype_name((kiln_dtype)want->dtype));
+    kiln_strbuf_append_shape(&buf, want->rank, want->shape);
+    kiln_strbuf_appendf(&buf, "): every output needs an entry, with data = "
+                              "NULL to have the runtime allocate it");
+    return kiln_strbuf_to_status(&buf, KILN_STATUS_INVALID_ARGUMENT);
+  }
+  for (size_t k = 0; k < n_outputs; ++k) {
+    kiln_tensor *t = &outputs[k];
+    size_t i = 0;
+    kiln_find(desc->outputs, desc->num_outputs, t->name, &i);
+    size_t need = kiln_desc_byte_size(&desc->outputs[i]);
+    if (!t->data) {
+      void *data = kiln_aligned_alloc(need);
+      if (!data) {
+        kiln_release_outputs(model, outputs, n_outputs);
+        return kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
+                                "cannot allocate %zu bytes for output '%s'",
+                                need, t->name);
+      }
+      t->data = data;
+      model->output_seen[i] = 2;
+    }
+    model->output_ptrs[i] = t->data;
+  }
+  return NULL;
+}
+
+static kiln_status kiln_run_locked(kiln_model *model, const kiln_tensor *inputs,
+                                   size_t n_inputs, kiln_tensor *outputs,
+                                   size_t n_outputs) {
+  const kiln_model_desc *desc = model->desc;
+  kiln_status status = kiln_bind_inputs(model, inputs, n_inputs);
+  if (status)
+    return status;
+  status = kiln_bind_outputs(model, outputs, n_outputs);
+  if (status)
+    return status;
+
+  kiln_model_status result =
+      desc->run((void *const *)model->input_ptrs,
+                (void *const *)model->output_ptrs, model->scratch,
+                kiln_thread_pool_context(model->pool));
+  if (result != 0) {
+    kiln_release_outputs(model, outputs, n_outputs);
+    if (result > 0 && (uint32_t)result <= desc->num_check_messages &&
+        desc->check_messages[result - 1])
+      return kiln_make_status(KILN_STATUS_RUNTIME_CHECK_FAILED, "%s",
+                              desc->check_messages[result - 1]);
+    return kiln_make_status(KILN_STATUS_INTERNAL,
+                            "model '%s' returned status %d, which names no "
+                            "check (it has %u check messages)",
+                            kiln_model_name(model), (int)result,
+                            (unsigned)desc->num_check_messages);
+  }
+  for (size_t k = 0; k < n_outputs; ++k) {
+    kiln_tensor *t = &outputs[k];
+    size_t i = 0;
+    kiln_find(desc->outputs, desc->num_outputs, t->name, &i);
+    const kiln_tensor_desc *d = &desc->outputs[i];
+    t->dtype = (kiln_dtype)d->dtype;
+    t->rank = d->rank;
+    t->shape = d->rank > 0 ? d->shape : NULL;
+    t->byte_size = kiln_desc_byte_size(d);
+  }
+  return NULL;
+}
+
+kiln_status kiln_model_run(kiln_model *model, const kiln_tensor *inputs,
+                           size_t n_inputs, kiln_tensor *outputs,
+                           size_t n_outputs) {
+  if (!model)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "model is NULL");
+  if ((n_inputs > 0 && !inputs) || (n_outputs > 0 && !outputs))
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "%s is NULL but n_%s is %zu",
+                            n_inputs > 0 && !inputs ? "inputs" : "outputs",
+                            n_inputs > 0 && !inputs ? "inputs" : "outputs",
+                            n_inputs > 0 && !inputs ? n_inputs : n_outputs);
+  if (atomic_flag_test_and_set_explicit(&model->running, memory_order_acquire))
+    return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
+                            "kiln_model_run entered on model '%s' while another "
+                            "run of the same handle is in progress; a handle is "
+                            "not reentrant (open one per thread)",
+                            kiln_model_name(model));
+  kiln_status status =
+      kiln_run_locked(model, inputs, n_inputs, outputs, n_outputs);
+  atomic_flag_clear_explicit(&model->running, memory_order_release);
+  return status;
+}

@@ -1,0 +1,75 @@
+// RUN: kiln-opt %s -convert-onnx-to-linalg -split-input-file -verify-diagnostics
+
+// Every unsupported case is an error naming the node, never a wrong result.
+
+func.func @sqrt_int(%a: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+2 {{node (Sqrt): Sqrt supports float inputs only}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.Sqrt'}}
+  %0 = "onnx.Sqrt"(%a) : (tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @gelu_bad(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{Gelu approximate must be 'none' or 'tanh'}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.Gelu'}}
+  %0 = "onnx.Gelu"(%a) {approximate = "fast"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @mod_float_no_fmod(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{Mod with float inputs requires fmod = 1}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.Mod'}}
+  %0 = "onnx.Mod"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @dropout_training(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %none = "onnx.NoValue"() : () -> none
+  %t = "onnx.Constant"() {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  // expected-error @+2 {{node (Dropout): training_mode = true is not supported}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.Dropout'}}
+  %0, %1 = "onnx.Dropout"(%a, %none, %t) : (tensor<2xf32>, none, tensor<i1>) -> (tensor<2xf32>, none)
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @cast_string_like(%a: tensor<4xf32>) -> tensor<4xf8E4M3FN> {
+  // expected-error @+2 {{cast from 'f32' to 'f8E4M3FN' is not supported}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.Cast'}}
+  %0 = "onnx.Cast"(%a) {to = 17 : i64} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
+}
+
+// -----
+
+func.func @reduce_dynamic_axes(%a: tensor<2x3xf32>, %axes: tensor<1xi64>) -> tensor<2x1xf32> {
+  // expected-error @+2 {{node (ReduceSum): axes must be a constant}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.ReduceSum'}}
+  %0 = "onnx.ReduceSum"(%a, %axes) : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+func.func @batchnorm_training(%x: tensor<1x2x3x3xf32>, %s: tensor<2xf32>) -> tensor<1x2x3x3xf32> {
+  // expected-error @+2 {{training_mode = 1 is not supported}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.BatchNormalization'}}
+  %0, %1, %2 = "onnx.BatchNormalization"(%x, %s, %s, %s, %s) {training_mode = 1 : i64} : (tensor<1x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<1x2x3x3xf32>, none, none)
+  return %0 : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+func.func @softmax_int(%a: tensor<2x5xi32>) -> tensor<2x5xi32> {
+  // expected-error @+2 {{supports float inputs only}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.Softmax'}}
+  %0 = "onnx.Softmax"(%a) : (tensor<2x5xi32>) -> tensor<2x5xi32>
+  return %0 : tensor<2x5xi32>
+}

@@ -1,0 +1,228 @@
+// RUN: kiln-opt %s -kiln-shape-inference -split-input-file -verify-diagnostics
+
+// Where the op verifiers already catch an error on typed operands, the operands go
+// through an op with a `none` result (as the importer creates them) so that the error
+// comes from shape inference. (Errors the verifiers catch even then, such as two -1 in a
+// Reshape shape or kernel_shape differing from W, are tested with the verifiers.)
+
+func.func @broadcast_mismatch(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{node (Add): cannot broadcast shapes [2, 3] [4] (dimension 4 vs 3)}}
+  %0 = "onnx.Add"(%a, %b) : (tensor<2x3xf32>, tensor<4xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @element_type_mismatch(%a: tensor<2x3xf32>, %b: tensor<3xf16>) {
+  // expected-error @+1 {{inputs have different element types 'f32' and 'f16'}}
+  %0 = "onnx.Sub"(%a, %b) : (tensor<2x3xf32>, tensor<3xf16>) -> none
+  return
+}
+
+// -----
+
+func.func @reshape_count_mismatch(%x: tensor<2x3x4xf32>) {
+  %s = onnx.Constant {value = dense<[5, 5]> : tensor<2xi64>} : () -> tensor<2xi64>
+  // expected-error @+1 {{cannot reshape 'tensor<2x3x4xf32>' (24 elements) to [5, 5] (25 elements)}}
+  %0 = "onnx.Reshape"(%x, %s) : (tensor<2x3x4xf32>, tensor<2xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @reshape_not_divisible(%x: tensor<2x3x4xf32>) {
+  %s = onnx.Constant {value = dense<[5, -1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  // expected-error @+1 {{cannot reshape 'tensor<2x3x4xf32>' (24 elements) to [5, -1]}}
+  %0 = "onnx.Reshape"(%x, %s) : (tensor<2x3x4xf32>, tensor<2xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @reshape_non_constant_shape(%x: tensor<2x3x4xf32>, %s: tensor<2xi64>) {
+  // expected-error @+1 {{output shape depends on a non-constant input 'shape' (dynamic shapes are not supported yet)}}
+  %0 = "onnx.Reshape"(%x, %s) : (tensor<2x3x4xf32>, tensor<2xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @slice_non_constant(%x: tensor<10xf32>, %starts: tensor<1xi64>) {
+  %e = onnx.Constant {value = dense<[5]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{output shape depends on a non-constant input 'starts'}}
+  %0 = "onnx.Slice"(%x, %starts, %e, %none, %none) : (tensor<10xf32>, tensor<1xi64>, tensor<1xi64>, none, none) -> none
+  return
+}
+
+// -----
+
+func.func @concat_axis_out_of_range(%arg: tensor<2x3xf32>) {
+  %a = "onnx.Identity"(%arg) : (tensor<2x3xf32>) -> none
+  // expected-error @+1 {{axis 2 is out of range for rank 2 (expected [-2, 1])}}
+  %0 = "onnx.Concat"(%a, %a) {axis = 2 : i64} : (none, none) -> none
+  return
+}
+
+// -----
+
+func.func @concat_dim_mismatch(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
+  // expected-error @+1 {{input 1 'tensor<3x3xf32>' differs from input 0 'tensor<2x3xf32>' in dimension 0 (only axis 1 may differ)}}
+  %0 = "onnx.Concat"(%a, %b) {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @softmax_axis_out_of_range(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{axis -3 is out of range for rank 2}}
+  %0 = "onnx.Softmax"(%a) {axis = -3 : i64} : (tensor<2x3xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @unsqueeze_axis_out_of_range(%a: tensor<2x3xf32>) {
+  %axes = onnx.Constant {value = dense<[3]> : tensor<1xi64>} : () -> tensor<1xi64>
+  // expected-error @+1 {{axes 3 is out of range for rank 3}}
+  %0 = "onnx.Unsqueeze"(%a, %axes) : (tensor<2x3xf32>, tensor<1xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @squeeze_non_one(%a: tensor<2x1xf32>) {
+  %axes = onnx.Constant {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  // expected-error @+1 {{cannot squeeze axis 0 of size 2}}
+  %0 = "onnx.Squeeze"(%a, %axes) : (tensor<2x1xf32>, tensor<1xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @gather_axis_out_of_range(%a: tensor<2x3xf32>, %i: tensor<4xi64>) {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = "onnx.Gather"(%a, %i) {axis = 2 : i64} : (tensor<2x3xf32>, tensor<4xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @conv_channel_mismatch(%arg: tensor<1x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) {
+  %none = onnx.NoValue : () -> none
+  %x = "onnx.Identity"(%arg) : (tensor<1x3x8x8xf32>) -> none
+  // expected-error @+1 {{input channels 3 do not match W 'tensor<4x2x3x3xf32>' with group 1}}
+  %0 = "onnx.Conv"(%x, %w, %none) : (none, tensor<4x2x3x3xf32>, none) -> none
+  return
+}
+
+// -----
+
+func.func @conv_kernel_too_large(%x: tensor<1x3x4x4xf32>, %w: tensor<4x3x7x7xf32>) {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{kernel of size 7 (with dilation) is larger than the padded input size 6 in spatial dimension 0}}
+  %0 = "onnx.Conv"(%x, %w, %none) {pads = [1, 1, 1, 1]} : (tensor<1x3x4x4xf32>, tensor<4x3x7x7xf32>, none) -> none
+  return
+}
+
+// -----
+
+func.func @conv_bias_mismatch(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{B must be 1-D of size 4, got 'tensor<3xf32>'}}
+  %0 = "onnx.Conv"(%x, %w, %b) : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @maxpool_rank(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{strides has 1 values, expected 2 for 2 spatial dimensions}}
+  %0:2 = "onnx.MaxPool"(%x) {kernel_shape = [2, 2], strides = [2]} : (tensor<1x3x8x8xf32>) -> (none, none)
+  return
+}
+
+// -----
+
+func.func @matmul_inner_mismatch(%arg: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  %a = "onnx.Identity"(%arg) : (tensor<2x3xf32>) -> none
+  // expected-error @+1 {{inner dimensions differ: A has K = 3, B has K = 4}}
+  %0 = "onnx.MatMul"(%a, %b) : (none, tensor<4x5xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @matmul_batch_mismatch(%a: tensor<2x2x3xf32>, %b: tensor<3x3x5xf32>) {
+  // expected-error @+1 {{cannot broadcast shapes [2] [3]}}
+  %0 = "onnx.MatMul"(%a, %b) : (tensor<2x2x3xf32>, tensor<3x3x5xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @gemm_c_mismatch(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<3xf32>) {
+  // expected-error @+1 {{C 'tensor<3xf32>' does not broadcast to the result shape [2, 4]}}
+  %0 = "onnx.Gemm"(%a, %b, %c) : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<3xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @split_sizes_mismatch(%x: tensor<2x5xf32>) {
+  %sizes = onnx.Constant {value = dense<[1, 3]> : tensor<2xi64>} : () -> tensor<2xi64>
+  // expected-error @+1 {{split sizes sum to 4, but axis 1 has size 5}}
+  %0:2 = "onnx.Split"(%x, %sizes) {axis = 1 : i64} : (tensor<2x5xf32>, tensor<2xi64>) -> (none, none)
+  return
+}
+
+// -----
+
+func.func @pad_negative_result(%x: tensor<3xf32>) {
+  %none = onnx.NoValue : () -> none
+  %pads = onnx.Constant {value = dense<[-2, -2]> : tensor<2xi64>} : () -> tensor<2xi64>
+  // expected-error @+1 {{output 0 would have negative dimensions [-1]}}
+  %0 = "onnx.Pad"(%x, %pads, %none, %none) : (tensor<3xf32>, tensor<2xi64>, none, none) -> none
+  return
+}
+
+// -----
+
+func.func @cast_unsupported(%x: tensor<3xf32>) {
+  // expected-error @+1 {{to = 8 is not a supported ONNX data type}}
+  %0 = "onnx.Cast"(%x) {to = 8 : i64} : (tensor<3xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @dynamic_input(%x: tensor<?x3xf32>) {
+  // expected-error @+1 {{input 'X' has dynamic shape 'tensor<?x3xf32>' (dynamic shapes are not supported yet)}}
+  %0 = "onnx.Relu"(%x) : (tensor<?x3xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @missing_required_input(%x: tensor<2x3xf32>) {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{required input 'B' is missing}}
+  %0 = "onnx.MatMul"(%x, %none) : (tensor<2x3xf32>, none) -> none
+  return
+}
+
+// -----
+
+func.func @topk_k_too_large(%x: tensor<2x3xf32>) {
+  %k = onnx.Constant {value = dense<[4]> : tensor<1xi64>} : () -> tensor<1xi64>
+  // expected-error @+1 {{K = 4 is out of range for axis 1 of size 3}}
+  %0:2 = "onnx.TopK"(%x, %k) : (tensor<2x3xf32>, tensor<1xi64>) -> (none, none)
+  return
+}
+
+// -----
+
+func.func @no_shape_inference(%x: tensor<4xf32>) {
+  // expected-error @+1 {{node (NonZero): has no shape inference yet}}
+  %0 = "onnx.NonZero"(%x) : (tensor<4xf32>) -> none
+  return
+}

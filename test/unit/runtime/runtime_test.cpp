@@ -1,0 +1,493 @@
+// Tests of the public runtime API (runtime.h) against the fake models.
+#include "kiln/runtime.h"
+#include "test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+using kiln_test::modelPath;
+using kiln_test::statusString;
+
+extern "C" const kiln_model_desc *fake_add_descriptor(void);
+
+namespace {
+
+struct ModelCloser {
+  void operator()(kiln_model *m) const { kiln_model_close(m); }
+};
+using ModelPtr = std::unique_ptr<kiln_model, ModelCloser>;
+
+const int64_t kShape23[] = {2, 3};
+
+ModelPtr openFake(int32_t threads = 1, const std::string &name = "fake_model") {
+  kiln_model_options options;
+  kiln_model_options_init(&options);
+  options.num_threads = threads;
+  kiln_model *model = nullptr;
+  kiln_status status = kiln_model_open(modelPath(name).c_str(), &options, &model);
+  EXPECT_EQ(statusString(status), "OK");
+  return ModelPtr(model);
+}
+
+/// Inputs a, b of the fake model plus caller-owned output buffers.
+struct FakeRun {
+  float a[6] = {1, 2, 3, 4, 5, 6};
+  float b[6] = {10, -20, 30, -40, 50, -60};
+  float sum[6] = {0};
+  int64_t positive = -1;
+  kiln_tensor inputs[2];
+  kiln_tensor outputs[2];
+
+  FakeRun() {
+    inputs[0] = {"a", KILN_DTYPE_FLOAT32, 2, kShape23, a, sizeof(a)};
+    inputs[1] = {"b", KILN_DTYPE_FLOAT32, 2, kShape23, b, 0};
+    outputs[0] = {"sum", KILN_DTYPE_UNDEFINED, 0, nullptr, sum, sizeof(sum)};
+    outputs[1] = {"stats/../positive:0", KILN_DTYPE_UNDEFINED, 0, nullptr,
+                  &positive, sizeof(positive)};
+  }
+  std::string run(kiln_model *model, size_t nIn = 2, size_t nOut = 2) {
+    return statusString(kiln_model_run(model, inputs, nIn, outputs, nOut));
+  }
+};
+
+TEST(Status, NullIsOk) {
+  EXPECT_EQ(kiln_status_code(nullptr), KILN_STATUS_OK);
+  EXPECT_STREQ(kiln_status_message(nullptr), "OK");
+  kiln_status_free(nullptr);
+  EXPECT_STREQ(kiln_status_code_string(KILN_STATUS_RUNTIME_CHECK_FAILED),
+               "RUNTIME_CHECK_FAILED");
+  EXPECT_EQ(kiln_api_version(), (uint32_t)KILN_API_VERSION);
+}
+
+TEST(Dtype, NamesAndSizes) {
+  EXPECT_STREQ(kiln_dtype_name(KILN_DTYPE_FLOAT32), "float32");
+  EXPECT_STREQ(kiln_dtype_name(KILN_DTYPE_INT64), "int64");
+  EXPECT_STREQ(kiln_dtype_name(KILN_DTYPE_BOOL), "bool");
+  EXPECT_STREQ(kiln_dtype_name(KILN_DTYPE_BFLOAT16), "bfloat16");
+  EXPECT_STREQ(kiln_dtype_name((kiln_dtype)8), "invalid");
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_FLOAT16), 2u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_UINT64), 8u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_BOOL), 1u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_UNDEFINED), 0u);
+  const int64_t shape[] = {2, 3, 4};
+  kiln_tensor_info info = {"x", KILN_DTYPE_FLOAT64, 3, shape};
+  EXPECT_EQ(kiln_tensor_info_num_elements(&info), 24);
+  EXPECT_EQ(kiln_tensor_info_byte_size(&info), 192u);
+  kiln_tensor_info scalar = {"s", KILN_DTYPE_INT32, 0, nullptr};
+  EXPECT_EQ(kiln_tensor_info_num_elements(&scalar), 1);
+  EXPECT_EQ(kiln_tensor_info_byte_size(&scalar), 4u);
+}
+
+TEST(Model, OpenAndDescribe) {
+  ModelPtr model = openFake(2);
+  ASSERT_TRUE(model);
+  EXPECT_STREQ(kiln_model_name(model.get()), "fake_add");
+  EXPECT_EQ(kiln_model_num_threads(model.get()), 2);
+  EXPECT_EQ(kiln_model_scratch_size(model.get()), 256u);
+  EXPECT_STREQ(kiln_model_get_descriptor(model.get())->producer, "kiln unit tests");
+  ASSERT_EQ(kiln_model_num_inputs(model.get()), 2u);
+  ASSERT_EQ(kiln_model_num_outputs(model.get()), 2u);
+
+  kiln_tensor_info info;
+  ASSERT_EQ(statusString(kiln_model_input_info(model.get(), 1, &info)), "OK");
+  EXPECT_STREQ(info.name, "b");
+  EXPECT_EQ(info.dtype, KILN_DTYPE_FLOAT32);
+  ASSERT_EQ(info.rank, 2);
+  EXPECT_EQ(info.shape[0], 2);
+  EXPECT_EQ(info.shape[1], 3);
+  EXPECT_EQ(kiln_tensor_info_byte_size(&info), 24u);
+
+  ASSERT_EQ(statusString(kiln_model_output_info(model.get(), 1, &info)), "OK");
+  EXPECT_STREQ(info.name, "stats/../positive:0");
+  EXPECT_EQ(info.dtype, KILN_DTYPE_INT64);
+  EXPECT_EQ(info.rank, 0);
+  EXPECT_EQ(info.shape, nullptr);
+
+  EXPECT_EQ(statusString(kiln_model_input_info(model.get(), 2, &info)),
+            "INVALID_ARGUMENT: input index 2 is out of range: model 'fake_add' "
+            "has 2 inputs");
+
+  size_t index = 99;
+  ASSERT_EQ(statusString(kiln_model_find_input(model.get(), "b", &index)), "OK");
+  EXPECT_EQ(index, 1u);
+  ASSERT_EQ(statusString(kiln_model_find_output(model.get(), "sum", &index)), "OK");
+  EXPECT_EQ(index, 0u);
+  EXPECT_EQ(statusString(kiln_model_find_input(model.get(), "c", &index)),
+            "NOT_FOUND: unknown input 'c' (the model's inputs: 'a', 'b')");
+}
+
+TEST(Model, DefaultThreadsIsOnePerCpu) {
+  kiln_model *model = nullptr;
+  ASSERT_EQ(statusString(kiln_model_open(modelPath("fake_model").c_str(),
+                                         nullptr, &model)),
+            "OK");
+  EXPECT_GE(kiln_model_num_threads(model), 1);
+  kiln_model_close(model);
+}
+
+TEST(Model, RunWithCallerOutputs) {
+  for (int threads = 1; threads <= 4; ++threads) {
+    ModelPtr model = openFake(threads);
+    ASSERT_TRUE(model);
+    FakeRun r;
+    ASSERT_EQ(r.run(model.get()), "OK") << threads << " threads";
+    for (int i = 0; i < 6; ++i)
+      EXPECT_EQ(r.sum[i], r.a[i] + r.b[i]);
+    EXPECT_EQ(r.positive, 3);
+    // Metadata is filled in; the caller's buffers are kept.
+    EXPECT_EQ(r.outputs[0].data, r.sum);
+    EXPECT_EQ(r.outputs[0].dtype, KILN_DTYPE_FLOAT32);
+    EXPECT_EQ(r.outputs[0].rank, 2);
+    EXPECT_EQ(r.outputs[0].shape[1], 3);
+    EXPECT_EQ(r.outputs[0].byte_size, 24u);
+    EXPECT_EQ(r.outputs[1].dtype, KILN_DTYPE_INT64);
+    EXPECT_EQ(r.outputs[1].rank, 0);
+    // Runs are repeatable on one handle.
+    r.a[0] = 100;
+    ASSERT_EQ(r.run(model.get()), "OK");
+    EXPECT_EQ(r.sum[0], 110);
+    EXPECT_EQ(r.positive, 3);
+  }
+}
+
+TEST(Model, RunWithRuntimeAllocatedOutputs) {
+  ModelPtr model = openFake(2);
+  FakeRun r;
+  // Order of tensors does not matter: matching is by name.
+  std::swap(r.inputs[0], r.inputs[1]);
+  r.outputs[0].data = nullptr;
+  r.outputs[0].byte_size = 0;
+  r.outputs[1].data = nullptr;
+  ASSERT_EQ(r.run(model.get()), "OK");
+  ASSERT_NE(r.outputs[0].data, nullptr);
+  ASSERT_NE(r.outputs[1].data, nullptr);
+  EXPECT_EQ((uintptr_t)r.outputs[0].data % 64, 0u);
+  EXPECT_EQ(r.outputs[0].byte_size, 24u);
+  const float *sum = (const float *)r.outputs[0].data;
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(sum[i], r.a[i] + r.b[i]);
+  EXPECT_EQ(*(const int64_t *)r.outputs[1].data, 3);
+  kiln_tensor_free_data(&r.outputs[0]);
+  EXPECT_EQ(r.outputs[0].data, nullptr);
+  free(r.outputs[1].data); // plain free() is equivalent
+}
+
+TEST(Model, StaticallyLinkedDescriptor) {
+  kiln_model *model = nullptr;
+  ASSERT_EQ(statusString(kiln_model_open_descriptor(fake_add_descriptor(),
+                                                    nullptr, &model)),
+            "OK");
+  FakeRun r;
+  EXPECT_EQ(r.run(model), "OK");
+  EXPECT_EQ(r.sum[5], -54);
+  kiln_model_close(model);
+}
+
+TEST(Model, CallerProvidedScratch) {
+  alignas(64) static unsigned char scratch[512];
+  memset(scratch, 0, sizeof(scratch));
+  kiln_model_options options;
+  kiln_model_options_init(&options);
+  options.num_threads = 1;
+  options.scratch = scratch;
+  options.scratch_size = sizeof(scratch);
+  kiln_model *model = nullptr;
+  ASSERT_EQ(statusString(kiln_model_open_descriptor(fake_add_descriptor(),
+                                                    &options, &model)),
+            "OK");
+  FakeRun r;
+  ASSERT_EQ(r.run(model), "OK");
+  EXPECT_EQ(scratch[0], 0xAB);
+  EXPECT_EQ(scratch[255], 0xAB);
+  EXPECT_EQ(scratch[256], 0); // the model uses only scratch_size bytes
+  kiln_model_close(model);
+
+  options.scratch_size = 255;
+  EXPECT_EQ(statusString(kiln_model_open_descriptor(fake_add_descriptor(),
+                                                    &options, &model)),
+            "INVALID_ARGUMENT: options.scratch has 255 bytes, but model "
+            "'fake_add' needs 256");
+  options.scratch = scratch + 1;
+  options.scratch_size = 300;
+  EXPECT_EQ(statusString(kiln_model_open_descriptor(fake_add_descriptor(),
+                                                    &options, &model)),
+            "INVALID_ARGUMENT: options.scratch must be 64-byte aligned");
+  options.scratch = nullptr;
+  options.num_threads = -2;
+  EXPECT_EQ(statusString(kiln_model_open_descriptor(fake_add_descriptor(),
+                                                    &options, &model)),
+            "INVALID_ARGUMENT: options.num_threads must be >= 0 (0 = one per "
+            "CPU), got -2");
+}
+
+//===----------------------------------------------------------------------===//
+// Validation messages
+//===----------------------------------------------------------------------===//
+
+TEST(Validation, WrongDtype) {
+  ModelPtr model = openFake();
+  FakeRun r;
+  int64_t ints[6] = {0};
+  r.inputs[1].dtype = KILN_DTYPE_INT64;
+  r.inputs[1].data = ints;
+  EXPECT_EQ(r.run(model.get()),
+            "INVALID_ARGUMENT: input 'b': expected dtype float32, got int64");
+}
+
+TEST(Validation, WrongRank) {
+  ModelPtr model = openFake();
+  FakeRun r;
+  const int64_t shape[] = {6};
+  r.inputs[0].rank = 1;
+  r.inputs[0].shape = shape;
+  EXPECT_EQ(r.run(model.get()),
+            "INVALID_ARGUMENT: input 'a': expected rank 2, got 1 (expected "
+            "shape [2,3], got [6])");
+}
+
+TEST(Validation, WrongShape) {
+  ModelPtr model = openFake();
+  FakeRun r;
+  const int64_t shape[] = {3, 2};
+  r.inputs[0].shape = shape;
+  EXPECT_EQ(r.run(model.get()),
+            "INVALID_ARGUMENT: input 'a': expected shape [2,3], got [3,2]");
+}
+
+TEST(Validation, UnknownName) {
+  ModelPtr model = openFake();
+  FakeRun r;
+  r.inputs[1].name = "c";
+  EXPECT_EQ(r.run(model.get()),
+            "NOT_FOUND: unknown input 'c' (the model's inputs: 'a', 'b')");
+  FakeRun r2;
+  r2.outputs[0].name = "total";
+  EXPECT_EQ(r2.run(model.get()),
+            "NOT_FOUND: unknown output 'total' (the model's outputs: 'sum', "
+            "'stats/../positive:0')");
+}
+
+TEST(Validation, MissingInput) {
+  ModelPtr model = openFake();
+  FakeRun r;
+  EXPECT_EQ(r.run(model.get(), 1),
+            "INVALID_ARGUMENT: missing input 'b' (float32 [2,3])");
+}
+
+TEST(Validation, MissingOutput) {
+  ModelPtr model = openFake();
+  FakeRun r;
+  EXPECT_EQ(r.run(model.get(), 2, 1),
+            "INVALID_ARGUMENT: missing output 'stats/../positive:0' (int64 []): "
+            "every output needs an entry, with data = NULL to have the runtime "
+            "allocate it");
+}
+
+TEST(Validation, DuplicateInput) {
+  ModelPtr model = openFake();
+  FakeRun r;
+  r.inputs[1].name = "a";
+  EXPECT_EQ(r.run(model.get()),
+            "INVALID_ARGUMENT: input 'a' is given more than once");
+}
+
+TEST(Validation, BuffersAndPointers) {
+  ModelPtr model = openFake();
+  {
+    FakeRun r;
+    r.outputs[0].byte_size = 16;
+    EXPECT_EQ(r.run(model.get()),
+              "INVALID_ARGUMENT: output 'sum': buffer has 16 bytes, needs 24");
+  }
+  {
+    FakeRun r;
+    r.inputs[0].byte_size = 20;
+    EXPECT_EQ(r.run(model.get()),
+              "INVALID_ARGUMENT: input 'a': byte_size is 20, but the tensor "
+              "needs 24 bytes");
+  }
+  {
+    FakeRun r;
+    r.inputs[0].data = nullptr;
+    EXPECT_EQ(r.run(model.get()), "INVALID_ARGUMENT: input 'a': data is NULL");
+  }
+  {
+    FakeRun r;
+    r.inputs[0].name = nullptr;
+    EXPECT_EQ(r.run(model.get()),
+              "INVALID_ARGUMENT: inputs[0] has no name (inputs are matched by "
+              "name)");
+  }
+  {
+    FakeRun r;
+    EXPECT_EQ(statusString(kiln_model_run(model.get(), nullptr, 2, r.outputs, 2)),
+              "INVALID_ARGUMENT: inputs is NULL but n_inputs is 2");
+    EXPECT_EQ(statusString(kiln_model_run(nullptr, r.inputs, 2, r.outputs, 2)),
+              "INVALID_ARGUMENT: model is NULL");
+  }
+  // A failed validation leaves runtime-allocated outputs unallocated.
+  {
+    FakeRun r;
+    r.outputs[0].data = nullptr;
+    r.inputs[1].name = "zzz";
+    EXPECT_NE(r.run(model.get()), "OK");
+    EXPECT_EQ(r.outputs[0].data, nullptr);
+  }
+}
+
+TEST(Validation, RuntimeCheckFailure) {
+  ModelPtr model = openFake();
+  FakeRun r;
+  r.outputs[0].data = nullptr; // runtime-allocated: freed again on failure
+  r.a[0] = -1000;
+  EXPECT_EQ(r.run(model.get()),
+            "RUNTIME_CHECK_FAILED: node 'Gather_0' (Gather, opset 13): index 5 "
+            "is out of range [-3, 3) on axis 0");
+  EXPECT_EQ(r.outputs[0].data, nullptr);
+  r.a[0] = -2000;
+  EXPECT_EQ(r.run(model.get()),
+            "RUNTIME_CHECK_FAILED: node 'Div_1' (Div, opset 14): integer "
+            "division by zero");
+  r.a[0] = -3000;
+  EXPECT_EQ(r.run(model.get()),
+            "INTERNAL: model 'fake_add' returned status 7, which names no check "
+            "(it has 2 check messages)");
+  // The handle still works after failures.
+  r.a[0] = 1;
+  EXPECT_EQ(r.run(model.get()), "OK");
+  kiln_tensor_free_data(&r.outputs[0]);
+}
+
+//===----------------------------------------------------------------------===//
+// Opening failures
+//===----------------------------------------------------------------------===//
+
+TEST(Open, NonexistentFile) {
+  kiln_model *model = nullptr;
+  std::string path = modelPath("no_such_model");
+  EXPECT_EQ(statusString(kiln_model_open(path.c_str(), nullptr, &model)),
+            "NOT_FOUND: cannot open model '" + path +
+                "': No such file or directory");
+  EXPECT_EQ(model, nullptr);
+}
+
+TEST(Open, NotAKilnModel) {
+  kiln_model *model = nullptr;
+  std::string path = modelPath("not_a_model");
+  EXPECT_EQ(statusString(kiln_model_open(path.c_str(), nullptr, &model)),
+            "INVALID_ARGUMENT: '" + path +
+                "' is not a kiln model: it does not export "
+                "'kiln_model_descriptor'");
+}
+
+TEST(Open, NotASharedLibrary) {
+  kiln_test::TempDir dir;
+  std::string path = dir.file("garbage.so");
+  kiln_test::writeFile(path, "this is not an ELF file\n");
+  kiln_model *model = nullptr;
+  std::string s = statusString(kiln_model_open(path.c_str(), nullptr, &model));
+  EXPECT_EQ(s.rfind("INVALID_ARGUMENT: cannot load model '" + path + "': ", 0), 0u)
+      << s;
+  EXPECT_EQ(statusString(kiln_model_open(dir.path().c_str(), nullptr, &model)),
+            "INVALID_ARGUMENT: cannot open model '" + dir.path() +
+                "': it is a directory");
+}
+
+TEST(Open, ModelNeedingExportedRuntimeSymbol) {
+  // fake_model_symbol calls the kiln_parallel_for symbol; this test binary
+  // does not export it (kiln-run does), so dlopen reports it.
+  kiln_model *model = nullptr;
+  std::string s = statusString(kiln_model_open(
+      modelPath("fake_model_symbol").c_str(), nullptr, &model));
+  EXPECT_NE(s.find("undefined symbol: kiln_parallel_for"), std::string::npos)
+      << s;
+}
+
+TEST(Open, AbiVersionMismatch) {
+  kiln_model *model = nullptr;
+  std::string path = modelPath("fake_model_abi99");
+  EXPECT_EQ(statusString(kiln_model_open(path.c_str(), nullptr, &model)),
+            "UNSUPPORTED: " + path +
+                ": model 'fake_add' was built for model ABI version 99, but "
+                "this runtime supports version 1; recompile the model with a "
+                "matching kiln or link a matching runtime");
+  kiln_model_desc desc = *fake_add_descriptor();
+  desc.abi_version = 0;
+  EXPECT_EQ(statusString(kiln_model_open_descriptor(&desc, nullptr, &model)),
+            "UNSUPPORTED: model 'fake_add' was built for model ABI version 0, "
+            "but this runtime supports version 1; recompile the model with a "
+            "matching kiln or link a matching runtime");
+}
+
+TEST(Open, UnknownCpuFeature) {
+  kiln_model_desc desc = *fake_add_descriptor();
+  desc.cpu = "znver5";
+  desc.cpu_features = "sse2, +no-such-feature";
+  kiln_model *model = nullptr;
+#if defined(__x86_64__) || defined(__i386__)
+  EXPECT_EQ(statusString(kiln_model_open_descriptor(&desc, nullptr, &model)),
+            "UNSUPPORTED: cannot run model 'fake_add' (compiled for cpu "
+            "'znver5'): unknown CPU feature 'no-such-feature': this runtime "
+            "cannot check it (the model's cpu_features are \"sse2, "
+            "+no-such-feature\")");
+#else
+  EXPECT_EQ(statusString(kiln_model_open_descriptor(&desc, nullptr, &model)), "OK");
+  kiln_model_close(model);
+#endif
+}
+
+TEST(Open, CpuFeatures) {
+#if defined(__x86_64__)
+  // Baseline x86-64 features, in LLVM's "+a,-b" form too.
+  EXPECT_EQ(statusString(kiln_cpu_check_features("+sse,+sse2,-avx512f,,cx8")),
+            "OK");
+  EXPECT_EQ(kiln_cpu_has_feature("sse2"), 1);
+  EXPECT_EQ(kiln_cpu_has_feature("avx42"), -1);
+  EXPECT_EQ(kiln_cpu_has_feature("avx2"), __builtin_cpu_supports("avx2") ? 1 : 0);
+  EXPECT_EQ(kiln_cpu_has_feature("avx512f"),
+            __builtin_cpu_supports("avx512f") ? 1 : 0);
+  EXPECT_EQ(kiln_cpu_has_feature("fma"), __builtin_cpu_supports("fma") ? 1 : 0);
+  if (!__builtin_cpu_supports("avx512f")) {
+    // This CPU really lacks AVX-512: a model needing it must not open.
+    kiln_model_desc desc = *fake_add_descriptor();
+    desc.cpu = "skylake-avx512";
+    desc.cpu_features = "avx2,avx512f,avx512bw";
+    kiln_model *model = nullptr;
+    EXPECT_EQ(statusString(kiln_model_open_descriptor(&desc, nullptr, &model)),
+              "UNSUPPORTED: cannot run model 'fake_add' (compiled for cpu "
+              "'skylake-avx512'): this CPU lacks the features the model was "
+              "compiled for: avx512f, avx512bw");
+  } else {
+    GTEST_LOG_(INFO) << "this CPU has AVX-512: the missing-feature case is "
+                        "covered by UnknownCpuFeature only";
+  }
+#else
+  GTEST_SKIP() << "CPU features are only checked on x86";
+#endif
+}
+
+TEST(Open, MalformedDescriptor) {
+  kiln_model *model = nullptr;
+  kiln_model_desc desc = *fake_add_descriptor();
+  desc.run = nullptr;
+  EXPECT_EQ(statusString(kiln_model_open_descriptor(&desc, nullptr, &model)),
+            "INVALID_ARGUMENT: malformed descriptor of model 'fake_add': no "
+            "entry function");
+  desc = *fake_add_descriptor();
+  kiln_tensor_desc inputs[2] = {desc.inputs[0], desc.inputs[1]};
+  inputs[1].dtype = 8; // ONNX STRING
+  desc.inputs = inputs;
+  EXPECT_EQ(statusString(kiln_model_open_descriptor(&desc, nullptr, &model)),
+            "UNSUPPORTED: model 'fake_add': input 'b' has element type 8, "
+            "which this runtime does not support");
+  EXPECT_EQ(statusString(kiln_model_open_descriptor(nullptr, nullptr, &model)),
+            "INVALID_ARGUMENT: the model descriptor is NULL");
+}
+
+} // namespace

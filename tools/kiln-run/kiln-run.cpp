@@ -1,0 +1,709 @@
+//===- kiln-run.cpp - Run a compiled kiln model with only the runtime -----===//
+//
+// kiln-run model.so [--input NAME=file.npy ...] [--output-dir DIR]
+//                   [--threads N] [--repeat N] [--seed S]
+//
+// Links the kiln runtime and the C++ standard library only (no LLVM/MLIR), so
+// loading a model here costs what it costs a user's program. Errors print one
+// message on stderr and exit with status 1. See docs/runtime-api.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+/// Every failure becomes this; main() prints it and exits with 1.
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const char *const kUsage =
+    "usage: kiln-run MODEL.so [--input NAME=FILE.npy ...] [--output-dir DIR]\n"
+    "                [--threads N] [--repeat N] [--seed S]\n"
+    "\n"
+    "Runs a model compiled by kiln. Inputs without --input get seeded random\n"
+    "data (floats standard normal, integers uniform in [0,100), bool 0/1).\n"
+    "Prints one line per output: NAME DTYPE [D0,D1,...]; with --output-dir,\n"
+    "also writes each output to DIR/NAME.npy (NAME made file-name safe).\n"
+    "\n"
+    "  --input NAME=FILE.npy  read input NAME from a .npy file (C order, little\n"
+    "                         endian; dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1;\n"
+    "                         a bfloat16 input takes u2 bit patterns)\n"
+    "  --output-dir DIR       write outputs as .npy files (created if missing)\n"
+    "  --threads N            threads, caller included (default 0 = one per CPU)\n"
+    "  --repeat N             run once to warm up, then N timed runs; print\n"
+    "                         latency_ms median=X min=Y max=Z (N runs, T threads)\n"
+    "  --seed S               seed for the random inputs (default 0)\n";
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+std::string shapeString(const int64_t *shape, int32_t rank) {
+  std::string s = "[";
+  for (int32_t i = 0; i < rank; ++i) {
+    if (i)
+      s += ",";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+/// Owns a kiln_status and throws its message.
+void check(kiln_status status, const std::string &context = "") {
+  if (!status)
+    return;
+  std::string message = kiln_status_message(status);
+  kiln_status_free(status);
+  throw Error(context.empty() ? message : context + ": " + message);
+}
+
+uint64_t parseUnsigned(const std::string &flag, const std::string &text,
+                       uint64_t max) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    throw Error("invalid value '" + text + "' for " + flag +
+                ": expected a non-negative integer");
+  errno = 0;
+  unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || value > max)
+    throw Error("value '" + text + "' for " + flag + " is too large");
+  return value;
+}
+
+//===----------------------------------------------------------------------===//
+// .npy files
+//===----------------------------------------------------------------------===//
+
+struct Array {
+  kiln_dtype dtype = KILN_DTYPE_UNDEFINED;
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> data;
+};
+
+/// Parses the Python-literal dict of a .npy header.
+class NpyHeaderParser {
+public:
+  NpyHeaderParser(const std::string &text, const std::string &path)
+      : text(text), path(path) {}
+
+  void parse(std::string &descr, bool &fortran, std::vector<int64_t> &shape) {
+    bool haveDescr = false, haveFortran = false, haveShape = false;
+    skipSpace();
+    expect('{');
+    for (;;) {
+      skipSpace();
+      if (peek() == '}')
+        break;
+      std::string key = parseString();
+      skipSpace();
+      expect(':');
+      skipSpace();
+      if (key == "descr") {
+        if (peek() != '\'' && peek() != '"')
+          fail("structured dtypes are not supported");
+        descr = parseString();
+        haveDescr = true;
+      } else if (key == "fortran_order") {
+        fortran = parseBool();
+        haveFortran = true;
+      } else if (key == "shape") {
+        shape = parseTuple();
+        haveShape = true;
+      } else {
+        fail("unexpected key '" + key + "'");
+      }
+      skipSpace();
+      if (peek() == ',')
+        ++pos;
+    }
+    if (!haveDescr || !haveFortran || !haveShape)
+      fail("the header lacks 'descr', 'fortran_order' or 'shape'");
+  }
+
+private:
+  [[noreturn]] void fail(const std::string &why) {
+    throw Error(path + ": malformed .npy header: " + why);
+  }
+  char peek() const { return pos < text.size() ? text[pos] : '\0'; }
+  void skipSpace() {
+    while (pos < text.size() && std::isspace((unsigned char)text[pos]))
+      ++pos;
+  }
+  void expect(char c) {
+    if (peek() != c)
+      fail(std::string("expected '") + c + "' at offset " +
+           std::to_string(pos));
+    ++pos;
+  }
+  std::string parseString() {
+    char quote = peek();
+    if (quote != '\'' && quote != '"')
+      fail("expected a string at offset " + std::to_string(pos));
+    size_t end = text.find(quote, pos + 1);
+    if (end == std::string::npos)
+      fail("unterminated string");
+    std::string s = text.substr(pos + 1, end - pos - 1);
+    pos = end + 1;
+    return s;
+  }
+  bool parseBool() {
+    if (text.compare(pos, 4, "True") == 0) {
+      pos += 4;
+      return true;
+    }
+    if (text.compare(pos, 5, "False") == 0) {
+      pos += 5;
+      return false;
+    }
+    fail("expected True or False for 'fortran_order'");
+  }
+  std::vector<int64_t> parseTuple() {
+    std::vector<int64_t> dims;
+    expect('(');
+    for (;;) {
+      skipSpace();
+      if (peek() == ')') {
+        ++pos;
+        return dims;
+      }
+      size_t start = pos;
+      while (pos < text.size() && std::isdigit((unsigned char)text[pos]))
+        ++pos;
+      if (pos == start || pos - start > 18)
+        fail("bad dimension in 'shape'");
+      dims.push_back(std::stoll(text.substr(start, pos - start)));
+      skipSpace();
+      if (peek() == 'L') // Python 2 longs
+        ++pos;
+      skipSpace();
+      if (peek() == ',')
+        ++pos;
+      else if (peek() != ')')
+        fail("expected ',' or ')' in 'shape'");
+    }
+  }
+
+  const std::string &text;
+  const std::string &path;
+  size_t pos = 0;
+};
+
+kiln_dtype dtypeFromDescr(const std::string &descr, const std::string &path) {
+  if (descr.size() < 3)
+    throw Error(path + ": unsupported .npy dtype '" + descr + "'");
+  char order = descr[0];
+  std::string code = descr.substr(1);
+  static const std::map<std::string, kiln_dtype> kinds = {
+      {"f2", KILN_DTYPE_FLOAT16}, {"f4", KILN_DTYPE_FLOAT32},
+      {"f8", KILN_DTYPE_FLOAT64}, {"i1", KILN_DTYPE_INT8},
+      {"i2", KILN_DTYPE_INT16},   {"i4", KILN_DTYPE_INT32},
+      {"i8", KILN_DTYPE_INT64},   {"u1", KILN_DTYPE_UINT8},
+      {"u2", KILN_DTYPE_UINT16},  {"u4", KILN_DTYPE_UINT32},
+      {"u8", KILN_DTYPE_UINT64},  {"b1", KILN_DTYPE_BOOL}};
+  auto it = kinds.find(code);
+  if (it == kinds.end() || (order != '<' && order != '>' && order != '|' &&
+                            order != '='))
+    throw Error(path + ": unsupported .npy dtype '" + descr +
+                "' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)");
+  size_t size = kiln_dtype_size(it->second);
+  if (size > 1 && order == '>')
+    throw Error(path + ": big-endian .npy data ('" + descr +
+                "') is not supported; save it little-endian");
+  return it->second;
+}
+
+Array readNpy(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error("cannot open '" + path + "': " + std::strerror(errno));
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  if (in.bad())
+    throw Error("cannot read '" + path + "'");
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
+    throw Error(path + ": not a .npy file (no \\x93NUMPY magic)");
+  unsigned major = (unsigned char)bytes[6], minor = (unsigned char)bytes[7];
+  size_t headerLen, headerStart;
+  if (major == 1) {
+    headerLen = (unsigned char)bytes[8] | ((unsigned char)bytes[9] << 8);
+    headerStart = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12)
+      throw Error(path + ": truncated .npy header");
+    headerLen = (size_t)(unsigned char)bytes[8] |
+                ((size_t)(unsigned char)bytes[9] << 8) |
+                ((size_t)(unsigned char)bytes[10] << 16) |
+                ((size_t)(unsigned char)bytes[11] << 24);
+    headerStart = 12;
+  } else {
+    throw Error(path + ": unsupported .npy format version " +
+                std::to_string(major) + "." + std::to_string(minor));
+  }
+  if (bytes.size() - headerStart < headerLen)
+    throw Error(path + ": truncated .npy header");
+  std::string header(bytes.data() + headerStart, headerLen);
+  std::string descr;
+  bool fortran = false;
+  Array array;
+  NpyHeaderParser(header, path).parse(descr, fortran, array.shape);
+  array.dtype = dtypeFromDescr(descr, path);
+  if (fortran && array.shape.size() > 1)
+    throw Error(path + ": Fortran-order .npy arrays are not supported; save "
+                       "with np.ascontiguousarray");
+  uint64_t count = 1;
+  for (int64_t d : array.shape) {
+    if (d != 0 && count > UINT64_MAX / 16 / (uint64_t)d)
+      throw Error(path + ": shape " +
+                  shapeString(array.shape.data(), (int32_t)array.shape.size()) +
+                  " is too large");
+    count *= (uint64_t)d;
+  }
+  uint64_t need = count * kiln_dtype_size(array.dtype);
+  size_t have = bytes.size() - headerStart - headerLen;
+  if (have != need)
+    throw Error(path + ": holds " + std::to_string(have) +
+                " bytes of data, but dtype '" + descr + "' and shape " +
+                shapeString(array.shape.data(), (int32_t)array.shape.size()) +
+                " need " + std::to_string(need) +
+                (have < need ? " (truncated file?)" : ""));
+  array.data.assign(bytes.begin() + headerStart + headerLen, bytes.end());
+  return array;
+}
+
+std::string npyDescr(kiln_dtype dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_FLOAT32:
+    return "<f4";
+  case KILN_DTYPE_FLOAT64:
+    return "<f8";
+  case KILN_DTYPE_FLOAT16:
+    return "<f2";
+  case KILN_DTYPE_BFLOAT16: // numpy has no bfloat16: the raw bit patterns
+  case KILN_DTYPE_UINT16:
+    return "<u2";
+  case KILN_DTYPE_INT8:
+    return "|i1";
+  case KILN_DTYPE_INT16:
+    return "<i2";
+  case KILN_DTYPE_INT32:
+    return "<i4";
+  case KILN_DTYPE_INT64:
+    return "<i8";
+  case KILN_DTYPE_UINT8:
+    return "|u1";
+  case KILN_DTYPE_UINT32:
+    return "<u4";
+  case KILN_DTYPE_UINT64:
+    return "<u8";
+  case KILN_DTYPE_BOOL:
+    return "|b1";
+  default:
+    throw Error(std::string("cannot write dtype ") + kiln_dtype_name(dtype) +
+                " to .npy");
+  }
+}
+
+void writeNpy(const std::string &path, kiln_dtype dtype, const int64_t *shape,
+              int32_t rank, const void *data, size_t size) {
+  std::string dims = "(";
+  for (int32_t i = 0; i < rank; ++i)
+    dims += std::to_string(shape[i]) + (rank == 1 ? "," : i + 1 < rank ? ", " : "");
+  dims += ")";
+  std::string header = "{'descr': '" + npyDescr(dtype) +
+                       "', 'fortran_order': False, 'shape': " + dims + ", }";
+  // Pad with spaces so that data starts at a multiple of 64; end with '\n'.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    throw Error("cannot create '" + path + "': " + std::strerror(errno));
+  unsigned char prefix[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                              (unsigned char)(header.size() & 0xff),
+                              (unsigned char)(header.size() >> 8)};
+  out.write((const char *)prefix, sizeof(prefix));
+  out.write(header.data(), (std::streamsize)header.size());
+  out.write((const char *)data, (std::streamsize)size);
+  out.close();
+  if (!out)
+    throw Error("cannot write '" + path + "'");
+}
+
+/// An output name as a file name: characters outside [A-Za-z0-9._-] become
+/// '_', a leading '.' becomes '_' (so no hidden files, no "." or ".."), an
+/// empty name becomes "output_<index>", names are cut at 200 bytes, and a name
+/// taken by an earlier output gets "_<index>" appended.
+std::string safeFileStem(const std::string &name, size_t index,
+                         std::set<std::string> &taken) {
+  std::string stem;
+  for (char c : name.substr(0, 200)) {
+    bool ok = std::isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.';
+    stem += ok ? c : '_';
+  }
+  if (!stem.empty() && stem[0] == '.')
+    stem[0] = '_';
+  if (stem.empty())
+    stem = "output_" + std::to_string(index);
+  while (taken.count(stem))
+    stem += "_" + std::to_string(index);
+  taken.insert(stem);
+  return stem;
+}
+
+//===----------------------------------------------------------------------===//
+// Random inputs
+//===----------------------------------------------------------------------===//
+
+/// splitmix64: small, fast, and the same stream on every platform.
+class Random {
+public:
+  explicit Random(uint64_t seed) : state(seed) {}
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in (0, 1].
+  double uniform() { return ((next() >> 11) + 1) * (1.0 / 9007199254740992.0); }
+  /// Standard normal (Box-Muller).
+  double normal() {
+    double u1 = uniform(), u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+
+private:
+  uint64_t state;
+};
+
+uint16_t floatToHalf(float value) {
+  uint32_t f;
+  std::memcpy(&f, &value, 4);
+  uint32_t sign = (f >> 16) & 0x8000u;
+  int32_t exp = (int32_t)((f >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = f & 0x7fffffu;
+  if (((f >> 23) & 0xff) == 0xff) // inf / nan
+    return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (exp >= 31)
+    return (uint16_t)(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10)
+      return (uint16_t)sign;
+    mant |= 0x800000u;
+    uint32_t shift = (uint32_t)(14 - exp);
+    uint32_t half = mant >> shift;
+    uint32_t rest = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rest > mid || (rest == mid && (half & 1)))
+      ++half;
+    return (uint16_t)(sign | half);
+  }
+  uint32_t half = sign | ((uint32_t)exp << 10) | (mant >> 13);
+  uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1)))
+    ++half; // may carry into the exponent, which is the right rounding
+  return (uint16_t)half;
+}
+
+uint16_t floatToBfloat16(float value) {
+  uint32_t f;
+  std::memcpy(&f, &value, 4);
+  if ((f & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((f >> 16) | 0x40);
+  f += 0x7fffu + ((f >> 16) & 1);
+  return (uint16_t)(f >> 16);
+}
+
+void fillRandom(kiln_dtype dtype, size_t count, unsigned char *out,
+                Random &random) {
+  for (size_t i = 0; i < count; ++i) {
+    switch (dtype) {
+    case KILN_DTYPE_FLOAT32: {
+      float v = (float)random.normal();
+      std::memcpy(out + 4 * i, &v, 4);
+      break;
+    }
+    case KILN_DTYPE_FLOAT64: {
+      double v = random.normal();
+      std::memcpy(out + 8 * i, &v, 8);
+      break;
+    }
+    case KILN_DTYPE_FLOAT16: {
+      uint16_t v = floatToHalf((float)random.normal());
+      std::memcpy(out + 2 * i, &v, 2);
+      break;
+    }
+    case KILN_DTYPE_BFLOAT16: {
+      uint16_t v = floatToBfloat16((float)random.normal());
+      std::memcpy(out + 2 * i, &v, 2);
+      break;
+    }
+    case KILN_DTYPE_BOOL:
+      out[i] = (unsigned char)(random.next() >> 63);
+      break;
+    default: { // integers: uniform in [0, 100), little-endian
+      uint64_t v = random.next() % 100;
+      size_t size = kiln_dtype_size(dtype);
+      for (size_t b = 0; b < size; ++b)
+        out[size * i + b] = (unsigned char)(v >> (8 * b));
+      break;
+    }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// main
+//===----------------------------------------------------------------------===//
+
+struct Options {
+  std::string model;
+  std::vector<std::pair<std::string, std::string>> inputs; // name, file
+  std::string outputDir;
+  int32_t threads = 0;
+  uint64_t repeat = 0;
+  uint64_t seed = 0;
+  bool inspect = false; ///< print the descriptor instead of running
+};
+
+Options parseArgs(int argc, char **argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (arg == "--inspect") {
+      options.inspect = true;
+      continue;
+    }
+    if (arg.size() > 1 && arg[0] == '-') {
+      std::string flag = arg, value;
+      size_t eq = arg.find('=');
+      bool inlineValue = arg.rfind("--", 0) == 0 && eq != std::string::npos;
+      if (inlineValue) {
+        flag = arg.substr(0, eq);
+        value = arg.substr(eq + 1);
+      }
+      static const std::set<std::string> known = {
+          "--input", "--output-dir", "--threads", "--repeat", "--seed"};
+      if (!known.count(flag))
+        throw Error("unknown option '" + flag + "' (see kiln-run --help)");
+      if (!inlineValue) {
+        if (i + 1 >= argc)
+          throw Error("option '" + flag + "' needs a value");
+        value = argv[++i];
+      }
+      if (flag == "--input") {
+        size_t sep = value.find('=');
+        if (sep == std::string::npos || sep == 0 || sep + 1 == value.size())
+          throw Error("--input expects NAME=FILE.npy, got '" + value + "'");
+        options.inputs.emplace_back(value.substr(0, sep), value.substr(sep + 1));
+      } else if (flag == "--output-dir") {
+        if (value.empty())
+          throw Error("--output-dir needs a directory");
+        options.outputDir = value;
+      } else if (flag == "--threads") {
+        options.threads = (int32_t)parseUnsigned(flag, value, 4096);
+      } else if (flag == "--repeat") {
+        options.repeat = parseUnsigned(flag, value, 100000000);
+        if (options.repeat == 0)
+          throw Error("--repeat must be at least 1");
+      } else if (flag == "--seed") {
+        options.seed = parseUnsigned(flag, value, UINT64_MAX);
+      }
+      continue;
+    }
+    if (!options.model.empty())
+      throw Error("unexpected argument '" + arg + "': only one model file");
+    options.model = arg;
+  }
+  if (options.model.empty())
+    throw Error(std::string("no model file given\n") + kUsage);
+  return options;
+}
+
+/// `kiln inspect`: what the compiled model says about itself.
+void printDescriptor(const kiln_model *model) {
+  const kiln_model_desc *desc = kiln_model_get_descriptor(model);
+  std::printf("name: %s\nproducer: %s\ntarget: %s\ncpu: %s\nfeatures: %s\n",
+              desc->name, desc->producer, desc->target_triple, desc->cpu,
+              desc->cpu_features);
+  std::printf("scratch_bytes: %llu\nruntime_checks: %u\n",
+              (unsigned long long)desc->scratch_size, desc->num_check_messages);
+  auto print = [](const char *kind, const kiln_tensor_desc &t) {
+    std::printf("%s %s %s [", kind, t.name,
+                kiln_dtype_name((kiln_dtype)t.dtype));
+    for (int32_t d = 0; d < t.rank; ++d)
+      std::printf("%s%lld", d ? "," : "", (long long)t.shape[d]);
+    std::printf("]\n");
+  };
+  for (uint32_t i = 0; i < desc->num_inputs; ++i)
+    print("input", desc->inputs[i]);
+  for (uint32_t i = 0; i < desc->num_outputs; ++i)
+    print("output", desc->outputs[i]);
+}
+
+struct ModelCloser {
+  void operator()(kiln_model *model) const { kiln_model_close(model); }
+};
+
+int runMain(int argc, char **argv) {
+  Options options = parseArgs(argc, argv);
+
+  kiln_model_options modelOptions;
+  kiln_model_options_init(&modelOptions);
+  modelOptions.num_threads = options.threads;
+  kiln_model *rawModel = nullptr;
+  check(kiln_model_open(options.model.c_str(), &modelOptions, &rawModel));
+  std::unique_ptr<kiln_model, ModelCloser> model(rawModel);
+  if (options.inspect) {
+    printDescriptor(model.get());
+    return 0;
+  }
+
+  // Inputs: from files, by name.
+  size_t numInputs = kiln_model_num_inputs(model.get());
+  std::vector<Array> arrays(numInputs);
+  std::vector<bool> given(numInputs, false);
+  for (const auto &[name, file] : options.inputs) {
+    size_t index;
+    check(kiln_model_find_input(model.get(), name.c_str(), &index),
+          "--input " + name);
+    if (given[index])
+      throw Error("--input " + name + " is given more than once");
+    given[index] = true;
+    arrays[index] = readNpy(file);
+    kiln_tensor_info info;
+    check(kiln_model_input_info(model.get(), index, &info));
+    // numpy has no bfloat16: a bfloat16 input takes uint16 bit patterns.
+    if (info.dtype == KILN_DTYPE_BFLOAT16 &&
+        arrays[index].dtype == KILN_DTYPE_UINT16)
+      arrays[index].dtype = KILN_DTYPE_BFLOAT16;
+  }
+  // The rest: seeded random data, one stream, in input order.
+  Random random(options.seed);
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (given[i])
+      continue;
+    kiln_tensor_info info;
+    check(kiln_model_input_info(model.get(), i, &info));
+    Array &array = arrays[i];
+    array.dtype = info.dtype;
+    array.shape.assign(info.shape, info.shape + info.rank);
+    size_t bytes = kiln_tensor_info_byte_size(&info);
+    array.data.resize(bytes);
+    fillRandom(info.dtype, bytes / std::max<size_t>(1, kiln_dtype_size(info.dtype)),
+               array.data.data(), random);
+  }
+  std::vector<kiln_tensor> inputs(numInputs);
+  for (size_t i = 0; i < numInputs; ++i) {
+    kiln_tensor_info info;
+    check(kiln_model_input_info(model.get(), i, &info));
+    kiln_tensor &t = inputs[i];
+    t.name = info.name;
+    t.dtype = arrays[i].dtype;
+    t.rank = (int32_t)arrays[i].shape.size();
+    t.shape = arrays[i].shape.data();
+    t.data = arrays[i].data.data();
+    t.byte_size = arrays[i].data.size();
+  }
+
+  // Outputs: the runtime allocates them on the first run; later runs reuse
+  // those buffers as caller-provided ones.
+  size_t numOutputs = kiln_model_num_outputs(model.get());
+  std::vector<kiln_tensor> outputs(numOutputs);
+  struct OutputsFreer {
+    std::vector<kiln_tensor> &outputs;
+    ~OutputsFreer() {
+      for (kiln_tensor &t : outputs)
+        kiln_tensor_free_data(&t);
+    }
+  } freer{outputs};
+  for (size_t i = 0; i < numOutputs; ++i) {
+    kiln_tensor_info info;
+    check(kiln_model_output_info(model.get(), i, &info));
+    outputs[i].name = info.name;
+  }
+
+  auto runOnce = [&] {
+    check(kiln_model_run(model.get(), inputs.data(), inputs.size(),
+                         outputs.data(), outputs.size()));
+  };
+  runOnce(); // the only run, or the warm-up
+  std::vector<double> times;
+  for (uint64_t r = 0; r < options.repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    runOnce();
+    auto end = std::chrono::steady_clock::now();
+    times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  }
+
+  if (!options.outputDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.outputDir, ec);
+    if (ec || !std::filesystem::is_directory(options.outputDir))
+      throw Error("cannot create output directory '" + options.outputDir +
+                  "': " + (ec ? ec.message() : "not a directory"));
+  }
+  std::set<std::string> taken;
+  for (size_t i = 0; i < numOutputs; ++i) {
+    const kiln_tensor &t = outputs[i];
+    std::printf("%s %s %s\n", t.name, kiln_dtype_name(t.dtype),
+                shapeString(t.shape, t.rank).c_str());
+    if (!options.outputDir.empty()) {
+      std::string path = (std::filesystem::path(options.outputDir) /
+                          (safeFileStem(t.name, i, taken) + ".npy"))
+                             .string();
+      writeNpy(path, t.dtype, t.shape, t.rank, t.data, t.byte_size);
+    }
+  }
+  if (!times.empty()) {
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    size_t n = sorted.size();
+    double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    std::printf("latency_ms median=%.3f min=%.3f max=%.3f (%zu runs, %d threads)\n",
+                median, sorted.front(), sorted.back(), n,
+                (int)kiln_model_num_threads(model.get()));
+  }
+  std::fflush(stdout);
+  if (std::ferror(stdout))
+    throw Error("cannot write to standard output");
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return runMain(argc, argv);
+  } catch (const Error &e) {
+    std::fprintf(stderr, "kiln-run: error: %s\n", e.what());
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "kiln-run: error: out of memory\n");
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "kiln-run: error: %s\n", e.what());
+  }
+  return 1;
+}

@@ -1,0 +1,215 @@
+//===- kiln.cpp - the kiln command line -----------------------------------===//
+//
+//   kiln compile model.onnx -o model.so [--target T] [--cpu C] [--emit K]
+//                [--shape name=d0,d1,...]... [--name PREFIX]
+//   kiln run model.so [kiln-run options]     (delegates to kiln-run)
+//   kiln inspect model.so                    (prints the model's descriptor)
+//
+// Every error is a message and exit code 1; nothing here may crash on input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Options.h"
+#include "compiler/Pipeline.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+using namespace llvm;
+
+namespace {
+
+constexpr const char *kUsage =
+    "usage:\n"
+    "  kiln compile MODEL.onnx -o OUTPUT [options]\n"
+    "      --target TRIPLE      target triple (default: the host)\n"
+    "      --cpu NAME           native (default), x86-64-v3 (AVX2), x86-64-v4 "
+    "(AVX-512) or an LLVM CPU name\n"
+    "      --emit KIND          so (default), obj, static-lib, mlir, llvm\n"
+    "      --shape NAME=D0,D1   fix the shape of an input with dynamic "
+    "dimensions (repeatable)\n"
+    "      --name PREFIX        symbol prefix (default: the output's stem)\n"
+    "      --precision fp32     numeric precision (only fp32 so far)\n"
+    "      --keep-intermediates keep the object and descriptor source in "
+    "OUTPUT.kiln/\n"
+    "  kiln run MODEL.so [--input NAME=FILE.npy]... [--output-dir DIR] "
+    "[--threads N] [--repeat N] [--seed S]\n"
+    "  kiln inspect MODEL.so\n";
+
+int usageError(const Twine &message) {
+  errs() << "kiln: error: " << message << "\n" << kUsage;
+  return 1;
+}
+
+bool parseShape(StringRef spec, kiln::CompileOptions &options,
+                std::string &error) {
+  auto [name, dims] = spec.rsplit('=');
+  if (name.empty() || dims.empty() || !spec.contains('=')) {
+    error = "--shape expects NAME=D0,D1,... (got '" + spec.str() + "')";
+    return false;
+  }
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  dims.split(parts, ',');
+  for (StringRef part : parts) {
+    int64_t dim;
+    if (part.trim().getAsInteger(10, dim) || dim < 0) {
+      error = "--shape " + name.str() + ": '" + part.str() +
+              "' is not a non-negative integer";
+      return false;
+    }
+    shape.push_back(dim);
+  }
+  options.inputShapes[name] = shape;
+  return true;
+}
+
+/// Prints diagnostics as `kiln: error: <message>` plus attached notes.
+void printDiagnostic(mlir::Diagnostic &diag) {
+  const char *severity = "error";
+  if (diag.getSeverity() == mlir::DiagnosticSeverity::Warning)
+    severity = "warning";
+  else if (diag.getSeverity() == mlir::DiagnosticSeverity::Note)
+    severity = "note";
+  else if (diag.getSeverity() == mlir::DiagnosticSeverity::Remark)
+    severity = "remark";
+  errs() << "kiln: " << severity << ": " << diag.str() << "\n";
+  for (mlir::Diagnostic &note : diag.getNotes())
+    errs() << "kiln: note: " << note.str() << "\n";
+}
+
+int runCompile(ArrayRef<StringRef> args) {
+  kiln::CompileOptions options;
+  std::string precision = "fp32";
+  for (size_t i = 0; i < args.size(); ++i) {
+    StringRef arg = args[i];
+    auto value = [&](StringRef flag, std::string &out) {
+      if (arg.consume_front(flag)) {
+        if (arg.consume_front("=")) {
+          out = arg.str();
+          return true;
+        }
+        if (arg.empty() && i + 1 < args.size()) {
+          out = args[++i].str();
+          return true;
+        }
+        out = "\x01"; // marks a missing value
+        return true;
+      }
+      return false;
+    };
+    std::string v;
+    if (value("-o", v) || value("--output", v)) {
+      options.outputPath = v;
+    } else if (value("--target", v)) {
+      options.triple = v;
+    } else if (value("--cpu", v)) {
+      options.cpu = v;
+    } else if (value("--name", v)) {
+      options.name = v;
+    } else if (value("--precision", v)) {
+      precision = v;
+    } else if (value("--emit", v)) {
+      if (v == "so")
+        options.emit = kiln::EmitKind::SharedLibrary;
+      else if (v == "obj")
+        options.emit = kiln::EmitKind::Object;
+      else if (v == "static-lib")
+        options.emit = kiln::EmitKind::StaticLibrary;
+      else if (v == "mlir")
+        options.emit = kiln::EmitKind::MLIR;
+      else if (v == "llvm")
+        options.emit = kiln::EmitKind::LLVMIR;
+      else
+        return usageError("unknown --emit kind '" + v + "'");
+    } else if (value("--shape", v)) {
+      std::string error;
+      if (v != "\x01" && !parseShape(v, options, error))
+        return usageError(error);
+    } else if (arg == "--keep-intermediates") {
+      options.keepIntermediates = true;
+    } else if (arg.starts_with("-")) {
+      return usageError("unknown option '" + arg + "'");
+    } else if (options.modelPath.empty()) {
+      options.modelPath = arg.str();
+    } else {
+      return usageError("more than one model given ('" + options.modelPath +
+                        "', '" + arg + "')");
+    }
+    if (v == "\x01")
+      return usageError("option '" + args[i] + "' needs a value");
+  }
+  if (options.modelPath.empty())
+    return usageError("no model given");
+  if (options.outputPath.empty())
+    return usageError("no output given (-o)");
+  if (precision != "fp32")
+    return usageError("--precision " + precision +
+                      " is not supported yet (only fp32)");
+
+  mlir::DialectRegistry registry;
+  kiln::registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.disableMultithreading();
+  mlir::ScopedDiagnosticHandler handler(&context, [](mlir::Diagnostic &diag) {
+    printDiagnostic(diag);
+    return mlir::success();
+  });
+  if (mlir::failed(kiln::compileModel(context, options)))
+    return 1;
+  return 0;
+}
+
+/// `kiln run` and `kiln inspect` are the runtime-only runner's job: running a
+/// model must cost what it costs a user's program, not load LLVM.
+int delegateToRunner(const char *argv0, StringRef subcommand,
+                     ArrayRef<StringRef> args) {
+  std::string self = sys::fs::getMainExecutable(argv0, (void *)&usageError);
+  SmallString<256> runner(sys::path::parent_path(self));
+  sys::path::append(runner, "kiln-run");
+  if (!sys::fs::can_execute(runner)) {
+    errs() << "kiln: error: cannot find the runner '" << runner << "'\n";
+    return 1;
+  }
+  std::vector<StringRef> runnerArgs = {runner};
+  if (subcommand == "inspect")
+    runnerArgs.push_back("--inspect");
+  runnerArgs.insert(runnerArgs.end(), args.begin(), args.end());
+  std::string error;
+  int rc = sys::ExecuteAndWait(runner, runnerArgs, std::nullopt, {}, 0, 0,
+                               &error);
+  if (rc < 0) {
+    errs() << "kiln: error: the runner failed: " << error << "\n";
+    return 1;
+  }
+  return rc;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  if (argc < 2)
+    return usageError("no command given");
+  StringRef command = argv[1];
+  std::vector<StringRef> args(argv + 2, argv + argc);
+  if (command == "compile")
+    return runCompile(args);
+  if (command == "run" || command == "inspect")
+    return delegateToRunner(argv[0], command, args);
+  if (command == "-h" || command == "--help" || command == "help") {
+    outs() << kUsage;
+    return 0;
+  }
+  return usageError("unknown command '" + command + "'");
+}
