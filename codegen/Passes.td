@@ -4,6 +4,19 @@
 
 include "mlir/Pass/PassBase.td"
 
+def KilnFuseElementwisePass
+    : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuse chains of elementwise linalg ops into one loop nest";
+  let description = [{
+    Like upstream `linalg-fuse-elementwise-ops`, but only into consumers whose
+    loops are all parallel. Fusing an elementwise producer into a reduction
+    (e.g. GELU into the next MatMul written as a generic) recomputes the
+    producer once per reduction step and hides the matmul from the register
+    blocking: on a BERT encoder that was 100x slower.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
+
 def KilnTileAndVectorizePass
     : Pass<"kiln-tile-and-vectorize", "mlir::func::FuncOp"> {
   let summary = "Tile matrix products and convolutions into register blocks "

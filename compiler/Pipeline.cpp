@@ -32,12 +32,14 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include <cstdlib>
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -199,7 +201,17 @@ LogicalResult compileModel(MLIRContext &context,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertONNXToLinalgPass());
   buildCPUCodegenPipeline(pm, *target);
-  if (failed(pm.run(module)))
+  // Verifying the whole module after every pass dominated compile time on
+  // MobileNetV2; the final module is still verified before translation.
+  pm.enableVerifier(std::getenv("KILN_VERIFY_EACH_PASS") != nullptr);
+  // Debugging aids for compiler engineers (documented in docs/pipeline.md).
+  if (std::getenv("KILN_PASS_TIMING"))
+    pm.enableTiming();
+  if (std::getenv("KILN_PRINT_IR_AFTER_ALL")) {
+    context.disableMultithreading();
+    pm.enableIRPrinting();
+  }
+  if (failed(pm.run(module)) || failed(mlir::verify(module)))
     return failure();
   if (auto messages = module->getAttrOfType<ArrayAttr>("kiln.check_messages"))
     for (Attribute message : messages)

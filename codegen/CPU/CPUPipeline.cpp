@@ -93,14 +93,19 @@ FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
 void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   // Tensor level: fuse elementwise chains, then block and vectorize the
   // compute-heavy ops while their producers are still visible.
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addNestedPass<func::FuncOp>(createKilnFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createKilnMaterializeChecksPass());
   KilnTileAndVectorizePassOptions tileOptions;
   tileOptions.vectorWidth = target.vectorWidth;
   pm.addNestedPass<func::FuncOp>(createKilnTileAndVectorizePass(tileOptions));
-  pm.addPass(createCanonicalizerPass());
+  // Without region simplification: on the tiled loop nests of MobileNetV2
+  // it took 38 s of a 44 s compile.
+  GreedyRewriteConfig cheapCanonicalize;
+  cheapCanonicalize.setRegionSimplificationLevel(
+      GreedySimplifyRegionLevel::Disabled);
+  pm.addPass(createCanonicalizerPass(cheapCanonicalize));
   pm.addPass(createCSEPass());
 
   // Buffers: results become caller-provided out-params (the entry ABI).
@@ -145,7 +150,8 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  // No canonicalization of the LLVM dialect: LLVM's own pipeline does that
+  // job, and here it was the slowest pass by far (35 of 44 s on MobileNetV2).
 }
 
 } // namespace kiln

@@ -12,10 +12,14 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/IR/LLVMContext.h"
+
+#include <cstdlib>
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Transforms/IPO/LoopExtractor.h"
+#include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
@@ -91,8 +95,31 @@ std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp module,
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager passes =
-      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  // The whole graph is one function; LLVM's loop optimizations are
+  // superlinear in function size (MobileNetV2 took minutes). Every top-level
+  // loop nest becomes its own non-inlinable function first.
+  {
+    llvm::ModulePassManager extract;
+    llvm::FunctionPassManager simplify;
+    simplify.addPass(llvm::LoopSimplifyPass());
+    extract.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(simplify)));
+    extract.addPass(llvm::LoopExtractorPass());
+    extract.run(*llvmModule, mam);
+    mam.clear();
+    for (llvm::Function &function : *llvmModule)
+      if (!function.isDeclaration() && function.getName() != entrySymbol) {
+        function.addFnAttr(llvm::Attribute::NoInline);
+        function.setLinkage(llvm::GlobalValue::InternalLinkage);
+      }
+  }
+  llvm::OptimizationLevel level = llvm::OptimizationLevel::O3;
+  if (const char *env = std::getenv("KILN_LLVM_OPT")) {
+    std::string name(env);
+    level = name == "1"   ? llvm::OptimizationLevel::O1
+            : name == "2" ? llvm::OptimizationLevel::O2
+                          : llvm::OptimizationLevel::O3;
+  }
+  llvm::ModulePassManager passes = builder.buildPerModuleDefaultPipeline(level);
   passes.run(*llvmModule, mam);
   return llvmModule;
 }

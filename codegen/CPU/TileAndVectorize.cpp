@@ -89,9 +89,13 @@ std::optional<BlockingPlan> planConv(ArrayRef<int64_t> loopSizes,
 }
 
 /// Plans `linalg.depthwise_conv_2d_nhwc_hwc`: loops (n, oh, ow, c, kh, kw).
-std::optional<BlockingPlan> planDepthwiseConv(ArrayRef<int64_t> loopSizes) {
+std::optional<BlockingPlan> planDepthwiseConv(ArrayRef<int64_t> loopSizes,
+                                              int64_t vectorWidth) {
+  // A few vectors of channels per block: whole channel rows (up to 960 in
+  // MobileNetV2) unroll into huge straight-line code.
   int64_t c = loopSizes[3];
-  int64_t cReg = c <= 512 ? c : pickCacheTile(c, 1, 512);
+  int64_t cReg = pickDivisor(c, {4 * vectorWidth, 2 * vectorWidth, vectorWidth,
+                                 vectorWidth / 2, vectorWidth / 4, 2, 1});
   BlockingPlan plan;
   plan.parallelTile = {1, 1, 0, 0, 0, 0};
   plan.registerTile = {1, 1, 1, cReg, 1, 0};
@@ -109,7 +113,7 @@ std::optional<BlockingPlan> planFor(linalg::LinalgOp op, int64_t vectorWidth) {
   if (isa<linalg::Conv2DNhwcHwcfOp>(op))
     return planConv(loops, vectorWidth);
   if (isa<linalg::DepthwiseConv2DNhwcHwcOp>(op))
-    return planDepthwiseConv(loops);
+    return planDepthwiseConv(loops, vectorWidth);
   return std::nullopt;
 }
 
