@@ -730,6 +730,22 @@ LogicalResult ModelImporter::createFunction() {
     if (!initializerNames.insert(init.name()).second)
       return emitError() << "initializer '" << init.name() << "' is defined twice";
 
+  // An unknown --shape name is reported first: it is likely why an input
+  // still looks dynamic.
+  SmallVector<std::string> graphInputs;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (!initializerNames.contains(input.name()))
+      graphInputs.push_back(input.name());
+  for (const auto &entry : options.inputShapes)
+    if (!llvm::is_contained(graphInputs, entry.getKey().str())) {
+      InFlightDiagnostic diag = emitError();
+      diag << "--shape names '" << entry.getKey() << "', which is not an input of the "
+           << "model (inputs:";
+      for (const std::string &name : graphInputs)
+        diag << " '" << name << "'";
+      return diag << ")";
+    }
+
   // Arguments: graph inputs that are not initializers, in order.
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
@@ -747,16 +763,6 @@ LogicalResult ModelImporter::createFunction() {
     argTypes.push_back(*type);
     argNames.push_back(input.name());
   }
-  for (const auto &entry : options.inputShapes)
-    if (!llvm::is_contained(argNames, entry.getKey().str())) {
-      InFlightDiagnostic diag = emitError();
-      diag << "--shape names '" << entry.getKey() << "', which is not an input of the "
-           << "model (inputs:";
-      for (const std::string &name : argNames)
-        diag << " '" << name << "'";
-      return diag << ")";
-    }
-
   builder.setInsertionPointToEnd(module->getBody());
   func = func::FuncOp::create(builder, fileLoc, "main_graph",
                               builder.getFunctionType(argTypes, {}));

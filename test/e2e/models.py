@@ -637,8 +637,9 @@ def old_opset_cases():
         g.output(y)
     out.append(g.case())
 
-    # Softmax before opset 13 flattens to 2-D at `axis`: here over the last two dims.
-    out.append(_unary("opset11_softmax_coerced_2d", "Softmax", [2, 3, 4], opset=11, axis=1))
+    # Softmax before opset 13 flattens to 2-D at `axis`; on the last axis the old and new
+    # semantics agree. (Other axes are rejected cleanly for now: see bad_cases.)
+    out.append(_unary("opset11_softmax_last_axis", "Softmax", [2, 3, 4], opset=11, axis=2))
     return out
 
 
@@ -939,6 +940,15 @@ def bad_cases() -> list[BadCase]:
                        ("no_such_input",), args=("--shape", "no_such_input=1,3")))
     out.append(BadCase("shape_flag_wrong_rank", _writer(dyn),
                        ("dyn_input", "rank"), args=("--shape", "dyn_input=1,3,5")))
+
+    # Valid ONNX that kiln does not support yet must be rejected naming the node:
+    # opset-11 Softmax over the last two of three dims (2-D coercion at axis 1).
+    legacy_softmax = _simple_graph(
+        [helper.make_node("Softmax", ["x"], ["y"], name="legacy_softmax", axis=1)],
+        inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        y_shape=(2, 3, 4), opset=11)
+    out.append(BadCase("unsupported_opset11_softmax_coercion", _writer(legacy_softmax),
+                       ("legacy_softmax",)))
     return out
 
 

@@ -5,9 +5,9 @@
 // CHECK-LABEL: func.func @two_checks
 // CHECK-SAME: -> (tensor<4xf32>, tensor<i32>)
 // CHECK-NOT: kiln.check
-// CHECK-DAG: %[[OK1:.*]] = tensor.extract %arg1[]
-// CHECK-DAG: %[[OK2:.*]] = tensor.extract %arg2[]
+// CHECK: %[[OK2:.*]] = tensor.extract %arg2[]
 // CHECK: %[[S2:.*]] = arith.select %[[OK2]], %{{.*}}, %c2_i32
+// CHECK: %[[OK1:.*]] = tensor.extract %arg1[]
 // CHECK: %[[S1:.*]] = arith.select %[[OK1]], %[[S2]], %c1_i32
 // CHECK: %[[T:.*]] = tensor.from_elements %[[S1]] : tensor<i32>
 // CHECK: return %arg0, %[[T]]
