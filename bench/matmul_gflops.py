@@ -31,7 +31,8 @@ def build_model(m, k, n, path):
         [helper.make_tensor_value_info("c", TensorProto.FLOAT, [m, n])],
         [numpy_helper.from_array(b, "b")],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    # onnxruntime 1.31 reads IR versions up to 13; opset 17 needs only IR 8.
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     onnx.save(model, path)
 
 
