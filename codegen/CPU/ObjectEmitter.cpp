@@ -12,19 +12,17 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/IR/LLVMContext.h"
-
-#include <cstdlib>
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
-#include "llvm/Transforms/IPO/LoopExtractor.h"
-#include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Triple.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -95,23 +93,7 @@ std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp module,
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
-  // The whole graph is one function; LLVM's loop optimizations are
-  // superlinear in function size (MobileNetV2 took minutes). Every top-level
-  // loop nest becomes its own non-inlinable function first.
-  {
-    llvm::ModulePassManager extract;
-    llvm::FunctionPassManager simplify;
-    simplify.addPass(llvm::LoopSimplifyPass());
-    extract.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(simplify)));
-    extract.addPass(llvm::LoopExtractorPass());
-    extract.run(*llvmModule, mam);
-    mam.clear();
-    for (llvm::Function &function : *llvmModule)
-      if (!function.isDeclaration() && function.getName() != entrySymbol) {
-        function.addFnAttr(llvm::Attribute::NoInline);
-        function.setLinkage(llvm::GlobalValue::InternalLinkage);
-      }
-  }
+  // KILN_LLVM_OPT=1|2 trades code quality for compile time (debugging aid).
   llvm::OptimizationLevel level = llvm::OptimizationLevel::O3;
   if (const char *env = std::getenv("KILN_LLVM_OPT")) {
     std::string name(env);
