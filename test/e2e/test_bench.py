@@ -1,0 +1,105 @@
+"""Smoke test of the benchmark harness (bench/bench.py): a tiny model built with the onnx
+helper API goes through every stage (compile, start-up, interleaved latency at 1 and 2
+threads with the output check, peak RSS, reports), and a model kiln cannot compile becomes a
+failure row instead of aborting the run. Needs neither torch nor matplotlib: the chart is
+skipped (the harness says so). Nothing here fails because something was slow."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+import harness
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench.py"
+
+
+def tiny_model(path: Path) -> None:
+    """input_ids [1,8] -> embedding (1000 x 16), times attention_mask, MatMul + Add + Relu."""
+    rng = np.random.default_rng(0)
+    emb = numpy_helper.from_array(rng.standard_normal((1000, 16)).astype(np.float32), "emb")
+    w = numpy_helper.from_array(rng.standard_normal((16, 4)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal((4,)).astype(np.float32), "b")
+    axes = numpy_helper.from_array(np.array([2], np.int64), "axes")
+    nodes = [
+        helper.make_node("Gather", ["emb", "input_ids"], ["e"], axis=0),
+        helper.make_node("Cast", ["attention_mask"], ["m"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["m", "axes"], ["m3"]),
+        helper.make_node("Mul", ["e", "m3"], ["em"]),
+        helper.make_node("MatMul", ["em", "w"], ["y"]),
+        helper.make_node("Add", ["y", "b"], ["yb"]),
+        helper.make_node("Relu", ["yb"], ["output"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "bench_smoke",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, 8]),
+         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [1, 8])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 8, 4])],
+        [emb, w, b, axes])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    path.write_bytes(model.SerializeToString())
+
+
+def unsupported_model(path: Path) -> None:
+    """One node of an operator kiln does not know: kiln compile must fail."""
+    graph = helper.make_graph(
+        [helper.make_node("NoSuchOp", ["x"], ["y"], domain="kiln.bench.test")], "bench_fail",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("kiln.bench.test", 1)],
+                              ir_version=8)
+    path.write_bytes(model.SerializeToString())
+
+
+def test_bench_harness_smoke(kiln, tmp_path):
+    tiny_model(tmp_path / "tiny.onnx")
+    unsupported_model(tmp_path / "bad.onnx")
+    out = tmp_path / "out"
+    env = dict(os.environ, KILN_BENCH_PYTHON=str(tmp_path / "no-bench-python"))
+    cmd = [sys.executable, str(BENCH), "--build", str(harness.build_dir()),
+           "--model", f"tiny={tmp_path / 'tiny.onnx'}", "--model", f"bad={tmp_path / 'bad.onnx'}",
+           "--out", str(out), "--work", str(tmp_path / "work"), "--threads", "1,2",
+           "--rounds", "2", "--repeat", "3", "--startup-runs", "2"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                       timeout=600 * harness.timeout_scale())
+    log = f"command: {' '.join(cmd)}\nstdout:\n{r.stdout[-4000:]}\nstderr:\n{r.stderr[-4000:]}"
+    assert r.returncode == 1, f"one model fails, so exit status 1 is expected\n{log}"
+    doc = json.loads((out / "results.json").read_text())
+    rows = {row["model"]: row for row in doc["results"]}
+    assert list(rows) == ["tiny", "bad"], log
+
+    tiny = rows["tiny"]
+    assert tiny["ok"], f"{tiny.get('failed_stage')}: {tiny.get('error')}\n{log}"
+    assert tiny["compile"]["ok"] and tiny["compile_s"] > 0 and tiny["artifact_mb"] > 0
+    assert tiny["startup_ms"]["kiln"] > 0 and tiny["startup_ms"]["ort"] > 0
+    for t in ("1", "2"):
+        e = tiny["latency"][t]
+        assert e["matched"], f"kiln and onnxruntime differ at {t} thread(s): {e}\n{log}"
+        assert e["ratio"] is not None and e["ratio"] > 0
+        assert e["kiln_ms"] > 0 and e["ort_ms"] > 0 and len(e["round_ratios"]) == 2
+    assert tiny["max_abs_err"] <= 1e-3 and tiny["outputs_match"]
+    rss = tiny["peak_rss_mb"]
+    assert rss["kiln"] > 0 and rss["ort"] > 0 and rss["ort_baseline"] > 0
+
+    bad = rows["bad"]
+    assert not bad["ok"] and bad["failed_stage"] == "compile", bad
+    assert "NoSuchOp" in bad["error"] or "kiln.bench.test" in bad["error"], bad["error"]
+
+    md = (out / "results.md").read_text()
+    assert "| tiny |" in md and "| bad |" in md and "FAILED (compile)" in md, md
+    assert doc["chart"].startswith("chart skipped"), doc["chart"]
+    assert not (out / "ratios.png").exists()
+    # A second run reuses the compile cache.
+    r2 = subprocess.run(cmd[:4] + ["--model", f"tiny={tmp_path / 'tiny.onnx'}", "--compile-only",
+                                   "--out", str(tmp_path / "out2"), "--work", str(tmp_path / "work")],
+                        capture_output=True, text=True, env=env, timeout=120)
+    assert r2.returncode == 0, r2.stdout + r2.stderr
+    doc2 = json.loads((tmp_path / "out2" / "results.json").read_text())
+    assert doc2["results"][0]["compile"]["cached"] is True
