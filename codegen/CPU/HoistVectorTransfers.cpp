@@ -29,8 +29,9 @@ struct HoistVectorTransfersPass
     func::FuncOp func = getOperation();
     RewritePatternSet patterns(&getContext());
     memref::populateFoldMemRefAliasOpPatterns(patterns);
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
-      return signalPassFailure();
+    // Not converging within the rewrite limit is not an error here: whatever
+    // was folded still helps, and the hoisting below is valid either way.
+    (void)applyPatternsGreedily(func, std::move(patterns));
     func.walk([](LoopLikeOpInterface loop) { moveLoopInvariantCode(loop); });
     linalg::hoistRedundantVectorTransfers(func, /*verifyNonZeroTrip=*/true);
   }
