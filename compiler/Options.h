@@ -22,8 +22,9 @@ struct CompileOptions {
   std::string outputPath;
   /// Target triple; empty means the host.
   std::string triple;
-  /// LLVM CPU name, or "native" (the host CPU with all its features).
-  std::string cpu = "native";
+  /// LLVM CPU name, or "native" (the host CPU with all its features); empty
+  /// means "native" for the host and "generic" for any other --target.
+  std::string cpu;
   EmitKind emit = EmitKind::SharedLibrary;
   /// Symbol prefix of the compiled model; empty means the output's stem.
   std::string name;

@@ -9,6 +9,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <cstdlib>
 
@@ -117,6 +119,141 @@ std::string sanitizeSymbolPrefix(StringRef name) {
   return out;
 }
 
+namespace {
+
+/// The parameter list of `<prefix>_main`, shared by the descriptor source and
+/// the header so the two always agree.
+std::string entryParameters(const ModelInfo &model, bool named) {
+  std::string out;
+  for (size_t i = 0; i < model.inputs.size(); ++i)
+    out += "const void *" + (named ? "input" + std::to_string(i) : "") + ", ";
+  for (size_t i = 0; i < model.outputs.size(); ++i)
+    out += "void *" + (named ? "output" + std::to_string(i) : "") + ", ";
+  return out + "int32_t *" + (named ? "status" : "");
+}
+
+/// C type of one element, for the header (16-bit floats as their bits).
+const char *elementCType(int32_t dtype) {
+  switch (dtype) {
+  case 1:
+    return "float";
+  case 2:
+  case 9:
+    return "uint8_t";
+  case 3:
+    return "int8_t";
+  case 4:
+  case 10:
+  case 16:
+    return "uint16_t";
+  case 5:
+    return "int16_t";
+  case 6:
+    return "int32_t";
+  case 7:
+    return "int64_t";
+  case 11:
+    return "double";
+  case 12:
+    return "uint32_t";
+  case 13:
+    return "uint64_t";
+  }
+  return "uint8_t";
+}
+
+const char *dtypeEnumName(int32_t dtype) {
+  switch (dtype) {
+  case 1:
+    return "KILN_DTYPE_FLOAT32";
+  case 2:
+    return "KILN_DTYPE_UINT8";
+  case 3:
+    return "KILN_DTYPE_INT8";
+  case 4:
+    return "KILN_DTYPE_UINT16";
+  case 5:
+    return "KILN_DTYPE_INT16";
+  case 6:
+    return "KILN_DTYPE_INT32";
+  case 7:
+    return "KILN_DTYPE_INT64";
+  case 9:
+    return "KILN_DTYPE_BOOL";
+  case 10:
+    return "KILN_DTYPE_FLOAT16";
+  case 11:
+    return "KILN_DTYPE_FLOAT64";
+  case 12:
+    return "KILN_DTYPE_UINT32";
+  case 13:
+    return "KILN_DTYPE_UINT64";
+  case 16:
+    return "KILN_DTYPE_BFLOAT16";
+  }
+  return "KILN_DTYPE_UNDEFINED";
+}
+
+size_t elementSize(int32_t dtype) {
+  switch (dtype) {
+  case 2:
+  case 3:
+  case 9:
+    return 1;
+  case 4:
+  case 5:
+  case 10:
+  case 16:
+    return 2;
+  case 1:
+  case 6:
+  case 12:
+    return 4;
+  case 7:
+  case 11:
+  case 13:
+    return 8;
+  }
+  return 0;
+}
+
+/// A C comment's text: no `*/` inside.
+std::string commentText(StringRef text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '*' && i + 1 < text.size() && text[i + 1] == '/')
+      out += "* ";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+bool isApple(StringRef triple) {
+  llvm::Triple t(triple);
+  return t.isOSBinFormatMachO();
+}
+
+/// The folder holding `kiln/model_abi.h`: beside an installed kiln
+/// (`<prefix>/bin/kiln` -> `<prefix>/include`), else the source tree's.
+std::string runtimeIncludeDir() {
+  std::string self = sys::fs::getMainExecutable(nullptr, nullptr);
+  if (!self.empty()) {
+    SmallString<256> dir(sys::path::parent_path(sys::path::parent_path(self)));
+    sys::path::append(dir, "include");
+    SmallString<256> header(dir);
+    sys::path::append(header, "kiln", "model_abi.h");
+    if (sys::fs::exists(header))
+      return std::string(dir);
+  }
+  return KILN_RUNTIME_INCLUDE_DIR;
+}
+
+} // namespace
+
 std::string generateDescriptorSource(const ModelInfo &model,
                                      bool forSharedLibrary) {
   std::string source;
@@ -126,11 +263,8 @@ std::string generateDescriptorSource(const ModelInfo &model,
      << "'. Do not edit. */\n"
      << "#include <stdint.h>\n#include \"kiln/model_abi.h\"\n\n";
   // The entry takes bare pointers: inputs, outputs, then the status slot.
-  os << "extern void " << p << "_main(";
-  size_t numArgs = model.inputs.size() + model.outputs.size() + 1;
-  for (size_t i = 0; i < numArgs; ++i)
-    os << (i ? ", " : "") << "void *";
-  os << ");\n\n";
+  os << "extern void " << p << "_main(" << entryParameters(model, false)
+     << ");\n\n";
   writeTensorTable(os, "kiln_inputs", model.inputs);
   writeTensorTable(os, "kiln_outputs", model.outputs);
   os << "static const char *const kiln_checks[] = {\n";
@@ -139,13 +273,15 @@ std::string generateDescriptorSource(const ModelInfo &model,
   if (model.checkMessages.empty())
     os << "  0,\n";
   os << "};\n\n";
+  // The adapter is linked into the model's own LLVM module; the call must not
+  // be inlined, or the object would hold the graph's code twice.
   os << "static kiln_model_status kiln_run(void *const *inputs, "
         "void *const *outputs,\n"
         "                                void *scratch, kiln_exec_context "
         "*context) {\n"
         "  int32_t status = 0;\n"
         "  (void)scratch;\n  (void)context;\n"
-     << "  " << p << "_main(";
+     << "  __attribute__((noinline)) " << p << "_main(";
   for (size_t i = 0; i < model.inputs.size(); ++i)
     os << "inputs[" << i << "], ";
   for (size_t i = 0; i < model.outputs.size(); ++i)
@@ -176,16 +312,39 @@ std::string generateDescriptorSource(const ModelInfo &model,
 std::string generateModelHeader(const ModelInfo &model) {
   std::string header;
   raw_string_ostream os(header);
-  std::string guard = "KILN_MODEL_" + StringRef(model.prefix).upper() + "_H";
   const std::string &p = model.prefix;
   std::string P = StringRef(p).upper();
-  os << "/* Generated by kiln for model '" << p << "'. Do not edit. */\n"
+  std::string guard = "KILN_MODEL_" + P + "_H";
+  os << "/* Generated by kiln for model '" << p << "' (target " << model.triple
+     << ", cpu " << model.cpu << "). Do not edit.\n"
+     << " *\n"
+     << " * Run it through the kiln runtime (kiln/runtime.h):\n"
+     << " *   kiln_model *m;\n"
+     << " *   kiln_status s = kiln_model_open_descriptor(" << p
+     << "_descriptor(), NULL, &m);\n"
+     << " * then kiln_model_run() with tensors named " << P
+     << "_INPUT<i>_NAME / " << P << "_OUTPUT<j>_NAME.\n"
+     << " * Every symbol of this model starts with '" << p
+     << "_', so other models link beside it. */\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
+     << "#include <stdint.h>\n\n"
      << "#include \"kiln/model_abi.h\"\n\n#ifdef __cplusplus\nextern \"C\" "
         "{\n#endif\n\n"
      << "/* The model's descriptor; pass it to kiln_model_open_descriptor(). "
         "Static data, never freed. */\n"
      << "const kiln_model_desc *" << p << "_descriptor(void);\n\n"
+     << "/* The compiled graph itself: every input, then every output, as "
+        "dense row-major\n"
+     << " * buffers of the sizes below (any alignment; outputs must not "
+        "overlap inputs).\n"
+     << " * *status becomes 0, or N when run-time check N failed (its message "
+        "is\n"
+     << " * " << p << "_descriptor()->check_messages[N - 1]). Calling it "
+        "directly skips the\n"
+     << " * runtime's checks and its thread pool; kiln_model_run() is the "
+        "supported route. */\n"
+     << "void " << p << "_main(" << entryParameters(model, true) << ");\n\n"
+     << "#define " << P << "_TARGET " << cString(model.triple) << "\n"
      << "#define " << P << "_NUM_INPUTS " << model.inputs.size() << "\n"
      << "#define " << P << "_NUM_OUTPUTS " << model.outputs.size() << "\n";
   auto describe = [&](StringRef kind, ArrayRef<TensorInfo> tensors) {
@@ -194,13 +353,20 @@ std::string generateModelHeader(const ModelInfo &model) {
       for (int64_t dim : tensor.shape)
         elements *= dim;
       std::string macro = P + "_" + kind.upper() + std::to_string(index);
-      os << "\n/* " << kind << " " << index << ": '" << tensor.name << "' */\n"
+      os << "\n/* " << kind << " " << index << ": '"
+         << commentText(tensor.name) << "' */\n"
          << "#define " << macro << "_NAME " << cString(tensor.name) << "\n"
-         << "#define " << macro << "_DTYPE " << tensor.dtype << "\n"
+         << "#define " << macro << "_DTYPE " << tensor.dtype << " /* "
+         << dtypeEnumName(tensor.dtype) << " */\n"
+         << "#define " << macro << "_CTYPE " << elementCType(tensor.dtype)
+         << "\n"
          << "#define " << macro << "_RANK " << tensor.shape.size() << "\n"
          << "#define " << macro << "_SHAPE {" << shapeList(tensor.shape)
          << "}\n"
-         << "#define " << macro << "_ELEMENTS " << elements << "\n";
+         << "#define " << macro << "_ELEMENTS " << elements << "\n"
+         << "#define " << macro << "_BYTES "
+         << elements * static_cast<int64_t>(elementSize(tensor.dtype))
+         << "\n";
     }
   };
   describe("input", model.inputs);
@@ -209,24 +375,48 @@ std::string generateModelHeader(const ModelInfo &model) {
   return header;
 }
 
+std::string headerPathFor(StringRef outputPath) {
+  SmallString<256> headerPath(outputPath);
+  sys::path::replace_extension(headerPath, ".h");
+  return std::string(headerPath);
+}
+
+bool compileDescriptor(const ModelInfo &model, PackageKind kind,
+                       StringRef workDir, std::string &bitcodePath,
+                       std::string &error) {
+  SmallString<256> source(workDir), bitcode(workDir);
+  sys::path::append(source, model.prefix + "_descriptor.c");
+  sys::path::append(bitcode, model.prefix + "_descriptor.bc");
+  if (!writeFile(source,
+                 generateDescriptorSource(
+                     model, kind == PackageKind::SharedLibrary),
+                 error))
+    return false;
+  // Freestanding: the descriptor needs only <stdint.h>, which clang brings,
+  // so no SDK or sysroot of the target is needed (Android, iOS).
+  std::string clang = findTool("clang", "KILN_CLANG");
+  if (!runTool({clang, "--target=" + model.triple, "-O2", "-ffreestanding",
+                "-fPIC", "-fvisibility=hidden", "-fno-stack-protector",
+                "-I", runtimeIncludeDir(),
+                "-emit-llvm", "-c", std::string(source), "-o",
+                std::string(bitcode)},
+               workDir, error))
+    return false;
+  bitcodePath = std::string(bitcode);
+  return true;
+}
+
 bool packageModel(const ModelInfo &model, PackageKind kind,
                   StringRef modelObject, StringRef workDir,
                   StringRef outputPath, std::string &error) {
-  bool shared = kind == PackageKind::SharedLibrary;
-  SmallString<256> descSource(workDir), descObject(workDir);
-  sys::path::append(descSource, model.prefix + "_descriptor.c");
-  sys::path::append(descObject, model.prefix + "_descriptor.o");
-  if (!writeFile(descSource, generateDescriptorSource(model, shared), error))
-    return false;
-
-  std::string clang = findTool("clang", "KILN_CLANG");
-  if (!runTool({clang, "--target=" + model.triple, "-O2", "-fPIC",
-                "-fvisibility=hidden", "-I", KILN_RUNTIME_INCLUDE_DIR, "-c",
-                std::string(descSource), "-o", std::string(descObject)},
-               workDir, error))
-    return false;
-
-  if (shared) {
+  if (kind == PackageKind::SharedLibrary) {
+    if (isApple(model.triple)) {
+      error = "--emit so is not supported for " + model.triple +
+              ": use --emit obj or --emit static-lib and link the model "
+              "into the app with Xcode";
+      return false;
+    }
+    std::string clang = findTool("clang", "KILN_CLANG");
     // Only the descriptor functions are exported; everything else is local.
     SmallString<256> versionScript(workDir);
     sys::path::append(versionScript, "exports.map");
@@ -234,28 +424,29 @@ bool packageModel(const ModelInfo &model, PackageKind kind,
                          model.prefix + "_descriptor;\n  local: *;\n};\n";
     if (!writeFile(versionScript, script, error))
       return false;
-    return runTool({clang, "--target=" + model.triple, "-shared",
-                    "-fuse-ld=lld", "-Wl,--version-script=" +
-                                        std::string(versionScript),
-                    "-Wl,-z,noexecstack", "-o", outputPath.str(),
-                    modelObject.str(), std::string(descObject), "-lm"},
-                   workDir, error);
+    if (runTool({clang, "--target=" + model.triple, "-shared", "-fuse-ld=lld",
+                 "-Wl,--version-script=" + std::string(versionScript),
+                 "-Wl,-z,noexecstack", "-o", outputPath.str(),
+                 modelObject.str(), "-lm"},
+                workDir, error))
+      return true;
+    llvm::Triple triple(model.triple);
+    if (triple.getArch() != llvm::Triple(sys::getDefaultTargetTriple())
+                                .getArch() ||
+        triple.isAndroid())
+      error += "\nlinking a shared library for " + model.triple +
+               " needs that target's C library (for aarch64 Linux, Debian's "
+               "libc6-dev-arm64-cross and libgcc-12-dev-arm64-cross); "
+               "--emit obj and --emit static-lib need none";
+    return false;
   }
 
-  // Relocatable object or archive: one merged object, plus the header.
-  SmallString<256> merged(workDir);
-  sys::path::append(merged, model.prefix + ".o");
-  std::string lld = findTool("ld.lld", "KILN_LLD");
-  if (!runTool({lld, "-r", "-o", std::string(merged), modelObject.str(),
-                std::string(descObject)},
-               workDir, error))
-    return false;
-  SmallString<256> headerPath(outputPath);
-  sys::path::replace_extension(headerPath, ".h");
-  if (!writeFile(headerPath, generateModelHeader(model), error))
+  if (!writeFile(headerPathFor(outputPath), generateModelHeader(model),
+                 error))
     return false;
   if (kind == PackageKind::Object) {
-    if (std::error_code ec = sys::fs::copy_file(merged, outputPath)) {
+    sys::fs::remove(outputPath);
+    if (std::error_code ec = sys::fs::copy_file(modelObject, outputPath)) {
       error = "cannot write '" + outputPath.str() + "': " + ec.message();
       return false;
     }
@@ -263,8 +454,11 @@ bool packageModel(const ModelInfo &model, PackageKind kind,
   }
   sys::fs::remove(outputPath);
   std::string ar = findTool("llvm-ar", "KILN_AR");
-  return runTool({ar, "rcs", outputPath.str(), std::string(merged)}, workDir,
-                 error);
+  return runTool({ar,
+                  std::string("--format=") +
+                      (isApple(model.triple) ? "darwin" : "gnu"),
+                  "rcs", outputPath.str(), modelObject.str()},
+                 workDir, error);
 }
 
 } // namespace kiln

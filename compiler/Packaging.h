@@ -39,20 +39,34 @@ struct ModelInfo {
 std::string sanitizeSymbolPrefix(llvm::StringRef name);
 
 /// The C source of the descriptor and the `run` adapter. `forSharedLibrary`
-/// also defines the fixed-name `kiln_model_descriptor`.
+/// also defines the fixed-name `kiln_model_descriptor` (what the runtime's
+/// loader looks up in a .so); objects and archives define only prefixed
+/// symbols, so any number of models link into one program.
 std::string generateDescriptorSource(const ModelInfo &model,
                                      bool forSharedLibrary);
 
 /// The C header a program embedding the model includes.
 std::string generateModelHeader(const ModelInfo &model);
 
-/// Compiles the descriptor next to `modelObject` and writes `outputPath` as
-/// a shared library, a relocatable object or a static archive (and the
-/// header, for the latter two). `workDir` holds intermediate files.
 enum class PackageKind { SharedLibrary, Object, StaticLibrary };
+
+/// Writes the descriptor source into `workDir` and compiles it with clang for
+/// the model's triple into LLVM bitcode (`bitcodePath`), to be linked into the
+/// model's own LLVM module: one object file results on every object format.
+bool compileDescriptor(const ModelInfo &model, PackageKind kind,
+                       llvm::StringRef workDir, std::string &bitcodePath,
+                       std::string &error);
+
+/// Turns `modelObject` (the model with its descriptor linked in) into
+/// `outputPath`: a shared library, the object itself or a static archive; the
+/// latter two get the header beside them (`outputPath` with extension `.h`).
+/// `workDir` holds intermediate files.
 bool packageModel(const ModelInfo &model, PackageKind kind,
                   llvm::StringRef modelObject, llvm::StringRef workDir,
                   llvm::StringRef outputPath, std::string &error);
+
+/// The header path written for `outputPath` (its extension replaced by .h).
+std::string headerPathFor(llvm::StringRef outputPath);
 
 } // namespace kiln
 

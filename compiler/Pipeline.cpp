@@ -243,14 +243,20 @@ LogicalResult compileModel(MLIRContext &context,
       llvm::sys::fs::remove_directories(workDir);
   });
 
-  SmallString<256> objectPath(workDir);
-  llvm::sys::path::append(objectPath, info.prefix + "_model.o");
-  if (failed(emitObjectFile(module, *target, entrySymbol, objectPath, error)))
-    return fail(error);
   PackageKind kind = options.emit == EmitKind::Object ? PackageKind::Object
                      : options.emit == EmitKind::StaticLibrary
                          ? PackageKind::StaticLibrary
                          : PackageKind::SharedLibrary;
+  // The descriptor (C, compiled to bitcode) is linked into the model's LLVM
+  // module: one object, whatever the object format.
+  std::string descriptorBitcode;
+  if (!compileDescriptor(info, kind, workDir, descriptorBitcode, error))
+    return fail(error);
+  SmallString<256> objectPath(workDir);
+  llvm::sys::path::append(objectPath, info.prefix + ".o");
+  if (failed(emitObjectFile(module, *target, entrySymbol, objectPath, error,
+                            {descriptorBitcode})))
+    return fail(error);
   if (!packageModel(info, kind, objectPath, workDir, options.outputPath,
                     error))
     return fail(error);

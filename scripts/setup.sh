@@ -6,7 +6,8 @@
 #   bash scripts/setup.sh
 #
 # 1. apt-get: LLVM/MLIR 22, clang/lld 22, protobuf, ONNX (C++), GoogleTest, CMake,
-#    Ninja, ccache, python3-venv (only the packages that are missing; `apt-get update`
+#    Ninja, ccache, python3-venv, the AArch64 cross compilers and qemu-user (only the
+#    packages that are missing; `apt-get update`
 #    runs first whenever something is installed).
 # 2. .venv: a Python virtual environment in the repository with the exact versions of
 #    requirements.txt (reinstalled only when that file changes).
@@ -44,6 +45,11 @@ APT_PACKAGES=(
   cmake ninja-build ccache build-essential pkg-config
   # Python for tests and generators (.venv)
   python3 python3-venv
+  # cross-compiling for AArch64 Linux (kiln --target aarch64-linux-gnu, the
+  # CMake toolchain file cmake/toolchains/aarch64-linux-gnu.cmake) and running
+  # the results under qemu in the tests
+  gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
+  libgcc-12-dev-arm64-cross qemu-user
 )
 
 DRY_RUN=0

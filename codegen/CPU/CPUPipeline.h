@@ -34,10 +34,15 @@ void buildCPUCodegenPipeline(mlir::OpPassManager &pm, const CPUTarget &target);
 
 /// Translates an LLVM-dialect module to LLVM IR, optimizes it at O3 and writes
 /// a position-independent object file. Every symbol but `entrySymbol` gets
-/// internal linkage, so several models link into one program.
+/// internal linkage, so several models link into one program. The LLVM
+/// bitcode files in `linkBitcode` (the model's descriptor, compiled from C for
+/// the same target) are linked into the module after that and keep their own
+/// linkage, so the result is one object for every object format (Mach-O has
+/// no relocatable link in lld).
 llvm::LogicalResult emitObjectFile(mlir::ModuleOp module, const CPUTarget &target,
                              llvm::StringRef entrySymbol, llvm::StringRef path,
-                             std::string &error);
+                             std::string &error,
+                             llvm::ArrayRef<std::string> linkBitcode = {});
 
 /// Translates to LLVM IR and writes it as text (for --emit llvm).
 llvm::LogicalResult emitLLVMIR(mlir::ModuleOp module, const CPUTarget &target,

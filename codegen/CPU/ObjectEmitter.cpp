@@ -14,9 +14,12 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
@@ -51,11 +54,10 @@ createTargetMachine(const CPUTarget &target, std::string &error) {
 
 /// Translates to LLVM IR with the target's triple and data layout and runs
 /// the O3 pipeline over it.
-std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp module,
-                                                   StringRef entrySymbol,
-                                                   llvm::LLVMContext &context,
-                                                   llvm::TargetMachine &machine,
-                                                   std::string &error) {
+std::unique_ptr<llvm::Module>
+translateAndOptimize(ModuleOp module, StringRef entrySymbol,
+                     llvm::LLVMContext &context, llvm::TargetMachine &machine,
+                     std::string &error, ArrayRef<std::string> linkBitcode = {}) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -72,6 +74,20 @@ std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp module,
   for (llvm::GlobalValue &global : llvmModule->global_values())
     if (!global.isDeclaration() && global.getName() != entrySymbol)
       global.setLinkage(llvm::GlobalValue::InternalLinkage);
+  for (const std::string &path : linkBitcode) {
+    llvm::SMDiagnostic diag;
+    std::unique_ptr<llvm::Module> extra = llvm::parseIRFile(path, diag, context);
+    if (!extra) {
+      error = "cannot read '" + path + "': " + diag.getMessage().str();
+      return nullptr;
+    }
+    extra->setTargetTriple(machine.getTargetTriple());
+    extra->setDataLayout(machine.createDataLayout());
+    if (llvm::Linker::linkModules(*llvmModule, std::move(extra))) {
+      error = "cannot link '" + path + "' into the model";
+      return nullptr;
+    }
+  }
   for (llvm::Function &function : *llvmModule) {
     if (function.isDeclaration())
       continue;
@@ -110,14 +126,16 @@ std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp module,
 
 LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
                              StringRef entrySymbol, StringRef path,
-                             std::string &error) {
+                             std::string &error,
+                             ArrayRef<std::string> linkBitcode) {
   std::unique_ptr<llvm::TargetMachine> machine =
       createTargetMachine(target, error);
   if (!machine)
     return failure();
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvmModule =
-      translateAndOptimize(module, entrySymbol, context, *machine, error);
+      translateAndOptimize(module, entrySymbol, context, *machine, error,
+                           linkBitcode);
   if (!llvmModule)
     return failure();
 
