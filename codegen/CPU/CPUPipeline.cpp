@@ -5,6 +5,7 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -136,6 +137,17 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // bfloat16 conversions as integer ops (before any *-to-llvm pass, they convert arith too): LLVM would call __truncsfbf2, which
+  // a model .so does not link (compiler-rt is not linked in).
+  // Arithmetic on bf16 is done in f32 (x86 has no bf16 arithmetic before
+  // AVX512-BF16, and LLVM's promotion calls the same missing routine).
+  arith::ArithEmulateUnsupportedFloatsOptions emulateOptions;
+  emulateOptions.sourceTypeStrs = {"bf16"};
+  emulateOptions.targetTypeStr = "f32";
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulateOptions));
+  arith::ArithExpandOpsPassOptions expandOptions;
+  expandOptions.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expandOptions));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   ConvertVectorToLLVMPassOptions vectorOptions;
   vectorOptions.vectorContractLowering =

@@ -331,7 +331,7 @@ def save_inputs(feeds: Mapping[str, np.ndarray], folder: Path) -> dict[str, Path
     paths = {}
     for i, (name, value) in enumerate(feeds.items()):
         path = folder / f"in{i}.npy"
-        np.save(path, np.ascontiguousarray(value))
+        np.save(path, np.array(value, order="C"))  # ascontiguousarray makes 0-d 1-d
         paths[name] = path
     return paths
 

@@ -1,0 +1,579 @@
+"""kiln's conformance suite: every ONNX backend node test, through kiln and onnxruntime.
+
+Each test folder (model.onnx + test_data_set_N/) of the pinned onnx package is compiled
+with `kiln compile`, run with the runtime-only runner `kiln-run` on every data set, and
+compared with the expected outputs at ONNX's tolerances (rtol 1e-3, atol 1e-7; floats also
+compare NaN positions, other types compare exactly, dtypes and shapes must match). The same
+test runs through onnxruntime (all graph optimizations on) in the same run. Each test ends
+as one of:
+
+  pass      every data set matched
+  fail      kiln compiled and ran it but an output is wrong (numbers, shape or dtype), or the
+            run itself reported an error
+  rejected  kiln compile exited non-zero with a diagnostic ("kiln: error: ...") and no
+            crash report
+  crash     a signal, an abort, an internal-error report, or no answer within the limit
+
+Usage (from the repository root, after scripts/setup.sh):
+
+  .venv/bin/python test/conformance/run.py              # run all, print totals
+  .venv/bin/python test/conformance/run.py --check      # CI: compare with the expectations
+  .venv/bin/python test/conformance/run.py --update     # rewrite expectations + docs/conformance.md
+  .venv/bin/python test/conformance/run.py -k gather    # only tests whose name contains 'gather'
+
+--check fails when a test listed in expected_pass.txt stops passing, when any test crashes,
+or when a test fails with wrong numbers and is not listed in known_failures.txt.
+
+Files beside this script:
+  expected_pass.txt   the tests that pass (rewritten by --update)
+  known_failures.txt  `test_name: cause` for tests allowed to fail with wrong numbers
+  tolerances.txt      `test_name rtol atol: reason` for tests whose tolerance is relaxed
+  op_notes.txt        `OpType: reason` for default-domain operators kiln does not support
+
+Environment: KILN_BUILD_DIR (default build), KILN_CONFORMANCE_JOBS (default: CPUs, at most 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import concurrent.futures
+import dataclasses
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO / "test" / "e2e"))
+sys.path.insert(0, str(HERE))
+
+import harness  # noqa: E402  (run_command, crash markers, tool paths)
+import node_data  # noqa: E402
+
+RTOL = 1e-3
+ATOL = 1e-7
+TIME_LIMIT = 120  # seconds per kiln compile and per kiln-run of one data set
+
+EXPECTED_PASS = HERE / "expected_pass.txt"
+KNOWN_FAILURES = HERE / "known_failures.txt"
+TOLERANCES = HERE / "tolerances.txt"
+OP_NOTES = HERE / "op_notes.txt"
+DOC = REPO / "docs" / "conformance.md"
+
+
+#===----------------------------------------------------------------------===//
+# Expectation files
+#===----------------------------------------------------------------------===//
+
+
+def _lines(path: Path) -> list[str]:
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            out.append(line)
+    return out
+
+
+def read_expected_pass() -> set[str]:
+    return set(_lines(EXPECTED_PASS))
+
+
+def read_colon_file(path: Path) -> dict[str, str]:
+    """`key: text` lines."""
+    out = {}
+    for line in _lines(path):
+        key, _, text = line.partition(":")
+        out[key.strip()] = text.strip()
+    return out
+
+
+@dataclasses.dataclass
+class Tolerance:
+    rtol: float
+    atol: float
+    reason: str
+
+
+def read_tolerances() -> dict[str, Tolerance]:
+    out = {}
+    for key, text in read_colon_file(TOLERANCES).items():
+        name, rtol, atol = key.split()
+        out[name] = Tolerance(float(rtol), float(atol), text)
+    return out
+
+
+#===----------------------------------------------------------------------===//
+# One test
+#===----------------------------------------------------------------------===//
+
+
+@dataclasses.dataclass
+class Outcome:
+    name: str
+    op: str
+    kiln: str = ""          # pass / fail / rejected / crash
+    kiln_detail: str = ""   # first lines of the reason when not pass
+    ort: str = ""           # pass / fail / error
+    ort_detail: str = ""
+    seconds: float = 0.0
+
+
+def main_op(model) -> str:
+    """The operator a node test is about: its only node that is not a Constant, else the
+    last node."""
+    ops = [n.op_type for n in model.graph.node]
+    real = [o for o in ops if o != "Constant"]
+    if len(real) == 1:
+        return real[0]
+    return ops[-1] if ops else "?"
+
+
+def load_data_sets(folder: Path, model) -> list[tuple[dict, list]]:
+    """[(inputs by name, expected outputs in order)] per test_data_set_N."""
+    from onnx import TensorProto, numpy_helper
+
+    inputs_info = [i for i in model.graph.input]
+    sets = []
+    for data in sorted(folder.glob("test_data_set_*"), key=lambda p: int(p.name.rsplit("_", 1)[1])):
+        feeds, outs = {}, []
+        for j, info in enumerate(inputs_info):
+            path = data / f"input_{j}.pb"
+            if not path.is_file():
+                break
+            feeds[info.name] = _read_tensor(path, info)
+        j = 0
+        while (data / f"output_{j}.pb").is_file():
+            outs.append(_read_tensor(data / f"output_{j}.pb", model.graph.output[j]))
+            j += 1
+        sets.append((feeds, outs))
+    return sets
+
+
+def _read_tensor(path: Path, info):
+    """A TensorProto as a numpy array; other kinds (sequence, optional, map) as None (kiln
+    rejects such graphs before they run)."""
+    from onnx import TensorProto, numpy_helper
+
+    if info.type.WhichOneof("value") != "tensor_type":
+        return None
+    t = TensorProto()
+    t.ParseFromString(path.read_bytes())
+    return numpy_helper.to_array(t)
+
+
+def _file_stem(name: str, index: int, taken: set) -> str:
+    """kiln-run's file name for an output (tools/kiln-run: safeFileStem)."""
+    stem = "".join(c if (c.isascii() and (c.isalnum() or c in "_-.")) else "_" for c in name[:200])
+    if stem.startswith("."):
+        stem = "_" + stem[1:]
+    if not stem:
+        stem = f"output_{index}"
+    while stem in taken:
+        stem += f"_{index}"
+    taken.add(stem)
+    return stem
+
+
+def _as_runner_array(value: np.ndarray) -> np.ndarray:
+    """What kiln-run reads: bfloat16 as its uint16 bit patterns, everything C-contiguous."""
+    if value.dtype.name == "bfloat16":
+        value = value.view(np.uint16)
+    return np.array(value, order="C", copy=True)  # ascontiguousarray would make 0-d arrays 1-d
+
+
+def compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
+    if want.dtype.name == "bfloat16" and got.dtype == np.uint16:
+        got = got.view(want.dtype)
+    if got.dtype != want.dtype:
+        return f"dtype {got.dtype}, expected {want.dtype}"
+    if got.shape != want.shape:
+        return f"shape {got.shape}, expected {want.shape}"
+    if want.dtype.kind in "fc" or want.dtype.name in ("bfloat16", "float16"):
+        g = got.astype(np.float64) if want.dtype.name == "bfloat16" else got
+        w = want.astype(np.float64) if want.dtype.name == "bfloat16" else want
+        try:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        except AssertionError as e:
+            lines = [l for l in str(e).splitlines() if l.strip()]
+            return " ".join(lines[1:4])[:300]
+        return None
+    if not np.array_equal(got, want):
+        bad = np.argwhere(got != want)
+        idx = tuple(bad[0]) if bad.size else ()
+        return f"{len(bad)} of {want.size} elements differ; first at {idx}: {got[idx]!r} vs {want[idx]!r}"
+    return None
+
+
+def _first_lines(text: str, n: int = 2, width: int = 300) -> str:
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    return " | ".join(lines[:n])[:width]
+
+
+def run_kiln(folder: Path, model, data_sets, tol: Tolerance | None, work: Path,
+             tools: dict) -> tuple[str, str]:
+    work.mkdir(parents=True, exist_ok=True)
+    artifact = work / "model.so"
+    r = harness.run_command([tools["kiln"], "compile", folder / "model.onnx", "-o", artifact],
+                            TIME_LIMIT)
+    if r.timed_out:
+        return "crash", f"kiln compile did not finish within {TIME_LIMIT} s"
+    if r.returncode < 0:
+        return "crash", f"kiln compile killed by signal {-r.returncode}: {_first_lines(r.stderr)}"
+    marker = harness.crash_marker(r.stderr)
+    if marker:
+        return "crash", f"kiln compile internal error ({marker}): {_first_lines(r.stderr)}"
+    if r.returncode != 0:
+        if "kiln: error:" not in r.stderr:
+            return "crash", f"kiln compile failed without a diagnostic: {_first_lines(r.stderr)}"
+        return "rejected", _first_lines(r.stderr, 1)
+    if not artifact.is_file():
+        return "crash", "kiln compile exited 0 but wrote no artifact"
+    rtol, atol = (tol.rtol, tol.atol) if tol else (RTOL, ATOL)
+    for k, (feeds, expected) in enumerate(data_sets):
+        out_dir = work / f"out{k}"
+        out_dir.mkdir(exist_ok=True)
+        cmd = [tools["kiln-run"], artifact, "--threads", "1", "--output-dir", out_dir]
+        for j, (name, value) in enumerate(feeds.items()):
+            path = work / f"in{k}_{j}.npy"
+            np.save(path, _as_runner_array(value))
+            cmd += ["--input", f"{name}={path}"]
+        r = harness.run_command(cmd, TIME_LIMIT)
+        if r.timed_out:
+            return "crash", f"kiln-run did not finish within {TIME_LIMIT} s (data set {k})"
+        if r.returncode < 0:
+            return "crash", f"kiln-run killed by signal {-r.returncode} (data set {k})"
+        if r.returncode != 0:
+            return "fail", f"kiln-run failed on data set {k}: {_first_lines(r.stderr, 1)}"
+        taken: set = set()
+        for j, want in enumerate(expected):
+            out_name = model.graph.output[j].name
+            path = out_dir / f"{_file_stem(out_name, j, taken)}.npy"
+            if not path.is_file():
+                return "fail", f"no output {out_name!r} written (data set {k})"
+            problem = compare(np.load(path, allow_pickle=False), want, rtol, atol)
+            if problem:
+                return "fail", f"output {out_name!r} (data set {k}): {problem}"
+    return "pass", ""
+
+
+def run_ort(folder: Path, data_sets, tol: Tolerance | None) -> tuple[str, str]:
+    import onnxruntime as ort
+
+    rtol, atol = (tol.rtol, tol.atol) if tol else (RTOL, ATOL)
+    try:
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 4
+        opts.intra_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        sess = ort.InferenceSession(str(folder / "model.onnx"), opts,
+                                    providers=["CPUExecutionProvider"])
+        names = [o.name for o in sess.get_outputs()]
+        for k, (feeds, expected) in enumerate(data_sets):
+            if any(v is None for v in feeds.values()) or any(v is None for v in expected):
+                return "error", "non-tensor inputs or outputs (not compared here)"
+            got = sess.run(names, feeds)
+            for j, want in enumerate(expected):
+                problem = compare(np.asarray(got[j]), want, rtol, atol)
+                if problem:
+                    return "fail", f"output {names[j]!r} (data set {k}): {problem}"
+    except Exception as e:  # onnxruntime rejects the model or fails to run it
+        return "error", _first_lines(f"{type(e).__name__}: {e}", 1)
+    return "pass", ""
+
+
+def run_one(folder: Path, work_root: Path, tolerances: dict, tools: dict, keep: bool,
+            with_ort: bool) -> Outcome:
+    import onnx
+
+    start = time.monotonic()
+    model = onnx.load(str(folder / "model.onnx"), load_external_data=False)
+    out = Outcome(folder.name, main_op(model))
+    try:
+        data_sets = load_data_sets(folder, model)
+    except Exception as e:
+        out.kiln, out.kiln_detail = "crash", f"the runner could not read the test data: {e}"
+        return out
+    tol = tolerances.get(folder.name)
+    work = work_root / folder.name
+    if work.exists():
+        shutil.rmtree(work)
+    if any(v is None for f, e in data_sets for v in list(f.values()) + e):
+        # Sequence/optional/map values: kiln must reject the graph; running is not possible.
+        out.kiln, out.kiln_detail = run_kiln(folder, model, [], tol, work, tools)
+        if out.kiln == "pass":
+            out.kiln, out.kiln_detail = "fail", "compiled a graph with non-tensor values"
+    else:
+        out.kiln, out.kiln_detail = run_kiln(folder, model, data_sets, tol, work, tools)
+    if out.kiln == "pass" and not keep:
+        shutil.rmtree(work, ignore_errors=True)
+    if with_ort:
+        out.ort, out.ort_detail = run_ort(folder, data_sets, tol)
+    out.seconds = time.monotonic() - start
+    return out
+
+
+#===----------------------------------------------------------------------===//
+# The suite
+#===----------------------------------------------------------------------===//
+
+
+def run_suite(names_filter: list[str], jobs: int, keep: bool, with_ort: bool,
+              progress: bool) -> tuple[list[Outcome], float, Path]:
+    build = harness.build_dir()
+    tools = {"kiln": harness.tool_path("kiln"), "kiln-run": harness.tool_path("kiln-run")}
+    for t in tools.values():
+        if not t.is_file():
+            sys.exit(f"run.py: {t} not found: build kiln first (bash scripts/setup.sh)")
+    data_dir = node_data.node_test_dir(build / "conformance" / "node-data")
+    folders = sorted(p for p in data_dir.iterdir() if (p / "model.onnx").is_file())
+    if names_filter:
+        folders = [f for f in folders if any(k in f.name for k in names_filter)]
+    work_root = build / "conformance" / "work"
+    work_root.mkdir(parents=True, exist_ok=True)
+    tolerances = read_tolerances()
+    start = time.monotonic()
+    results: list[Outcome] = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(run_one, f, work_root, tolerances, tools, keep, with_ort)
+                   for f in folders]
+        for i, fut in enumerate(futures):
+            results.append(fut.result())
+            if progress and (i + 1) % 100 == 0:
+                print(f"  {i + 1}/{len(futures)} tests, {time.monotonic() - start:.0f} s",
+                      flush=True)
+    return results, time.monotonic() - start, data_dir
+
+
+def totals(results: list[Outcome]) -> dict:
+    c = collections.Counter(r.kiln for r in results)
+    o = collections.Counter(r.ort for r in results)
+    return {"tests": len(results), "pass": c["pass"], "fail": c["fail"],
+            "rejected": c["rejected"], "crash": c["crash"], "ort_pass": o["pass"],
+            "ort_fail": o["fail"], "ort_error": o["error"]}
+
+
+def check(results: list[Outcome], full_run: bool) -> list[str]:
+    """What makes --check fail."""
+    expected = read_expected_pass()
+    known = read_colon_file(KNOWN_FAILURES)
+    by_name = {r.name: r for r in results}
+    problems = []
+    for r in results:
+        if r.kiln == "crash":
+            problems.append(f"CRASH {r.name}: {r.kiln_detail}")
+        elif r.kiln == "fail" and r.name not in known:
+            problems.append(f"WRONG {r.name}: {r.kiln_detail} (kiln must reject what it cannot "
+                            f"compute; or list it in known_failures.txt with its cause)")
+    for name in sorted(expected):
+        r = by_name.get(name)
+        if r is None:
+            if full_run:
+                problems.append(f"MISSING {name}: listed in expected_pass.txt but no such test")
+        elif r.kiln != "pass":
+            problems.append(f"REGRESSED {name}: now {r.kiln}: {r.kiln_detail}")
+    if len(known) > 10:
+        problems.append(f"known_failures.txt lists {len(known)} tests; the limit is 10")
+    return problems
+
+
+def print_summary(results: list[Outcome], seconds: float) -> None:
+    t = totals(results)
+    n = max(1, t["tests"])
+    print(f"\nkiln: {t['pass']} pass ({100 * t['pass'] / n:.1f}%), {t['fail']} fail, "
+          f"{t['rejected']} rejected, {t['crash']} crash, of {t['tests']} node tests "
+          f"in {seconds:.0f} s")
+    if any(r.ort for r in results):
+        print(f"onnxruntime: {t['ort_pass']} pass ({100 * t['ort_pass'] / n:.1f}%), "
+              f"{t['ort_fail']} fail, {t['ort_error']} error")
+    for r in results:
+        if r.kiln in ("fail", "crash"):
+            print(f"  {r.kiln.upper():5s} {r.name}: {r.kiln_detail}")
+
+
+#===----------------------------------------------------------------------===//
+# docs/conformance.md
+#===----------------------------------------------------------------------===//
+
+
+def _reason_class(detail: str) -> str:
+    """A rejection message with the node's name taken out, to group by cause."""
+    d = re.sub(r"^kiln: error: ", "", detail)
+    d = re.sub(r"node '[^']*' ", "", d)
+    d = re.sub(r"'[^']*'", "'…'", d)
+    d = re.sub(r"\d+", "N", d)
+    return d[:160]
+
+
+def default_domain_ops() -> list[str]:
+    import onnx.defs
+
+    ops = set()
+    for s in onnx.defs.get_all_schemas_with_history():
+        if s.domain == "" and not s.deprecated:
+            ops.add(s.name)
+    return sorted(ops)
+
+
+def write_doc(results: list[Outcome], seconds: float, data_dir: Path) -> None:
+    import onnx
+    import onnxruntime
+
+    t = totals(results)
+    n = max(1, t["tests"])
+    known = read_colon_file(KNOWN_FAILURES)
+    tols = read_tolerances()
+    notes = read_colon_file(OP_NOTES)
+    by_op: dict[str, list[Outcome]] = collections.defaultdict(list)
+    for r in results:
+        by_op[r.op].append(r)
+
+    L = []
+    L.append("# Conformance: the ONNX backend node tests\n")
+    L.append("Generated by `.venv/bin/python test/conformance/run.py --update`; do not edit by "
+             "hand. How the suite works: [test/conformance/run.py](../test/conformance/run.py).\n")
+    L.append(f"Every test of onnx {onnx.__version__}'s `onnx/backend/test/case/node` (each "
+             f"`_expanded` variant on its own; the wheel ships the definitions, the data is "
+             f"written from them by test/conformance/node_data.py), compiled with kiln, run "
+             f"with kiln-run, compared with the expected outputs at rtol {RTOL:g}, atol "
+             f"{ATOL:g}. onnxruntime {onnxruntime.__version__} (all graph optimizations on) "
+             f"runs the same tests in the same run. Time for the whole suite: {seconds:.0f} s "
+             f"on {os.cpu_count()} CPUs.\n")
+    L.append("## Totals\n")
+    L.append("| | pass | fail (wrong numbers) | rejected (clean error) | crash | tests |")
+    L.append("|---|---|---|---|---|---|")
+    L.append(f"| kiln | {t['pass']} ({100 * t['pass'] / n:.1f}%) | {t['fail']} | "
+             f"{t['rejected']} | {t['crash']} | {t['tests']} |")
+    L.append(f"| onnxruntime {onnxruntime.__version__} | {t['ort_pass']} "
+             f"({100 * t['ort_pass'] / n:.1f}%) | {t['ort_fail']} | {t['ort_error']} "
+             f"(error) | – | {t['tests']} |\n")
+
+    L.append("## Tests that fail with wrong numbers\n")
+    fails = [r for r in results if r.kiln in ("fail", "crash")]
+    if not fails:
+        L.append("None.\n")
+    else:
+        L.append("| test | result | cause |")
+        L.append("|---|---|---|")
+        for r in fails:
+            cause = known.get(r.name, "not analysed yet")
+            L.append(f"| {r.name} | {r.kiln}: {r.kiln_detail.replace('|', '/')} | {cause} |")
+        L.append("")
+
+    L.append("## Relaxed tolerances\n")
+    if not tols:
+        L.append("None: every test uses rtol 1e-3, atol 1e-7.\n")
+    else:
+        L.append("| test | rtol | atol | reason |")
+        L.append("|---|---|---|---|")
+        for name, tl in sorted(tols.items()):
+            L.append(f"| {name} | {tl.rtol:g} | {tl.atol:g} | {tl.reason} |")
+        L.append("")
+
+    L.append("## Why tests are rejected\n")
+    L.append("kiln rejects what it cannot compile with an error naming the node. The causes, "
+             "grouped (node names and numbers elided):\n")
+    causes = collections.Counter(_reason_class(r.kiln_detail) for r in results
+                                 if r.kiln == "rejected")
+    L.append("| tests | cause |")
+    L.append("|---|---|")
+    for cause, count in causes.most_common():
+        L.append(f"| {count} | {cause.replace('|', '/')} |")
+    L.append("")
+
+    L.append("## Default-domain operators kiln does not support\n")
+    L.append("Operators of the default ONNX domain with no passing node test. The reason is "
+             "from test/conformance/op_notes.txt where one is written, else kiln's own "
+             "rejection message.\n")
+    L.append("| operator | tests | reason |")
+    L.append("|---|---|---|")
+    for op in default_domain_ops():
+        rs = by_op.get(op, [])
+        if any(r.kiln == "pass" for r in rs):
+            continue
+        reason = notes.get(op)
+        if reason is None:
+            rej = [r for r in rs if r.kiln == "rejected"]
+            reason = (_reason_class(rej[0].kiln_detail) if rej else
+                      "no node test of its own" if not rs else rs[0].kiln_detail)
+        L.append(f"| {op} | {len(rs)} | {reason.replace('|', '/')} |")
+    L.append("")
+
+    L.append("## Pass rate per operator\n")
+    L.append("| operator | kiln pass | onnxruntime pass | tests |")
+    L.append("|---|---|---|---|")
+    for op in sorted(by_op):
+        rs = by_op[op]
+        kp = sum(r.kiln == "pass" for r in rs)
+        op_ = sum(r.ort == "pass" for r in rs)
+        L.append(f"| {op} | {kp} | {op_} | {len(rs)} |")
+    L.append("")
+    DOC.write_text("\n".join(L))
+
+
+#===----------------------------------------------------------------------===//
+# main
+#===----------------------------------------------------------------------===//
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("-k", action="append", default=[], metavar="TEXT",
+                   help="only tests whose name contains TEXT (repeatable)")
+    p.add_argument("--check", action="store_true", help="fail on regressions (CI)")
+    p.add_argument("--update", action="store_true",
+                   help="rewrite expected_pass.txt and docs/conformance.md (full runs only)")
+    p.add_argument("--jobs", type=int,
+                   default=int(os.environ.get("KILN_CONFORMANCE_JOBS",
+                                              max(1, min(2, os.cpu_count() or 1)))))
+    p.add_argument("--keep", action="store_true", help="keep the work folders of passing tests")
+    p.add_argument("--no-ort", action="store_true", help="skip onnxruntime")
+    p.add_argument("--json", type=Path, help="write every outcome to this JSON file")
+    p.add_argument("--quiet", action="store_true")
+    args = p.parse_args()
+    if args.update and args.k:
+        p.error("--update needs the whole suite (no -k)")
+
+    results, seconds, data_dir = run_suite(args.k, args.jobs, args.keep, not args.no_ort,
+                                           not args.quiet)
+    json_path = args.json or (harness.build_dir() / "conformance" / "results.json")
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps({"totals": totals(results), "seconds": round(seconds, 1),
+                                     "tests": [dataclasses.asdict(r) for r in results]},
+                                    indent=1))
+    print_summary(results, seconds)
+    print(f"results: {json_path}")
+    if args.update:
+        EXPECTED_PASS.write_text(
+            "# ONNX backend node tests kiln passes (test/conformance/run.py --update).\n" +
+            "".join(f"{r.name}\n" for r in sorted(results, key=lambda r: r.name)
+                    if r.kiln == "pass"))
+        write_doc(results, seconds, data_dir)
+        print(f"wrote {EXPECTED_PASS} and {DOC}")
+    if args.check:
+        problems = check(results, full_run=not args.k)
+        if problems:
+            print(f"\nconformance check FAILED ({len(problems)} problems):")
+            for line in problems:
+                print("  " + line)
+            return 1
+        newly = [r.name for r in results
+                 if r.kiln == "pass" and r.name not in read_expected_pass()]
+        if newly:
+            print(f"\n{len(newly)} tests pass that expected_pass.txt does not list yet "
+                  f"(run --update): {', '.join(newly[:10])}{' ...' if len(newly) > 10 else ''}")
+        print("conformance check passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
