@@ -11,8 +11,10 @@ models and drawing the chart use .venv-bench (scripts/setup-bench.sh); without i
 exported models are failure rows and the chart is skipped (said in the output).
 
 For each model, in one process, one model at a time:
-  1. compile with build/bin/kiln (cached: bench/_work/cache/, keyed by the model's sha256,
-     the kiln binary's size and mtime and the compile arguments; --recompile ignores it);
+  1. compile with build/bin/kiln (copied with kiln-run to bench/_work/bin-HASH/ at the start,
+     so one run uses one kiln even if build/ is rebuilt meanwhile; compiles are cached in
+     bench/_work/cache/, keyed by the model's sha256, the kiln binary's sha256 and the
+     compile arguments; --recompile ignores the cache);
   2. start-up: kiln = wall time of `kiln-run MODEL.so --inspect` (process start to model
      opened and ready, then exit); onnxruntime = InferenceSession creation in this process;
      median of --startup-runs after one untimed run of each;
@@ -87,6 +89,18 @@ def tail(text: str, lines: int = 25, chars: int = 4000) -> str:
 TIME = "/usr/bin/time"
 
 
+def address_space_limit(gib: float | None):
+    """A preexec_fn capping the child's address space (RLIMIT_AS) at GIB GiB, or None."""
+    if not gib:
+        return None
+    import resource
+    limit = int(gib * 2**30)
+
+    def apply():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
+
+
 def peak_rss_kb(cmd, timeout: float, **kw) -> tuple[int | None, str, str, float, int]:
     """Runs CMD to completion: (peak RSS in KiB, stdout, stderr, wall s, exit code).
 
@@ -134,6 +148,7 @@ class Config:
         self.round_seconds = args.round_seconds
         self.startup_runs = args.startup_runs
         self.compile_timeout = args.compile_timeout
+        self.compile_mem_gib = args.compile_mem_gib
         self.run_timeout = args.run_timeout
         self.recompile = args.recompile
         self.compile_only = args.compile_only
@@ -218,19 +233,41 @@ def sha256(path: pathlib.Path) -> str:
     return h.hexdigest()
 
 
+def snapshot_tools(cfg: Config) -> None:
+    """Copies build/bin/kiln and kiln-run to WORK/bin-HASH/ and uses the copies, so that the
+    whole run uses one kiln even if build/ is rebuilt meanwhile (kiln finds its runtime
+    headers in the source tree when not installed). HASH: sha256 of the kiln binary."""
+    cfg.kiln_build_mtime = datetime.datetime.fromtimestamp(
+        cfg.kiln.stat().st_mtime, datetime.timezone.utc).isoformat(timespec="seconds")
+    cfg.kiln_sha256 = sha256(cfg.kiln)
+    folder = cfg.work / f"bin-{cfg.kiln_sha256[:16]}-{sha256(cfg.kiln_run)[:8]}"
+    if cfg.kiln.parent.parent == folder:  # --build names a snapshot already
+        return
+    if not (folder / "bin" / "kiln-run").is_file():
+        tmp = folder.with_name(folder.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        (tmp / "bin").mkdir(parents=True)
+        shutil.copy2(cfg.kiln, tmp / "bin" / "kiln")
+        shutil.copy2(cfg.kiln_run, tmp / "bin" / "kiln-run")
+        shutil.rmtree(folder, ignore_errors=True)
+        tmp.rename(folder)
+    cfg.kiln, cfg.kiln_run = folder / "bin" / "kiln", folder / "bin" / "kiln-run"
+
+
 def compile_model(cfg: Config, name: str, model: pathlib.Path, digest: str) -> dict:
     """Compiles MODEL with kiln, or reuses the cached result (success or failure)."""
-    st = cfg.kiln.stat()
     args: list[str] = []
-    key_text = json.dumps([digest, st.st_size, st.st_mtime_ns, args])
+    key_text = json.dumps([digest, cfg.kiln_sha256, args])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
     folder = cfg.cache / f"{name}-{key}"
     record_path = folder / "compile.json"
     so = folder / f"{name}.so"
     if record_path.is_file() and not cfg.recompile:
         record = json.loads(record_path.read_text())
-        retry = (not record["ok"] and record.get("timed_out")
-                 and record.get("timeout_s", 0) < cfg.compile_timeout)
+        # A failure for want of time or memory is retried when more is given.
+        retry = not record["ok"] and (
+            (record.get("timed_out") and record.get("timeout_s", 0) < cfg.compile_timeout)
+            or (record.get("mem_limit_gib") or 1e9) < (cfg.compile_mem_gib or 1e9))
         if not retry and (not record["ok"] or so.is_file()):
             record["cached"] = True
             print(f"  compile: cached ({folder})", flush=True)
@@ -238,19 +275,23 @@ def compile_model(cfg: Config, name: str, model: pathlib.Path, digest: str) -> d
     folder.mkdir(parents=True, exist_ok=True)
     cmd = [str(cfg.kiln), "compile", str(model), "-o", str(so), *args]
     print(f"  compile: {shlex.join(cmd)}", flush=True)
-    record = {"command": cmd, "kiln_mtime": st.st_mtime, "model_sha256": digest,
-              "timeout_s": cfg.compile_timeout,
+    record = {"command": cmd, "kiln_sha256": cfg.kiln_sha256,
+              "kiln_build_mtime": cfg.kiln_build_mtime, "model_sha256": digest,
+              "timeout_s": cfg.compile_timeout, "mem_limit_gib": cfg.compile_mem_gib,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     try:
-        rss, out, err, wall, rc = peak_rss_kb(cmd, cfg.compile_timeout)
+        rss, out, err, wall, rc = peak_rss_kb(cmd, cfg.compile_timeout,
+                                              preexec_fn=address_space_limit(cfg.compile_mem_gib))
         record.update(ok=rc == 0 and so.is_file(), seconds=round(wall, 2),
                       peak_rss_mb=round(rss / 1024, 1) if rss else None, returncode=rc)
         if not record["ok"]:
             record["error"] = tail(err or out)
-            if rc < 0 or rc > 128 or "Command terminated by signal" in err:
-                # Killed (GNU time reports the signal; 9 is often the OOM killer).
-                record["error"] = (f"kiln was killed (exit status {rc}; peak RSS "
-                                   f"{record['peak_rss_mb']} MB)\n" + record["error"]).strip()
+            if rc < 0 or rc > 128:
+                # Killed or aborted (134 = SIGABRT, e.g. LLVM's "out of memory" at the
+                # address-space limit; 137 = SIGKILL, e.g. the OOM killer).
+                record["error"] = (f"kiln exited with status {rc} (peak RSS "
+                                   f"{record['peak_rss_mb']} MB, address-space limit "
+                                   f"{cfg.compile_mem_gib} GiB)\n" + record["error"]).strip()
     except TimeoutError as e:
         record.update(ok=False, timed_out=True, error=str(e))
     record_path.write_text(json.dumps(record, indent=1))
@@ -672,7 +713,7 @@ How to run it and what each column means: [bench/README.md](../bench/README.md).
 def write_docs(cfg: Config, out: pathlib.Path, doc: dict) -> None:
     docs = ROOT / "docs"
     (docs / "benchmarks").mkdir(parents=True, exist_ok=True)
-    shutil.copy(out / "results.json", docs / "benchmarks" / "results.json")
+    (docs / "benchmarks" / "results.json").write_text(json.dumps(doc, indent=1) + "\n")
     chart = ""
     if (out / "ratios.png").is_file():
         shutil.copy(out / "ratios.png", docs / "benchmarks" / "ratios.png")
@@ -697,6 +738,15 @@ def write_docs(cfg: Config, out: pathlib.Path, doc: dict) -> None:
     print(f"wrote {docs / 'benchmarks.md'}", flush=True)
 
 
+def default_mem_gib() -> float:
+    try:
+        kb = int(re.search(r"^MemTotal:\s*(\d+) kB", pathlib.Path("/proc/meminfo").read_text(),
+                           re.M).group(1))
+        return round(0.6 * kb / 2**20, 1)
+    except (OSError, AttributeError):
+        return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -718,13 +768,29 @@ def main(argv=None) -> int:
     p.add_argument("--startup-runs", type=int, default=5)
     p.add_argument("--seed", type=int, default=0, help="seed of the inputs")
     p.add_argument("--compile-timeout", type=float, default=3600)
+    p.add_argument("--compile-mem-gib", type=float, default=default_mem_gib(),
+                   help="address-space limit of kiln compile in GiB, so that a runaway compile "
+                   "fails by itself instead of starving the machine (default: 60%% of RAM; 0: none)")
     p.add_argument("--run-timeout", type=float, default=900)
     p.add_argument("--recompile", action="store_true", help="ignore the compile cache")
     p.add_argument("--compile-only", action="store_true", help="export and compile only")
     p.add_argument("--no-chart", action="store_true")
     p.add_argument("--docs", action="store_true", help="rewrite docs/benchmarks.md (needs --all)")
     p.add_argument("--notes", default=None, help="a file whose text goes under Notes in docs/benchmarks.md")
+    p.add_argument("--docs-from", default=None, metavar="RESULTS.json",
+                   help="rewrite docs/benchmarks.md from an earlier full run's results.json (and the "
+                   "ratios.png beside it), with --notes; measures nothing")
     args = p.parse_args(argv)
+    if args.docs_from:
+        src = pathlib.Path(args.docs_from)
+        doc = json.loads(src.read_text())
+        if args.notes:
+            doc["notes"] = pathlib.Path(args.notes).read_text()
+        names = [r["model"] for r in doc["results"]]
+        if names != list(SUITE):
+            p.error(f"{src} holds {names}, not the full suite {list(SUITE)}")
+        write_docs(None, src.parent, doc)
+        return 0
 
     todo: list[tuple[str, tuple]] = []
     names = list(SUITE) if args.all else args.models
@@ -747,13 +813,16 @@ def main(argv=None) -> int:
         if not tool.is_file():
             print(f"bench.py: {tool} not found: build kiln first (scripts/setup.sh)", file=sys.stderr)
             return 2
+    snapshot_tools(cfg)
     out = pathlib.Path(args.out)
     doc = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "machine": machine_info(), "loadavg_start": loadavg(),
            "settings": {"threads": cfg.threads, "rounds": cfg.rounds, "repeat": cfg.repeat or "auto",
                         "round_seconds": cfg.round_seconds, "startup_runs": cfg.startup_runs,
                         "seed": cfg.seed, "rtol": RTOL, "atol": ATOL,
-                        "command": shlex.join([sys.executable, *sys.argv])},
+                        "command": shlex.join([sys.executable, *sys.argv]),
+                        "kiln_sha256": cfg.kiln_sha256, "kiln_build_mtime": cfg.kiln_build_mtime,
+                        "kiln_snapshot": str(cfg.kiln.parent)},
            "results": []}
     if args.notes:
         doc["notes"] = pathlib.Path(args.notes).read_text()
