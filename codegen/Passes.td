@@ -54,6 +54,31 @@ def KilnHoistVectorTransfersPass
                            "mlir::affine::AffineDialect"];
 }
 
+def KilnEmitMicrokernelsPass
+    : Pass<"kiln-emit-microkernels", "mlir::ModuleOp"> {
+  let summary = "Lower matmul and NHWC convolutions on buffers to "
+                "register-blocked micro-kernel loop nests";
+  let description = [{
+    Works on linalg ops over buffers (after bufferization). `linalg.matmul`,
+    `linalg.batch_matmul`, `linalg.conv_2d_nhwc_hwcf` and
+    `linalg.depthwise_conv_2d_nhwc_hwc` become loop nests around a
+    register block (rows x vectors of output: 6x2 ymm on AVX2, 12x2 zmm on
+    AVX-512) whose accumulators are `scf.for` iter_args across the reduction
+    loops; the inner loop is B vector loads, A broadcasts and `vector.fma`.
+    Constant B (matmul weights, HWCF filters) is packed at compile time into
+    panels `[N/NR][reduction...][NR]` (a new `memref.global`). Edges: fewer
+    rows, masked loads/stores for the last vector. A `linalg.fill` of the
+    output just before the op becomes the accumulators' initial value. The
+    outermost loop is an `scf.parallel` marked `kiln.parallel`.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes of one vector register (16 for AVX-512, 8 for AVX2, 4 for NEON)">
+  ];
+}
+
 def KilnLowerStridedCopiesPass
     : Pass<"kiln-lower-strided-copies", "mlir::func::FuncOp"> {
   let summary = "Turn memref.copy between strided buffers into linalg.copy";

@@ -98,16 +98,6 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createKilnMaterializeChecksPass());
-  KilnTileAndVectorizePassOptions tileOptions;
-  tileOptions.vectorWidth = target.vectorWidth;
-  pm.addNestedPass<func::FuncOp>(createKilnTileAndVectorizePass(tileOptions));
-  // Without region simplification: on the tiled loop nests of MobileNetV2
-  // it took 38 s of a 44 s compile.
-  GreedyRewriteConfig cheapCanonicalize;
-  cheapCanonicalize.setRegionSimplificationLevel(
-      GreedySimplifyRegionLevel::Disabled);
-  pm.addPass(createCanonicalizerPass(cheapCanonicalize));
-  pm.addPass(createCSEPass());
 
   // Buffers: results become caller-provided out-params (the entry ABI).
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
@@ -121,8 +111,18 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   outParamOptions.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParamOptions));
   pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createKilnHoistVectorTransfersPass());
-  pm.addPass(createCanonicalizerPass());
+  // Matmul / conv / depthwise on buffers become register-blocked kernels
+  // (weights packed at compile time, accumulators carried in registers).
+  KilnEmitMicrokernelsPassOptions kernelOptions;
+  kernelOptions.vectorWidth = target.vectorWidth;
+  pm.addPass(createKilnEmitMicrokernelsPass(kernelOptions));
+  // Without region simplification: on large loop nests it dominated compile
+  // time (38 s of 44 s on MobileNetV2).
+  GreedyRewriteConfig cheapCanonicalize;
+  cheapCanonicalize.setRegionSimplificationLevel(
+      GreedySimplifyRegionLevel::Disabled);
+  pm.addPass(createCanonicalizerPass(cheapCanonicalize));
+  pm.addPass(createCSEPass());
   bufferization::BufferDeallocationPipelineOptions deallocOptions;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
 
@@ -137,10 +137,9 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  // bfloat16 conversions as integer ops (before any *-to-llvm pass, they convert arith too): LLVM would call __truncsfbf2, which
-  // a model .so does not link (compiler-rt is not linked in).
-  // Arithmetic on bf16 is done in f32 (x86 has no bf16 arithmetic before
-  // AVX512-BF16, and LLVM's promotion calls the same missing routine).
+  // bf16 arithmetic is done in f32 and bf16 conversions become integer ops,
+  // before any *-to-llvm pass (those convert arith too): otherwise LLVM calls
+  // __truncsfbf2, which a model .so does not link.
   arith::ArithEmulateUnsupportedFloatsOptions emulateOptions;
   emulateOptions.sourceTypeStrs = {"bf16"};
   emulateOptions.targetTypeStr = "f32";

@@ -1,0 +1,767 @@
+//===- EmitMicrokernels.cpp - register-blocked kernels on buffers ---------===//
+//
+// Replaces `linalg.matmul`, `linalg.batch_matmul`, `linalg.conv_2d_nhwc_hwcf`
+// and `linalg.depthwise_conv_2d_nhwc_hwc` on buffers by explicit loop nests
+// around a register-blocked micro-kernel:
+//  - matmul / conv: `rows` output rows x `vecs` vectors of output columns are
+//    accumulated in vector registers carried through the reduction loops
+//    (`scf.for` iter_args); each reduction step loads `vecs` vectors of B and
+//    broadcasts one A element per row into an FMA. Rows x vecs is sized to the
+//    register file (6 x 2 ymm on AVX2, 12 x 2 zmm on AVX-512).
+//  - depthwise: `rows` output columns x `vecs` vectors of channels, one input
+//    vector load per FMA.
+// A constant B (matmul weights, HWCF conv filters) is packed at compile time
+// into panels [N / NR][reduction...][NR] (zero padded), so a kernel reads one
+// contiguous stream of B. Edges: a block with fewer rows, and masked
+// loads/stores for the last vector of columns.
+// The outermost loop (row groups x column panels, or output rows x panels) is
+// an `scf.parallel` marked `kiln.parallel`, for the thread pool.
+// A `linalg.fill` of the output right before the op is folded into the
+// accumulators' initial value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/StringMap.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNEMITMICROKERNELSPASS
+#include "codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+constexpr StringLiteral kParallelAttr = "kiln.parallel";
+
+/// Rows x vectors of one broadcast-FMA register block.
+struct Blocking {
+  int64_t rows;
+  int64_t vecs;
+};
+
+/// Register file size for a vector width (x86: 16 ymm without AVX-512, 32
+/// zmm with it; NEON has 32 q registers).
+int64_t numRegisters(int64_t vectorWidth) { return vectorWidth == 8 ? 16 : 32; }
+
+/// Chooses the register block for `cols` output columns: the fewest padded
+/// columns, then the most vectors per row. rows*vecs accumulators + vecs B
+/// vectors + 1 broadcast fit the register file.
+Blocking chooseBlocking(int64_t cols, int64_t vectorWidth) {
+  int64_t regs = numRegisters(vectorWidth);
+  int64_t colVecs = (cols + vectorWidth - 1) / vectorWidth;
+  Blocking best{0, 0};
+  int64_t bestWaste = INT64_MAX;
+  int64_t maxVecs = regs == 16 ? 3 : 4;
+  for (int64_t vecs = std::min(maxVecs, colVecs); vecs >= 1; --vecs) {
+    int64_t waste = (colVecs + vecs - 1) / vecs * vecs - colVecs;
+    // 16 registers: 6x2 over 4x3 (more rows, same accumulators).
+    if (regs == 16 && vecs == 3 && colVecs % 2 == 0)
+      continue;
+    if (waste < bestWaste) {
+      bestWaste = waste;
+      int64_t rows = (regs - 1 - vecs) / vecs;
+      // Enough independent accumulators and not more than ~2 per register.
+      rows = std::min<int64_t>(rows, regs == 16 ? 6 * 2 / vecs + (vecs == 3)
+                                                : 24 / vecs);
+      best = {rows, vecs};
+    }
+  }
+  return best;
+}
+
+struct KernelBuilder {
+  OpBuilder &b;
+  Location loc;
+  int64_t vw;
+  VectorType vt;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y == 0 ? x : add(x, idx(y)); }
+  Value mul(Value x, int64_t y) {
+    return y == 1 ? x : arith::MulIOp::create(b, loc, x, idx(y)).getResult();
+  }
+
+  /// Mask of the first `lanes` lanes, or null for a full vector.
+  Value mask(int64_t lanes) {
+    if (lanes >= vw)
+      return {};
+    SmallVector<bool> bits(vw, false);
+    for (int64_t i = 0; i < lanes; ++i)
+      bits[i] = true;
+    auto type = VectorType::get({vw}, b.getI1Type());
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, bits));
+  }
+
+  Value load(Value memref, ValueRange indices, Value m) {
+    if (!m)
+      return vector::LoadOp::create(b, loc, vt, memref, indices);
+    Value zero = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vt, b.getF32FloatAttr(0.0f)));
+    return vector::MaskedLoadOp::create(b, loc, vt, memref, indices, m, zero);
+  }
+
+  void store(Value value, Value memref, ValueRange indices, Value m) {
+    if (!m)
+      vector::StoreOp::create(b, loc, value, memref, indices);
+    else
+      vector::MaskedStoreOp::create(b, loc, memref, indices, m, value);
+  }
+
+  Value splat(Value scalar) {
+    return vector::BroadcastOp::create(b, loc, vt, scalar);
+  }
+};
+
+/// One register block: `rows` x `vecs` accumulators carried through nested
+/// reduction loops [0, redSizes[i]).
+struct BlockSpec {
+  int64_t rows;
+  int64_t vecs;
+  /// Valid lanes of the last vector (vw when full).
+  int64_t lastLanes;
+  /// Reduction loops: lower and upper bounds.
+  SmallVector<std::pair<Value, Value>> reduction;
+  /// Initial accumulator (i, v).
+  std::function<Value(KernelBuilder &, int64_t, int64_t, Value)> init;
+  /// Stores accumulator (i, v).
+  std::function<void(KernelBuilder &, int64_t, int64_t, Value, Value)> store;
+  /// Broadcast-FMA kernels: the A scalar of row i; depthwise: the input vector
+  /// of (i, v).
+  std::function<Value(KernelBuilder &, ValueRange, int64_t, int64_t, Value)>
+      loadA;
+  /// Vector v of B at the reduction point.
+  std::function<Value(KernelBuilder &, ValueRange, int64_t, Value)> loadB;
+  /// True: A is a scalar broadcast per row (matmul, conv); false: A is a
+  /// vector per (row, vec) (depthwise).
+  bool broadcastA = true;
+};
+
+void emitBlock(KernelBuilder &kb, const BlockSpec &spec) {
+  Value lastMask = kb.mask(spec.lastLanes);
+  auto maskOf = [&](int64_t v) {
+    return v == spec.vecs - 1 ? lastMask : Value();
+  };
+  SmallVector<Value> acc;
+  for (int64_t i = 0; i < spec.rows; ++i)
+    for (int64_t v = 0; v < spec.vecs; ++v)
+      acc.push_back(spec.init(kb, i, v, maskOf(v)));
+
+  SmallVector<Value> ivs;
+  std::function<SmallVector<Value>(unsigned, ValueRange)> nest =
+      [&](unsigned depth, ValueRange carried) -> SmallVector<Value> {
+    if (depth == spec.reduction.size()) {
+      SmallVector<Value> bv;
+      for (int64_t v = 0; v < spec.vecs; ++v)
+        bv.push_back(spec.loadB(kb, ivs, v, maskOf(v)));
+      SmallVector<Value> next(carried.begin(), carried.end());
+      for (int64_t i = 0; i < spec.rows; ++i) {
+        Value a;
+        if (spec.broadcastA)
+          a = kb.splat(spec.loadA(kb, ivs, i, 0, Value()));
+        for (int64_t v = 0; v < spec.vecs; ++v) {
+          Value av = spec.broadcastA ? a : spec.loadA(kb, ivs, i, v, maskOf(v));
+          Value &slot = next[i * spec.vecs + v];
+          slot = vector::FMAOp::create(kb.b, kb.loc, av, bv[v], slot);
+        }
+      }
+      return next;
+    }
+    auto [lb, ub] = spec.reduction[depth];
+    auto loop = scf::ForOp::create(kb.b, kb.loc, lb, ub, kb.idx(1), carried);
+    OpBuilder::InsertionGuard guard(kb.b);
+    kb.b.setInsertionPointToStart(loop.getBody());
+    ivs.push_back(loop.getInductionVar());
+    SmallVector<Value> inner = nest(depth + 1, loop.getRegionIterArgs());
+    ivs.pop_back();
+    scf::YieldOp::create(kb.b, kb.loc, inner);
+    return SmallVector<Value>(loop.getResults());
+  };
+  SmallVector<Value> result = nest(0, acc);
+  for (int64_t i = 0; i < spec.rows; ++i)
+    for (int64_t v = 0; v < spec.vecs; ++v)
+      spec.store(kb, i, v, result[i * spec.vecs + v], maskOf(v));
+}
+
+/// Emits `scf.parallel` over [0, n) marked for the thread pool; `body` gets
+/// the index.
+void emitParallel(OpBuilder &b, Location loc, int64_t n,
+                  function_ref<void(OpBuilder &, Value)> body) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value ub = arith::ConstantIndexOp::create(b, loc, n);
+  auto par = scf::ParallelOp::create(
+      b, loc, ValueRange{zero}, ValueRange{ub}, ValueRange{one},
+      [&](OpBuilder &nb, Location, ValueRange ivs) { body(nb, ivs[0]); });
+  par->setAttr(kParallelAttr, b.getUnitAttr());
+}
+
+/// Emits `scf.if (cond) then {thenFn} else {elseFn}` without results.
+void emitIf(OpBuilder &b, Location loc, Value cond,
+            function_ref<void(OpBuilder &)> thenFn,
+            function_ref<void(OpBuilder &)> elseFn) {
+  scf::IfOp::create(
+      b, loc, cond,
+      [&](OpBuilder &nb, Location l) {
+        thenFn(nb);
+        scf::YieldOp::create(nb, l);
+      },
+      [&](OpBuilder &nb, Location l) {
+        elseFn(nb);
+        scf::YieldOp::create(nb, l);
+      });
+}
+
+bool innerUnitStride(Value memref) {
+  auto type = dyn_cast<MemRefType>(memref.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+    return false;
+  if (type.getLayout().isIdentity())
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  return strides.empty() || strides.back() == 1;
+}
+
+/// The f32 data of a constant global's initial value, or nullopt.
+std::optional<SmallVector<float>> constantData(Attribute init) {
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(init)) {
+    if (!dense.getElementType().isF32())
+      return std::nullopt;
+    return llvm::to_vector(dense.getValues<float>());
+  }
+  if (auto resource = dyn_cast_or_null<DenseF32ResourceElementsAttr>(init)) {
+    std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef();
+    if (!data)
+      return std::nullopt;
+    return SmallVector<float>(data->begin(), data->end());
+  }
+  return std::nullopt;
+}
+
+class Emitter {
+public:
+  Emitter(ModuleOp module, int64_t vw) : module(module), symbols(module), vw(vw) {}
+
+  /// Packs the constant behind `weights` (viewed as [R][N]) into panels
+  /// [NP][redShape...][NR]; returns the packed buffer or null.
+  Value packWeights(OpBuilder &b, Location loc, Value weights,
+                    ArrayRef<int64_t> redShape, int64_t n, int64_t nr) {
+    auto getGlobal = weights.getDefiningOp<memref::GetGlobalOp>();
+    if (!getGlobal)
+      return {};
+    auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
+    if (!global || !global.getConstant() || !global.getInitialValue())
+      return {};
+    std::string key = (getGlobal.getName() + "/" + Twine(nr)).str();
+    memref::GlobalOp packed = packedGlobals.lookup(key);
+    int64_t r = 1;
+    for (int64_t d : redShape)
+      r *= d;
+    int64_t np = (n + nr - 1) / nr;
+    SmallVector<int64_t> shape{np};
+    shape.append(redShape.begin(), redShape.end());
+    shape.push_back(nr);
+    auto type = MemRefType::get(shape, b.getF32Type());
+    if (!packed) {
+      std::optional<SmallVector<float>> data =
+          constantData(*global.getInitialValue());
+      if (!data || (int64_t)data->size() != r * n)
+        return {};
+      SmallVector<float> out(np * r * nr, 0.0f);
+      for (int64_t p = 0; p < np; ++p)
+        for (int64_t k = 0; k < r; ++k)
+          for (int64_t j = 0; j < nr && p * nr + j < n; ++j)
+            out[(p * r + k) * nr + j] = (*data)[k * n + p * nr + j];
+      auto tensorType = RankedTensorType::get(shape, b.getF32Type());
+      Attribute init;
+      if (out.size() * 4 <= 4096)
+        init = DenseElementsAttr::get(tensorType, ArrayRef<float>(out));
+      else
+        init = DenseResourceElementsAttr::get(
+            tensorType, "kiln_packed",
+            HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(out));
+      OpBuilder mb(module.getBodyRegion());
+      mb.setInsertionPoint(global);
+      packed = memref::GlobalOp::create(
+          mb, loc, mb.getStringAttr(global.getSymName() + "_packed"),
+          mb.getStringAttr("private"), TypeAttr::get(type), init,
+          mb.getUnitAttr(), mb.getI64IntegerAttr(64));
+      symbols.insert(packed); // renames on collision
+      packedGlobals[key] = packed;
+    }
+    return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
+  }
+
+  /// A constant fill of `out` right before `op` with no use in between:
+  /// returns its value and erases nothing yet.
+  static linalg::FillOp fusableFill(Operation *op, Value out) {
+    Operation *prev = op->getPrevNode();
+    while (prev && isa<arith::ConstantOp, memref::GetGlobalOp>(prev))
+      prev = prev->getPrevNode();
+    auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+    if (!fill || fill.getOutputs().size() != 1 ||
+        fill.getOutputs()[0] != out || !fill.value().getType().isF32())
+      return {};
+    return fill;
+  }
+
+  LogicalResult matmul(linalg::LinalgOp op, bool batched);
+  LogicalResult conv(linalg::Conv2DNhwcHwcfOp op);
+  LogicalResult depthwise(linalg::DepthwiseConv2DNhwcHwcOp op);
+
+private:
+  ModuleOp module;
+  SymbolTable symbols;
+  int64_t vw;
+  llvm::StringMap<memref::GlobalOp> packedGlobals;
+};
+
+//===----------------------------------------------------------------------===//
+// Matmul: C[b][m][n] += A[b][m][k] * B[b][k][n]
+//===----------------------------------------------------------------------===//
+
+/// Rows per parallel chunk of a matmul (in register blocks).
+constexpr int64_t kRowBlocksPerChunk = 16;
+/// Reduction block: B panel of kBlock x NR floats stays in L1.
+constexpr int64_t kReductionBlock = 256;
+
+LogicalResult Emitter::matmul(linalg::LinalgOp op, bool batched) {
+  Value a = op.getDpsInputs()[0], bMat = op.getDpsInputs()[1],
+        c = op.getDpsInits()[0];
+  if (!innerUnitStride(a) || !innerUnitStride(bMat) || !innerUnitStride(c))
+    return failure();
+  // Plain (non-broadcasting, non-transposed) forms only.
+  if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation());
+      mm && mm.hasUserDefinedMaps())
+    return failure();
+  if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
+      bmm && bmm.hasUserDefinedMaps())
+    return failure();
+  ArrayRef<int64_t> cShape = cast<MemRefType>(c.getType()).getShape();
+  int64_t batch = batched ? cShape[0] : 1;
+  int64_t m = cShape[batched], n = cShape[batched + 1];
+  int64_t k = cast<MemRefType>(a.getType()).getShape().back();
+
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  KernelBuilder kb{b, loc, vw, VectorType::get({vw}, b.getF32Type())};
+  Blocking blk = chooseBlocking(n, vw);
+  int64_t nr = blk.vecs * vw;
+  int64_t mr = std::min(blk.rows, m);
+
+  linalg::FillOp fill = fusableFill(op, c);
+  Value fillValue = fill ? fill.value() : Value();
+
+  Value packed;
+  if (!batched)
+    packed = packWeights(b, loc, bMat, {k}, n, nr);
+
+  int64_t fullRowBlocks = m / mr, tailRows = m % mr;
+  int64_t groups = (fullRowBlocks + kRowBlocksPerChunk - 1) / kRowBlocksPerChunk;
+  int64_t blocksPerGroup =
+      groups ? (fullRowBlocks + groups - 1) / groups : 0;
+  int64_t fullPanels = n / nr, tailCols = n % nr;
+  int64_t panels = fullPanels + (tailCols ? 1 : 0);
+  int64_t rowGroups = groups + (tailRows ? 1 : 0);
+  int64_t kc = k > 2 * kReductionBlock ? kReductionBlock : k;
+
+  emitParallel(b, loc, batch * rowGroups * panels, [&](OpBuilder &pb,
+                                                       Value flat) {
+    KernelBuilder k2{pb, loc, vw, kb.vt};
+    Value bi = arith::DivUIOp::create(pb, loc, flat, k2.idx(rowGroups * panels));
+    Value rest = arith::RemUIOp::create(pb, loc, flat, k2.idx(rowGroups * panels));
+    Value g = arith::DivUIOp::create(pb, loc, rest, k2.idx(panels));
+    Value p = arith::RemUIOp::create(pb, loc, rest, k2.idx(panels));
+    Value col0 = k2.mul(p, nr);
+
+    // One block at (row0, col0) over reduction [k0, k1); `first` (i1) says
+    // whether the accumulator starts from the fill.
+    auto block = [&](KernelBuilder &kk, Value row0, int64_t rows, int64_t vecs,
+                     int64_t lastLanes, Value k0, Value k1, Value first) {
+      auto cIdx = [&](KernelBuilder &x, int64_t i, int64_t v) {
+        SmallVector<Value> ix;
+        if (batched)
+          ix.push_back(bi);
+        ix.push_back(x.add(row0, i));
+        ix.push_back(x.add(col0, v * vw));
+        return ix;
+      };
+      BlockSpec spec;
+      spec.rows = rows;
+      spec.vecs = vecs;
+      spec.lastLanes = lastLanes;
+      spec.reduction.push_back({k0, k1});
+      spec.init = [&](KernelBuilder &x, int64_t i, int64_t v, Value msk) {
+        if (!fillValue)
+          return x.load(c, cIdx(x, i, v), msk);
+        Value splat = x.splat(fillValue);
+        if (!first)
+          return splat;
+        auto ifOp = scf::IfOp::create(
+            x.b, x.loc, first,
+            [&](OpBuilder &nb, Location l) {
+              scf::YieldOp::create(nb, l, splat);
+            },
+            [&](OpBuilder &nb, Location l) {
+              KernelBuilder y{nb, l, vw, x.vt};
+              scf::YieldOp::create(nb, l, y.load(c, cIdx(y, i, v), msk));
+            });
+        return ifOp.getResult(0);
+      };
+      spec.store = [&](KernelBuilder &x, int64_t i, int64_t v, Value val,
+                       Value msk) { x.store(val, c, cIdx(x, i, v), msk); };
+      spec.loadA = [&](KernelBuilder &x, ValueRange ivs, int64_t i, int64_t,
+                       Value) -> Value {
+        SmallVector<Value> ix;
+        if (batched)
+          ix.push_back(bi);
+        ix.push_back(x.add(row0, i));
+        ix.push_back(ivs[0]);
+        return memref::LoadOp::create(x.b, x.loc, a, ix);
+      };
+      spec.loadB = [&](KernelBuilder &x, ValueRange ivs, int64_t v,
+                       Value msk) -> Value {
+        if (packed)
+          return x.load(packed, {p, ivs[0], x.idx(v * vw)}, Value());
+        SmallVector<Value> ix;
+        if (batched)
+          ix.push_back(bi);
+        ix.push_back(ivs[0]);
+        ix.push_back(x.add(col0, v * vw));
+        return x.load(bMat, ix, msk);
+      };
+      emitBlock(kk, spec);
+    };
+
+    // Row blocks of group g (or the tail rows) for one column shape.
+    auto columns = [&](KernelBuilder &x, int64_t vecs, int64_t lastLanes) {
+      auto rowsOf = [&](KernelBuilder &y, Value k0, Value k1, Value first) {
+        auto fullRows = [&](OpBuilder &rb) {
+          KernelBuilder z{rb, loc, vw, y.vt};
+          Value lo = z.mul(g, blocksPerGroup);
+          Value hi = arith::MinUIOp::create(rb, loc, z.add(lo, blocksPerGroup),
+                                            z.idx(fullRowBlocks));
+          auto loop = scf::ForOp::create(rb, loc, lo, hi, z.idx(1));
+          OpBuilder::InsertionGuard guard(rb);
+          rb.setInsertionPointToStart(loop.getBody());
+          block(z, z.mul(loop.getInductionVar(), mr), mr, vecs, lastLanes, k0,
+                k1, first);
+        };
+        auto tail = [&](OpBuilder &rb) {
+          KernelBuilder z{rb, loc, vw, y.vt};
+          block(z, z.idx(fullRowBlocks * mr), tailRows, vecs, lastLanes, k0,
+                k1, first);
+        };
+        if (!tailRows) {
+          fullRows(y.b);
+        } else if (!groups) {
+          tail(y.b);
+        } else {
+          Value isTail = arith::CmpIOp::create(
+              y.b, loc, arith::CmpIPredicate::eq, g, y.idx(groups));
+          emitIf(y.b, loc, isTail, tail, fullRows);
+        }
+      };
+      if (kc == k) {
+        rowsOf(x, x.idx(0), x.idx(k), Value());
+        return;
+      }
+      auto kLoop = scf::ForOp::create(x.b, loc, x.idx(0), x.idx(k), x.idx(kc));
+      OpBuilder::InsertionGuard guard(x.b);
+      x.b.setInsertionPointToStart(kLoop.getBody());
+      Value k0 = kLoop.getInductionVar();
+      Value k1 = arith::MinUIOp::create(x.b, loc, x.add(k0, kc), x.idx(k));
+      Value first = arith::CmpIOp::create(x.b, loc, arith::CmpIPredicate::eq,
+                                          k0, x.idx(0));
+      rowsOf(x, k0, k1, first);
+    };
+
+    int64_t fullVecs = blk.vecs;
+    int64_t tailVecs = (tailCols + vw - 1) / vw;
+    int64_t tailLanes = tailCols - (tailVecs - 1) * vw;
+    if (!tailCols) {
+      columns(k2, fullVecs, vw);
+    } else if (!fullPanels) {
+      columns(k2, tailVecs, tailLanes);
+    } else {
+      Value isTail = arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, p,
+                                           k2.idx(fullPanels));
+      emitIf(
+          pb, loc, isTail,
+          [&](OpBuilder &nb) {
+            KernelBuilder x{nb, loc, vw, kb.vt};
+            columns(x, tailVecs, tailLanes);
+          },
+          [&](OpBuilder &nb) {
+            KernelBuilder x{nb, loc, vw, kb.vt};
+            columns(x, fullVecs, vw);
+          });
+    }
+  });
+  if (fill)
+    fill->erase();
+  op->erase();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Conv: O[n][oh][ow][f] += I[n][oh*s+kh*d][ow*s+kw*d][c] * W[kh][kw][c][f]
+//===----------------------------------------------------------------------===//
+
+LogicalResult Emitter::conv(linalg::Conv2DNhwcHwcfOp op) {
+  Value in = op.getInputs()[0], w = op.getInputs()[1], out = op.getOutputs()[0];
+  if (!innerUnitStride(in) || !innerUnitStride(w) || !innerUnitStride(out))
+    return failure();
+  ArrayRef<int64_t> oShape = cast<MemRefType>(out.getType()).getShape();
+  ArrayRef<int64_t> wShape = cast<MemRefType>(w.getType()).getShape();
+  int64_t nb = oShape[0], oh = oShape[1], ow = oShape[2], f = oShape[3];
+  int64_t kh = wShape[0], kw = wShape[1], ch = wShape[2];
+  auto strides = llvm::to_vector(op.getStrides().getValues<int64_t>());
+  auto dilations = llvm::to_vector(op.getDilations().getValues<int64_t>());
+
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  KernelBuilder kb{b, loc, vw, VectorType::get({vw}, b.getF32Type())};
+  Blocking blk = chooseBlocking(f, vw);
+  int64_t nr = blk.vecs * vw;
+  int64_t mr = std::min(blk.rows, ow);
+  linalg::FillOp fill = fusableFill(op, out);
+  Value fillValue = fill ? fill.value() : Value();
+  Value packed = packWeights(b, loc, w, {kh, kw, ch}, f, nr);
+
+  int64_t fullPanels = f / nr, tailCols = f % nr;
+  int64_t panels = fullPanels + (tailCols ? 1 : 0);
+  int64_t fullRowBlocks = ow / mr, tailRows = ow % mr;
+
+  emitParallel(b, loc, nb * oh * panels, [&](OpBuilder &pb, Value flat) {
+    KernelBuilder k2{pb, loc, vw, kb.vt};
+    Value row = arith::DivUIOp::create(pb, loc, flat, k2.idx(panels));
+    Value p = arith::RemUIOp::create(pb, loc, flat, k2.idx(panels));
+    Value bi = arith::DivUIOp::create(pb, loc, row, k2.idx(oh));
+    Value y = arith::RemUIOp::create(pb, loc, row, k2.idx(oh));
+    Value col0 = k2.mul(p, nr);
+    Value iy0 = k2.mul(y, strides[0]);
+
+    auto block = [&](KernelBuilder &x, Value ow0, int64_t rows, int64_t vecs,
+                     int64_t lastLanes) {
+      auto oIdx = [&](KernelBuilder &z, int64_t i, int64_t v) {
+        return SmallVector<Value>{bi, y, z.add(ow0, i), z.add(col0, v * vw)};
+      };
+      BlockSpec spec;
+      spec.rows = rows;
+      spec.vecs = vecs;
+      spec.lastLanes = lastLanes;
+      spec.reduction = {{x.idx(0), x.idx(kh)},
+                        {x.idx(0), x.idx(kw)},
+                        {x.idx(0), x.idx(ch)}};
+      spec.init = [&](KernelBuilder &z, int64_t i, int64_t v, Value msk) {
+        return fillValue ? z.splat(fillValue) : z.load(out, oIdx(z, i, v), msk);
+      };
+      spec.store = [&](KernelBuilder &z, int64_t i, int64_t v, Value val,
+                       Value msk) { z.store(val, out, oIdx(z, i, v), msk); };
+      spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i, int64_t,
+                       Value) -> Value {
+        Value iy = z.add(iy0, z.mul(ivs[0], dilations[0]));
+        Value ix = z.add(z.mul(z.add(ow0, i), strides[1]),
+                         z.mul(ivs[1], dilations[1]));
+        return memref::LoadOp::create(z.b, z.loc, in,
+                                      ValueRange{bi, iy, ix, ivs[2]});
+      };
+      spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
+                       Value msk) -> Value {
+        if (packed)
+          return z.load(packed, {p, ivs[0], ivs[1], ivs[2], z.idx(v * vw)},
+                        Value());
+        return z.load(w, {ivs[0], ivs[1], ivs[2], z.add(col0, v * vw)}, msk);
+      };
+      emitBlock(x, spec);
+    };
+
+    auto columns = [&](KernelBuilder &x, int64_t vecs, int64_t lastLanes) {
+      if (fullRowBlocks) {
+        auto loop = scf::ForOp::create(x.b, loc, x.idx(0),
+                                       x.idx(fullRowBlocks * mr), x.idx(mr));
+        OpBuilder::InsertionGuard guard(x.b);
+        x.b.setInsertionPointToStart(loop.getBody());
+        block(x, loop.getInductionVar(), mr, vecs, lastLanes);
+      }
+      if (tailRows)
+        block(x, x.idx(fullRowBlocks * mr), tailRows, vecs, lastLanes);
+    };
+
+    int64_t tailVecs = (tailCols + vw - 1) / vw;
+    int64_t tailLanes = tailCols - (tailVecs - 1) * vw;
+    if (!tailCols) {
+      columns(k2, blk.vecs, vw);
+    } else if (!fullPanels) {
+      columns(k2, tailVecs, tailLanes);
+    } else {
+      Value isTail = arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, p,
+                                           k2.idx(fullPanels));
+      emitIf(
+          pb, loc, isTail,
+          [&](OpBuilder &nb2) {
+            KernelBuilder x{nb2, loc, vw, kb.vt};
+            columns(x, tailVecs, tailLanes);
+          },
+          [&](OpBuilder &nb2) {
+            KernelBuilder x{nb2, loc, vw, kb.vt};
+            columns(x, blk.vecs, vw);
+          });
+    }
+  });
+  if (fill)
+    fill->erase();
+  op->erase();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Depthwise: O[n][oh][ow][c] += I[n][oh*s+kh*d][ow*s+kw*d][c] * W[kh][kw][c]
+//===----------------------------------------------------------------------===//
+
+LogicalResult Emitter::depthwise(linalg::DepthwiseConv2DNhwcHwcOp op) {
+  Value in = op.getInputs()[0], w = op.getInputs()[1], out = op.getOutputs()[0];
+  if (!innerUnitStride(in) || !innerUnitStride(w) || !innerUnitStride(out))
+    return failure();
+  ArrayRef<int64_t> oShape = cast<MemRefType>(out.getType()).getShape();
+  ArrayRef<int64_t> wShape = cast<MemRefType>(w.getType()).getShape();
+  int64_t nb = oShape[0], oh = oShape[1], ow = oShape[2], ch = oShape[3];
+  int64_t kh = wShape[0], kw = wShape[1];
+  auto strides = llvm::to_vector(op.getStrides().getValues<int64_t>());
+  auto dilations = llvm::to_vector(op.getDilations().getValues<int64_t>());
+
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  KernelBuilder kb{b, loc, vw, VectorType::get({vw}, b.getF32Type())};
+  // rows (output columns) x vecs (channel vectors): rows*vecs accumulators,
+  // vecs filter vectors, one input vector.
+  int64_t chVecs = (ch + vw - 1) / vw;
+  int64_t vecs = std::min<int64_t>(chVecs, 2);
+  int64_t rows = std::min<int64_t>(ow, numRegisters(vw) == 16 ? 4 : 8);
+  int64_t cb = vecs * vw;
+  linalg::FillOp fill = fusableFill(op, out);
+  Value fillValue = fill ? fill.value() : Value();
+
+  int64_t fullPanels = ch / cb, tailCols = ch % cb;
+  int64_t panels = fullPanels + (tailCols ? 1 : 0);
+  int64_t fullRowBlocks = ow / rows, tailRows = ow % rows;
+
+  emitParallel(b, loc, nb * oh * panels, [&](OpBuilder &pb, Value flat) {
+    KernelBuilder k2{pb, loc, vw, kb.vt};
+    Value row = arith::DivUIOp::create(pb, loc, flat, k2.idx(panels));
+    Value p = arith::RemUIOp::create(pb, loc, flat, k2.idx(panels));
+    Value bi = arith::DivUIOp::create(pb, loc, row, k2.idx(oh));
+    Value y = arith::RemUIOp::create(pb, loc, row, k2.idx(oh));
+    Value col0 = k2.mul(p, cb);
+    Value iy0 = k2.mul(y, strides[0]);
+
+    auto block = [&](KernelBuilder &x, Value ow0, int64_t nrows, int64_t nvecs,
+                     int64_t lastLanes) {
+      auto oIdx = [&](KernelBuilder &z, int64_t i, int64_t v) {
+        return SmallVector<Value>{bi, y, z.add(ow0, i), z.add(col0, v * vw)};
+      };
+      BlockSpec spec;
+      spec.rows = nrows;
+      spec.vecs = nvecs;
+      spec.lastLanes = lastLanes;
+      spec.broadcastA = false;
+      spec.reduction = {{x.idx(0), x.idx(kh)}, {x.idx(0), x.idx(kw)}};
+      spec.init = [&](KernelBuilder &z, int64_t i, int64_t v, Value msk) {
+        return fillValue ? z.splat(fillValue) : z.load(out, oIdx(z, i, v), msk);
+      };
+      spec.store = [&](KernelBuilder &z, int64_t i, int64_t v, Value val,
+                       Value msk) { z.store(val, out, oIdx(z, i, v), msk); };
+      spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i, int64_t v,
+                       Value msk) -> Value {
+        Value iy = z.add(iy0, z.mul(ivs[0], dilations[0]));
+        Value ix = z.add(z.mul(z.add(ow0, i), strides[1]),
+                         z.mul(ivs[1], dilations[1]));
+        return z.load(in, {bi, iy, ix, z.add(col0, v * vw)}, msk);
+      };
+      spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
+                       Value msk) -> Value {
+        return z.load(w, {ivs[0], ivs[1], z.add(col0, v * vw)}, msk);
+      };
+      emitBlock(x, spec);
+    };
+
+    auto columns = [&](KernelBuilder &x, int64_t nvecs, int64_t lastLanes) {
+      if (fullRowBlocks) {
+        auto loop = scf::ForOp::create(x.b, loc, x.idx(0),
+                                       x.idx(fullRowBlocks * rows), x.idx(rows));
+        OpBuilder::InsertionGuard guard(x.b);
+        x.b.setInsertionPointToStart(loop.getBody());
+        block(x, loop.getInductionVar(), rows, nvecs, lastLanes);
+      }
+      if (tailRows)
+        block(x, x.idx(fullRowBlocks * rows), tailRows, nvecs, lastLanes);
+    };
+
+    int64_t tailVecs = (tailCols + vw - 1) / vw;
+    int64_t tailLanes = tailCols - (tailVecs - 1) * vw;
+    if (!tailCols) {
+      columns(k2, vecs, vw);
+    } else if (!fullPanels) {
+      columns(k2, tailVecs, tailLanes);
+    } else {
+      Value isTail = arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, p,
+                                           k2.idx(fullPanels));
+      emitIf(
+          pb, loc, isTail,
+          [&](OpBuilder &nb2) {
+            KernelBuilder x{nb2, loc, vw, kb.vt};
+            columns(x, tailVecs, tailLanes);
+          },
+          [&](OpBuilder &nb2) {
+            KernelBuilder x{nb2, loc, vw, kb.vt};
+            columns(x, vecs, vw);
+          });
+    }
+  });
+  if (fill)
+    fill->erase();
+  op->erase();
+  return success();
+}
+
+struct EmitMicrokernelsPass
+    : kiln::impl::KilnEmitMicrokernelsPassBase<EmitMicrokernelsPass> {
+  using KilnEmitMicrokernelsPassBase::KilnEmitMicrokernelsPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> work;
+    module.walk([&](linalg::LinalgOp op) {
+      if (op.hasPureBufferSemantics() &&
+          isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp,
+              linalg::DepthwiseConv2DNhwcHwcOp>(op.getOperation()))
+        work.push_back(op);
+    });
+    Emitter emitter(module, vectorWidth);
+    for (Operation *op : work) {
+      if (auto mm = dyn_cast<linalg::MatmulOp>(op))
+        (void)emitter.matmul(mm, /*batched=*/false);
+      else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op))
+        (void)emitter.matmul(bmm, /*batched=*/true);
+      else if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op))
+        (void)emitter.conv(conv);
+      else if (auto dw = dyn_cast<linalg::DepthwiseConv2DNhwcHwcOp>(op))
+        (void)emitter.depthwise(dw);
+    }
+  }
+};
+
+} // namespace
