@@ -163,6 +163,10 @@ def machine_info() -> dict:
         cpuinfo = pathlib.Path("/proc/cpuinfo").read_text()
         m = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.M)
         info["cpu"] = m.group(1).strip() if m else platform.processor()
+        fam = re.search(r"^cpu family\s*:\s*(\d+)$", cpuinfo, re.M)
+        mod = re.search(r"^model\s*:\s*(\d+)$", cpuinfo, re.M)
+        if fam and mod:
+            info["cpu_family_model"] = f"family {fam.group(1)}, model {mod.group(1)}"
         flags = re.search(r"^flags\s*:\s*(.+)$", cpuinfo, re.M)
         if flags:
             fl = flags.group(1).split()
@@ -437,7 +441,7 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result):
         if cfg.repeat:
             repeat = cfg.repeat
         else:
-            repeat = int(min(50, max(3, cfg.round_seconds / max(kiln_est, ort_est, 1e-6))))
+            repeat = int(min(50, max(5, cfg.round_seconds / max(kiln_est, ort_est, 1e-6))))
         rounds = []
         for rnd in range(cfg.rounds):
             out_dir = tmp / f"out-t{threads}-r{rnd}"
@@ -452,6 +456,7 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result):
             kiln_threads = int(m.group(5))
             times = []
             expected = None
+            sess.run(None, feeds)  # one untimed run per round, as kiln-run does
             for _ in range(repeat):
                 t0 = time.perf_counter()
                 expected = sess.run(None, feeds)
@@ -465,15 +470,21 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result):
         k = statistics.median(r_["kiln_median"] for r_ in rounds)
         o = statistics.median(r_["ort_median"] for r_ in rounds)
         matched = all(r_["match"] for r_ in rounds)
+        # The ratio pairs each kiln round with the onnxruntime round right after it (same
+        # machine load), then takes the median over rounds.
+        round_ratios = [r_["kiln_median"] / r_["ort_median"] for r_ in rounds]
+        ratio = statistics.median(round_ratios)
         entry = {
             "repeat": repeat, "rounds": cfg.rounds, "kiln_threads_reported": kiln_threads,
             "kiln_ms": k, "kiln_min_ms": min(r_["kiln_min"] for r_ in rounds),
             "kiln_max_ms": max(r_["kiln_max"] for r_ in rounds),
             "ort_ms": o, "ort_min_ms": min(r_["ort_min"] for r_ in rounds),
             "ort_max_ms": max(r_["ort_max"] for r_ in rounds),
-            "round_ratios": [round(r_["kiln_median"] / r_["ort_median"], 3) for r_ in rounds],
+            "round_ratios": [round(x, 3) for x in round_ratios],
+            "ratio_of_medians": round(k / o, 3),
             "matched": matched,
-            "ratio": round(k / o, 3) if matched else None,
+            "ratio": round(ratio, 3) if matched else None,
+            "ratio_min": round(min(round_ratios), 3), "ratio_max": round(max(round_ratios), 3),
             "max_abs_err": max(r_["max_abs_err"] for r_ in rounds),
             "max_rel_err": max(r_["max_rel_err"] for r_ in rounds),
             "ort_max_abs": max(r_["ort_max_abs"] for r_ in rounds),
@@ -483,7 +494,7 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result):
             entry["problems"] = problems
         result["latency"][str(threads)] = entry
         print(f"  {threads} thread(s): kiln {ms(k)} ms, onnxruntime {ms(o)} ms, "
-              f"{'ratio %.2f' % (k / o) if matched else 'OUTPUTS DIFFER: no ratio'} "
+              f"{'ratio %.2f' % ratio if matched else 'OUTPUTS DIFFER: no ratio'} "
               f"({cfg.rounds} rounds x {repeat} runs)", flush=True)
     lat = result["latency"].values()
     result["max_abs_err"] = max(e["max_abs_err"] for e in lat)
@@ -647,7 +658,9 @@ def markdown_table(results: list[dict], threads: list[int]) -> str:
             if not e:
                 cells += ["-", "-", "-"]
                 continue
-            ratio = f"{e['ratio']:.2f}" if e["ratio"] is not None else "outputs differ"
+            ratio = (f"{e['ratio']:.2f} ({e['ratio_min']:.2f}-{e['ratio_max']:.2f})"
+                     if e["ratio"] is not None and "ratio_min" in e else
+                     f"{e['ratio']:.2f}" if e["ratio"] is not None else "outputs differ")
             cells += [fmt_lat(e, "kiln"), fmt_lat(e, "ort"), ratio]
         m = r.get("peak_rss_mb")
         cells.append(f"{m['kiln']:.0f} / {m['ort']:.0f}" if m else "-")
@@ -678,9 +691,10 @@ def report_markdown(doc: dict) -> str:
     threads = doc["settings"]["threads"]
     text = (f"kiln vs onnxruntime {m.get('onnxruntime')} on {m.get('cpu')} "
             f"({m.get('cores')} cores, {m.get('memory_gib')} GiB), {doc['date']}, "
-            f"kiln {m.get('kiln_commit', '?')}. Latency: median of round medians (min-max of all "
-            f"timed runs) in ms; ratio = kiln / onnxruntime, only when that run's outputs matched "
-            f"(rtol {RTOL}, atol {ATOL}).\n\n")
+            f"kiln {doc['settings'].get('kiln_sha256', '?')[:12]} (tree at {m.get('kiln_commit', '?')}). Latency: median of round medians (min-max of all "
+            f"timed runs) in ms; ratio = kiln / onnxruntime: median over rounds of the kiln round "
+            f"median / the onnxruntime round median right after it (min-max over rounds), only "
+            f"when the outputs of every round matched (rtol {RTOL}, atol {ATOL}).\n\n")
     return text + markdown_table(doc["results"], threads)
 
 
@@ -734,12 +748,17 @@ def write_docs(cfg: Config, out: pathlib.Path, doc: dict) -> None:
     m = doc["machine"]
     s = doc["settings"]
     text = DOC_INTRO
-    text += (f"## Machine\n\n- CPU: {m.get('cpu')} ({m.get('cores')} cores"
+    text += (f"## Machine\n\n- CPU: {m.get('cpu')}"
+             f"{' (' + m['cpu_family_model'] + ')' if m.get('cpu_family_model') else ''}, "
+             f"{m.get('cores')} cores"
              f"{', ' + m['hypervisor'] + ' virtual machine' if m.get('hypervisor') else ''}; "
-             f"SIMD: {', '.join(m.get('simd', []))})\n- Memory: {m.get('memory_gib')} GiB\n"
+             f"SIMD: {', '.join(m.get('simd', []))}\n- Memory: {m.get('memory_gib')} GiB\n"
              f"- onnxruntime {m.get('onnxruntime')} (CPUExecutionProvider, "
              f"ORT_ENABLE_ALL, sequential execution), numpy {m.get('numpy')}, Python {m.get('python')}\n"
-             f"- kiln commit {m.get('kiln_commit')}, kernel {m.get('kernel')}\n"
+             f"- kiln: binary sha256 {s.get('kiln_sha256', '?')[:16]}..., built "
+             f"{s.get('kiln_build_mtime', '?')} from the working tree at commit "
+             f"{m.get('kiln_commit')} (a shared tree: the build may include changes not yet "
+             f"committed); kernel {m.get('kernel')}\n"
              f"- run: {doc['date']}, {s['rounds']} interleaved rounds per thread count, "
              f"load average {doc.get('loadavg_start')} at the start, {doc.get('loadavg_end')} at the end "
              f"(the machine is shared: absolute times are noisy, the interleaved ratio less so)\n\n")
@@ -774,7 +793,7 @@ def main(argv=None) -> int:
     p.add_argument("--build", default=None, help="kiln build folder (default $KILN_BUILD_DIR or build)")
     p.add_argument("--models-dir", default=None, help="shared models (default $KILN_MODELS_DIR or ../shared/models)")
     p.add_argument("--threads", default="1,2", help="thread counts (default 1,2)")
-    p.add_argument("--rounds", type=int, default=5, help="interleaved rounds per thread count (default 5)")
+    p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per thread count (default 7)")
     p.add_argument("--repeat", type=int, default=0,
                    help="timed runs per round and engine (default 0: about --round-seconds, 3..50)")
     p.add_argument("--round-seconds", type=float, default=1.5)
