@@ -35,5 +35,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/src ${PROJECT_SOURCE_DIR}/runtim
 # The headers generated code and packaging need (kiln finds them at ../include).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/kiln DESTINATION include)
 if(TARGET kiln)
+  # The installed kiln still finds the MLIR/LLVM shared libraries it was built with.
+  set_target_properties(kiln PROPERTIES INSTALL_RPATH "${LLVM_LIBRARY_DIR}")
   install(TARGETS kiln RUNTIME DESTINATION bin)
 endif()

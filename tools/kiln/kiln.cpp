@@ -21,6 +21,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <string>
 #include <vector>
@@ -153,6 +154,16 @@ int runCompile(ArrayRef<StringRef> args) {
     return usageError("no model given");
   if (options.outputPath.empty())
     return usageError("no output given (-o)");
+  // Apple objects record the OS version they were built for (LC_BUILD_VERSION);
+  // without one in the triple LLVM writes none and Xcode's linker guesses.
+  if (!options.triple.empty()) {
+    Triple triple(Triple::normalize(options.triple));
+    if (triple.isOSDarwin() && triple.getOSMajorVersion() == 0) {
+      const char *version = triple.isMacOSX() ? "11.0" : "13.0";
+      triple.setOSName((triple.getOSName() + version).str());
+      options.triple = triple.str();
+    }
+  }
   if (precision != "fp32")
     return usageError("--precision " + precision +
                       " is not supported yet (only fp32)");
