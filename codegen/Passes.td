@@ -17,43 +17,6 @@ def KilnFuseElementwisePass
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
-def KilnTileAndVectorizePass
-    : Pass<"kiln-tile-and-vectorize", "mlir::func::FuncOp"> {
-  let summary = "Tile matrix products and convolutions into register blocks "
-                "and vectorize them";
-  let description = [{
-    Works on linalg ops over tensors. `linalg.matmul`, `linalg.batch_matmul`,
-    `linalg.conv_2d_nhwc_hwcf` and `linalg.depthwise_conv_2d_nhwc_hwc` are
-    tiled twice: a cache-level tile (fusing the `linalg.fill` that initializes
-    the accumulator), then a register block whose accumulator fits the vector
-    registers (8x32 f32 for AVX-512). Convolution blocks are decomposed to 1-D
-    convolutions. The blocks are vectorized: contractions become
-    `vector.contract`, convolutions vector FMAs. Tile sizes are chosen to
-    divide the static shapes; an op without a dividing choice is left for
-    scalar lowering.
-  }];
-  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
-                           "mlir::tensor::TensorDialect", "mlir::affine::AffineDialect",
-                           "mlir::arith::ArithDialect"];
-  let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes of one vector register (16 for AVX-512, 8 for AVX2, 4 for NEON)">
-  ];
-}
-
-def KilnHoistVectorTransfersPass
-    : Pass<"kiln-hoist-vector-transfers", "mlir::func::FuncOp"> {
-  let summary = "Keep loop-carried vector accumulators in registers";
-  let description = [{
-    On buffers: folds subview chains into transfer ops, hoists loop-invariant
-    code and then hoists matching `vector.transfer_read`/`transfer_write`
-    pairs out of loops, so a register-blocked accumulator is read once before
-    the reduction loop and written once after it.
-  }];
-  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
-                           "mlir::affine::AffineDialect"];
-}
-
 def KilnEmitMicrokernelsPass
     : Pass<"kiln-emit-microkernels", "mlir::ModuleOp"> {
   let summary = "Lower matmul and NHWC convolutions on buffers to "
@@ -77,6 +40,22 @@ def KilnEmitMicrokernelsPass
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "f32 lanes of one vector register (16 for AVX-512, 8 for AVX2, 4 for NEON)">
   ];
+}
+
+def KilnOutlineParallelLoopsPass
+    : Pass<"kiln-outline-parallel-loops", "mlir::ModuleOp"> {
+  let summary = "Run kiln.parallel loops through the runtime's thread pool";
+  let description = [{
+    Appends a `!llvm.ptr` argument (the runtime's `kiln_exec_context *`) to
+    every public function. Each `scf.parallel` marked `kiln.parallel` there
+    becomes a private function `(closure, begin, end)` looping over its
+    chunk, called through the `parallel_for` pointer of the context's header
+    (`runtime/include/kiln/parallel.h`) with a stack closure holding the
+    memref descriptors and scalars the loop uses; a null context calls the
+    body once for the whole range. Runs on buffers, after deallocation.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::scf::SCFDialect",
+                           "mlir::func::FuncDialect", "mlir::arith::ArithDialect"];
 }
 
 def KilnLowerStridedCopiesPass

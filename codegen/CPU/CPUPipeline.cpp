@@ -92,8 +92,7 @@ FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
 }
 
 void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
-  // Tensor level: fuse elementwise chains, then block and vectorize the
-  // compute-heavy ops while their producers are still visible.
+  // Tensor level: fuse elementwise chains.
   pm.addNestedPass<func::FuncOp>(createKilnFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -125,6 +124,11 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   pm.addPass(createCSEPass());
   bufferization::BufferDeallocationPipelineOptions deallocOptions;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
+
+  // kiln.parallel loops become calls through the runtime's thread pool (the
+  // entry's `_ctx` form takes a trailing `kiln_exec_context *`). After
+  // deallocation: the closure's stores would hide later uses of buffers.
+  pm.addPass(createKilnOutlineParallelLoopsPass());
 
   // Down to the LLVM dialect.
   pm.addNestedPass<func::FuncOp>(createKilnLowerStridedCopiesPass());

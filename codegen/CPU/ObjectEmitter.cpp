@@ -71,9 +71,16 @@ translateAndOptimize(ModuleOp module, StringRef entrySymbol,
   }
   llvmModule->setTargetTriple(machine.getTargetTriple());
   llvmModule->setDataLayout(machine.createDataLayout());
+  // The entry's context-taking form (kiln-outline-parallel-loops) is what the
+  // descriptor calls; never inlined into the plain entry (the graph's code
+  // would exist twice).
+  std::string contextEntry = (entrySymbol + "_ctx").str();
   for (llvm::GlobalValue &global : llvmModule->global_values())
-    if (!global.isDeclaration() && global.getName() != entrySymbol)
+    if (!global.isDeclaration() && global.getName() != entrySymbol &&
+        global.getName() != contextEntry)
       global.setLinkage(llvm::GlobalValue::InternalLinkage);
+  if (llvm::Function *function = llvmModule->getFunction(contextEntry))
+    function->addFnAttr(llvm::Attribute::NoInline);
   for (const std::string &path : linkBitcode) {
     llvm::SMDiagnostic diag;
     std::unique_ptr<llvm::Module> extra = llvm::parseIRFile(path, diag, context);

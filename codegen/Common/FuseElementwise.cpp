@@ -17,6 +17,17 @@ namespace {
 struct FuseElementwisePass
     : kiln::impl::KilnFuseElementwisePassBase<FuseElementwisePass> {
   void runOnOperation() override {
+    // Transposes as generics fuse like any elementwise op: the NCHW<->NHWC
+    // pairs around each convolution then fold into the bias / activation
+    // loop between them (one pass over the tensor instead of three).
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::TransposeOp> transposes;
+    getOperation().walk(
+        [&](linalg::TransposeOp op) { transposes.push_back(op); });
+    for (linalg::TransposeOp op : transposes) {
+      rewriter.setInsertionPoint(op);
+      (void)linalg::generalizeNamedOp(rewriter, op);
+    }
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fused) {

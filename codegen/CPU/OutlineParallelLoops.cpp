@@ -1,0 +1,226 @@
+//===- OutlineParallelLoops.cpp - parallel loops through the thread pool --===//
+//
+// The entry `@f` becomes `@f_ctx` with one more argument, the runtime's
+// `kiln_exec_context *` (runtime/include/kiln/parallel.h), and `@f` stays as a
+// wrapper passing a null context. Every `scf.parallel`
+// marked `kiln.parallel` in it becomes a private function
+// `void body(void *closure, int64_t begin, int64_t end)` running the loop over
+// [begin, end), and a call through the context's `parallel_for` pointer (the
+// header's third field) with a closure on the stack holding the values the
+// loop uses (memref descriptors, integers, floats). A null context runs the
+// body once over the whole range on the calling thread.
+// Runs on buffers after deallocation is placed (the deallocations then
+// already follow the loop; the closure's stores would hide later uses).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Passes.h"
+
+#include "mlir/Conversion/LLVMCommon/LoweringOptions.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNOUTLINEPARALLELLOOPSPASS
+#include "codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+constexpr StringLiteral kParallelAttr = "kiln.parallel";
+
+bool isRematerializable(Operation *op) {
+  return op && op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
+         (op->hasTrait<OpTrait::ConstantLike>() || isa<memref::GetGlobalOp>(op));
+}
+
+struct OutlineParallelLoopsPass
+    : kiln::impl::KilnOutlineParallelLoopsPassBase<OutlineParallelLoopsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    LowerToLLVMOptions options(ctx, DataLayout(module));
+    LLVMTypeConverter converter(ctx, options);
+    auto ptrType = LLVM::LLVMPointerType::get(ctx);
+    Type i64 = IntegerType::get(ctx, 64);
+    SymbolTable symbols(module);
+
+    for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (func.isExternal())
+        continue;
+      SmallVector<scf::ParallelOp> loops;
+      func.walk([&](scf::ParallelOp loop) {
+        if (loop->hasAttr(kParallelAttr))
+          loops.push_back(loop);
+      });
+      // Only the entry receives a context; loops elsewhere stay sequential.
+      if (!func.isPublic()) {
+        for (scf::ParallelOp loop : loops)
+          loop->removeAttr(kParallelAttr);
+        continue;
+      }
+      // `@f(args)` becomes `@f_ctx(args, context)` plus a wrapper `@f(args)`
+      // passing a null context (the entry's plain, single-threaded form).
+      FunctionType plainType = func.getFunctionType();
+      std::string name = func.getSymName().str();
+      func.setSymName(name + "_ctx");
+      if (failed(func.insertArgument(func.getNumArguments(), ptrType, {},
+                                     func.getLoc())))
+        return signalPassFailure();
+      {
+        OpBuilder b(module.getBodyRegion());
+        b.setInsertionPointAfter(func);
+        auto wrapper = func::FuncOp::create(b, func.getLoc(), name, plainType);
+        for (unsigned i = 0; i < plainType.getNumInputs(); ++i)
+          wrapper.setArgAttrs(i, func.getArgAttrDict(i));
+        Block *entry = wrapper.addEntryBlock();
+        b.setInsertionPointToStart(entry);
+        SmallVector<Value> args(entry->getArguments());
+        args.push_back(LLVM::ZeroOp::create(b, func.getLoc(), ptrType));
+        auto call = func::CallOp::create(b, func.getLoc(), func, args);
+        func::ReturnOp::create(b, func.getLoc(), call.getResults());
+      }
+      Value context = func.getArgument(func.getNumArguments() - 1);
+      unsigned counter = 0;
+      for (scf::ParallelOp loop : loops) {
+        loop->removeAttr(kParallelAttr);
+        if (loop.getNumLoops() != 1 || loop.getNumResults() != 0)
+          continue;
+        if (failed(outline(loop, func, context, converter, symbols, ptrType,
+                           i64, counter)))
+          return signalPassFailure();
+      }
+    }
+  }
+
+  LogicalResult outline(scf::ParallelOp loop, func::FuncOp func, Value context,
+                        LLVMTypeConverter &converter, SymbolTable &symbols,
+                        Type ptrType, Type i64, unsigned &counter) {
+    MLIRContext *ctx = &getContext();
+    Location loc = loop.getLoc();
+    // Values from above: constants are cloned, the rest go into the closure.
+    SetVector<Value> above;
+    getUsedValuesDefinedAbove(loop.getRegion(), above);
+    SmallVector<Value> captured;
+    SmallVector<Operation *> cloned;
+    for (Value value : above) {
+      if (isRematerializable(value.getDefiningOp())) {
+        cloned.push_back(value.getDefiningOp());
+        continue;
+      }
+      Type type = value.getType();
+      if (!isa<MemRefType, IndexType, IntegerType, FloatType>(type))
+        return success(); // not outlined: runs sequentially
+      if (auto memref = dyn_cast<MemRefType>(type);
+          memref && !converter.convertType(memref))
+        return success();
+      captured.push_back(value);
+    }
+    SmallVector<Type> fieldTypes;
+    for (Value value : captured)
+      fieldTypes.push_back(converter.convertType(value.getType()));
+    auto closureType =
+        LLVM::LLVMStructType::getLiteral(ctx, fieldTypes.empty()
+                                                  ? SmallVector<Type>{i64}
+                                                  : fieldTypes);
+
+    // The body function.
+    OpBuilder mb(func);
+    auto bodyType = FunctionType::get(ctx, {ptrType, i64, i64}, {});
+    auto body = func::FuncOp::create(
+        mb, loc, (func.getSymName() + "_parallel_" + Twine(counter++)).str(),
+        bodyType);
+    body.setPrivate();
+    symbols.insert(body);
+    {
+      Block *entry = body.addEntryBlock();
+      OpBuilder b = OpBuilder::atBlockBegin(entry);
+      IRMapping mapping;
+      for (Operation *op : cloned)
+        b.clone(*op, mapping);
+      Value closure = entry->getArgument(0);
+      for (auto [i, value] : llvm::enumerate(captured)) {
+        Value slot = LLVM::GEPOp::create(
+            b, loc, ptrType, closureType, closure,
+            ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
+        Value field = LLVM::LoadOp::create(b, loc, fieldTypes[i], slot);
+        Value rebuilt;
+        if (isa<MemRefType>(value.getType()))
+          rebuilt = UnrealizedConversionCastOp::create(b, loc, value.getType(),
+                                                       field)
+                        .getResult(0);
+        else if (isa<IndexType>(value.getType()))
+          rebuilt = arith::IndexCastOp::create(b, loc, value.getType(), field);
+        else
+          rebuilt = field;
+        mapping.map(value, rebuilt);
+      }
+      Value begin = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                               entry->getArgument(1));
+      Value end = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                             entry->getArgument(2));
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      auto forOp = scf::ForOp::create(b, loc, begin, end, one);
+      mapping.map(loop.getInductionVars()[0], forOp.getInductionVar());
+      b.setInsertionPointToStart(forOp.getBody());
+      for (Operation &op : loop.getBody()->without_terminator())
+        b.clone(op, mapping);
+      b.setInsertionPointAfter(forOp);
+      func::ReturnOp::create(b, loc);
+    }
+
+    // The call site: closure, then parallel_for (or a direct call).
+    OpBuilder b(loop);
+    Value one = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
+    Value closure = LLVM::AllocaOp::create(b, loc, ptrType, closureType, one);
+    for (auto [i, value] : llvm::enumerate(captured)) {
+      Value field = value;
+      if (isa<MemRefType>(value.getType()))
+        field = UnrealizedConversionCastOp::create(b, loc, fieldTypes[i], value)
+                    .getResult(0);
+      else if (isa<IndexType>(value.getType()))
+        field = arith::IndexCastOp::create(b, loc, fieldTypes[i], value);
+      Value slot = LLVM::GEPOp::create(
+          b, loc, ptrType, closureType, closure,
+          ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
+      LLVM::StoreOp::create(b, loc, field, slot);
+    }
+    Value lb = loop.getLowerBound()[0], ub = loop.getUpperBound()[0];
+    // Normalized to [0, n) with step 1 by construction (kiln-emit-microkernels).
+    (void)lb;
+    Value n = arith::IndexCastOp::create(b, loc, i64, ub);
+    Value zero64 = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0));
+    Value null = LLVM::ZeroOp::create(b, loc, ptrType);
+    Value isNull = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
+                                        context, null);
+    auto ifOp = scf::IfOp::create(b, loc, isNull, /*withElseRegion=*/true);
+    {
+      OpBuilder tb = ifOp.getThenBodyBuilder();
+      func::CallOp::create(tb, loc, body, ValueRange{closure, zero64, n});
+    }
+    {
+      OpBuilder eb = ifOp.getElseBodyBuilder();
+      auto headerType = LLVM::LLVMStructType::getLiteral(
+          ctx, {IntegerType::get(ctx, 32), IntegerType::get(ctx, 32), ptrType});
+      Value slot = LLVM::GEPOp::create(eb, loc, ptrType, headerType, context,
+                                       ArrayRef<LLVM::GEPArg>{0, 2});
+      Value parallelFor = LLVM::LoadOp::create(eb, loc, ptrType, slot);
+      Value fn = func::ConstantOp::create(eb, loc, bodyType, body.getSymName());
+      Value fnPtr =
+          UnrealizedConversionCastOp::create(eb, loc, ptrType, fn).getResult(0);
+      auto calleeType = LLVM::LLVMFunctionType::get(
+          LLVM::LLVMVoidType::get(ctx), {ptrType, i64, ptrType, ptrType});
+      LLVM::CallOp::create(eb, loc, calleeType,
+                           ValueRange{parallelFor, context, n, fnPtr, closure});
+    }
+    loop.erase();
+    return success();
+  }
+};
+
+} // namespace
