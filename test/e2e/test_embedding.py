@@ -158,6 +158,41 @@ def test_aarch64_so_under_qemu(name, a64_kiln_run, compile_cache, tmp_path):
         fail(f"{name} on aarch64 (qemu):\n" + "\n".join(problems))
 
 
+def _reference_model(name):
+    def prepare(folder):
+        path = harness.models_dir() / f"{name}.onnx"
+        if not path.is_file():
+            raise FileNotFoundError(path)
+        return path
+    return prepare
+
+
+A64_SQUEEZENET = harness.register(harness.CompileSpec(
+    "a64-model-squeezenet1_1", _reference_model("squeezenet1_1"),
+    ("--target", "aarch64-linux-gnu"), timeout=harness.COMPILE_TIMEOUT_LARGE))
+
+
+@pytest.mark.models
+@pytest.mark.compiles(A64_SQUEEZENET.key)
+def test_aarch64_reference_model_under_qemu(models_dir, a64_kiln_run, compile_cache, tmp_path):
+    """squeezenet1_1 (reference model) for aarch64, run under qemu, against onnxruntime."""
+    compiled = compile_cache.get(A64_SQUEEZENET)
+    if not compiled.ok:
+        fail(compiled.failure())
+    feeds = {"input": np.random.default_rng(2024).standard_normal((1, 3, 224, 224))
+             .astype(np.float32)}
+    reference = harness.ort_run(compiled.model, feeds)
+    inputs = harness.save_inputs(feeds, tmp_path / "inputs")
+    out_dir = tmp_path / "outputs"
+    cmd = qemu_cmd() + [a64_kiln_run, compiled.artifact, "--output-dir", out_dir,
+                        "--input", f"input={inputs['input']}"]
+    run_ok(cmd, "squeezenet1_1 under qemu-aarch64", 3 * harness.RUN_TIMEOUT)
+    got = harness.load_outputs(out_dir, list(reference))
+    problems = [p for n in reference if (p := harness.compare(n, got[n], reference[n]))]
+    if problems:
+        fail("squeezenet1_1 on aarch64 (qemu):\n" + "\n".join(problems))
+
+
 @pytest.mark.compiles(A64_SPECS["small_cnn"].key)
 def test_aarch64_so_format_and_neon(cross, compile_cache):
     compiled = compile_cache.get(A64_SPECS["small_cnn"])
@@ -346,6 +381,7 @@ def test_same_name_twice_clashes(kiln, example_models, tmp_path):
 @pytest.mark.parametrize("args, expect", [
     (["--target", "nonsense-xyz-unknown"], ["target"]),
     (["--target", "arm64-apple-ios"], ["--emit obj"]),  # a .so for iOS
+    (["--target", "aarch64-linux-android24"], ["--emit obj"]),  # a .so without the NDK
     (["--target", "aarch64-linux-gnu", "--cpu", "native"], ["native"]),
     (["--target", "aarch64-linux-android24", "--cpu", "znver4"], ["unknown cpu"]),
     (["--target", "arm64-apple-ios", "--emit", "dylib"], ["--emit"]),
