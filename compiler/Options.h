@@ -30,6 +30,8 @@ struct CompileOptions {
   std::string name;
   /// Fixes dynamic input dimensions: input name -> full shape.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Inputs compiled for one value: input name -> serialized onnx.TensorProto file.
+  llvm::StringMap<std::string> specializedInputs;
   /// Keep intermediate files (object, descriptor source) next to the output.
   bool keepIntermediates = false;
 };

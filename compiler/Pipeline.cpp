@@ -163,6 +163,8 @@ LogicalResult compileModel(MLIRContext &context,
   ImportOptions importOptions;
   for (const auto &entry : options.inputShapes)
     importOptions.inputShapes[entry.getKey()] = entry.getValue();
+  for (const auto &entry : options.specializedInputs)
+    importOptions.specializedInputs[entry.getKey()] = entry.getValue();
   FailureOr<OwningOpRef<ModuleOp>> imported =
       importOnnxModel(context, options.modelPath, importOptions);
   if (failed(imported))
@@ -217,6 +219,8 @@ LogicalResult compileModel(MLIRContext &context,
   if (auto messages = module->getAttrOfType<ArrayAttr>("kiln.check_messages"))
     for (Attribute message : messages)
       info.checkMessages.push_back(cast<StringAttr>(message).str());
+  if (auto scratch = module->getAttrOfType<IntegerAttr>("kiln.scratch_size"))
+    info.scratchSize = scratch.getInt();
 
   std::string entrySymbol = info.prefix + "_main";
   if (options.emit == EmitKind::LLVMIR) {

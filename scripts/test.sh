@@ -10,11 +10,16 @@
 #      onnxruntime, plus bad-input tests. The reference models come from
 #      $KILN_MODELS_DIR (default ../shared/models beside the repository); without them
 #      their tests are skipped (in CI, CI=true, they fail).
+#   3. the conformance suite (test/conformance/run.py --check): every ONNX backend node
+#      test of the pinned onnx package through kiln and onnxruntime; fails when a test in
+#      test/conformance/expected_pass.txt stops passing, when any test crashes, or when a
+#      test computes wrong numbers and is not listed in known_failures.txt.
 # Prints a summary and exits non-zero if anything failed.
 #
 # Options:
 #   --no-ctest        skip step 1
 #   --no-e2e          skip step 2
+#   --no-conformance  skip step 3
 #   -- ARGS...        pass ARGS to pytest (e.g. -- -k conv -x)
 # Environment:
 #   KILN_BUILD_DIR    build folder (default: build)
@@ -28,11 +33,13 @@ cd "$ROOT" || exit 2
 
 RUN_CTEST=1
 RUN_E2E=1
+RUN_CONFORMANCE=1
 PYTEST_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-ctest) RUN_CTEST=0 ;;
     --no-e2e) RUN_E2E=0 ;;
+    --no-conformance) RUN_CONFORMANCE=0 ;;
     --) shift; PYTEST_ARGS=("$@"); break ;;
     -h|--help) sed -n '2,/^#===-----/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -54,6 +61,7 @@ mkdir -p "$RESULTS"
 
 ctest_status=skipped
 e2e_status=skipped
+conformance_status=skipped
 failed=0
 
 if [ "$RUN_CTEST" = 1 ]; then
@@ -76,14 +84,23 @@ if [ "$RUN_E2E" = 1 ]; then
   esac
 fi
 
+if [ "$RUN_CONFORMANCE" = 1 ]; then
+  printf '\n== conformance (ONNX backend node tests, kiln and onnxruntime)\n'
+  "$PYTHON" "$ROOT/test/conformance/run.py" --check --quiet \
+    --json "$RESULTS/conformance.json"
+  rc=$?
+  if [ $rc -eq 0 ]; then conformance_status=passed; else conformance_status="FAILED (exit $rc)"; failed=1; fi
+fi
+
 # Summary from the JUnit files both runners wrote.
 printf '\n== summary\n'
-"$PYTHON" - "$RESULTS" "$ctest_status" "$e2e_status" <<'EOF'
+"$PYTHON" - "$RESULTS" "$ctest_status" "$e2e_status" "$conformance_status" <<'EOF'
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 results, ctest_status, e2e_status = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+conformance_status = sys.argv[4]
 total = {"passed": 0, "failed": 0, "skipped": 0}
 
 
@@ -119,6 +136,17 @@ for label, name, status in (("ctest", "ctest.xml", ctest_status),
     print(f"  {label:6s} {status}: {c['passed']} passed, {c['failed']} failed, "
           f"{c['skipped']} skipped")
 print(f"total: {total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped")
+import json
+conf = results / "conformance.json"
+if conformance_status == "skipped":
+    print("  conformance not run")
+elif conf.is_file():
+    t = json.loads(conf.read_text())["totals"]
+    print(f"  conformance {conformance_status}: kiln {t['pass']} pass, {t['fail']} fail, "
+          f"{t['rejected']} rejected, {t['crash']} crash of {t['tests']} ONNX node tests "
+          f"(onnxruntime {t['ort_pass']} pass)")
+else:
+    print(f"  conformance {conformance_status}, no results file")
 EOF
 
 exit $failed

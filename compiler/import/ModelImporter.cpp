@@ -11,8 +11,10 @@
 #include "compiler/import/ModelImporter.h"
 
 #include "compiler/import/ExternalData.h"
+#include "compiler/import/OpExpansions.h"
 #include "compiler/import/OpSchemas.h"
 #include "compiler/import/VersionAdapters.h"
+#include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/ONNXOps.h"
 
@@ -168,6 +170,7 @@ private:
   LogicalResult readModel();
   LogicalResult checkOpset();
   LogicalResult createFunction();
+  LogicalResult specializeInputs();
   FailureOr<SmallVector<int>> sortNodes();
   LogicalResult importNode(const onnx::NodeProto &node, int index);
   LogicalResult importConstantNode(const onnx::NodeProto &node);
@@ -773,6 +776,9 @@ LogicalResult ModelImporter::createFunction() {
   }
   builder.setInsertionPointToEnd(entry);
 
+  if (failed(specializeInputs()))
+    return failure();
+
   for (const onnx::TensorProto &init : graph.initializer()) {
     if (init.name().empty())
       return emitError() << "an initializer has an empty name";
@@ -781,6 +787,80 @@ LogicalResult ModelImporter::createFunction() {
     if (failed(value))
       return failure();
     values[init.name()] = createConstant(*value, loc);
+  }
+  return success();
+}
+
+// Each specialized input is replaced by its value for the nodes that read it, and a guard
+// compares the run-time argument with that value: Equal -> Cast(int32) -> ReduceMin ->
+// Cast(bool) -> kiln.check, so another value fails the run with a status, never a wrong
+// answer. The guard's nodes go through importNode like any other.
+LogicalResult ModelImporter::specializeInputs() {
+  for (const auto &entry : options.specializedInputs) {
+    std::string name = entry.getKey().str();
+    Value arg = values.lookup(name);
+    if (!arg || !isa<BlockArgument>(arg)) {
+      InFlightDiagnostic diag = emitError();
+      diag << "--specialize names '" << name << "', which is not an input of the model";
+      return diag;
+    }
+    auto buffer = llvm::MemoryBuffer::getFile(entry.getValue(), /*IsText=*/false);
+    if (!buffer)
+      return emitError() << "--specialize " << name << ": cannot read '"
+                         << entry.getValue() << "': " << buffer.getError().message();
+    onnx::TensorProto tensor;
+    if ((*buffer)->getBufferSize() > static_cast<size_t>(INT32_MAX) ||
+        !tensor.ParseFromArray((*buffer)->getBufferStart(),
+                               static_cast<int>((*buffer)->getBufferSize())))
+      return emitError() << "--specialize " << name << ": '" << entry.getValue()
+                         << "' is not a serialized onnx.TensorProto";
+    Location loc = nodeLoc("specialized input " + name);
+    FailureOr<ElementsAttr> value = convertTensor(tensor, name, loc);
+    if (failed(value))
+      return failure();
+    if (value->getType() != arg.getType())
+      return emitError() << "--specialize " << name << ": the value is "
+                         << value->getType() << " but the input is " << arg.getType();
+    std::string argKey = "kiln.specialize." + name + ".argument";
+    std::string valueKey = "kiln.specialize." + name + ".value";
+    values[argKey] = arg;
+    values[valueKey] = createConstant(*value, loc);
+    values[name] = values[valueKey];
+
+    auto node = [&](StringRef opType, ArrayRef<std::string> inputs, StringRef output,
+                    std::optional<std::pair<StringRef, int64_t>> attr = std::nullopt) {
+      onnx::NodeProto n;
+      n.set_op_type(opType.str());
+      n.set_name("specialize guard of " + name + " (" + opType.str() + ")");
+      for (const std::string &in : inputs)
+        n.add_input(in);
+      n.add_output(output.str());
+      if (attr) {
+        onnx::AttributeProto *a = n.add_attribute();
+        a->set_name(attr->first.str());
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(attr->second);
+      }
+      return n;
+    };
+    std::string prefix = "kiln.specialize." + name + ".";
+    SmallVector<onnx::NodeProto> guard = {
+        node("Equal", {argKey, valueKey}, prefix + "equal"),
+        node("Cast", {prefix + "equal"}, prefix + "equal_i32",
+             std::make_pair(StringRef("to"), int64_t(onnx::TensorProto::INT32))),
+        node("ReduceMin", {prefix + "equal_i32"}, prefix + "all",
+             std::make_pair(StringRef("keepdims"), int64_t(0))),
+        node("Cast", {prefix + "all"}, prefix + "ok",
+             std::make_pair(StringRef("to"), int64_t(onnx::TensorProto::BOOL))),
+    };
+    for (const onnx::NodeProto &n : guard)
+      if (failed(importNode(n, -1)))
+        return failure();
+    OpBuilder::InsertionGuard insertion(builder);
+    kiln::CheckOp::create(builder, loc, values.lookup(prefix + "ok"),
+                          builder.getStringAttr("input '" + name +
+                                                "' differs from the value the model was "
+                                                "compiled for (--specialize)"));
   }
   return success();
 }
@@ -846,6 +926,18 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
     return emitNodeError() << "node has no op_type";
   if (original.op_type() == "Constant")
     return importConstantNode(original);
+
+  // Ops kiln imports as the simpler ops of their ONNX function body.
+  SmallVector<onnx::NodeProto> expansion;
+  FailureOr<bool> expanded = expandNode(original, opset, *this, expansion);
+  if (failed(expanded))
+    return failure();
+  if (*expanded) {
+    for (const onnx::NodeProto &replacement : expansion)
+      if (failed(importNode(replacement, -1)))
+        return failure();
+    return success();
+  }
 
   // Rewrite a copy of the node into the newest form of its op.
   onnx::NodeProto node = original;
@@ -1028,7 +1120,7 @@ LogicalResult ModelImporter::buildResults() {
 }
 
 FailureOr<OwningOpRef<ModuleOp>> ModelImporter::run() {
-  context.loadDialect<kiln::onnx::ONNXDialect, func::FuncDialect>();
+  context.loadDialect<kiln::onnx::ONNXDialect, kiln::KilnDialect, func::FuncDialect>();
   if (failed(readModel()) || failed(checkOpset()))
     return failure();
 

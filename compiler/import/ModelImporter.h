@@ -25,6 +25,10 @@ struct ImportOptions {
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
   /// Constants with more elements than this become resource blobs.
   int64_t inlineConstantLimit = 1024;
+  /// Inputs compiled for one value (`--specialize NAME=FILE`): input name -> a file
+  /// holding one serialized onnx.TensorProto. The input stays an argument of the
+  /// compiled model; a run given another value fails with a status naming the input.
+  llvm::StringMap<std::string> specializedInputs;
 };
 
 /// Reads the ONNX model at `modelPath` and builds its `onnx` dialect module: every node

@@ -177,7 +177,27 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
 // Elementwise binary ops
 //===----------------------------------------------------------------------===//
 
-enum class BinaryKind { Add, Sub, Mul, Div, Equal };
+enum class BinaryKind {
+  Add, Sub, Mul, Div, Equal, Less, Greater, LessOrEqual, GreaterOrEqual,
+  And, Or, Xor, Min, Max, Mod, FMod
+};
+
+// Comparisons and logic give bool results whatever their operand type.
+bool hasBoolResult(BinaryKind kind) {
+  switch (kind) {
+  case BinaryKind::Equal:
+  case BinaryKind::Less:
+  case BinaryKind::Greater:
+  case BinaryKind::LessOrEqual:
+  case BinaryKind::GreaterOrEqual:
+  case BinaryKind::And:
+  case BinaryKind::Or:
+  case BinaryKind::Xor:
+    return true;
+  default:
+    return false;
+  }
+}
 
 std::optional<int64_t> applyInt(BinaryKind kind, int64_t a, int64_t b) {
   int64_t r;
@@ -204,6 +224,33 @@ std::optional<int64_t> applyInt(BinaryKind kind, int64_t a, int64_t b) {
     return a / b;
   case BinaryKind::Equal:
     return a == b;
+  case BinaryKind::Less:
+    return a < b;
+  case BinaryKind::Greater:
+    return a > b;
+  case BinaryKind::LessOrEqual:
+    return a <= b;
+  case BinaryKind::GreaterOrEqual:
+    return a >= b;
+  case BinaryKind::And:
+    return (a != 0) && (b != 0);
+  case BinaryKind::Or:
+    return (a != 0) || (b != 0);
+  case BinaryKind::Xor:
+    return (a != 0) != (b != 0);
+  case BinaryKind::Min:
+    return std::min(a, b);
+  case BinaryKind::Max:
+    return std::max(a, b);
+  case BinaryKind::Mod:
+  case BinaryKind::FMod: {
+    if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1))
+      return std::nullopt;
+    int64_t r = a % b; // the sign of the dividend (fmod = 1)
+    if (kind == BinaryKind::Mod && r != 0 && ((r < 0) != (b < 0)))
+      r += b; // the sign of the divisor (fmod = 0, like Python's %)
+    return r;
+  }
   }
   return std::nullopt;
 }
@@ -223,6 +270,26 @@ double applyFloat(BinaryKind kind, double a, double b) {
     return a / b;
   case BinaryKind::Equal:
     return a == b;
+  case BinaryKind::Less:
+    return a < b;
+  case BinaryKind::Greater:
+    return a > b;
+  case BinaryKind::LessOrEqual:
+    return a <= b;
+  case BinaryKind::GreaterOrEqual:
+    return a >= b;
+  case BinaryKind::Min:
+  case BinaryKind::Max:
+    if (std::isnan(a) || std::isnan(b))
+      return std::nan("");
+    return kind == BinaryKind::Min ? std::min(a, b) : std::max(a, b);
+  case BinaryKind::FMod:
+    return std::fmod(a, b);
+  case BinaryKind::And:
+  case BinaryKind::Or:
+  case BinaryKind::Xor:
+  case BinaryKind::Mod:
+    break; // not float operations (foldBinary does not get here)
   }
   return 0;
 }
@@ -236,7 +303,7 @@ OpFoldResult foldBinary(Operation *op, Attribute lhsAttr, Attribute rhsAttr,
   Type elementType = lhs.getType().getElementType();
   if (elementType != rhs.getType().getElementType())
     return {};
-  if (kind == BinaryKind::Equal) {
+  if (hasBoolResult(kind)) {
     if (!resultType.getElementType().isInteger(1))
       return {};
   } else if (resultType.getElementType() != elementType) {
@@ -277,10 +344,13 @@ OpFoldResult foldBinary(Operation *op, Attribute lhsAttr, Attribute rhsAttr,
       getFloatValues(cast<ElementsAttr>(rhs));
   if (!a || !b)
     return {};
-  if (kind == BinaryKind::Equal) {
+  if (kind == BinaryKind::And || kind == BinaryKind::Or ||
+      kind == BinaryKind::Xor || kind == BinaryKind::Mod)
+    return {};
+  if (hasBoolResult(kind)) {
     SmallVector<int64_t> result;
     for (size_t i = 0; i < lhsIndex.size(); ++i)
-      result.push_back((*a)[lhsIndex[i]] == (*b)[rhsIndex[i]]);
+      result.push_back(applyFloat(kind, (*a)[lhsIndex[i]], (*b)[rhsIndex[i]]) != 0);
     return makeInts(resultType, result);
   }
   SmallVector<double> result;
@@ -812,6 +882,113 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
   return foldBinary(*this, adaptor.getA(), adaptor.getB(), BinaryKind::Equal);
+}
+
+OpFoldResult LessOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(*this, adaptor.getA(), adaptor.getB(), BinaryKind::Less);
+}
+
+OpFoldResult GreaterOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(*this, adaptor.getA(), adaptor.getB(),
+                    BinaryKind::Greater);
+}
+
+OpFoldResult LessOrEqualOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(*this, adaptor.getA(), adaptor.getB(),
+                    BinaryKind::LessOrEqual);
+}
+
+OpFoldResult GreaterOrEqualOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(*this, adaptor.getA(), adaptor.getB(),
+                    BinaryKind::GreaterOrEqual);
+}
+
+OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(*this, adaptor.getA(), adaptor.getB(), BinaryKind::And);
+}
+
+OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(*this, adaptor.getA(), adaptor.getB(), BinaryKind::Or);
+}
+
+OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(*this, adaptor.getA(), adaptor.getB(), BinaryKind::Xor);
+}
+
+OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(*this, adaptor.getA(), adaptor.getB(),
+                    getFmod() ? BinaryKind::FMod : BinaryKind::Mod);
+}
+
+// Min and Max are variadic: fold the one- and two-operand forms.
+OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<Attribute> operands = adaptor.getData_0();
+  if (operands.size() != 2)
+    return {};
+  return foldBinary(*this, operands[0], operands[1], BinaryKind::Min);
+}
+
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<Attribute> operands = adaptor.getData_0();
+  if (operands.size() != 2)
+    return {};
+  return foldBinary(*this, operands[0], operands[1], BinaryKind::Max);
+}
+
+namespace {
+enum class UnaryKind { Neg, Abs, Not };
+
+OpFoldResult foldUnary(Operation *op, Attribute operandAttr, UnaryKind kind) {
+  RankedTensorType resultType = getFoldableResultType(op);
+  DenseElementsAttr operand = getDense(operandAttr);
+  if (!resultType || !operand ||
+      operand.getType().getElementType() != resultType.getElementType() ||
+      operand.getType().getShape() != resultType.getShape())
+    return {};
+  Type elementType = resultType.getElementType();
+  if (isa<IntegerType>(elementType)) {
+    std::optional<SmallVector<int64_t>> values =
+        getIntValues(cast<ElementsAttr>(operand));
+    if (!values)
+      return {};
+    SmallVector<int64_t> result;
+    for (int64_t v : *values) {
+      if (kind == UnaryKind::Not) {
+        if (!elementType.isInteger(1))
+          return {};
+        result.push_back(v == 0);
+        continue;
+      }
+      if (v == std::numeric_limits<int64_t>::min())
+        return {};
+      result.push_back(kind == UnaryKind::Neg ? -v : std::abs(v));
+    }
+    return makeInts(resultType, result); // rejects -(-128) in i8, etc.
+  }
+  if (kind == UnaryKind::Not || !isa<FloatType>(elementType) ||
+      elementType.getIntOrFloatBitWidth() > 64)
+    return {};
+  std::optional<SmallVector<double>> values =
+      getFloatValues(cast<ElementsAttr>(operand));
+  if (!values)
+    return {};
+  SmallVector<double> result;
+  for (double v : *values)
+    result.push_back(kind == UnaryKind::Neg ? -v : std::fabs(v));
+  return makeFloats(resultType, result);
+}
+} // namespace
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  return foldUnary(*this, adaptor.getX(), UnaryKind::Neg);
+}
+
+OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
+  return foldUnary(*this, adaptor.getX(), UnaryKind::Abs);
+}
+
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  return foldUnary(*this, adaptor.getX(), UnaryKind::Not);
 }
 
 OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {

@@ -44,6 +44,7 @@ def ONNX_AbsOp : ONNX_Op<"Abs", [Pure]> {
     AnyType:$X);
   let results = (outs
     AnyType:$Y);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -158,6 +159,7 @@ def ONNX_AndOp : ONNX_Op<"And", [Pure]> {
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -2132,6 +2134,7 @@ def ONNX_GreaterOp : ONNX_Op<"Greater", [Pure]> {
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -2151,6 +2154,7 @@ def ONNX_GreaterOrEqualOp : ONNX_Op<"GreaterOrEqual", [Pure]> {
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -2637,6 +2641,7 @@ def ONNX_LessOp : ONNX_Op<"Less", [Pure]> {
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -2656,6 +2661,7 @@ def ONNX_LessOrEqualOp : ONNX_Op<"LessOrEqual", [Pure]> {
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -2858,6 +2864,7 @@ def ONNX_MaxOp : ONNX_Op<"Max", [Pure]> {
     Variadic<AnyType>:$data_0);
   let results = (outs
     AnyType:$max);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -3047,6 +3054,7 @@ def ONNX_MinOp : ONNX_Op<"Min", [Pure]> {
     Variadic<AnyType>:$data_0);
   let results = (outs
     AnyType:$min);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -3109,6 +3117,7 @@ def ONNX_ModOp : ONNX_Op<"Mod", [Pure]> {
     DefaultValuedAttr<I64Attr, "0">:$fmod);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -3167,6 +3176,7 @@ def ONNX_NegOp : ONNX_Op<"Neg", [Pure]> {
     AnyType:$X);
   let results = (outs
     AnyType:$Y);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -3347,6 +3357,7 @@ def ONNX_NotOp : ONNX_Op<"Not", [Pure]> {
     AnyType:$X);
   let results = (outs
     AnyType:$Y);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -3401,6 +3412,7 @@ def ONNX_OrOp : ONNX_Op<"Or", [Pure]> {
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -5783,6 +5795,7 @@ def ONNX_XorOp : ONNX_Op<"Xor", [Pure]> {
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
 }
 
 #endif // KILN_DIALECTS_ONNX_ONNXOPS_TD

@@ -43,6 +43,9 @@ constexpr const char *kUsage =
     "      --emit KIND          so (default), obj, static-lib, mlir, llvm\n"
     "      --shape NAME=D0,D1   fix the shape of an input with dynamic "
     "dimensions (repeatable)\n"
+    "      --specialize NAME=FILE.pb  compile for one value of input NAME (a\n"
+    "                           serialized onnx.TensorProto); a run given another\n"
+    "                           value fails with an error (repeatable)\n"
     "      --name PREFIX        symbol prefix (default: the output's stem)\n"
     "      --precision fp32     numeric precision (only fp32 so far)\n"
     "      --keep-intermediates keep the object and descriptor source in "
@@ -141,6 +144,13 @@ int runCompile(ArrayRef<StringRef> args) {
       std::string error;
       if (v != "\x01" && !parseShape(v, options, error))
         return usageError(error);
+    } else if (value("--specialize", v)) {
+      if (v != "\x01") {
+        auto [name, file] = StringRef(v).split('=');
+        if (name.empty() || file.empty())
+          return usageError("--specialize expects NAME=FILE.pb (got '" + v + "')");
+        options.specializedInputs[name] = file.str();
+      }
     } else if (arg == "--keep-intermediates") {
       options.keepIntermediates = true;
     } else if (arg.starts_with("-")) {

@@ -506,21 +506,31 @@ void populateElementwisePatterns(TypeConverter &converter,
     return arith::SelectOp::create(c.b, c.loc, fix, adjusted, r);
   });
   add("BitShift", [](Body &c) -> Value {
-    if (!c.isI() || c.isBoolArg() || !c.isU())
-      return c.fail("BitShift supports unsigned integer inputs only");
+    if (!c.isI() || c.isBoolArg())
+      return c.fail("BitShift supports integer inputs only");
     auto dir = c.op->getAttrOfType<StringAttr>("direction");
     if (!dir || (dir.getValue() != "LEFT" && dir.getValue() != "RIGHT"))
       return c.fail("BitShift direction must be LEFT or RIGHT");
     Value x = c.args[0], s = c.args[1];
     unsigned width = x.getType().getIntOrFloatBitWidth();
+    bool left = dir.getValue() == "LEFT", isSigned = !c.isU();
     Value shifted =
-        dir.getValue() == "LEFT"
-            ? Value(arith::ShLIOp::create(c.b, c.loc, x, s))
-            : Value(arith::ShRUIOp::create(c.b, c.loc, x, s));
-    // Shifting by the width or more gives 0 (LLVM would give poison).
-    Value tooFar = arith::CmpIOp::create(c.b, c.loc, IP::uge, s,
-                                         c.cst(static_cast<double>(width)));
-    return arith::SelectOp::create(c.b, c.loc, tooFar, c.cst(0), shifted);
+        left ? Value(arith::ShLIOp::create(c.b, c.loc, x, s))
+             : isSigned ? Value(arith::ShRSIOp::create(c.b, c.loc, x, s))
+                        : Value(arith::ShRUIOp::create(c.b, c.loc, x, s));
+    // A shift by the width or more (or, signed, by a negative amount) gives 0,
+    // or -1 for a negative value shifted right (LLVM would give poison).
+    Value tooFar = arith::CmpIOp::create(c.b, c.loc, isSigned ? IP::sge : IP::uge,
+                                         s, c.cst(static_cast<double>(width)));
+    if (isSigned)
+      tooFar = arith::OrIOp::create(
+          c.b, c.loc, tooFar,
+          arith::CmpIOp::create(c.b, c.loc, IP::slt, s, c.cst(0)));
+    Value outOfRange = c.cst(0);
+    if (!left && isSigned)
+      outOfRange = arith::ShRSIOp::create(
+          c.b, c.loc, x, c.cst(static_cast<double>(width - 1)));
+    return arith::SelectOp::create(c.b, c.loc, tooFar, outOfRange, shifted);
   });
   add("PRelu", [](Body &c) -> Value {
     Value x = c.args[0], slope = c.args[1];

@@ -51,6 +51,8 @@ struct ConvertONNXToLinalgPass
     populateNormalizationPatterns(converter, patterns);
     populateReductionPatterns(converter, patterns);
     populateDataMovementPatterns(converter, patterns);
+    populateScanPatterns(converter, patterns);
+    populateResizePatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

@@ -40,6 +40,12 @@ void populateReductionPatterns(TypeConverter &converter,
 /// Gather, Expand.
 void populateDataMovementPatterns(TypeConverter &converter,
                                   RewritePatternSet &patterns);
+/// CumSum, CumProd, Trilu.
+void populateScanPatterns(TypeConverter &converter,
+                          RewritePatternSet &patterns);
+/// Resize (nearest, linear, cubic; every coordinate transformation mode).
+void populateResizePatterns(TypeConverter &converter,
+                            RewritePatternSet &patterns);
 
 } // namespace kiln::onnx_to_linalg
 

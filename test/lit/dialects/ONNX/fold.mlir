@@ -244,3 +244,46 @@ func.func @gather_2d() -> tensor<2x2xi64> {
   %g = onnx.Gather %m, %i {axis = 1 : i64} : (tensor<2x3xi64>, tensor<2xi64>) -> tensor<2x2xi64>
   return %g : tensor<2x2xi64>
 }
+
+// -----
+
+// Comparisons, logic, Neg/Abs/Not, Min/Max and Mod of small constants fold
+// (the shape arithmetic in ONNX's own function bodies, e.g. Attention's GQA
+// check: Equal -> Not, Mod -> Equal -> And -> Where).
+// CHECK-LABEL: func.func @compare_logic_unary
+func.func @compare_logic_unary() -> (tensor<3xi1>, tensor<3xi1>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<3xi1>) {
+  // CHECK-NOT: onnx.Less
+  // CHECK-NOT: onnx.Mod
+  // CHECK-DAG: dense<[true, false, false]> : tensor<3xi1>
+  // CHECK-DAG: dense<[false, true, true]> : tensor<3xi1>
+  // CHECK-DAG: dense<[3, 0, -2]> : tensor<3xi64>
+  // CHECK-DAG: dense<[3, 0, 2]> : tensor<3xi64>
+  // CHECK-DAG: dense<[-3, 0, -2]> : tensor<3xi64>
+  // CHECK-DAG: dense<[0, 0, 1]> : tensor<3xi64>
+  // CHECK-DAG: dense<[0, 0, 2]> : tensor<3xi64>
+  // CHECK-DAG: dense<false> : tensor<3xi1>
+  %a = onnx.Constant {value = dense<[-3, 0, 2]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %b = onnx.Constant {value = dense<[0, 0, -2]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %three = onnx.Constant {value = dense<3> : tensor<i64>} : () -> tensor<i64>
+  %lt = "onnx.Less"(%a, %b) : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi1>
+  %not = "onnx.Not"(%lt) : (tensor<3xi1>) -> tensor<3xi1>
+  %neg = "onnx.Neg"(%a) : (tensor<3xi64>) -> tensor<3xi64>
+  %abs = "onnx.Abs"(%a) : (tensor<3xi64>) -> tensor<3xi64>
+  %min = "onnx.Min"(%a, %b) : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  // Mod: the result takes the divisor's sign; fmod = 1 the dividend's.
+  %mod = "onnx.Mod"(%neg, %three) {fmod = 0 : i64} : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  %fmod = "onnx.Mod"(%a, %three) {fmod = 1 : i64} : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  %and = "onnx.And"(%not, %lt) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  return %lt, %not, %neg, %abs, %min, %mod, %fmod, %and : tensor<3xi1>, tensor<3xi1>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<3xi1>
+}
+
+// -----
+
+// Neg of the most negative i8 does not fit: left alone.
+// CHECK-LABEL: func.func @neg_overflow
+func.func @neg_overflow() -> tensor<1xi8> {
+  // CHECK: onnx.Neg
+  %a = onnx.Constant {value = dense<-128> : tensor<1xi8>} : () -> tensor<1xi8>
+  %n = "onnx.Neg"(%a) : (tensor<1xi8>) -> tensor<1xi8>
+  return %n : tensor<1xi8>
+}

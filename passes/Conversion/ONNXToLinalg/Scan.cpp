@@ -1,0 +1,202 @@
+//===- Scan.cpp - running sums/products and triangular masks to linalg ----===//
+//
+//   CumSum, CumProd   scf.for over the scanned axis carrying the running
+//                     value (one slice per step, combined by a linalg.generic)
+//   Trilu             linalg.generic keeping x[..., i, j] where j - i >= k
+//                     (upper) or j - i <= k (lower), 0 elsewhere; k may be a
+//                     run-time scalar
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Conversion/ONNXToLinalg/PopulatePatterns.h"
+#include "passes/Conversion/ONNXToLinalg/Utils.h"
+
+#include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/Diagnostics.h"
+#include "dialects/ONNX/ONNXOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace kiln::onnx_to_linalg {
+namespace {
+
+using kiln::onnx::emitNodeError;
+using kiln::onnx::isNoneValue;
+
+//===----------------------------------------------------------------------===//
+// CumSum, CumProd
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy, bool IsProduct>
+struct CumulativeLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = getStaticTensorType(adaptor.getX());
+    if (!type || type.getRank() == 0)
+      return emitNodeError(op) << "needs a static shape of rank >= 1",
+             failure();
+    std::optional<SmallVector<int64_t>> axisValues =
+        readConstantInts(op.getAxis());
+    if (!axisValues || axisValues->size() != 1)
+      return emitNodeError(op) << "needs a constant scalar 'axis'", failure();
+    std::optional<int64_t> axis =
+        normalizeAxis((*axisValues)[0], type.getRank());
+    if (!axis)
+      return emitNodeError(op) << "axis " << (*axisValues)[0]
+                               << " is out of range for rank "
+                               << type.getRank(),
+             failure();
+    Type elemType = type.getElementType();
+    if (!elemType.isIntOrFloat() || isBool(elemType))
+      return emitNodeError(op) << "element type " << elemType
+                               << " is not supported",
+             failure();
+    int64_t rank = type.getRank();
+    int64_t length = type.getDimSize(*axis);
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, createEmptyTensor(rewriter, loc, type));
+      return success();
+    }
+
+    // One slice along the axis, kept at full rank (size 1 on the axis).
+    SmallVector<int64_t> sliceShape(type.getShape());
+    sliceShape[*axis] = 1;
+    auto sliceType = RankedTensorType::get(sliceShape, elemType);
+    bool exclusive = op.getExclusive() != 0, reverse = op.getReverse() != 0;
+    Value identity = createFilledTensor(rewriter, loc, sliceType,
+                                        IsProduct ? 1.0 : 0.0);
+    Value result = createEmptyTensor(rewriter, loc, type);
+
+    auto indexConst = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
+    };
+    auto sliceAt = [&](OpBuilder &b, Value position) {
+      SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+      offsets[*axis] = position;
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t d : sliceShape)
+        sizes.push_back(b.getIndexAttr(d));
+      SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+      return std::make_tuple(offsets, sizes, strides);
+    };
+    auto loop = scf::ForOp::create(
+        rewriter, loc, indexConst(0), indexConst(length), indexConst(1),
+        ValueRange{identity, result},
+        [&](OpBuilder &b, Location l, Value step, ValueRange carried) {
+          Value position = step;
+          if (reverse)
+            position = arith::SubIOp::create(
+                b, l, arith::ConstantIndexOp::create(b, l, length - 1), step);
+          auto [offsets, sizes, strides] = sliceAt(b, position);
+          Value slice = tensor::ExtractSliceOp::create(
+              b, l, sliceType, adaptor.getX(), offsets, sizes, strides);
+          Value running = createElementwiseGeneric(
+              b, l, sliceType, ValueRange{carried[0], slice},
+              [&](OpBuilder &bb, Location ll, ValueRange args) -> Value {
+                if (isFloat(elemType))
+                  return IsProduct
+                             ? arith::MulFOp::create(bb, ll, args[0], args[1])
+                                   .getResult()
+                             : arith::AddFOp::create(bb, ll, args[0], args[1])
+                                   .getResult();
+                return IsProduct
+                           ? arith::MulIOp::create(bb, ll, args[0], args[1])
+                                 .getResult()
+                           : arith::AddIOp::create(bb, ll, args[0], args[1])
+                                 .getResult();
+              });
+          Value written = exclusive ? carried[0] : running;
+          Value out = tensor::InsertSliceOp::create(b, l, written, carried[1],
+                                                    offsets, sizes, strides);
+          scf::YieldOp::create(b, l, ValueRange{running, out});
+        });
+    rewriter.replaceOp(op, loop.getResult(1));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Trilu
+//===----------------------------------------------------------------------===//
+
+struct TriluLowering : OpConversionPattern<onnx::TriluOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(onnx::TriluOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = getStaticTensorType(adaptor.getInput());
+    if (!type || type.getRank() < 2)
+      return emitNodeError(op) << "needs a static shape of rank >= 2",
+             failure();
+    int64_t rank = type.getRank();
+    Type elemType = type.getElementType();
+    // k: absent (0), constant, or read at run time from a 0-d/1-element i64.
+    Value k;
+    if (isNoneValue(op.getK())) {
+      k = arith::ConstantIntOp::create(rewriter, loc, 0, 64);
+    } else if (std::optional<SmallVector<int64_t>> ks =
+                   readConstantInts(op.getK())) {
+      if (ks->size() != 1)
+        return emitNodeError(op) << "'k' must hold one value", failure();
+      k = arith::ConstantIntOp::create(rewriter, loc, (*ks)[0], 64);
+    } else {
+      RankedTensorType kType = getStaticTensorType(adaptor.getK());
+      if (!kType || kType.getNumElements() != 1)
+        return emitNodeError(op) << "'k' must hold one value", failure();
+      SmallVector<Value> zeros(kType.getRank(),
+                               arith::ConstantIndexOp::create(rewriter, loc, 0));
+      k = tensor::ExtractOp::create(rewriter, loc, adaptor.getK(), zeros);
+    }
+    bool upper = op.getUpper() != 0;
+    Value zero = createScalarConstant(rewriter, loc, elemType, 0.0);
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineMap> maps(2, AffineMap::getMultiDimIdentityMap(rank, ctx));
+    Value empty = createEmptyTensor(rewriter, loc, type);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{type}, ValueRange{adaptor.getInput()},
+            ValueRange{empty}, maps, getParallelIterators(rank),
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              auto index = [&](int64_t d) {
+                Value i = linalg::IndexOp::create(b, l, d);
+                return arith::IndexCastOp::create(b, l, b.getI64Type(), i)
+                    .getResult();
+              };
+              // diagonal offset j - i compared with k
+              Value diff =
+                  arith::SubIOp::create(b, l, index(rank - 1), index(rank - 2));
+              Value keep = arith::CmpIOp::create(
+                  b, l,
+                  upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+                  diff, k);
+              linalg::YieldOp::create(
+                  b, l, arith::SelectOp::create(b, l, keep, args[0], zero)
+                            .getResult());
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateScanPatterns(TypeConverter &converter,
+                          RewritePatternSet &patterns) {
+  patterns.add<CumulativeLowering<onnx::CumSumOp, false>,
+               CumulativeLowering<onnx::CumProdOp, true>, TriluLowering>(
+      converter, patterns.getContext());
+}
+
+} // namespace kiln::onnx_to_linalg
