@@ -300,7 +300,17 @@ def compile_model(cfg: Config, name: str, model: pathlib.Path, digest: str) -> d
         record.update(ok=False, timed_out=True, error=str(e))
     record_path.write_text(json.dumps(record, indent=1))
     record["cached"] = False
+    prune_cache(cfg, name, keep=folder)
     return record
+
+
+def prune_cache(cfg: Config, name: str, keep: pathlib.Path, count: int = 2) -> None:
+    """Keeps the COUNT newest cache entries of model NAME (artifacts reach 400+ MB)."""
+    entries = sorted((d for d in cfg.cache.glob(f"{name}-*")
+                      if d.is_dir() and re.fullmatch(re.escape(name) + r"-[0-9a-f]{16}", d.name)),
+                     key=lambda d: d.stat().st_mtime, reverse=True)
+    for d in [e for e in entries if e != keep][count - 1:]:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def make_inputs(session, seed: int) -> dict[str, np.ndarray]:
