@@ -82,4 +82,18 @@ def KilnMaterializeChecksPass
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::tensor::TensorDialect"];
 }
 
+def KilnReplaceEmptyEntryBuffersPass
+    : Pass<"kiln-replace-empty-entry-buffers", "mlir::ModuleOp"> {
+  let summary = "Give zero-element memref arguments a placeholder type";
+  let description = [{
+    The bare-pointer calling convention cannot lower a function argument of a
+    memref type with a zero-sized dimension (e.g. `memref<3x0x5xf32>`: its
+    canonical strides are undefined). Such a buffer is never accessed, so each
+    becomes a `memref<1xT>` argument (one pointer in the ABI, as before), the
+    body uses a local zero-sized `memref.alloca` instead, and calls to the
+    function pass a placeholder buffer.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 #endif // KILN_CODEGEN_PASSES_TD

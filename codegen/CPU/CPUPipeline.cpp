@@ -129,6 +129,8 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   // entry's `_ctx` form takes a trailing `kiln_exec_context *`). After
   // deallocation: the closure's stores would hide later uses of buffers.
   pm.addPass(createKilnOutlineParallelLoopsPass());
+  // Entry arguments with zero elements: bare pointers cannot describe them.
+  pm.addPass(createKilnReplaceEmptyEntryBuffersPass());
 
   // Down to the LLVM dialect.
   pm.addNestedPass<func::FuncOp>(createKilnLowerStridedCopiesPass());
