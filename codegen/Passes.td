@@ -58,6 +58,22 @@ def KilnOutlineParallelLoopsPass
                            "mlir::func::FuncDialect", "mlir::arith::ArithDialect"];
 }
 
+def KilnPlanMemoryPass : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Place intermediate buffers in one scratch arena planned at "
+                "compile time";
+  let description = [{
+    On buffers, before deallocation. Every statically shaped `memref.alloc` at
+    the top level of a public function becomes a `memref.view` into a new last
+    argument `memref<Sxi8>` (attribute `kiln.scratch`). A buffer lives from
+    the first to the last top-level op using it or a view of it; buffers whose
+    lives do not overlap share bytes (first fit, largest first, 64-byte
+    aligned). S is recorded as the module attribute `kiln.scratch_size`; the
+    runtime allocates the arena once per opened model. Buffers that may escape
+    (returned, yielded, passed to calls) keep their allocation.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
 def KilnLowerStridedCopiesPass
     : Pass<"kiln-lower-strided-copies", "mlir::func::FuncOp"> {
   let summary = "Turn memref.copy between strided buffers into linalg.copy";

@@ -263,10 +263,12 @@ std::string generateDescriptorSource(const ModelInfo &model,
      << "'. Do not edit. */\n"
      << "#include <stdint.h>\n#include \"kiln/model_abi.h\"\n\n";
   // The entry takes bare pointers: inputs, outputs, then the status slot.
-  // `<p>_main_ctx` is `<p>_main` plus the run's context, through which
-  // generated parallel loops reach the thread pool (kiln/parallel.h).
+  // `<p>_main_ctx` is `<p>_main` plus the scratch arena its intermediates
+  // live in (scratch_size bytes, kiln-plan-memory) and the run's context,
+  // through which generated parallel loops reach the thread pool
+  // (kiln/parallel.h).
   os << "extern void " << p << "_main_ctx(" << entryParameters(model, false)
-     << ", kiln_exec_context *);\n\n";
+     << ", void *, kiln_exec_context *);\n\n";
   writeTensorTable(os, "kiln_inputs", model.inputs);
   writeTensorTable(os, "kiln_outputs", model.outputs);
   os << "static const char *const kiln_checks[] = {\n";
@@ -282,13 +284,12 @@ std::string generateDescriptorSource(const ModelInfo &model,
         "                                void *scratch, kiln_exec_context "
         "*context) {\n"
         "  int32_t status = 0;\n"
-        "  (void)scratch;\n"
      << "  __attribute__((noinline)) " << p << "_main_ctx(";
   for (size_t i = 0; i < model.inputs.size(); ++i)
     os << "inputs[" << i << "], ";
   for (size_t i = 0; i < model.outputs.size(); ++i)
     os << "outputs[" << i << "], ";
-  os << "&status, context);\n  return status;\n}\n\n";
+  os << "&status, scratch, context);\n  return status;\n}\n\n";
   os << "static const kiln_model_desc kiln_descriptor = {\n"
      << "  KILN_MODEL_ABI_VERSION,\n"
      << "  " << cString(p) << ",\n"
@@ -298,7 +299,7 @@ std::string generateDescriptorSource(const ModelInfo &model,
      << "  " << cString(model.runtimeFeatures) << ",\n"
      << "  " << model.inputs.size() << ", " << model.outputs.size() << ",\n"
      << "  kiln_inputs, kiln_outputs,\n"
-     << "  0,\n"
+     << "  " << model.scratchSize << "ull,\n"
      << "  " << model.checkMessages.size() << ", kiln_checks,\n"
      << "  kiln_run,\n};\n\n";
   os << "__attribute__((visibility(\"default\")))\n"

@@ -33,6 +33,8 @@ struct ModelInfo {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   std::vector<std::string> checkMessages;
+  /// Bytes of the scratch arena the entry needs (kiln-plan-memory).
+  uint64_t scratchSize = 0;
 };
 
 /// Turns `name` into a valid C identifier (used for symbol prefixes).

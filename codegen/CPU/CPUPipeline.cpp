@@ -122,6 +122,10 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
       GreedySimplifyRegionLevel::Disabled);
   pm.addPass(createCanonicalizerPass(cheapCanonicalize));
   pm.addPass(createCSEPass());
+  // Intermediates in one compile-time-planned scratch arena (no allocation
+  // inside a run); what is left (dynamic shapes, escaping buffers) is freed
+  // by the deallocation pipeline.
+  pm.addPass(createKilnPlanMemoryPass());
   bufferization::BufferDeallocationPipelineOptions deallocOptions;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
 

@@ -66,24 +66,48 @@ struct OutlineParallelLoopsPass
       }
       // `@f(args)` becomes `@f_ctx(args, context)` plus a wrapper `@f(args)`
       // passing a null context (the entry's plain, single-threaded form).
-      FunctionType plainType = func.getFunctionType();
+      // The wrapper allocates the scratch arena (kiln-plan-memory) itself.
+      SmallVector<Type> plainInputs;
+      SmallVector<unsigned> plainArgs;
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (!func.getArgAttr(i, "kiln.scratch")) {
+          plainInputs.push_back(func.getArgument(i).getType());
+          plainArgs.push_back(i);
+        }
+      auto plainType =
+          FunctionType::get(ctx, plainInputs, func.getResultTypes());
       std::string name = func.getSymName().str();
       func.setSymName(name + "_ctx");
       if (failed(func.insertArgument(func.getNumArguments(), ptrType, {},
                                      func.getLoc())))
         return signalPassFailure();
       {
+        Location loc = func.getLoc();
         OpBuilder b(module.getBodyRegion());
         b.setInsertionPointAfter(func);
-        auto wrapper = func::FuncOp::create(b, func.getLoc(), name, plainType);
-        for (unsigned i = 0; i < plainType.getNumInputs(); ++i)
-          wrapper.setArgAttrs(i, func.getArgAttrDict(i));
+        auto wrapper = func::FuncOp::create(b, loc, name, plainType);
+        for (auto [i, arg] : llvm::enumerate(plainArgs))
+          wrapper.setArgAttrs(i, func.getArgAttrDict(arg));
         Block *entry = wrapper.addEntryBlock();
         b.setInsertionPointToStart(entry);
-        SmallVector<Value> args(entry->getArguments());
-        args.push_back(LLVM::ZeroOp::create(b, func.getLoc(), ptrType));
-        auto call = func::CallOp::create(b, func.getLoc(), func, args);
-        func::ReturnOp::create(b, func.getLoc(), call.getResults());
+        SmallVector<Value> args, scratch;
+        for (unsigned i = 0, next = 0; i + 1 < func.getNumArguments(); ++i) {
+          if (next < plainArgs.size() && plainArgs[next] == i) {
+            args.push_back(entry->getArgument(next++));
+            continue;
+          }
+          auto type = cast<MemRefType>(func.getArgument(i).getType());
+          scratch.push_back(memref::AllocOp::create(b, loc, type,
+                                                    b.getI64IntegerAttr(64)));
+          args.push_back(scratch.back());
+        }
+        args.push_back(LLVM::ZeroOp::create(b, loc, ptrType));
+        auto call = func::CallOp::create(b, loc, func, args);
+        for (Value buffer : scratch)
+          memref::DeallocOp::create(b, loc, buffer);
+        func::ReturnOp::create(b, loc, call.getResults());
+        for (unsigned i = 0; i < func.getNumArguments(); ++i)
+          func.removeArgAttr(i, "kiln.scratch");
       }
       Value context = func.getArgument(func.getNumArguments() - 1);
       unsigned counter = 0;
