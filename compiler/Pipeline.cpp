@@ -221,8 +221,6 @@ LogicalResult compileModel(MLIRContext &context,
       info.checkMessages.push_back(cast<StringAttr>(message).str());
   if (auto scratch = module->getAttrOfType<IntegerAttr>("kiln.scratch_size"))
     info.scratchSize = scratch.getInt();
-  if (auto scratch = module->getAttrOfType<IntegerAttr>("kiln.scratch_size"))
-    info.scratchSize = scratch.getInt();
 
   std::string entrySymbol = info.prefix + "_main";
   if (options.emit == EmitKind::LLVMIR) {
