@@ -101,27 +101,49 @@ def address_space_limit(gib: float | None):
     return apply
 
 
+def _vm_hwm_kb(pid: int) -> int | None:
+    try:
+        m = re.search(r"^VmHWM:\s*(\d+) kB", pathlib.Path(f"/proc/{pid}/status").read_text(), re.M)
+        return int(m.group(1)) if m else None
+    except OSError:
+        return None
+
+
 def peak_rss_kb(cmd, timeout: float, **kw) -> tuple[int | None, str, str, float, int]:
     """Runs CMD to completion: (peak RSS in KiB, stdout, stderr, wall s, exit code).
 
     The peak comes from GNU time (/usr/bin/time -f %M), not from wait4() here: on Linux a
-    child forked from this Python process starts with this process's high-water RSS, which
-    would hide a small process's own peak. Without /usr/bin/time the peak is None."""
+    child started from this Python process starts with this process's high-water RSS, which
+    would hide a small process's own peak. Without /usr/bin/time, the child's VmHWM is polled
+    from /proc every 2 ms instead (the last few ms before exit can be missed)."""
     cmd = [str(c) for c in cmd]
-    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file:
-        full = ([TIME, "-f", "%M", "-o", rss_file.name] if os.path.exists(TIME) else []) + cmd
+    use_time = os.path.exists(TIME)
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file, \
+            tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
+        full = ([TIME, "-f", "%M", "-o", rss_file.name] if use_time else []) + cmd
         start = time.perf_counter()
-        proc = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        proc = subprocess.Popen(full, stdout=fo, stderr=fe, text=True,
                                 start_new_session=True, **kw)
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.communicate()
-            raise TimeoutError(f"timed out after {timeout:.0f} s: {shlex.join(cmd)}")
+        polled = None
+        while proc.poll() is None:
+            if time.perf_counter() - start > timeout:
+                os.killpg(proc.pid, 9)
+                proc.wait()
+                raise TimeoutError(f"timed out after {timeout:.0f} s: {shlex.join(cmd)}")
+            if not use_time:
+                hwm = _vm_hwm_kb(proc.pid)
+                if hwm is not None and (polled is None or hwm > polled):
+                    polled = hwm
+            time.sleep(0.002 if not use_time else 0.01)
         wall = time.perf_counter() - start
-        lines = rss_file.read().split()
-        rss = int(lines[-1]) if lines and lines[-1].isdigit() else None
+        fo.seek(0)
+        fe.seek(0)
+        out, err = fo.read(), fe.read()
+        if use_time:
+            lines = rss_file.read().split()
+            rss = int(lines[-1]) if lines and lines[-1].isdigit() else None
+        else:
+            rss = polled
     return rss, out, err, wall, proc.returncode
 
 
@@ -542,10 +564,10 @@ def measure_rss(cfg, so, path, input_files, npz, result):
         raise StageError("rss", tail(err), py + ["run"])
     o_base, _, err, _, rc = peak_rss_kb(py + ["baseline"], cfg.run_timeout)
     if None in (k_rss, k_base, o_rss, o_base):
-        raise StageError("rss", f"{TIME} (GNU time, Debian package 'time') is needed to "
-                         "measure peak RSS")
+        raise StageError("rss", "could not read the peak RSS of the measured processes")
     mb = lambda kb: round(kb / 1024, 1)  # noqa: E731
-    result["peak_rss_mb"] = {"kiln": mb(k_rss), "kiln_baseline": mb(k_base),
+    result["peak_rss_mb"] = {"method": "GNU time %M" if os.path.exists(TIME) else "polled VmHWM",
+                             "kiln": mb(k_rss), "kiln_baseline": mb(k_base),
                              "kiln_net": mb(k_rss - k_base),
                              "ort": mb(o_rss), "ort_baseline": mb(o_base),
                              "ort_net": mb(o_rss - o_base)}
