@@ -762,8 +762,9 @@ def write_outputs(cfg: Config, out: pathlib.Path, doc: dict, final: bool) -> Non
 
 DOC_INTRO = """# Benchmarks: kiln vs onnxruntime
 
-This page is written by `bench/bench.py --all --docs` from its latest full run; every figure
-below comes from that run (the raw data is [benchmarks/results.json](benchmarks/results.json)).
+This page is written by `bench/bench.py --all --docs` from its latest full run (the notes at
+the end are added with `--docs-from RESULTS.json --notes FILE`); every figure below comes from
+that run (the raw data is [benchmarks/results.json](benchmarks/results.json)).
 How to run it and what each column means: [bench/README.md](../bench/README.md).
 
 """
