@@ -15,6 +15,7 @@
 #include "compiler/import/OpSchemas.h"
 #include "compiler/import/VersionAdapters.h"
 #include "dialects/Kiln/KilnDialect.h"
+#include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/ONNXOps.h"
 
@@ -165,6 +166,12 @@ public:
     return emitNodeErrorAt(currentLoc, currentNodeName, currentOpType);
   }
   MLIRContext *getContext() override { return &context; }
+  std::optional<SmallVector<int64_t>> getConstantInts(llvm::StringRef name) override {
+    Value v = name.empty() ? Value() : values.lookup(name);
+    if (!v)
+      return std::nullopt;
+    return kiln::onnx::getConstantIntValues(v);
+  }
 
 private:
   LogicalResult readModel();

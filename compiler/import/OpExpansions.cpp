@@ -10,6 +10,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -81,6 +82,10 @@ public:
     return a ? a->s() : dflt.str();
   }
   bool hasAttr(StringRef name) const { return findAttr(node, name); }
+  /// The integer values of the already-built constant `value`, if it is one.
+  std::optional<SmallVector<int64_t>> constantInts(StringRef value) {
+    return ctx.getConstantInts(value);
+  }
   InFlightDiagnostic error() { return ctx.emitNodeError(); }
 
   /// Adds a node and returns its (first) output: `result`, or a fresh name.
@@ -93,8 +98,15 @@ public:
     n.set_name(base + "/" + opType.str() + "_" + std::to_string(out.size()));
     for (const std::string &in : inputs)
       n.add_input(in);
-    if (result.empty())
-      result = base + "/kiln." + std::to_string(counter++) + "." + node.output(0);
+    // Fresh names hang off the node's first output: value names are unique in
+    // a graph (node names need not be, nor exist).
+    if (result.empty()) {
+      std::string anchor;
+      for (const std::string &o : node.output())
+        if (anchor.empty())
+          anchor = o;
+      result = anchor + "/kiln." + std::to_string(counter++);
+    }
     n.add_output(result);
     for (const onnx::AttributeProto &a : attrs)
       *n.add_attribute() = a;
@@ -481,6 +493,323 @@ LogicalResult expandAttention(Expansion &e) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// RNN, GRU, LSTM
+//===----------------------------------------------------------------------===//
+
+// The recurrence unrolled over the (static) sequence: X * W^T (+ the input
+// biases) for all steps at once, then per step H * R^T, the gates and their
+// activations, as the equations of the ONNX spec for each op. layout = 1
+// inputs/outputs are transposed around it.
+class Recurrence {
+public:
+  Recurrence(Expansion &e, StringRef kind, int64_t gates)
+      : e(e), kind(kind), gates(gates) {}
+
+  LogicalResult run() {
+    std::string x = e.input(0), w = e.input(1), r = e.input(2);
+    std::string b = e.input(3), seqLens = e.input(4), h0 = e.input(5);
+    RankedTensorType xType = e.type(x), wType = e.type(w);
+    if (!xType || !wType || !xType.hasStaticShape() || xType.getRank() != 3 ||
+        !wType.hasStaticShape() || wType.getRank() != 3)
+      return e.error() << "needs static X of rank 3 and W of rank 3", failure();
+    elem = xType.getElementType();
+    std::string direction = e.getString("direction", "forward");
+    if (direction != "forward" && direction != "reverse" &&
+        direction != "bidirectional")
+      return e.error() << "unknown direction '" << direction << "'", failure();
+    dirs = direction == "bidirectional" ? 2 : 1;
+    layout = e.getInt("layout", 0);
+    if (layout == 1)
+      x = e.add("Transpose", {x}, {intsAttr("perm", {1, 0, 2})});
+    seq = xType.getDimSize(layout == 1 ? 1 : 0);
+    batch = xType.getDimSize(layout == 1 ? 0 : 1);
+    hidden = e.getInt("hidden_size", wType.getDimSize(1) / gates);
+    if (wType.getDimSize(0) != dirs || wType.getDimSize(1) != gates * hidden)
+      return e.error() << "W must have shape [" << dirs << ", " << gates * hidden
+                       << ", input_size]",
+             failure();
+    if (kind == "LSTM" && e.getInt("input_forget", 0) != 0)
+      return e.error() << "input_forget = 1 is not supported yet", failure();
+    if (e.hasAttr("clip"))
+      clip = e.getFloat("clip", 0.0f);
+    if (!seqLens.empty()) {
+      // Only full-length sequences: every batch entry runs all steps.
+      RankedTensorType t = e.type(seqLens);
+      std::optional<SmallVector<int64_t>> lens;
+      if (t)
+        lens = e.constantInts(seqLens);
+      if (!lens)
+        return e.error() << "needs a compile-time constant for the non-constant "
+                            "input 'sequence_lens'",
+               failure();
+      for (int64_t len : *lens)
+        if (len != seq)
+          return e.error() << "sequence_lens other than the full length "
+                           << seq << " are not supported yet",
+                 failure();
+    }
+    if (failed(readActivations()))
+      return failure();
+
+    SmallVector<std::string> ys, lastH, lastC;
+    for (int64_t d = 0; d < dirs; ++d) {
+      bool reverse = direction == "reverse" || d == 1;
+      std::string wd = pick(w, d), rd = pick(r, d);
+      std::string wt = e.add("Transpose", {wd}, {intsAttr("perm", {1, 0})});
+      std::string rt = e.add("Transpose", {rd}, {intsAttr("perm", {1, 0})});
+      std::string xw = e.add("MatMul", {x, wt}); // [seq, batch, gates*hidden]
+      std::string wb, rb;                         // [gates*hidden] each
+      if (!b.empty()) {
+        std::string bd = pick(b, d);
+        wb = slice(bd, 0, 0, gates * hidden);
+        rb = slice(bd, 0, gates * hidden, 2 * gates * hidden);
+        xw = e.add("Add", {xw, wb});
+      }
+      std::string h = h0.empty() ? zeros() : pick(h0, d);
+      std::string c;
+      if (kind == "LSTM")
+        c = e.input(6).empty() ? zeros() : pick(e.input(6), d);
+      std::string peephole =
+          kind == "LSTM" && !e.input(7).empty() ? pick(e.input(7), d) : "";
+      SmallVector<std::string> steps(seq);
+      for (int64_t i = 0; i < seq; ++i) {
+        int64_t t = reverse ? seq - 1 - i : i;
+        std::string xt =
+            e.add("Gather", {xw, e.scalar(IntegerType::get(e.ctx.getContext(), 64), t)},
+                  {intAttr("axis", 0)});
+        FailureOr<std::pair<std::string, std::string>> next =
+            step(d, xt, h, c, rt, rb, peephole);
+        if (failed(next))
+          return failure();
+        h = next->first;
+        c = next->second;
+        steps[t] = e.unsqueeze(h, {0});
+      }
+      std::string y = seq == 1 ? steps[0] : e.add("Concat", steps, {intAttr("axis", 0)});
+      ys.push_back(e.unsqueeze(y, {1}));
+      lastH.push_back(e.unsqueeze(h, {0}));
+      if (kind == "LSTM")
+        lastC.push_back(e.unsqueeze(c, {0}));
+    }
+    auto join = [&](ArrayRef<std::string> parts, int64_t axis) {
+      return parts.size() == 1 ? parts[0]
+                               : e.add("Concat", parts, {intAttr("axis", axis)});
+    };
+    // Y [seq, dirs, batch, hidden] (layout 1: [batch, seq, dirs, hidden]),
+    // Y_h / Y_c [dirs, batch, hidden] (layout 1: [batch, dirs, hidden]).
+    auto emit = [&](std::string value, int outIndex, ArrayRef<int64_t> perm) {
+      if (e.output(outIndex).empty())
+        return;
+      if (layout == 1)
+        e.add("Transpose", {value}, {intsAttr("perm", perm)}, e.output(outIndex));
+      else
+        e.add("Identity", {value}, {}, e.output(outIndex));
+    };
+    emit(join(ys, 1), 0, {2, 0, 1, 3});
+    emit(join(lastH, 0), 1, {1, 0, 2});
+    if (kind == "LSTM")
+      emit(join(lastC, 0), 2, {1, 0, 2});
+    return success();
+  }
+
+private:
+  /// Entry `d` of a per-direction tensor ([dirs, ...] -> [...]).
+  std::string pick(const std::string &value, int64_t d) {
+    return e.add("Gather", {value, e.scalar(IntegerType::get(e.ctx.getContext(), 64), d)},
+                 {intAttr("axis", 0)});
+  }
+  std::string slice(const std::string &value, int64_t axis, int64_t start,
+                    int64_t end) {
+    if (e.opset >= 10)
+      return e.add("Slice", {value, e.i64s({start}), e.i64s({end}), e.i64s({axis})});
+    return e.add("Slice", {value},
+                 {intsAttr("starts", {start}), intsAttr("ends", {end}),
+                  intsAttr("axes", {axis})});
+  }
+  /// Gate `g` of a [batch, gates*hidden] value.
+  std::string gate(const std::string &value, int64_t g) {
+    return slice(value, 1, g * hidden, (g + 1) * hidden);
+  }
+  std::string zeros() {
+    auto t = RankedTensorType::get({batch, hidden}, elem);
+    return e.ctx.addConstant(
+        DenseElementsAttr::get(t, FloatAttr::get(elem, 0.0)), "zeros");
+  }
+
+  struct Activation {
+    std::string name;
+    std::optional<float> alpha, beta;
+  };
+
+  LogicalResult readActivations() {
+    SmallVector<std::string> defaults =
+        kind == "RNN"   ? SmallVector<std::string>{"Tanh"}
+        : kind == "GRU" ? SmallVector<std::string>{"Sigmoid", "Tanh"}
+                        : SmallVector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+    const onnx::AttributeProto *names = findAttr(e.node, "activations");
+    const onnx::AttributeProto *alphas = findAttr(e.node, "activation_alpha");
+    const onnx::AttributeProto *betas = findAttr(e.node, "activation_beta");
+    size_t perDir = defaults.size();
+    for (int64_t d = 0; d < dirs; ++d)
+      for (size_t i = 0; i < perDir; ++i) {
+        size_t k = d * perDir + i;
+        Activation a;
+        if (names && names->strings_size() > 0) {
+          if (static_cast<size_t>(names->strings_size()) != perDir * dirs)
+            return e.error() << "'activations' needs " << perDir * dirs
+                             << " names",
+                   failure();
+          a.name = names->strings(k);
+        } else {
+          a.name = defaults[i];
+        }
+        if (alphas && static_cast<int>(k) < alphas->floats_size())
+          a.alpha = alphas->floats(k);
+        if (betas && static_cast<int>(k) < betas->floats_size())
+          a.beta = betas->floats(k);
+        activations.push_back(a);
+      }
+    return success();
+  }
+
+  FailureOr<std::string> activate(int64_t d, size_t i, std::string x) {
+    const Activation &a = activations[d * (activations.size() / dirs) + i];
+    std::string n = llvm::StringRef(a.name).lower();
+    auto alphaAttr = [&](float dflt) {
+      onnx::AttributeProto attr;
+      attr.set_name("alpha");
+      attr.set_type(onnx::AttributeProto::FLOAT);
+      attr.set_f(a.alpha.value_or(dflt));
+      return attr;
+    };
+    auto betaAttr = [&](float dflt) {
+      onnx::AttributeProto attr;
+      attr.set_name("beta");
+      attr.set_type(onnx::AttributeProto::FLOAT);
+      attr.set_f(a.beta.value_or(dflt));
+      return attr;
+    };
+    if (n == "tanh")
+      return e.add("Tanh", {x});
+    if (n == "sigmoid")
+      return e.add("Sigmoid", {x});
+    if (n == "relu")
+      return e.add("Relu", {x});
+    if (n == "softsign")
+      return e.add("Softsign", {x});
+    if (n == "softplus")
+      return e.add("Softplus", {x});
+    if (n == "leakyrelu")
+      return e.add("LeakyRelu", {x}, {alphaAttr(0.01f)});
+    if (n == "thresholdedrelu")
+      return e.add("ThresholdedRelu", {x}, {alphaAttr(1.0f)});
+    if (n == "elu")
+      return e.add("Elu", {x}, {alphaAttr(1.0f)});
+    if (n == "hardsigmoid")
+      return e.add("HardSigmoid", {x}, {alphaAttr(0.2f), betaAttr(0.5f)});
+    if (n == "affine")
+      return e.add("Add", {e.add("Mul", {x, e.scalar(elem, a.alpha.value_or(1.0f))}),
+                           e.scalar(elem, a.beta.value_or(0.0f))});
+    if (n == "scaledtanh") {
+      std::string inner = e.add("Mul", {x, e.scalar(elem, a.beta.value_or(1.0f))});
+      return e.add("Mul", {e.add("Tanh", {inner}),
+                           e.scalar(elem, a.alpha.value_or(1.0f))});
+    }
+    return e.error() << "activation '" << a.name << "' is not supported",
+           failure();
+  }
+
+  /// A gate pre-activation clipped to [-clip, clip] when `clip` is set.
+  std::string clipped(std::string x) {
+    if (!clip)
+      return x;
+    return e.add("Clip", {x, e.scalar(elem, -*clip), e.scalar(elem, *clip)});
+  }
+
+  /// One time step; returns the new H (and C for LSTM).
+  FailureOr<std::pair<std::string, std::string>>
+  step(int64_t d, const std::string &xt, const std::string &h,
+       const std::string &c, const std::string &rt, const std::string &rb,
+       const std::string &peephole) {
+    std::string hr = e.add("MatMul", {h, rt}); // [batch, gates*hidden]
+    if (kind == "RNN") {
+      std::string pre = e.add("Add", {xt, hr});
+      if (!rb.empty())
+        pre = e.add("Add", {pre, rb});
+      FailureOr<std::string> next = activate(d, 0, clipped(pre));
+      if (failed(next))
+        return failure();
+      return std::make_pair(*next, std::string());
+    }
+    if (kind == "GRU") {
+      // Gates z, r, h.
+      auto rbias = [&](int64_t g) {
+        return rb.empty() ? std::string() : slice(rb, 0, g * hidden, (g + 1) * hidden);
+      };
+      auto withBias = [&](std::string v, const std::string &bias) {
+        return bias.empty() ? v : e.add("Add", {v, bias});
+      };
+      FailureOr<std::string> z = activate(
+          d, 0, clipped(withBias(e.add("Add", {gate(xt, 0), gate(hr, 0)}), rbias(0))));
+      FailureOr<std::string> rg = activate(
+          d, 0, clipped(withBias(e.add("Add", {gate(xt, 1), gate(hr, 1)}), rbias(1))));
+      if (failed(z) || failed(rg))
+        return failure();
+      std::string hPre;
+      if (e.getInt("linear_before_reset", 0) != 0) {
+        hPre = e.add("Add", {gate(xt, 2),
+                             e.add("Mul", {*rg, withBias(gate(hr, 2), rbias(2))})});
+      } else {
+        std::string rh = e.add("Mul", {*rg, h});
+        std::string rhR = e.add("MatMul", {rh, slice(rt, 1, 2 * hidden, 3 * hidden)});
+        hPre = withBias(e.add("Add", {gate(xt, 2), rhR}), rbias(2));
+      }
+      FailureOr<std::string> candidate = activate(d, 1, clipped(hPre));
+      if (failed(candidate))
+        return failure();
+      // H = (1 - z) * candidate + z * H_prev
+      std::string oneMinusZ = e.add("Sub", {e.scalar(elem, 1.0), *z});
+      std::string next = e.add("Add", {e.add("Mul", {oneMinusZ, *candidate}),
+                                       e.add("Mul", {*z, h})});
+      return std::make_pair(next, std::string());
+    }
+    // LSTM: gates i, o, f, c; peepholes P = [Pi, Po, Pf].
+    std::string pre = e.add("Add", {xt, hr});
+    if (!rb.empty())
+      pre = e.add("Add", {pre, rb});
+    auto peep = [&](int64_t k, const std::string &cell, std::string v) {
+      if (peephole.empty())
+        return v;
+      std::string p = slice(peephole, 0, k * hidden, (k + 1) * hidden);
+      return e.add("Add", {v, e.add("Mul", {p, cell})});
+    };
+    FailureOr<std::string> i = activate(d, 0, clipped(peep(0, c, gate(pre, 0))));
+    FailureOr<std::string> f = activate(d, 0, clipped(peep(2, c, gate(pre, 2))));
+    FailureOr<std::string> g = activate(d, 1, clipped(gate(pre, 3)));
+    if (failed(i) || failed(f) || failed(g))
+      return failure();
+    std::string cNext = e.add("Add", {e.add("Mul", {*f, c}), e.add("Mul", {*i, *g})});
+    FailureOr<std::string> o = activate(d, 0, clipped(peep(1, cNext, gate(pre, 1))));
+    FailureOr<std::string> hc = activate(d, 2, cNext);
+    if (failed(o) || failed(hc))
+      return failure();
+    return std::make_pair(e.add("Mul", {*o, *hc}), cNext);
+  }
+
+  Expansion &e;
+  StringRef kind;
+  int64_t gates;
+  Type elem;
+  int64_t dirs = 1, layout = 0, seq = 0, batch = 0, hidden = 0;
+  std::optional<float> clip;
+  SmallVector<Activation> activations;
+};
+
+LogicalResult expandRNN(Expansion &e) { return Recurrence(e, "RNN", 1).run(); }
+LogicalResult expandGRU(Expansion &e) { return Recurrence(e, "GRU", 3).run(); }
+LogicalResult expandLSTM(Expansion &e) { return Recurrence(e, "LSTM", 4).run(); }
+
 } // namespace
 
 FailureOr<bool> expandNode(const onnx::NodeProto &node, int64_t opset,
@@ -494,10 +823,13 @@ FailureOr<bool> expandNode(const onnx::NodeProto &node, int64_t opset,
                           expandSoftmaxCrossEntropyLoss)
                     .Case("RMSNormalization", expandRMSNormalization)
                     .Case("Attention", expandAttention)
+                    .Case("RNN", expandRNN)
+                    .Case("GRU", expandGRU)
+                    .Case("LSTM", expandLSTM)
                     .Default(nullptr);
   if (!fn)
     return false;
-  if (node.output_size() == 0 || node.output(0).empty())
+  if (llvm::all_of(node.output(), [](const std::string &o) { return o.empty(); }))
     return ctx.emitNodeError() << "has no output", failure();
   Expansion e(node, opset, ctx, out);
   if (failed(fn(e)))

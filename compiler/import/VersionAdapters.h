@@ -17,7 +17,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
 
+#include <optional>
 #include <string>
 
 namespace onnx {
@@ -38,6 +40,8 @@ public:
   /// Starts an error about the node: `node 'NAME' (OpType, opset N): `.
   virtual mlir::InFlightDiagnostic emitNodeError() = 0;
   virtual mlir::MLIRContext *getContext() = 0;
+  /// The integer values of the already-built value `name` when it is a constant.
+  virtual std::optional<llvm::SmallVector<int64_t>> getConstantInts(llvm::StringRef name) = 0;
 };
 
 /// Rewrites `node`, whose op is in effect at schema `version` of `schema`, into the form of

@@ -220,8 +220,8 @@ def _first_lines(text: str, n: int = 2, width: int = 300) -> str:
     return " | ".join(lines[:n])[:width]
 
 
-NON_CONSTANT = re.compile(r"node '(?P<node>[^']*)' \((?P<op>\w+), opset \d+\): output shape "
-                          r"depends on a non-constant input '(?P<input>[^']*)'")
+NON_CONSTANT = re.compile(r"node '(?P<node>[^']*)' \((?P<op>\w+), opset \d+\): [^\n]*"
+                          r"non-constant input '(?P<input>[^']*)'")
 
 
 def specializable_input(stderr: str, model, data_sets, folder: Path) -> tuple[str, Path] | None:

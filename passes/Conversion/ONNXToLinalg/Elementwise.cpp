@@ -484,9 +484,19 @@ void populateElementwisePatterns(TypeConverter &converter,
     bool fmod = getI64Attr(c.op, "fmod", 0) != 0;
     Value a = c.args[0], d = c.args[1];
     if (c.isF()) {
-      if (!fmod)
-        return c.fail("Mod with float inputs requires fmod = 1");
-      return arith::RemFOp::create(c.b, c.loc, a, d);
+      Value r = arith::RemFOp::create(c.b, c.loc, a, d);
+      if (fmod)
+        return r;
+      // fmod = 0 on floats (outside the spec, but the reference and its
+      // tests define it like numpy.mod): the result takes the divisor's sign.
+      Value zero = c.cst(0);
+      Value rNonZero = arith::CmpFOp::create(c.b, c.loc, FP::ONE, r, zero);
+      Value rNeg = arith::CmpFOp::create(c.b, c.loc, FP::OLT, r, zero);
+      Value dNeg = arith::CmpFOp::create(c.b, c.loc, FP::OLT, d, zero);
+      Value signDiffers = arith::XOrIOp::create(c.b, c.loc, rNeg, dNeg);
+      Value fix = arith::AndIOp::create(c.b, c.loc, rNonZero, signDiffers);
+      Value adjusted = arith::AddFOp::create(c.b, c.loc, r, d);
+      return arith::SelectOp::create(c.b, c.loc, fix, adjusted, r);
     }
     if (!c.isI() || c.isBoolArg())
       return c.fail("Mod supports float and integer inputs only");
@@ -587,6 +597,25 @@ void populateElementwisePatterns(TypeConverter &converter,
   add("And", logical<arith::AndIOp>("And"));
   add("Or", logical<arith::OrIOp>("Or"));
   add("Xor", logical<arith::XOrIOp>("Xor"));
+  auto bitwise = [](StringRef name, auto build) {
+    return [name, build](Body &c) -> Value {
+      if (!c.isI() || c.isBoolArg())
+        return c.fail((name + " supports integer inputs only").str());
+      return build(c);
+    };
+  };
+  add("BitwiseAnd", bitwise("BitwiseAnd", [](Body &c) -> Value {
+        return arith::AndIOp::create(c.b, c.loc, c.args[0], c.args[1]);
+      }));
+  add("BitwiseOr", bitwise("BitwiseOr", [](Body &c) -> Value {
+        return arith::OrIOp::create(c.b, c.loc, c.args[0], c.args[1]);
+      }));
+  add("BitwiseXor", bitwise("BitwiseXor", [](Body &c) -> Value {
+        return arith::XOrIOp::create(c.b, c.loc, c.args[0], c.args[1]);
+      }));
+  add("BitwiseNot", bitwise("BitwiseNot", [](Body &c) -> Value {
+        return arith::XOrIOp::create(c.b, c.loc, c.args[0], c.cst(-1));
+      }));
   add("Not", [](Body &c) -> Value {
     if (!c.isBoolArg())
       return c.fail("Not supports bool inputs only");

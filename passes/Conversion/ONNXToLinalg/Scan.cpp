@@ -47,7 +47,9 @@ struct CumulativeLowering : OpConversionPattern<OpTy> {
     std::optional<SmallVector<int64_t>> axisValues =
         readConstantInts(op.getAxis());
     if (!axisValues || axisValues->size() != 1)
-      return emitNodeError(op) << "needs a constant scalar 'axis'", failure();
+      return emitNodeError(op) << "needs a compile-time constant for the "
+                                  "non-constant input 'axis' (one value)",
+             failure();
     std::optional<int64_t> axis =
         normalizeAxis((*axisValues)[0], type.getRank());
     if (!axis)
@@ -99,24 +101,41 @@ struct CumulativeLowering : OpConversionPattern<OpTy> {
           auto [offsets, sizes, strides] = sliceAt(b, position);
           Value slice = tensor::ExtractSliceOp::create(
               b, l, sliceType, adaptor.getX(), offsets, sizes, strides);
-          Value running = createElementwiseGeneric(
-              b, l, sliceType, ValueRange{carried[0], slice},
-              [&](OpBuilder &bb, Location ll, ValueRange args) -> Value {
-                if (isFloat(elemType))
-                  return IsProduct
-                             ? arith::MulFOp::create(bb, ll, args[0], args[1])
-                                   .getResult()
-                             : arith::AddFOp::create(bb, ll, args[0], args[1])
-                                   .getResult();
-                return IsProduct
-                           ? arith::MulIOp::create(bb, ll, args[0], args[1])
-                                 .getResult()
-                           : arith::AddIOp::create(bb, ll, args[0], args[1])
-                                 .getResult();
-              });
-          Value written = exclusive ? carried[0] : running;
-          Value out = tensor::InsertSliceOp::create(b, l, written, carried[1],
-                                                    offsets, sizes, strides);
+          // The running value is updated in place (its generic writes into
+          // the carried tensor), which bufferization needs for loop results.
+          Value out = carried[1];
+          if (exclusive)
+            out = tensor::InsertSliceOp::create(b, l, carried[0], out, offsets,
+                                                sizes, strides);
+          MLIRContext *ctx = b.getContext();
+          SmallVector<AffineMap> maps(
+              2, AffineMap::getMultiDimIdentityMap(rank, ctx));
+          Value running =
+              linalg::GenericOp::create(
+                  b, l, TypeRange{sliceType}, ValueRange{slice},
+                  ValueRange{carried[0]}, maps, getParallelIterators(rank),
+                  [&](OpBuilder &bb, Location ll, ValueRange args) {
+                    Value v;
+                    if (isFloat(elemType))
+                      v = IsProduct ? arith::MulFOp::create(bb, ll, args[1],
+                                                            args[0])
+                                          .getResult()
+                                    : arith::AddFOp::create(bb, ll, args[1],
+                                                            args[0])
+                                          .getResult();
+                    else
+                      v = IsProduct ? arith::MulIOp::create(bb, ll, args[1],
+                                                            args[0])
+                                          .getResult()
+                                    : arith::AddIOp::create(bb, ll, args[1],
+                                                            args[0])
+                                          .getResult();
+                    linalg::YieldOp::create(bb, ll, v);
+                  })
+                  .getResult(0);
+          if (!exclusive)
+            out = tensor::InsertSliceOp::create(b, l, running, out, offsets,
+                                                sizes, strides);
           scf::YieldOp::create(b, l, ValueRange{running, out});
         });
     rewriter.replaceOp(op, loop.getResult(1));

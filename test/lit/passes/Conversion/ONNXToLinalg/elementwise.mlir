@@ -251,3 +251,41 @@ func.func @prelu(%a: tensor<1x3x4x4xf32>, %s: tensor<3x1x1xf32>) -> tensor<1x3x4
   %0 = "onnx.PRelu"(%a, %s) : (tensor<1x3x4x4xf32>, tensor<3x1x1xf32>) -> tensor<1x3x4x4xf32>
   return %0 : tensor<1x3x4x4xf32>
 }
+
+// -----
+
+// Signed BitShift: arithmetic right shift; a shift by >= the width or by a
+// negative amount gives -1 for a negative value, else 0.
+// CHECK-LABEL: func.func @bitshift_signed_right
+// CHECK:         %[[S:.*]] = arith.shrsi %[[X:.*]], %[[N:.*]] : i8
+// CHECK:         arith.cmpi sge, %[[N]]
+// CHECK:         arith.cmpi slt, %[[N]]
+// CHECK:         %[[SIGN:.*]] = arith.shrsi %[[X]], %{{.*}} : i8
+// CHECK:         arith.select %{{.*}}, %[[SIGN]], %[[S]]
+func.func @bitshift_signed_right(%a: tensor<4xi8>, %b: tensor<4xi8>) -> tensor<4xi8> {
+  %0 = "onnx.BitShift"(%a, %b) {direction = "RIGHT"} : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+  return %0 : tensor<4xi8>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @bitwise
+// CHECK:         arith.andi
+// CHECK:         arith.xori %{{.*}}, %c-1_i32
+func.func @bitwise(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = "onnx.BitwiseAnd"(%a, %b) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %1 = "onnx.BitwiseNot"(%0) : (tensor<4xi32>) -> tensor<4xi32>
+  return %1 : tensor<4xi32>
+}
+
+// -----
+
+// Float Mod with fmod = 0 takes the divisor's sign, like numpy.mod.
+// CHECK-LABEL: func.func @mod_float_python
+// CHECK:         %[[R:.*]] = arith.remf
+// CHECK:         %[[ADJ:.*]] = arith.addf %[[R]]
+// CHECK:         arith.select %{{.*}}, %[[ADJ]], %[[R]]
+func.func @mod_float_python(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "onnx.Mod"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -20,10 +20,10 @@ func.func @gelu_bad(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @mod_float_no_fmod(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+2 {{Mod with float inputs requires fmod = 1}}
-  // expected-error @+1 {{failed to legalize operation 'onnx.Mod'}}
-  %0 = "onnx.Mod"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+func.func @bitwise_and_float(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{BitwiseAnd supports integer inputs only}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.BitwiseAnd'}}
+  %0 = "onnx.BitwiseAnd"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 

@@ -6,10 +6,12 @@
 // CHECK-LABEL: func.func @cumsum_exclusive_reverse
 // CHECK:         %[[R:.*]]:2 = scf.for %[[I:.*]] = %c0 to %c3 step %c1 iter_args(%[[ACC:.*]] = %{{.*}}, %[[OUT:.*]] = %{{.*}}) -> (tensor<2x1xf32>, tensor<2x3xf32>)
 // CHECK:           %[[POS:.*]] = arith.subi %c2, %[[I]]
-// CHECK:           tensor.extract_slice %{{.*}}[0, %[[POS]]] [2, 1] [1, 1]
-// CHECK:           arith.addf
+// CHECK:           %[[X:.*]] = tensor.extract_slice %{{.*}}[0, %[[POS]]] [2, 1] [1, 1]
 // Exclusive: the slice written is the running value before this step's add.
 // CHECK:           tensor.insert_slice %[[ACC]] into %[[OUT]][0, %[[POS]]] [2, 1] [1, 1]
+// The running value is updated in place.
+// CHECK:           linalg.generic {{.*}} ins(%[[X]] : tensor<2x1xf32>) outs(%[[ACC]] : tensor<2x1xf32>)
+// CHECK:             arith.addf
 // CHECK:         return %[[R]]#1
 func.func @cumsum_exclusive_reverse(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %axis = onnx.Constant {value = dense<1> : tensor<i64>} : () -> tensor<i64>
