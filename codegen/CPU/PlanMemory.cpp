@@ -95,8 +95,10 @@ struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
             liveRange(alloc, body, index);
         if (!range)
           continue;
-        int64_t bits = type.getElementTypeBitWidth();
-        int64_t size = (type.getNumElements() * bits + 7) / 8;
+        // Each element takes whole bytes in memory (an i1 is stored as one
+        // byte by the LLVM lowering, not packed).
+        int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
+        int64_t size = type.getNumElements() * bytes;
         size = std::max<int64_t>(kAlignment,
                                  (size + kAlignment - 1) / kAlignment * kAlignment);
         buffers.push_back({alloc, size, range->first, range->second});
