@@ -105,7 +105,9 @@ public:
       for (const std::string &o : node.output())
         if (anchor.empty())
           anchor = o;
-      result = anchor + "/kiln." + std::to_string(counter++);
+      // The op type keeps nested expansions (SoftmaxCrossEntropyLoss ->
+      // NegativeLogLikelihoodLoss, both writing the same output) apart.
+      result = anchor + "/kiln." + node.op_type() + "." + std::to_string(counter++);
     }
     n.add_output(result);
     for (const onnx::AttributeProto &a : attrs)
