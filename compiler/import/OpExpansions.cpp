@@ -994,6 +994,153 @@ LogicalResult expandConvTranspose(Expansion &e) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Hardmax, OneHot, LpNormalization, LpPool
+//===----------------------------------------------------------------------===//
+
+/// The ONNX TensorProto data type of a float element type; 0 if none.
+int64_t onnxFloatType(Type t) {
+  if (t.isF32())
+    return onnx::TensorProto::FLOAT;
+  if (t.isF16())
+    return onnx::TensorProto::FLOAT16;
+  if (t.isF64())
+    return onnx::TensorProto::DOUBLE;
+  if (t.isBF16())
+    return onnx::TensorProto::BFLOAT16;
+  return 0;
+}
+
+/// [0, 1, ..., n - 1] as int64 with shape [1, .., n, .., 1] (n at `axis`).
+std::string iota(Expansion &e, int64_t n, int64_t axis, int64_t rank) {
+  SmallVector<int64_t> values, shape(rank, 1);
+  for (int64_t i = 0; i < n; ++i)
+    values.push_back(i);
+  shape[axis] = n;
+  auto t = RankedTensorType::get(shape, IntegerType::get(e.ctx.getContext(), 64));
+  return e.ctx.addConstant(DenseElementsAttr::get(t, ArrayRef<int64_t>(values)),
+                           "iota");
+}
+
+// 1 at the first maximum along `axis`, 0 elsewhere (opset < 13: along axis 1
+// of the input flattened to 2-D at `axis`).
+LogicalResult expandHardmax(Expansion &e) {
+  std::string x = e.input(0);
+  RankedTensorType t = e.type(x);
+  if (!t || !t.hasStaticShape() || t.getRank() == 0 ||
+      !onnxFloatType(t.getElementType()))
+    return e.error() << "needs a static float input of rank >= 1", failure();
+  int64_t rank = t.getRank(), axis = e.getInt("axis", e.opset < 13 ? 1 : -1);
+  if (axis < -rank || axis >= rank + (e.opset < 13 ? 1 : 0))
+    return e.error() << "axis " << axis << " is out of range", failure();
+  if (axis < 0)
+    axis += rank;
+  std::string in = x;
+  int64_t workRank = rank, workAxis = axis, n = t.getDimSize(axis < rank ? axis : 0);
+  if (e.opset < 13) {
+    in = e.add("Flatten", {x}, {intAttr("axis", axis)});
+    workRank = 2;
+    workAxis = 1;
+    n = 1;
+    for (int64_t d = axis; d < rank; ++d)
+      n *= t.getDimSize(d);
+  }
+  std::string idx = e.add("ArgMax", {in}, {intAttr("axis", workAxis), intAttr("keepdims", 1)});
+  std::string hit = e.add("Equal", {iota(e, n, workAxis, workRank), idx});
+  std::string y = e.add("Cast", {hit}, {intAttr("to", onnxFloatType(t.getElementType()))});
+  if (e.opset < 13)
+    e.add("Reshape", {y, e.i64s(t.getShape())}, {}, e.output(0));
+  else
+    e.add("Identity", {y}, {}, e.output(0));
+  return success();
+}
+
+// values[1] where the (wrapped) index equals the position along `axis`,
+// values[0] elsewhere.
+LogicalResult expandOneHot(Expansion &e) {
+  std::string indices = e.input(0), depth = e.input(1), values = e.input(2);
+  RankedTensorType it = e.type(indices), vt = e.type(values);
+  if (!it || !it.hasStaticShape() || !vt)
+    return e.error() << "needs static indices and values", failure();
+  std::optional<SmallVector<int64_t>> depthValue = e.constantInts(depth);
+  if (!depthValue) {
+    // Float depths are allowed by the spec; read them through a cast.
+    return e.error() << "needs a compile-time constant for the non-constant "
+                        "input 'depth'",
+           failure();
+  }
+  if (depthValue->size() != 1 || (*depthValue)[0] < 1)
+    return e.error() << "depth must be one positive value", failure();
+  int64_t n = (*depthValue)[0];
+  int64_t rank = it.getRank() + 1, axis = e.getInt("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return e.error() << "axis " << axis << " is out of range", failure();
+  if (axis < 0)
+    axis += rank;
+  Type i64 = IntegerType::get(e.ctx.getContext(), 64);
+  std::string idx = it.getElementType().isInteger(64)
+                        ? indices
+                        : e.add("Cast", {indices}, {intAttr("to", onnx::TensorProto::INT64)});
+  // Negative indices count from the end.
+  std::string wrapped = e.add(
+      "Where", {e.add("Less", {idx, e.scalar(i64, 0)}),
+                e.add("Add", {idx, e.scalar(i64, n)}), idx});
+  std::string hit = e.add("Equal", {e.unsqueeze(wrapped, {axis}), iota(e, n, axis, rank)});
+  std::string off = e.add("Gather", {values, e.scalar(i64, 0)}, {intAttr("axis", 0)});
+  std::string on = e.add("Gather", {values, e.scalar(i64, 1)}, {intAttr("axis", 0)});
+  e.add("Where", {hit, on, off}, {}, e.output(0));
+  return success();
+}
+
+// x / (sum |x|^p along axis)^(1/p), p = 1 or 2.
+LogicalResult expandLpNormalization(Expansion &e) {
+  std::string x = e.input(0);
+  RankedTensorType t = e.type(x);
+  if (!t || t.getRank() == 0)
+    return e.error() << "needs a ranked input", failure();
+  int64_t p = e.getInt("p", 2), axis = e.getInt("axis", -1), rank = t.getRank();
+  if (p != 1 && p != 2)
+    return e.error() << "p must be 1 or 2 (got " << p << ")", failure();
+  if (axis < -rank || axis >= rank)
+    return e.error() << "axis " << axis << " is out of range", failure();
+  if (axis < 0)
+    axis += rank;
+  std::string norm =
+      p == 1 ? e.reduce("ReduceSum", e.add("Abs", {x}), {axis}, true)
+             : e.add("Sqrt", {e.reduce("ReduceSum", e.add("Mul", {x, x}), {axis}, true)});
+  e.add("Div", {x, norm}, {}, e.output(0));
+  return success();
+}
+
+// (sum over the window of |x|^p)^(1/p): AveragePool counting the padding,
+// times the window size.
+LogicalResult expandLpPool(Expansion &e) {
+  std::string x = e.input(0);
+  RankedTensorType t = e.type(x);
+  const onnx::AttributeProto *kernel = findAttr(e.node, "kernel_shape");
+  if (!t || !kernel || !onnxFloatType(t.getElementType()))
+    return e.error() << "needs a float input and kernel_shape", failure();
+  Type elem = t.getElementType();
+  double p = e.hasAttr("p") ? static_cast<double>(e.getInt("p", 2)) : 2.0;
+  int64_t window = 1;
+  for (int64_t k : kernel->ints())
+    window *= k;
+  std::string powed = p == 2.0 ? e.add("Mul", {x, x})
+                               : e.add("Pow", {e.add("Abs", {x}), e.scalar(elem, p)});
+  SmallVector<onnx::AttributeProto> attrs;
+  for (const onnx::AttributeProto &a : e.node.attribute())
+    if (a.name() != "p")
+      attrs.push_back(a);
+  attrs.push_back(intAttr("count_include_pad", 1));
+  std::string avg = e.add("AveragePool", {powed}, attrs);
+  std::string sum = e.add("Mul", {avg, e.scalar(elem, double(window))});
+  if (p == 2.0)
+    e.add("Sqrt", {sum}, {}, e.output(0));
+  else
+    e.add("Pow", {sum, e.scalar(elem, 1.0 / p)}, {}, e.output(0));
+  return success();
+}
+
 } // namespace
 
 FailureOr<bool> expandNode(const onnx::NodeProto &node, int64_t opset,
@@ -1009,6 +1156,10 @@ FailureOr<bool> expandNode(const onnx::NodeProto &node, int64_t opset,
                     .Case("Attention", expandAttention)
                     .Case("RNN", expandRNN)
                     .Case("ConvTranspose", expandConvTranspose)
+                    .Case("Hardmax", expandHardmax)
+                    .Case("OneHot", expandOneHot)
+                    .Case("LpNormalization", expandLpNormalization)
+                    .Case("LpPool", expandLpPool)
                     .Case("GRU", expandGRU)
                     .Case("LSTM", expandLSTM)
                     .Default(nullptr);

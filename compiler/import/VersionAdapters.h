@@ -40,7 +40,8 @@ public:
   /// Starts an error about the node: `node 'NAME' (OpType, opset N): `.
   virtual mlir::InFlightDiagnostic emitNodeError() = 0;
   virtual mlir::MLIRContext *getContext() = 0;
-  /// The integer values of the already-built value `name` when it is a constant.
+  /// The integer values of the already-built value `name` when it is a constant
+  /// (a float constant's values truncated toward zero, as ONNX reads e.g. OneHot's depth).
   virtual std::optional<llvm::SmallVector<int64_t>> getConstantInts(llvm::StringRef name) = 0;
 };
 
