@@ -1092,7 +1092,7 @@ LogicalResult expandOneHot(Expansion &e) {
   return success();
 }
 
-// x / (sum |x|^p along axis)^(1/p), p = 1 or 2.
+// x / (sum |x|^p along axis)^(1/p), p = 1 or 2; 0 where the norm is 0.
 LogicalResult expandLpNormalization(Expansion &e) {
   std::string x = e.input(0);
   RankedTensorType t = e.type(x);
@@ -1108,7 +1108,11 @@ LogicalResult expandLpNormalization(Expansion &e) {
   std::string norm =
       p == 1 ? e.reduce("ReduceSum", e.add("Abs", {x}), {axis}, true)
              : e.add("Sqrt", {e.reduce("ReduceSum", e.add("Mul", {x, x}), {axis}, true)});
-  e.add("Div", {x, norm}, {}, e.output(0));
+  // A zero norm gives 0, not 0/0 = NaN (as onnx's reference does).
+  Type elem = t.getElementType();
+  std::string isZero = e.add("Equal", {norm, e.scalar(elem, 0.0)});
+  e.add("Where", {isZero, e.scalar(elem, 0.0), e.add("Div", {x, norm})}, {},
+        e.output(0));
   return success();
 }
 

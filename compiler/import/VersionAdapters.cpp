@@ -713,6 +713,13 @@ static LogicalResult upsampleToResize(onnx::NodeProto &node, int64_t opset,
 LogicalResult kiln::import::adaptRemovedOp(onnx::NodeProto &node, int64_t opset,
                                            AdapterContext &ctx, bool &handled) {
   handled = false;
+  if (node.op_type() == "Scatter") {
+    // Scatter (opset 9-10) is ScatterElements-11 under its old name: same
+    // inputs and `axis`, no reduction.
+    node.set_op_type("ScatterElements");
+    handled = true;
+    return success();
+  }
   if (node.op_type() != "Upsample")
     return success();
   handled = true;

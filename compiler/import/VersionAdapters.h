@@ -52,7 +52,8 @@ mlir::LogicalResult adaptToNewestVersion(onnx::NodeProto &node, const OpSchemaIn
                                          int64_t version, AdapterContext &ctx);
 
 /// Ops that the dialect does not have because ONNX deprecated them, but that an adapter can
-/// replace with the newest form of another op (Upsample -> Resize). When `node` is one,
+/// replace with the newest form of another op (Upsample -> Resize, Scatter ->
+/// ScatterElements). When `node` is one,
 /// rewrites it in place (op_type changes) and sets `handled`; the node is then already in
 /// its new op's newest form.
 mlir::LogicalResult adaptRemovedOp(onnx::NodeProto &node, int64_t opset,

@@ -53,6 +53,7 @@ struct ConvertONNXToLinalgPass
     populateDataMovementPatterns(converter, patterns);
     populateScanPatterns(converter, patterns);
     populateResizePatterns(converter, patterns);
+    populateScatterPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

@@ -43,6 +43,9 @@ void populateDataMovementPatterns(TypeConverter &converter,
 /// CumSum, CumProd, Trilu.
 void populateScanPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns);
+/// ScatterElements, ScatterND.
+void populateScatterPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns);
 /// Resize (nearest, linear, cubic; every coordinate transformation mode).
 void populateResizePatterns(TypeConverter &converter,
                             RewritePatternSet &patterns);
