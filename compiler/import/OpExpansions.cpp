@@ -1145,6 +1145,56 @@ LogicalResult expandLpPool(Expansion &e) {
   return success();
 }
 
+// Crop (centered Slice) or zero-pad (centered Pad) each listed axis to the
+// target size; an odd difference puts the extra element at the end.
+LogicalResult expandCenterCropPad(Expansion &e) {
+  std::string x = e.input(0);
+  RankedTensorType t = e.type(x);
+  if (!t || !t.hasStaticShape())
+    return e.error() << "needs a static input", failure();
+  std::optional<SmallVector<int64_t>> target = e.constantInts(e.input(1));
+  if (!target)
+    return e.error() << "needs a compile-time constant for the non-constant "
+                        "input 'shape'",
+           failure();
+  int64_t rank = t.getRank();
+  SmallVector<int64_t> axes;
+  if (const onnx::AttributeProto *a = findAttr(e.node, "axes"))
+    axes.assign(a->ints().begin(), a->ints().end());
+  else
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  if (axes.size() != target->size())
+    return e.error() << "'shape' needs one value per axis", failure();
+  SmallVector<int64_t> starts, ends, sliceAxes, pads(2 * rank, 0);
+  bool pad = false;
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    if (a < -rank || a >= rank)
+      return e.error() << "axis " << a << " is out of range", failure();
+    int64_t axis = a < 0 ? a + rank : a, dim = t.getDimSize(axis);
+    int64_t want = (*target)[i];
+    if (want < 0)
+      return e.error() << "negative target size " << want, failure();
+    if (want < dim) {
+      int64_t begin = (dim - want) / 2;
+      starts.push_back(begin);
+      ends.push_back(begin + want);
+      sliceAxes.push_back(axis);
+    } else if (want > dim) {
+      pads[axis] = (want - dim) / 2;
+      pads[rank + axis] = want - dim - pads[axis];
+      pad = true;
+    }
+  }
+  std::string y = x;
+  if (!starts.empty())
+    y = e.add("Slice", {y, e.i64s(starts), e.i64s(ends), e.i64s(sliceAxes)});
+  if (pad)
+    y = e.add("Pad", {y, e.i64s(pads)});
+  e.add("Identity", {y}, {}, e.output(0));
+  return success();
+}
+
 } // namespace
 
 FailureOr<bool> expandNode(const onnx::NodeProto &node, int64_t opset,
@@ -1164,6 +1214,7 @@ FailureOr<bool> expandNode(const onnx::NodeProto &node, int64_t opset,
                     .Case("OneHot", expandOneHot)
                     .Case("LpNormalization", expandLpNormalization)
                     .Case("LpPool", expandLpPool)
+                    .Case("CenterCropPad", expandCenterCropPad)
                     .Case("GRU", expandGRU)
                     .Case("LSTM", expandLSTM)
                     .Default(nullptr);

@@ -40,7 +40,7 @@ void populateReductionPatterns(TypeConverter &converter,
 /// Gather, Expand.
 void populateDataMovementPatterns(TypeConverter &converter,
                                   RewritePatternSet &patterns);
-/// CumSum, CumProd, Trilu.
+/// CumSum, CumProd, Trilu, Range.
 void populateScanPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns);
 /// ScatterElements, ScatterND.

@@ -5,6 +5,7 @@
 //   Trilu             linalg.generic keeping x[..., i, j] where j - i >= k
 //                     (upper) or j - i <= k (lower), 0 elsewhere; k may be a
 //                     run-time scalar
+//   Range             linalg.generic computing start + i * delta
 //
 //===----------------------------------------------------------------------===//
 
@@ -209,12 +210,67 @@ struct TriluLowering : OpConversionPattern<onnx::TriluOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Range
+//===----------------------------------------------------------------------===//
+
+// start + i * delta for i in [0, n) (n is in the inferred type). Integer
+// ranges with constant inputs fold while importing; this covers float ones
+// and run-time start/delta.
+struct RangeLowering : OpConversionPattern<onnx::RangeOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(onnx::RangeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = getConvertedResultType(getTypeConverter(), op);
+    if (!type || type.getRank() != 1)
+      return emitNodeError(op) << "needs a static 1-D result", failure();
+    Type elemType = type.getElementType();
+    auto scalar = [&](Value v) {
+      auto t = cast<RankedTensorType>(v.getType());
+      SmallVector<Value> zeros(t.getRank(),
+                               arith::ConstantIndexOp::create(rewriter, loc, 0));
+      return tensor::ExtractOp::create(rewriter, loc, v, zeros).getResult();
+    };
+    Value start = scalar(adaptor.getStart()), delta = scalar(adaptor.getDelta());
+    MLIRContext *ctx = rewriter.getContext();
+    Value empty = createEmptyTensor(rewriter, loc, type);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{empty},
+            SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx)},
+            getParallelIterators(1),
+            [&](OpBuilder &b, Location l, ValueRange) {
+              Value i = linalg::IndexOp::create(b, l, 0);
+              Value v;
+              if (isFloat(elemType)) {
+                Value fi = arith::UIToFPOp::create(
+                    b, l, elemType,
+                    arith::IndexCastOp::create(b, l, b.getI64Type(), i));
+                v = arith::AddFOp::create(
+                    b, l, start, arith::MulFOp::create(b, l, fi, delta));
+              } else {
+                Value ii = arith::IndexCastOp::create(b, l, elemType, i);
+                v = arith::AddIOp::create(
+                    b, l, start, arith::MulIOp::create(b, l, ii, delta));
+              }
+              linalg::YieldOp::create(b, l, v);
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateScanPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns) {
   patterns.add<CumulativeLowering<onnx::CumSumOp, false>,
-               CumulativeLowering<onnx::CumProdOp, true>, TriluLowering>(
+               CumulativeLowering<onnx::CumProdOp, true>, TriluLowering,
+               RangeLowering>(
       converter, patterns.getContext());
 }
 

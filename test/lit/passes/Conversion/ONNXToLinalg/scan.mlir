@@ -43,3 +43,19 @@ func.func @trilu_lower_runtime_k(%x: tensor<3x4xf32>, %k: tensor<i64>) -> tensor
   %0 = "onnx.Trilu"(%x, %k) {upper = 0 : i64} : (tensor<3x4xf32>, tensor<i64>) -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @range_float
+// CHECK:         %[[START:.*]] = tensor.extract %arg0[]
+// CHECK:         %[[DELTA:.*]] = tensor.extract %arg1[]
+// CHECK:         linalg.generic
+// CHECK:           linalg.index 0
+// CHECK:           arith.uitofp
+// CHECK:           %[[M:.*]] = arith.mulf %{{.*}}, %[[DELTA]]
+// CHECK:           arith.addf %[[START]], %[[M]]
+func.func @range_float(%s: tensor<f32>, %d: tensor<f32>) -> tensor<4xf32> {
+  %l = onnx.Constant {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %0 = "onnx.Range"(%s, %l, %d) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
