@@ -24,6 +24,9 @@
 #include "codegen/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -250,6 +253,144 @@ std::optional<SmallVector<float>> constantData(Attribute init) {
   return std::nullopt;
 }
 
+/// An elementwise `linalg.generic` right after the kernel that reads its
+/// output (identity map) and writes another buffer of the same shape: it is
+/// applied to the accumulators before they are stored, and the kernel stores
+/// into the generic's output instead (one pass over the result, not three).
+struct Epilogue {
+  linalg::GenericOp generic;
+  Value out;
+  unsigned accInput; // operand index of the kernel's output among the inputs
+
+  /// Applies the body to `acc` at element `indices` (of the output), whose
+  /// last index is the first of a vector of lanes.
+  Value apply(KernelBuilder &kb, Value acc, ArrayRef<Value> indices,
+              Value mask) const {
+    linalg::GenericOp generic = this->generic;
+    Block &body = generic.getRegion().front();
+    IRMapping map;
+    for (OpOperand *input : generic.getDpsInputOperands()) {
+      BlockArgument arg = body.getArgument(input->getOperandNumber());
+      if (input->getOperandNumber() == accInput) {
+        map.map(arg, acc);
+        continue;
+      }
+      AffineMap m = generic.getMatchingIndexingMap(input);
+      SmallVector<Value> idx;
+      for (AffineExpr e : m.getResults())
+        idx.push_back(indices[cast<AffineDimExpr>(e).getPosition()]);
+      unsigned last = indices.size() - 1;
+      bool vectorLoad =
+          m.getNumResults() > 0 &&
+          cast<AffineDimExpr>(m.getResults().back()).getPosition() == last;
+      if (vectorLoad)
+        map.map(arg, kb.load(input->get(), idx, mask));
+      else
+        map.map(arg, kb.splat(memref::LoadOp::create(kb.b, kb.loc,
+                                                     input->get(), idx)));
+    }
+    for (Operation &op : body.without_terminator()) {
+      if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+        map.map(op.getResult(0),
+                kb.splat(arith::ConstantOp::create(kb.b, kb.loc, cst.getValue())));
+        continue;
+      }
+      OperationState state(kb.loc, op.getName());
+      for (Value operand : op.getOperands()) {
+        // A scalar from above the body (findEpilogue checked: f32) is splat.
+        if (!map.contains(operand))
+          map.map(operand, kb.splat(operand));
+        state.addOperands(map.lookup(operand));
+      }
+      for (Type type : op.getResultTypes())
+        state.addTypes(VectorType::get({kb.vw}, type));
+      state.addAttributes(op.getAttrs());
+      Operation *vectorOp = kb.b.create(state);
+      for (auto [from, to] : llvm::zip(op.getResults(), vectorOp->getResults()))
+        map.map(from, to);
+    }
+    return map.lookup(body.getTerminator()->getOperand(0));
+  }
+};
+
+/// Finds the epilogue of a kernel writing `out` (see Epilogue).
+std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
+                                     Operation *initCopy) {
+  if (!out.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  Operation *next = kernel->getNextNode();
+  while (next && (isa<arith::ConstantOp, memref::AllocOp, memref::GetGlobalOp>(
+                      next) ||
+                  isa<ViewLikeOpInterface>(next)))
+    next = next->getNextNode();
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!generic || generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      !generic.hasPureBufferSemantics())
+    return std::nullopt;
+  // The output is used only by its fill, the kernel and the generic, or,
+  // when the generic updates it in place, also after the generic.
+  OpOperand *init = generic.getDpsInitOperand(0);
+  bool inPlace = init->get() == out;
+  for (Operation *user : out.getUsers()) {
+    if (user == kernel || user == generic.getOperation() || user == initCopy ||
+        isa<linalg::FillOp>(user))
+      continue;
+    Operation *top = kernel->getBlock()->findAncestorOpInBlock(*user);
+    if (!inPlace || !top || !generic->isBeforeInBlock(top))
+      return std::nullopt;
+  }
+  auto outType = cast<MemRefType>(out.getType());
+  if (init->get().getType() != out.getType() ||
+      !generic.getMatchingIndexingMap(init).isIdentity() ||
+      !innerUnitStride(init->get()))
+    return std::nullopt;
+  if (generic.getRegion().front().getArgument(init->getOperandNumber()).use_empty() ==
+      false)
+    return std::nullopt;
+  std::optional<unsigned> accInput;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    AffineMap m = generic.getMatchingIndexingMap(input);
+    if (input->get() == out) {
+      if (accInput || !m.isIdentity())
+        return std::nullopt;
+      accInput = input->getOperandNumber();
+      continue;
+    }
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!type || !m.isProjectedPermutation() || !innerUnitStride(input->get()))
+      return std::nullopt;
+    // The innermost loop, if read, must be the input's innermost dim.
+    unsigned last = outType.getRank() - 1;
+    for (auto [i, e] : llvm::enumerate(m.getResults()))
+      if (cast<AffineDimExpr>(e).getPosition() == last &&
+          i + 1 != m.getNumResults())
+        return std::nullopt;
+  }
+  if (!accInput)
+    return std::nullopt;
+  Region &region = generic.getRegion();
+  for (Operation &op : region.front().without_terminator()) {
+    for (Value operand : op.getOperands())
+      if (operand.getParentRegion() != &region && !operand.getType().isF32())
+        return std::nullopt;
+    if (isa<arith::ConstantOp>(op)) {
+      if (!isa<FloatType>(op.getResult(0).getType()))
+        return std::nullopt;
+      continue;
+    }
+    if (op.getNumRegions() || !op.hasTrait<OpTrait::Elementwise>() ||
+        !op.hasTrait<OpTrait::Vectorizable>() ||
+        !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
+        !llvm::all_of(op.getResultTypes(),
+                      [](Type t) { return t.isF32() || t.isInteger(1); }))
+      return std::nullopt;
+  }
+  if (generic.getRegion().front().getTerminator()->getNumOperands() != 1)
+    return std::nullopt;
+  return Epilogue{generic, init->get(), *accInput};
+}
+
 class Emitter {
 public:
   Emitter(ModuleOp module, int64_t vw) : module(module), symbols(module), vw(vw) {}
@@ -304,17 +445,62 @@ public:
     return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
   }
 
-  /// A constant fill of `out` right before `op` with no use in between:
-  /// returns its value and erases nothing yet.
-  static linalg::FillOp fusableFill(Operation *op, Value out) {
+  /// The constant `out` holds when `op` starts, when it comes from a fill of
+  /// `out` right before `op`, or from a copy right before `op` of a buffer
+  /// filled earlier (bufferization copies a fill shared by several ops).
+  struct InitFill {
+    Value value;
+    Operation *fill = nullptr; // fill of `out` (erased)
+    Operation *copy = nullptr; // copy into `out` (erased, and its source's
+                               // fill when nothing else reads it)
+    void erase() {
+      if (fill)
+        fill->erase();
+      if (copy) {
+        Value source = cast<memref::CopyOp>(copy).getSource();
+        copy->erase();
+        SmallVector<Operation *> users(source.getUsers());
+        if (users.size() == 1 && isa<linalg::FillOp>(users[0]))
+          users[0]->erase();
+      }
+    }
+  };
+
+  static InitFill fusableFill(Operation *op, Value out) {
     Operation *prev = op->getPrevNode();
     while (prev && isa<arith::ConstantOp, memref::GetGlobalOp>(prev))
       prev = prev->getPrevNode();
-    auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
-    if (!fill || fill.getOutputs().size() != 1 ||
-        fill.getOutputs()[0] != out || !fill.value().getType().isF32())
+    if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev)) {
+      if (fill.getOutputs().size() != 1 || fill.getOutputs()[0] != out ||
+          !fill.value().getType().isF32())
+        return {};
+      return {fill.value(), fill, nullptr};
+    }
+    auto copy = dyn_cast_or_null<memref::CopyOp>(prev);
+    if (!copy || copy.getTarget() != out ||
+        !copy.getSource().getDefiningOp<memref::AllocOp>())
       return {};
-    return fill;
+    // The source: filled once before the copy, not written in between.
+    linalg::FillOp sourceFill;
+    for (Operation *user : copy.getSource().getUsers()) {
+      if (auto fill = dyn_cast<linalg::FillOp>(user)) {
+        if (sourceFill || fill->getBlock() != copy->getBlock() ||
+            !fill->isBeforeInBlock(copy) || !fill.value().getType().isF32())
+          return {};
+        sourceFill = fill;
+        continue;
+      }
+      // Reads (copies from it) anywhere; anything else only after the copy.
+      auto other = dyn_cast<memref::CopyOp>(user);
+      if (other && other.getSource() == copy.getSource())
+        continue;
+      Operation *top = copy->getBlock()->findAncestorOpInBlock(*user);
+      if (!top || !copy->isBeforeInBlock(top))
+        return {};
+    }
+    if (!sourceFill)
+      return {};
+    return {sourceFill.value(), nullptr, copy};
   }
 
   LogicalResult matmul(linalg::LinalgOp op, bool batched);
@@ -361,8 +547,12 @@ LogicalResult Emitter::matmul(linalg::LinalgOp op, bool batched) {
   int64_t nr = blk.vecs * vw;
   int64_t mr = std::min(blk.rows, m);
 
-  linalg::FillOp fill = fusableFill(op, c);
-  Value fillValue = fill ? fill.value() : Value();
+  InitFill fill = fusableFill(op, c);
+  Value fillValue = fill.value;
+  std::optional<Epilogue> epilogue;
+  if (k <= 2 * kReductionBlock)
+    epilogue = findEpilogue(op, c, fill.copy);
+  Value stored = epilogue ? epilogue->out : c;
 
   Value packed;
   if (!batched)
@@ -421,7 +611,12 @@ LogicalResult Emitter::matmul(linalg::LinalgOp op, bool batched) {
         return ifOp.getResult(0);
       };
       spec.store = [&](KernelBuilder &x, int64_t i, int64_t v, Value val,
-                       Value msk) { x.store(val, c, cIdx(x, i, v), msk); };
+                       Value msk) {
+        SmallVector<Value> ix = cIdx(x, i, v);
+        if (epilogue)
+          val = epilogue->apply(x, val, ix, msk);
+        x.store(val, stored, ix, msk);
+      };
       spec.loadA = [&](KernelBuilder &x, ValueRange ivs, int64_t i, int64_t,
                        Value) -> Value {
         SmallVector<Value> ix;
@@ -510,8 +705,9 @@ LogicalResult Emitter::matmul(linalg::LinalgOp op, bool batched) {
           });
     }
   });
-  if (fill)
-    fill->erase();
+  if (epilogue)
+    epilogue->generic->erase();
+  fill.erase();
   op->erase();
   return success();
 }
@@ -537,8 +733,10 @@ LogicalResult Emitter::conv(linalg::Conv2DNhwcHwcfOp op) {
   Blocking blk = chooseBlocking(f, vw);
   int64_t nr = blk.vecs * vw;
   int64_t mr = std::min(blk.rows, ow);
-  linalg::FillOp fill = fusableFill(op, out);
-  Value fillValue = fill ? fill.value() : Value();
+  InitFill fill = fusableFill(op, out);
+  Value fillValue = fill.value;
+  std::optional<Epilogue> epilogue = findEpilogue(op, out, fill.copy);
+  Value stored = epilogue ? epilogue->out : out;
   Value packed = packWeights(b, loc, w, {kh, kw, ch}, f, nr);
 
   int64_t fullPanels = f / nr, tailCols = f % nr;
@@ -570,7 +768,12 @@ LogicalResult Emitter::conv(linalg::Conv2DNhwcHwcfOp op) {
         return fillValue ? z.splat(fillValue) : z.load(out, oIdx(z, i, v), msk);
       };
       spec.store = [&](KernelBuilder &z, int64_t i, int64_t v, Value val,
-                       Value msk) { z.store(val, out, oIdx(z, i, v), msk); };
+                       Value msk) {
+        SmallVector<Value> ix = oIdx(z, i, v);
+        if (epilogue)
+          val = epilogue->apply(z, val, ix, msk);
+        z.store(val, stored, ix, msk);
+      };
       spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i, int64_t,
                        Value) -> Value {
         Value iy = z.add(iy0, z.mul(ivs[0], dilations[0]));
@@ -622,8 +825,9 @@ LogicalResult Emitter::conv(linalg::Conv2DNhwcHwcfOp op) {
           });
     }
   });
-  if (fill)
-    fill->erase();
+  if (epilogue)
+    epilogue->generic->erase();
+  fill.erase();
   op->erase();
   return success();
 }
@@ -652,8 +856,10 @@ LogicalResult Emitter::depthwise(linalg::DepthwiseConv2DNhwcHwcOp op) {
   int64_t vecs = std::min<int64_t>(chVecs, 2);
   int64_t rows = std::min<int64_t>(ow, numRegisters(vw) == 16 ? 4 : 8);
   int64_t cb = vecs * vw;
-  linalg::FillOp fill = fusableFill(op, out);
-  Value fillValue = fill ? fill.value() : Value();
+  InitFill fill = fusableFill(op, out);
+  Value fillValue = fill.value;
+  std::optional<Epilogue> epilogue = findEpilogue(op, out, fill.copy);
+  Value stored = epilogue ? epilogue->out : out;
 
   int64_t fullPanels = ch / cb, tailCols = ch % cb;
   int64_t panels = fullPanels + (tailCols ? 1 : 0);
@@ -683,7 +889,12 @@ LogicalResult Emitter::depthwise(linalg::DepthwiseConv2DNhwcHwcOp op) {
         return fillValue ? z.splat(fillValue) : z.load(out, oIdx(z, i, v), msk);
       };
       spec.store = [&](KernelBuilder &z, int64_t i, int64_t v, Value val,
-                       Value msk) { z.store(val, out, oIdx(z, i, v), msk); };
+                       Value msk) {
+        SmallVector<Value> ix = oIdx(z, i, v);
+        if (epilogue)
+          val = epilogue->apply(z, val, ix, msk);
+        z.store(val, stored, ix, msk);
+      };
       spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i, int64_t v,
                        Value msk) -> Value {
         Value iy = z.add(iy0, z.mul(ivs[0], dilations[0]));
@@ -731,8 +942,9 @@ LogicalResult Emitter::depthwise(linalg::DepthwiseConv2DNhwcHwcOp op) {
           });
     }
   });
-  if (fill)
-    fill->erase();
+  if (epilogue)
+    epilogue->generic->erase();
+  fill.erase();
   op->erase();
   return success();
 }

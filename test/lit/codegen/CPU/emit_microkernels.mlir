@@ -65,3 +65,35 @@ func.func @depthwise(%i: memref<1x6x6x8xf32>, %w: memref<3x3x8xf32>, %o: memref<
   linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x8xf32>, memref<3x3x8xf32>) outs(%o : memref<1x4x4x8xf32>)
   return
 }
+
+// An elementwise generic reading the kernel's output is applied to the
+// accumulators before the store (bias add + ReLU on vectors), and the kernel
+// stores straight into the generic's output. The output's initial value comes
+// from a fill of another buffer copied in (bufferization shares fills).
+// CHECK-LABEL: func.func @epilogue
+// CHECK-NOT: memref.copy
+// CHECK: scf.parallel
+// CHECK: vector.fma
+// CHECK: scf.yield
+// CHECK: vector.load %arg2
+// CHECK: arith.addf {{.*}} : vector<8xf32>
+// CHECK: arith.maximumf {{.*}} : vector<8xf32>
+// CHECK: vector.store {{.*}}, %arg3
+// CHECK-NOT: linalg.generic
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d3)>
+func.func @epilogue(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>, %bias: memref<16xf32>, %o: memref<1x4x4x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %zero = memref.alloc() : memref<1x4x4x16xf32>
+  linalg.fill ins(%cst : f32) outs(%zero : memref<1x4x4x16xf32>)
+  %x = memref.alloc() : memref<1x4x4x16xf32>
+  memref.copy %zero, %x : memref<1x4x4x16xf32> to memref<1x4x4x16xf32>
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x4xf32>, memref<3x3x4x16xf32>) outs(%x : memref<1x4x4x16xf32>)
+  linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %bias : memref<1x4x4x16xf32>, memref<16xf32>) outs(%o : memref<1x4x4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    %r = arith.maximumf %s, %cst : f32
+    linalg.yield %r : f32
+  }
+  return
+}
