@@ -218,6 +218,9 @@ private:
   }
 
   MLIRContext &context;
+  /// Set while the nodes of an expansion (OpExpansions.h) are imported: they
+  /// are already in the newest form of their ops.
+  bool importingExpansion = false;
   std::string modelPath;
   std::string modelDir; ///< canonical folder of the model file
   const ImportOptions &options;
@@ -952,16 +955,22 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
   if (failed(expanded))
     return failure();
   if (*expanded) {
+    // The replacement nodes are in the newest form of their ops.
+    bool outer = importingExpansion;
+    importingExpansion = true;
     for (const onnx::NodeProto &replacement : expansion)
-      if (failed(importNode(replacement, -1)))
+      if (failed(importNode(replacement, -1))) {
+        importingExpansion = outer;
         return failure();
+      }
+    importingExpansion = outer;
     return success();
   }
 
   // Rewrite a copy of the node into the newest form of its op.
   onnx::NodeProto node = original;
-  bool newestForm = false;
-  if (failed(adaptRemovedOp(node, opset, *this, newestForm)))
+  bool newestForm = importingExpansion;
+  if (!newestForm && failed(adaptRemovedOp(node, opset, *this, newestForm)))
     return failure();
   const OpSchemaInfo *schema = lookupOpSchema(node.op_type());
   if (!schema)

@@ -26,8 +26,10 @@ namespace kiln::import {
 /// When kiln expands `node`'s op, appends the nodes that replace it to `out`
 /// (in order; they write the node's own outputs) and returns true; returns
 /// false for any other op. Fails, with an error naming the node, on a variant
-/// the expansion does not cover. `opset` is the model's default-domain opset:
-/// the new nodes are written in the form of that opset.
+/// the expansion does not cover. `opset` is the model's default-domain opset
+/// (it decides what the original node means, e.g. Hardmax before 13); the new
+/// nodes are written in the newest form of their ops and must be imported
+/// without version adaptation.
 mlir::FailureOr<bool> expandNode(const onnx::NodeProto &node, int64_t opset,
                                  AdapterContext &ctx,
                                  llvm::SmallVectorImpl<onnx::NodeProto> &out);
