@@ -369,6 +369,26 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
   }
   if (!accInput)
     return std::nullopt;
+  // The kernel computes the epilogue where it stands: every buffer the
+  // generic uses must exist there (views between the two are created after
+  // it), and the kernel must not read the buffer the epilogue writes (a
+  // recurrence h = f(h * R) updating h in place).
+  auto root = [](Value v) {
+    while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+      v = view.getViewSource();
+    return v;
+  };
+  for (OpOperand &operand : generic->getOpOperands()) {
+    if (operand.get() == out)
+      continue;
+    if (Operation *def = operand.get().getDefiningOp())
+      if (def->getBlock() == kernel->getBlock() && !def->isBeforeInBlock(kernel))
+        return std::nullopt;
+  }
+  Value written = root(init->get());
+  for (Value operand : kernel->getOperands())
+    if (operand != out && root(operand) == written)
+      return std::nullopt;
   Region &region = generic.getRegion();
   for (Operation &op : region.front().without_terminator()) {
     for (Value operand : op.getOperands())

@@ -97,3 +97,23 @@ func.func @epilogue(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>, %bias: me
   }
   return
 }
+
+// A recurrence step h = tanh(x + h * R) writing h in place: the epilogue would
+// store into h while the kernel still reads it, so it stays a separate loop.
+// CHECK-LABEL: func.func @epilogue_writes_kernel_input
+// CHECK: vector.fma
+// CHECK: linalg.generic
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @epilogue_writes_kernel_input(%h: memref<1x16xf32>, %r: memref<16x16xf32>, %x: memref<1x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<1x16xf32>
+  linalg.fill ins(%cst : f32) outs(%acc : memref<1x16xf32>)
+  linalg.matmul ins(%h, %r : memref<1x16xf32>, memref<16x16xf32>) outs(%acc : memref<1x16xf32>)
+  linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x, %acc : memref<1x16xf32>, memref<1x16xf32>) outs(%h : memref<1x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    %t = math.tanh %s : f32
+    linalg.yield %t : f32
+  }
+  return
+}
