@@ -1442,6 +1442,127 @@ LogicalResult expandQLinearConv(Expansion &e) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Swish, EyeLike, window functions, GroupNormalization
+//===----------------------------------------------------------------------===//
+
+// Y = X * Sigmoid(alpha * X).
+LogicalResult expandSwish(Expansion &e) {
+  std::string x = e.input(0);
+  RankedTensorType t = e.type(x);
+  if (!t || !onnxFloatType(t.getElementType()))
+    return e.error() << "needs a float input", failure();
+  std::string scaled = e.add("Mul", {x, e.scalar(t.getElementType(), e.getFloat("alpha", 1.0f))});
+  e.add("Mul", {x, e.add("Sigmoid", {scaled})}, {}, e.output(0));
+  return success();
+}
+
+/// A constant of `shape` x `elem` from doubles (floats or integers).
+std::string constantOf(Expansion &e, ArrayRef<int64_t> shape, Type elem,
+                       ArrayRef<double> values) {
+  SmallVector<Attribute> attrs;
+  for (double v : values)
+    attrs.push_back(isa<FloatType>(elem)
+                        ? Attribute(FloatAttr::get(elem, v))
+                        : Attribute(IntegerAttr::get(elem, static_cast<int64_t>(v))));
+  return e.ctx.addConstant(
+      DenseElementsAttr::get(RankedTensorType::get(shape, elem), attrs), "values");
+}
+
+/// The element type of an ONNX data type code kiln computes with; null if not.
+Type typeOfCode(MLIRContext *ctx, int64_t code) {
+  switch (code) {
+  case onnx::TensorProto::FLOAT: return Float32Type::get(ctx);
+  case onnx::TensorProto::DOUBLE: return Float64Type::get(ctx);
+  case onnx::TensorProto::FLOAT16: return Float16Type::get(ctx);
+  case onnx::TensorProto::BFLOAT16: return BFloat16Type::get(ctx);
+  case onnx::TensorProto::INT32: return IntegerType::get(ctx, 32);
+  case onnx::TensorProto::INT64: return IntegerType::get(ctx, 64);
+  case onnx::TensorProto::INT8: return IntegerType::get(ctx, 8);
+  case onnx::TensorProto::UINT8: return IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  case onnx::TensorProto::INT16: return IntegerType::get(ctx, 16);
+  case onnx::TensorProto::UINT16: return IntegerType::get(ctx, 16, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT32: return IntegerType::get(ctx, 32, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT64: return IntegerType::get(ctx, 64, IntegerType::Unsigned);
+  default: return {};
+  }
+}
+
+// Ones on the k-th diagonal of a 2-D tensor shaped like the input: a constant.
+LogicalResult expandEyeLike(Expansion &e) {
+  RankedTensorType t = e.type(e.input(0));
+  if (!t || !t.hasStaticShape() || t.getRank() != 2)
+    return e.error() << "needs a static 2-D input", failure();
+  Type elem = e.hasAttr("dtype") ? typeOfCode(e.ctx.getContext(), e.getInt("dtype", 1))
+                                 : t.getElementType();
+  if (!elem || elem.isInteger(1))
+    return e.error() << "dtype " << e.getInt("dtype", 0) << " is not supported", failure();
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1), k = e.getInt("k", 0);
+  SmallVector<double> values(rows * cols, 0.0);
+  for (int64_t i = 0; i < rows; ++i)
+    if (i + k >= 0 && i + k < cols)
+      values[i * cols + i + k] = 1.0;
+  e.add("Identity", {constantOf(e, {rows, cols}, elem, values)}, {}, e.output(0));
+  return success();
+}
+
+// Hann, Hamming and Blackman windows of a constant size: constants.
+LogicalResult expandWindow(Expansion &e) {
+  std::optional<SmallVector<int64_t>> size = e.constantInts(e.input(0));
+  if (!size)
+    return e.error() << "needs a compile-time constant for the non-constant "
+                        "input 'size'",
+           failure();
+  if (size->size() != 1 || (*size)[0] < 0)
+    return e.error() << "size must be one non-negative value", failure();
+  Type elem = typeOfCode(e.ctx.getContext(), e.getInt("output_datatype", 1));
+  if (!elem)
+    return e.error() << "output_datatype " << e.getInt("output_datatype", 1)
+                     << " is not supported",
+           failure();
+  int64_t n = (*size)[0];
+  double denom = e.getInt("periodic", 1) ? double(n) : double(n - 1);
+  StringRef op = e.node.op_type();
+  SmallVector<double> values;
+  for (int64_t i = 0; i < n; ++i) {
+    double x = denom == 0 ? 0.0 : 2.0 * M_PI * double(i) / denom;
+    if (op == "HannWindow")
+      values.push_back(0.5 - 0.5 * std::cos(x));
+    else if (op == "HammingWindow")
+      values.push_back(25.0 / 46.0 - 21.0 / 46.0 * std::cos(x));
+    else
+      values.push_back(0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2.0 * x));
+  }
+  e.add("Identity", {constantOf(e, {n}, elem, values)}, {}, e.output(0));
+  return success();
+}
+
+// Normalize each group of C / num_groups channels (with all spatial
+// positions) to mean 0 and variance 1, then scale and shift per channel.
+LogicalResult expandGroupNormalization(Expansion &e) {
+  std::string x = e.input(0), scale = e.input(1), bias = e.input(2);
+  RankedTensorType t = e.type(x);
+  if (!t || !t.hasStaticShape() || t.getRank() < 2 || !t.getElementType().isF32())
+    return e.error() << "needs a static float32 input of rank >= 2", failure();
+  int64_t groups = e.getInt("num_groups", 0), channels = t.getDimSize(1);
+  if (groups < 1 || channels % groups)
+    return e.error() << "num_groups must divide the " << channels << " channels",
+           failure();
+  Type elem = t.getElementType();
+  std::string grouped = e.add("Reshape", {x, e.i64s({t.getDimSize(0), groups, -1})});
+  std::string mean = e.reduce("ReduceMean", grouped, {2}, true);
+  std::string centeredX = e.add("Sub", {grouped, mean});
+  std::string var = e.reduce("ReduceMean", e.add("Mul", {centeredX, centeredX}), {2}, true);
+  std::string normalized = e.add(
+      "Div", {centeredX, e.add("Sqrt", {e.add("Add", {var, e.scalar(elem, e.getFloat("epsilon", 1e-5f))})})});
+  std::string back = e.add("Reshape", {normalized, e.i64s(t.getShape())});
+  SmallVector<int64_t> perChannel(t.getRank(), 1);
+  perChannel[1] = channels;
+  std::string y = e.add("Mul", {back, e.add("Reshape", {scale, e.i64s(perChannel)})});
+  e.add("Add", {y, e.add("Reshape", {bias, e.i64s(perChannel)})}, {}, e.output(0));
+  return success();
+}
+
 } // namespace
 
 FailureOr<bool> expandNode(const onnx::NodeProto &node, int64_t opset,
@@ -1468,6 +1589,10 @@ FailureOr<bool> expandNode(const onnx::NodeProto &node, int64_t opset,
                     .Case("QLinearMatMul", expandQLinearMatMul)
                     .Case("ConvInteger", expandConvInteger)
                     .Case("QLinearConv", expandQLinearConv)
+                    .Case("Swish", expandSwish)
+                    .Case("EyeLike", expandEyeLike)
+                    .Cases({"HannWindow", "HammingWindow", "BlackmanWindow"}, expandWindow)
+                    .Case("GroupNormalization", expandGroupNormalization)
                     .Case("GRU", expandGRU)
                     .Case("LSTM", expandLSTM)
                     .Default(nullptr);

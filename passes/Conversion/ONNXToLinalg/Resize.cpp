@@ -252,7 +252,9 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
                                    : readConstantInts(op.getSizes());
     std::optional<SmallVector<double>> roiIn = readFloats(op.getRoi());
     if (!scalesIn || !sizesIn || !roiIn)
-      return emitNodeError(op) << "needs constant 'roi', 'scales' and 'sizes'",
+      return emitNodeError(op)
+                 << "needs a compile-time constant for the non-constant input '"
+                 << (!roiIn ? "roi" : !scalesIn ? "scales" : "sizes") << "'",
              failure();
     SmallVector<double> scale(rank, 1.0);
     SmallVector<int64_t> outSize(inType.getShape());

@@ -28,12 +28,10 @@ namespace {
 
 using kiln::onnx::emitNodeError;
 
-/// old (op) update for `reduction`; null for an unknown reduction.
+/// old (op) update for `reduction` (one of isKnownReduction's).
 Value combine(OpBuilder &b, Location loc, StringRef reduction, Value old,
               Value update, bool isUnsigned) {
   bool f = isa<FloatType>(old.getType());
-  if (reduction == "none")
-    return update;
   if (reduction == "add")
     return f ? arith::AddFOp::create(b, loc, old, update).getResult()
              : arith::AddIOp::create(b, loc, old, update).getResult();
@@ -48,7 +46,7 @@ Value combine(OpBuilder &b, Location loc, StringRef reduction, Value old,
     return f ? arith::MinimumFOp::create(b, loc, old, update).getResult()
            : isUnsigned ? arith::MinUIOp::create(b, loc, old, update).getResult()
                         : arith::MinSIOp::create(b, loc, old, update).getResult();
-  return {};
+  return update; // "none"
 }
 
 /// `raw` (an integer index read from `indices`) made an in-range `index` for a
@@ -100,11 +98,28 @@ std::pair<Value, Value> loopOver(
   return {nest.results[0], nest.results[1]};
 }
 
-void emitIndexCheck(OpBuilder &b, Location loc, Operation *op, Value ok) {
+/// `update` combined with the element of `cur` at `coords`, written back.
+Value writeElement(OpBuilder &b, Location loc, StringRef reduction,
+                   bool isUnsigned, Value cur, ValueRange coords, Value update) {
+  Value old = tensor::ExtractOp::create(b, loc, cur, coords);
+  Value v = combine(b, loc, reduction, old, update, isUnsigned);
+  return tensor::InsertOp::create(b, loc, v, cur, coords);
+}
+
+/// The in-range flag becomes a kiln.check; the loop's tensor the result.
+LogicalResult finish(ConversionPatternRewriter &rewriter, Location loc,
+                     Operation *op, Value out, Value ok) {
   Value okTensor = tensor::FromElementsOp::create(
-      b, loc, RankedTensorType::get({}, b.getI1Type()), ValueRange{ok});
-  kiln::CheckOp::create(b, loc, okTensor,
+      rewriter, loc, RankedTensorType::get({}, rewriter.getI1Type()),
+      ValueRange{ok});
+  kiln::CheckOp::create(rewriter, loc, okTensor,
                         getNodeMessagePrefix(op) + "index out of range");
+  rewriter.replaceOp(op, out);
+  return success();
+}
+
+bool isKnownReduction(StringRef r) {
+  return r == "none" || r == "add" || r == "mul" || r == "max" || r == "min";
 }
 
 struct ScatterElementsLowering
@@ -129,9 +144,11 @@ struct ScatterElementsLowering
     if (!axis)
       return emitNodeError(op) << "axis out of range", failure();
     StringRef reduction = op.getReduction();
+    if (!isKnownReduction(reduction))
+      return emitNodeError(op) << "unknown reduction '" << reduction << "'",
+             failure();
     bool isUnsigned = isUnsignedInt(op.getData().getType());
     Value ok = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
-    bool badReduction = false;
     auto [out, allOk] = loopOver(
         rewriter, loc, indexType.getShape(), adaptor.getData(), ok,
         [&](OpBuilder &b, Location l, ValueRange ivs, Value cur, Value curOk) {
@@ -140,21 +157,11 @@ struct ScatterElementsLowering
           coords[*axis] = normalizeIndex(b, l, raw, dataType.getDimSize(*axis),
                                          curOk);
           Value update = tensor::ExtractOp::create(b, l, adaptor.getUpdates(), ivs);
-          Value old = tensor::ExtractOp::create(b, l, cur, coords);
-          Value v = combine(b, l, reduction, old, update, isUnsigned);
-          if (!v) {
-            badReduction = true;
-            v = update;
-          }
           return std::make_pair(
-              tensor::InsertOp::create(b, l, v, cur, coords).getResult(), curOk);
+              writeElement(b, l, reduction, isUnsigned, cur, coords, update),
+              curOk);
         });
-    if (badReduction)
-      return emitNodeError(op) << "unknown reduction '" << reduction << "'",
-             failure();
-    emitIndexCheck(rewriter, loc, op, allOk);
-    rewriter.replaceOp(op, out);
-    return success();
+    return finish(rewriter, loc, op, out, allOk);
   }
 };
 
@@ -182,9 +189,11 @@ struct ScatterNDLowering : OpConversionPattern<onnx::ScatterNDOp> {
                                   "+ data.shape[k:]",
              failure();
     StringRef reduction = op.getReduction();
+    if (!isKnownReduction(reduction))
+      return emitNodeError(op) << "unknown reduction '" << reduction << "'",
+             failure();
     bool isUnsigned = isUnsignedInt(op.getData().getType());
     Value ok = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
-    bool badReduction = false;
     auto [out, allOk] = loopOver(
         rewriter, loc, updateType.getShape(), adaptor.getData(), ok,
         [&](OpBuilder &b, Location l, ValueRange ivs, Value cur, Value curOk) {
@@ -202,21 +211,11 @@ struct ScatterNDLowering : OpConversionPattern<onnx::ScatterNDOp> {
           for (Value iv : ivs.drop_front(batch.size()))
             coords.push_back(iv);
           Value update = tensor::ExtractOp::create(b, l, adaptor.getUpdates(), ivs);
-          Value old = tensor::ExtractOp::create(b, l, cur, coords);
-          Value v = combine(b, l, reduction, old, update, isUnsigned);
-          if (!v) {
-            badReduction = true;
-            v = update;
-          }
           return std::make_pair(
-              tensor::InsertOp::create(b, l, v, cur, coords).getResult(), curOk);
+              writeElement(b, l, reduction, isUnsigned, cur, coords, update),
+              curOk);
         });
-    if (badReduction)
-      return emitNodeError(op) << "unknown reduction '" << reduction << "'",
-             failure();
-    emitIndexCheck(rewriter, loc, op, allOk);
-    rewriter.replaceOp(op, out);
-    return success();
+    return finish(rewriter, loc, op, out, allOk);
   }
 };
 
