@@ -920,7 +920,7 @@ OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
                     getFmod() ? BinaryKind::FMod : BinaryKind::Mod);
 }
 
-// Min and Max are variadic: fold the one- and two-operand forms.
+// Min and Max are variadic: the two-operand form folds.
 OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
   ArrayRef<Attribute> operands = adaptor.getData_0();
   if (operands.size() != 2)
