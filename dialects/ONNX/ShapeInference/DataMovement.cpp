@@ -2,7 +2,7 @@
 //
 // Flatten, Concat, Reshape, Transpose, Split, Gather*, Unsqueeze, Squeeze,
 // Slice, Shape, Size, Expand, Tile, Pad, DepthToSpace, SpaceToDepth, OneHot,
-// Resize.
+// Resize, GridSample.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +43,29 @@ LogicalResult inferFlatten(Operation *op) {
                        {getNumElements(shape.take_front(axis)),
                         getNumElements(shape.drop_front(axis))},
                        x->getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// GridSample
+//===----------------------------------------------------------------------===//
+
+// GridSample(X [N, C, D1..Dk], grid [N, O1..Ok, k]) -> [N, C, O1..Ok].
+LogicalResult inferGridSample(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "X");
+  FailureOr<RankedTensorType> grid = getInputType(op, 1, "grid");
+  if (failed(x) || failed(grid))
+    return failure();
+  int64_t k = x->getRank() - 2;
+  if (k < 1 || grid->getRank() != k + 2 || grid->getShape().back() != k ||
+      grid->getDimSize(0) != x->getDimSize(0)) {
+    emitNodeError(op) << "grid " << *grid << " does not fit X " << *x
+                      << " (expected [N, out..., " << k << "])";
+    return failure();
+  }
+  SmallVector<int64_t> shape = {x->getDimSize(0), x->getDimSize(1)};
+  for (int64_t d : grid->getShape().drop_front().drop_back())
+    shape.push_back(d);
+  return setResultType(op, 0, shape, x->getElementType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -727,6 +750,7 @@ LogicalResult inferResize(Operation *op) {
 void registerDataMovementShapeInference(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, ONNXDialect *) {
     attachInferShapes<inferFlatten, FlattenOp>(ctx);
+    attachInferShapes<inferGridSample, GridSampleOp>(ctx);
     attachInferShapes<inferConcat, ConcatOp>(ctx);
     attachInferShapes<inferReshape, ReshapeOp>(ctx);
     attachInferShapes<inferTranspose, TransposeOp>(ctx);

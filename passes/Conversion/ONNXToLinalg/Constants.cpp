@@ -122,11 +122,24 @@ struct DropoutLowering : OpConversionPattern<onnx::DropoutOp> {
       std::optional<double> mode = readConstantScalar(training);
       if (!mode)
         return onnx::emitNodeError(op)
-               << "training_mode must be absent or a constant";
-      if (*mode != 0.0)
-        return onnx::emitNodeError(op)
-               << "training_mode = true is not supported (kiln "
-                  "compiles inference only)";
+               << "needs a compile-time constant for the non-constant input "
+                  "'training_mode'";
+      if (*mode != 0.0) {
+        // Training with ratio 0 drops nothing: the same as inference. Any
+        // other ratio drops at random, which kiln does not compile.
+        Value ratioValue = op.getRatio();
+        std::optional<double> ratio =
+            onnx::isNoneValue(ratioValue) ? std::optional<double>(0.5)
+                                          : readConstantScalar(ratioValue);
+        if (!ratio)
+          return onnx::emitNodeError(op)
+                 << "needs a compile-time constant for the non-constant "
+                    "input 'ratio' (training_mode = true)";
+        if (*ratio != 0.0)
+          return onnx::emitNodeError(op)
+                 << "training_mode = true is not supported with ratio "
+                 << *ratio << " (random dropout; kiln compiles inference)";
+      }
     }
     Value output = adaptor.getData();
     if (output.getType() !=

@@ -7,7 +7,7 @@
 //   Split                                 tensor.extract_slice per output
 //   Slice                                 tensor.extract_slice (steps > 0) or
 //                                         a linalg.generic + tensor.extract
-//   Gather, GatherElements                linalg.generic + tensor.extract with
+//   Gather, GatherElements, GatherND      linalg.generic + tensor.extract with
 //                                         clamped indices and a kiln.check
 //                                         (constant indices: checked now)
 //   Expand                                broadcasting linalg.generic
@@ -600,6 +600,74 @@ struct GatherElementsLowering : OpConversionPattern<onnx::GatherElementsOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// GatherND
+//===----------------------------------------------------------------------===//
+
+// out[b..., s...] = data[b[:batch_dims]..., indices[b..., 0..k-1], s...]: one
+// generic over the output reading each index component (clamped; each
+// component's range checked at run time through kiln.check).
+struct GatherNDLowering : OpConversionPattern<onnx::GatherNDOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(onnx::GatherNDOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType dataType = getStaticTensorType(adaptor.getData());
+    RankedTensorType indexType = getStaticTensorType(adaptor.getIndices());
+    RankedTensorType resultType =
+        getConvertedResultType(getTypeConverter(), op);
+    if (!dataType || !indexType || !resultType || indexType.getRank() < 1)
+      return emitNodeError(op) << "needs static shapes", failure();
+    int64_t bd = op.getBatchDims(), k = indexType.getShape().back();
+    int64_t q = indexType.getRank();
+    if (bd < 0 || bd >= q || k < 1 || bd + k > dataType.getRank())
+      return emitNodeError(op) << "batch_dims " << bd << " and index depth "
+                               << k << " do not fit data " << dataType,
+             failure();
+    // Each component j of the index tuples addresses data dim bd + j.
+    for (int64_t j = 0; j < k; ++j) {
+      SmallVector<OpFoldResult> offsets(q, rewriter.getIndexAttr(0)),
+          sizes, strides(q, rewriter.getIndexAttr(1));
+      offsets[q - 1] = rewriter.getIndexAttr(j);
+      for (int64_t d = 0; d < q; ++d)
+        sizes.push_back(rewriter.getIndexAttr(d == q - 1 ? 1 : indexType.getDimSize(d)));
+      Value component = tensor::ExtractSliceOp::create(
+          rewriter, loc, adaptor.getIndices(), offsets, sizes, strides);
+      emitIndexCheck(rewriter, loc, op, component, dataType.getDimSize(bd + j));
+    }
+    int64_t rank = resultType.getRank();
+    MLIRContext *ctx = rewriter.getContext();
+    Value empty = createEmptyTensor(rewriter, loc, resultType);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{resultType}, ValueRange{},
+            ValueRange{empty},
+            SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx)},
+            getParallelIterators(rank),
+            [&](OpBuilder &b, Location l, ValueRange) {
+              SmallVector<Value> iv;
+              for (int64_t d = 0; d < rank; ++d)
+                iv.push_back(linalg::IndexOp::create(b, l, d));
+              SmallVector<Value> coords(iv.begin(), iv.begin() + bd);
+              for (int64_t j = 0; j < k; ++j) {
+                SmallVector<Value> at(iv.begin(), iv.begin() + (q - 1));
+                at.push_back(indexConstant(b, l, j));
+                Value raw = tensor::ExtractOp::create(b, l, adaptor.getIndices(), at);
+                coords.push_back(normalizeAndClamp(b, l, raw, dataType.getDimSize(bd + j)));
+              }
+              coords.append(iv.begin() + (q - 1), iv.end());
+              linalg::YieldOp::create(
+                  b, l, tensor::ExtractOp::create(b, l, adaptor.getData(), coords)
+                            .getResult());
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Expand, Tile
 //===----------------------------------------------------------------------===//
 
@@ -928,7 +996,8 @@ void populateDataMovementPatterns(TypeConverter &converter,
                ReshapeLikeLowering<onnx::SqueezeOp>,
                ReshapeLikeLowering<onnx::UnsqueezeOp>, TransposeLowering,
                ConcatLowering, SplitLowering, SliceLowering, GatherLowering,
-               GatherElementsLowering, ExpandLowering, TileLowering,
+               GatherElementsLowering, GatherNDLowering, ExpandLowering,
+               TileLowering,
                PadLowering, DepthToSpaceLowering, SpaceToDepthLowering>(
       converter, patterns.getContext());
 }

@@ -54,6 +54,7 @@ struct ConvertONNXToLinalgPass
     populateScanPatterns(converter, patterns);
     populateResizePatterns(converter, patterns);
     populateScatterPatterns(converter, patterns);
+    populateGridSamplePatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

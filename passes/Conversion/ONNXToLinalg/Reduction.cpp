@@ -99,7 +99,12 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
     bool floatOnly = kind == ReduceKind::Mean || kind == ReduceKind::L2 ||
                      kind == ReduceKind::LogSum ||
                      kind == ReduceKind::LogSumExp;
-    if (!(isa<FloatType>(elem) || (isIntNotBool(elem) && !floatOnly)))
+    // Max / Min of bools are any / all: unsigned max / min of i1.
+    bool boolMinMax =
+        isBool(elem) && (kind == ReduceKind::Max || kind == ReduceKind::Min);
+    isU |= boolMinMax;
+    if (!(isa<FloatType>(elem) || (isIntNotBool(elem) && !floatOnly) ||
+          boolMinMax))
       return onnx::emitNodeError(op)
              << "unsupported element type "
              << getElementTypeOrSelf(op.getData().getType());
