@@ -483,36 +483,31 @@ void populateElementwisePatterns(TypeConverter &converter,
   add("Mod", [](Body &c) -> Value {
     bool fmod = getI64Attr(c.op, "fmod", 0) != 0;
     Value a = c.args[0], d = c.args[1];
-    if (c.isF()) {
-      Value r = arith::RemFOp::create(c.b, c.loc, a, d);
-      if (fmod)
-        return r;
-      // fmod = 0 on floats (outside the spec, but the reference and its
-      // tests define it like numpy.mod): the result takes the divisor's sign.
-      Value zero = c.cst(0);
-      Value rNonZero = arith::CmpFOp::create(c.b, c.loc, FP::ONE, r, zero);
-      Value rNeg = arith::CmpFOp::create(c.b, c.loc, FP::OLT, r, zero);
-      Value dNeg = arith::CmpFOp::create(c.b, c.loc, FP::OLT, d, zero);
-      Value signDiffers = arith::XOrIOp::create(c.b, c.loc, rNeg, dNeg);
-      Value fix = arith::AndIOp::create(c.b, c.loc, rNonZero, signDiffers);
-      Value adjusted = arith::AddFOp::create(c.b, c.loc, r, d);
-      return arith::SelectOp::create(c.b, c.loc, fix, adjusted, r);
-    }
-    if (!c.isI() || c.isBoolArg())
+    bool isF = c.isF();
+    if (!isF && (!c.isI() || c.isBoolArg()))
       return c.fail("Mod supports float and integer inputs only");
-    if (c.isU())
+    if (!isF && c.isU())
       return arith::RemUIOp::create(c.b, c.loc, a, d);
-    Value r = arith::RemSIOp::create(c.b, c.loc, a, d);
+    // The sign of the dividend (C fmod).
+    Value r = isF ? Value(arith::RemFOp::create(c.b, c.loc, a, d))
+                  : Value(arith::RemSIOp::create(c.b, c.loc, a, d));
     if (fmod)
-      return r; // sign of the dividend (C fmod)
-    // Python-style: the result takes the sign of the divisor.
+      return r;
+    // fmod = 0: the result takes the divisor's sign, like Python's % (for
+    // floats outside the spec, but what the reference and its tests do).
     Value zero = c.cst(0);
-    Value rNonZero = arith::CmpIOp::create(c.b, c.loc, IP::ne, r, zero);
-    Value rNeg = arith::CmpIOp::create(c.b, c.loc, IP::slt, r, zero);
-    Value dNeg = arith::CmpIOp::create(c.b, c.loc, IP::slt, d, zero);
-    Value signDiffers = arith::XOrIOp::create(c.b, c.loc, rNeg, dNeg);
+    auto negative = [&](Value v) -> Value {
+      return isF ? Value(arith::CmpFOp::create(c.b, c.loc, FP::OLT, v, zero))
+                 : Value(arith::CmpIOp::create(c.b, c.loc, IP::slt, v, zero));
+    };
+    Value rNonZero =
+        isF ? Value(arith::CmpFOp::create(c.b, c.loc, FP::ONE, r, zero))
+            : Value(arith::CmpIOp::create(c.b, c.loc, IP::ne, r, zero));
+    Value signDiffers =
+        arith::XOrIOp::create(c.b, c.loc, negative(r), negative(d));
     Value fix = arith::AndIOp::create(c.b, c.loc, rNonZero, signDiffers);
-    Value adjusted = arith::AddIOp::create(c.b, c.loc, r, d);
+    Value adjusted = isF ? Value(arith::AddFOp::create(c.b, c.loc, r, d))
+                         : Value(arith::AddIOp::create(c.b, c.loc, r, d));
     return arith::SelectOp::create(c.b, c.loc, fix, adjusted, r);
   });
   add("BitShift", [](Body &c) -> Value {
