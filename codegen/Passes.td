@@ -17,6 +17,38 @@ def KilnFuseElementwisePass
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
+def KilnPropagateTransposesPass
+    : Pass<"kiln-propagate-transposes", "mlir::func::FuncOp"> {
+  let summary = "Move layout transposes towards the outputs and cancel pairs";
+  let description = [{
+    On linalg ops over tensors, before elementwise fusion. The conv lowering
+    computes NHWC between NCHW<->NHWC transposes; this pass runs elementwise
+    generics, pads, NCHW poolings and reductions on the transposes' sources
+    instead (transposing once after them) and folds transpose chains, so
+    activations stay channels-last from the first convolution to the last
+    and only the model's inputs and outputs are transposed.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
+
+def KilnDecomposePadsPass
+    : Pass<"kiln-decompose-pads", "mlir::func::FuncOp"> {
+  let summary = "Fill only the border of padded tensors and write their "
+                "interior in place";
+  let description = [{
+    Before bufferization. A constant `tensor.pad` with static shapes becomes
+    a `tensor.empty` of the padded shape whose border strips are filled
+    (extract_slice / linalg.fill / insert_slice per padded side) and whose
+    interior receives the source by `tensor.insert_slice`. When the source is
+    produced in the same block by a linalg op whose init is a `tensor.empty`
+    it does not read, that op writes into an `extract_slice` of the interior
+    instead, created before it (and before a kernel it directly follows), so
+    the insert_slice bufferizes in place: no fill of the whole buffer, no copy.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def KilnEmitMicrokernelsPass
     : Pass<"kiln-emit-microkernels", "mlir::ModuleOp"> {
   let summary = "Lower matmul and NHWC convolutions on buffers to "

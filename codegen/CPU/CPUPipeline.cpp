@@ -92,7 +92,9 @@ FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
 }
 
 void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
-  // Tensor level: fuse elementwise chains.
+  // Tensor level: keep activations channels-last between convolutions, then
+  // fuse elementwise chains.
+  pm.addNestedPass<func::FuncOp>(createKilnPropagateTransposesPass());
   pm.addNestedPass<func::FuncOp>(createKilnFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
