@@ -63,7 +63,8 @@ def KilnEmitMicrokernelsPass
     Constant B (matmul weights, HWCF filters) is packed at compile time into
     panels `[N/NR][reduction...][NR]` (a new `memref.global`). Edges: fewer
     rows, masked loads/stores for the last vector. A `linalg.fill` of the
-    output just before the op becomes the accumulators' initial value. The
+    output just before the op (or shared with earlier ops, see
+    docs/pipeline.md) becomes the accumulators' initial value. The
     outermost loop is an `scf.parallel` marked `kiln.parallel`.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
@@ -88,6 +89,44 @@ def KilnOutlineParallelLoopsPass
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::scf::SCFDialect",
                            "mlir::func::FuncDialect", "mlir::arith::ArithDialect"];
+}
+
+def KilnParallelizeLoopsPass
+    : Pass<"kiln-parallelize-loops", "mlir::ModuleOp"> {
+  let summary = "Run linalg ops left on buffers over the thread pool, "
+                "innermost loop contiguous";
+  let description = [{
+    After kiln-emit-microkernels, before kiln-outline-parallel-loops. Each
+    linalg op on statically shaped buffers (elementwise generics, reductions,
+    pooling, copies, fills) first gets the loop order whose innermost loop
+    walks the output's last (contiguous) dimension, unless the innermost loop
+    is a reduction along an input's last dimension (a softmax / layernorm
+    row). An op with at least 32K loop iterations is then tiled by 1 along its
+    leading parallel loops (those indexing every output directly) until there
+    are 64 iterations, or into blocks of its innermost loop when nothing else
+    can be split: an `scf.parallel` over [0, N) marked `kiln.parallel` around
+    the op on subviews. Smaller ops stay sequential.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect", "mlir::affine::AffineDialect",
+                           "mlir::linalg::LinalgDialect"];
+}
+
+def KilnApproximateMathPass
+    : Pass<"kiln-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Replace exp/erf/tanh/log libm calls by polynomial "
+                "approximations";
+  let description = [{
+    math.exp, expm1, erf, tanh, log, log1p and log2 on f32 (f16 / bf16 via
+    f32) become MLIR's polynomial approximations: arith and math.fma code that
+    LLVM vectorizes, where a libm call (expf, erff) keeps a loop scalar.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
+  let options = [
+    Option<"expandFma", "expand-fma", "bool", /*default=*/"false",
+           "also rewrite math.fma as mulf + addf (targets without FMA)">
+  ];
 }
 
 def KilnPlanMemoryPass : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {

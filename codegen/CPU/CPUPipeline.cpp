@@ -99,6 +99,8 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createKilnMaterializeChecksPass());
+  // Pads: only the border is filled; the producer writes the interior.
+  pm.addNestedPass<func::FuncOp>(createKilnDecomposePadsPass());
 
   // Buffers: results become caller-provided out-params (the entry ABI).
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
@@ -111,6 +113,9 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   outParamOptions.modifyPublicFunctions = true;
   outParamOptions.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParamOptions));
+  // CSE merges the twin subviews an in-place insert_slice bufferizes to, so
+  // the canonicalizer drops its self-copy (padded interiors, border strips).
+  pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
   // Matmul / conv / depthwise on buffers become register-blocked kernels
   // (weights packed at compile time, accumulators carried in registers).
@@ -131,6 +136,9 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   bufferization::BufferDeallocationPipelineOptions deallocOptions;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
 
+  // What is left of linalg (elementwise, reductions, pooling, copies) runs
+  // over the thread pool too, innermost loop contiguous for the vectorizer.
+  pm.addPass(createKilnParallelizeLoopsPass());
   // kiln.parallel loops become calls through the runtime's thread pool (the
   // entry's `_ctx` form takes a trailing `kiln_exec_context *`). After
   // deallocation: the closure's stores would hide later uses of buffers.
@@ -141,6 +149,12 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   // Down to the LLVM dialect.
   pm.addNestedPass<func::FuncOp>(createKilnLowerStridedCopiesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // exp / erf / tanh / log as polynomials LLVM vectorizes, not libm calls.
+  KilnApproximateMathPassOptions mathOptions;
+  mathOptions.expandFma =
+      llvm::Triple(target.triple).isX86() &&
+      !llvm::is_contained(llvm::split(target.runtimeFeatures, ','), "fma");
+  pm.addPass(createKilnApproximateMathPass(mathOptions));
   // Fully unrolled: the default keeps temporary buffers, allocas inside
   // loops that grow the stack on every iteration.
   pm.addPass(createConvertVectorToSCFPass(

@@ -16,8 +16,9 @@
 // loads/stores for the last vector of columns.
 // The outermost loop (row groups x column panels, or output rows x panels) is
 // an `scf.parallel` marked `kiln.parallel`, for the thread pool.
-// A `linalg.fill` of the output right before the op is folded into the
-// accumulators' initial value.
+// A `linalg.fill` of the output right before the op (or one shared with
+// earlier ops, which bufferization copies) is folded into the accumulators'
+// initial value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -341,7 +342,11 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
       return std::nullopt;
   }
   auto outType = cast<MemRefType>(out.getType());
-  if (init->get().getType() != out.getType() ||
+  // The generic may write a strided view of the same shape (the interior of
+  // a padded buffer, kiln-decompose-pads).
+  auto initType = dyn_cast<MemRefType>(init->get().getType());
+  if (!initType || initType.getShape() != outType.getShape() ||
+      initType.getElementType() != outType.getElementType() ||
       !generic.getMatchingIndexingMap(init).isIdentity() ||
       !innerUnitStride(init->get()))
     return std::nullopt;
@@ -411,6 +416,75 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
   return Epilogue{generic, init->get(), *accInput};
 }
 
+/// Emits `body(vecs, lastLanes)` for panel `p` of `panels` column panels
+/// of `fullVecs` vectors: full panels, and the last one when `tailCols`
+/// columns are left (fewer vectors, masked last vector).
+void emitColumnShapes(
+    KernelBuilder &kb, Value p, int64_t fullPanels, int64_t tailCols,
+    int64_t fullVecs,
+    function_ref<void(KernelBuilder &, int64_t, int64_t)> body) {
+  int64_t vw = kb.vw;
+  int64_t tailVecs = (tailCols + vw - 1) / vw;
+  int64_t tailLanes = tailCols - (tailVecs - 1) * vw;
+  if (!tailCols)
+    return body(kb, fullVecs, vw);
+  if (!fullPanels)
+    return body(kb, tailVecs, tailLanes);
+  Value isTail = arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::eq,
+                                       p, kb.idx(fullPanels));
+  emitIf(
+      kb.b, kb.loc, isTail,
+      [&](OpBuilder &nb) {
+        KernelBuilder x{nb, kb.loc, vw, kb.vt};
+        body(x, tailVecs, tailLanes);
+      },
+      [&](OpBuilder &nb) {
+        KernelBuilder x{nb, kb.loc, vw, kb.vt};
+        body(x, fullVecs, vw);
+      });
+}
+
+/// Rows split into register blocks of `mr` rows (the last one short when
+/// `tailRows`), and the blocks into `groups` parallel chunks of
+/// `blocksPerGroup` full blocks; the last group also takes the short block.
+/// A group's blocks reuse one column panel of B from cache.
+struct RowGroups {
+  int64_t mr, fullRowBlocks, tailRows, groups, blocksPerGroup;
+
+  RowGroups(int64_t rows, int64_t mr, int64_t maxBlocksPerGroup)
+      : mr(mr), fullRowBlocks(rows / mr), tailRows(rows % mr) {
+    groups = std::max<int64_t>(
+        1, (fullRowBlocks + maxBlocksPerGroup - 1) / maxBlocksPerGroup);
+    blocksPerGroup = (fullRowBlocks + groups - 1) / groups;
+  }
+
+  /// Emits the blocks of group `g`; `block(row0, rows)` emits one.
+  void emit(KernelBuilder &kb, Value g,
+            function_ref<void(KernelBuilder &, Value, int64_t)> block) const {
+    Location loc = kb.loc;
+    if (fullRowBlocks) {
+      Value lo = kb.mul(g, blocksPerGroup);
+      Value hi = arith::MinUIOp::create(kb.b, loc, kb.add(lo, blocksPerGroup),
+                                        kb.idx(fullRowBlocks));
+      auto loop = scf::ForOp::create(kb.b, loc, lo, hi, kb.idx(1));
+      OpBuilder::InsertionGuard guard(kb.b);
+      kb.b.setInsertionPointToStart(loop.getBody());
+      block(kb, kb.mul(loop.getInductionVar(), mr), mr);
+    }
+    if (!tailRows)
+      return;
+    auto tail = [&](OpBuilder &rb) {
+      KernelBuilder z{rb, loc, kb.vw, kb.vt};
+      block(z, z.idx(fullRowBlocks * mr), tailRows);
+    };
+    if (groups == 1)
+      return tail(kb.b);
+    Value isLast = arith::CmpIOp::create(kb.b, loc, arith::CmpIPredicate::eq,
+                                         g, kb.idx(groups - 1));
+    emitIf(kb.b, loc, isLast, tail, [](OpBuilder &) {});
+  }
+};
+
 class Emitter {
 public:
   Emitter(ModuleOp module, int64_t vw) : module(module), symbols(module), vw(vw) {}
@@ -425,7 +499,9 @@ public:
     auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
     if (!global || !global.getConstant() || !global.getInitialValue())
       return {};
-    std::string key = (getGlobal.getName() + "/" + Twine(nr)).str();
+    std::string key = (getGlobal.getName() + "/" + Twine(nr) + "/" +
+                       Twine(redShape.size()))
+                          .str();
     memref::GlobalOp packed = packedGlobals.lookup(key);
     int64_t r = 1;
     for (int64_t d : redShape)
@@ -466,15 +542,24 @@ public:
   }
 
   /// The constant `out` holds when `op` starts, when it comes from a fill of
-  /// `out` right before `op`, or from a copy right before `op` of a buffer
-  /// filled earlier (bufferization copies a fill shared by several ops).
+  /// `out`, or from a copy right before `op` of a buffer filled earlier
+  /// (bufferization copies a fill shared by several ops into all but the
+  /// last, which writes the filled buffer itself, wherever the fill is).
   struct InitFill {
     Value value;
-    Operation *fill = nullptr; // fill of `out` (erased)
+    Operation *fill = nullptr;   // fill of `out` (erased unless copies
+                                 // between it and `kernel` still read it)
+    Operation *kernel = nullptr;
     Operation *copy = nullptr; // copy into `out` (erased, and its source's
                                // fill when nothing else reads it)
     void erase() {
-      if (fill)
+      auto readsFill = [&](Operation *user) {
+        Operation *top = fill->getBlock()->findAncestorOpInBlock(*user);
+        return isa<memref::CopyOp>(user) &&
+               (!top || (fill->isBeforeInBlock(top) &&
+                         top->isBeforeInBlock(kernel)));
+      };
+      if (fill && llvm::none_of(fill->getOperand(1).getUsers(), readsFill))
         fill->erase();
       if (copy) {
         Value source = cast<memref::CopyOp>(copy).getSource();
@@ -486,41 +571,56 @@ public:
     }
   };
 
+  /// The f32 fill whose value the allocation `buffer` holds right before
+  /// `at`: among the ops before `at` (in its block) that use `buffer`, the
+  /// last one that is not a copy reading it. Null when unknown (a view of
+  /// the buffer could write it from anywhere).
+  static linalg::FillOp lastFill(Value buffer, Operation *at) {
+    if (!buffer.getDefiningOp<memref::AllocOp>())
+      return {};
+    Operation *last = nullptr;
+    for (Operation *user : buffer.getUsers()) {
+      Operation *top = at->getBlock()->findAncestorOpInBlock(*user);
+      if (!top)
+        return {};
+      if (top == at || at->isBeforeInBlock(top))
+        continue;
+      if (llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
+        return {};
+      auto read = dyn_cast<memref::CopyOp>(user);
+      if (read && read.getSource() == buffer)
+        continue;
+      if (!last || last->isBeforeInBlock(top))
+        last = top;
+    }
+    auto fill = dyn_cast_or_null<linalg::FillOp>(last);
+    if (!fill || fill.getOutputs()[0] != buffer ||
+        !fill.value().getType().isF32())
+      return {};
+    return fill;
+  }
+
   static InitFill fusableFill(Operation *op, Value out) {
     Operation *prev = op->getPrevNode();
     while (prev && isa<arith::ConstantOp, memref::GetGlobalOp>(prev))
       prev = prev->getPrevNode();
-    if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev)) {
-      if (fill.getOutputs().size() != 1 || fill.getOutputs()[0] != out ||
-          !fill.value().getType().isF32())
+    if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+        fill && fill.getOutputs()[0] == out) {
+      if (!fill.value().getType().isF32())
         return {};
-      return {fill.value(), fill, nullptr};
+      return {fill.value(), fill, op, nullptr};
     }
-    auto copy = dyn_cast_or_null<memref::CopyOp>(prev);
-    if (!copy || copy.getTarget() != out ||
-        !copy.getSource().getDefiningOp<memref::AllocOp>())
-      return {};
-    // The source: filled once before the copy, not written in between.
-    linalg::FillOp sourceFill;
-    for (Operation *user : copy.getSource().getUsers()) {
-      if (auto fill = dyn_cast<linalg::FillOp>(user)) {
-        if (sourceFill || fill->getBlock() != copy->getBlock() ||
-            !fill->isBeforeInBlock(copy) || !fill.value().getType().isF32())
-          return {};
-        sourceFill = fill;
-        continue;
-      }
-      // Reads (copies from it) anywhere; anything else only after the copy.
-      auto other = dyn_cast<memref::CopyOp>(user);
-      if (other && other.getSource() == copy.getSource())
-        continue;
-      Operation *top = copy->getBlock()->findAncestorOpInBlock(*user);
-      if (!top || !copy->isBeforeInBlock(top))
+    if (auto copy = dyn_cast_or_null<memref::CopyOp>(prev);
+        copy && copy.getTarget() == out) {
+      linalg::FillOp fill = lastFill(copy.getSource(), copy);
+      if (!fill)
         return {};
+      return {fill.value(), nullptr, nullptr, copy};
     }
-    if (!sourceFill)
+    linalg::FillOp fill = lastFill(out, op);
+    if (!fill)
       return {};
-    return {sourceFill.value(), nullptr, copy};
+    return {fill.value(), fill, op, nullptr};
   }
 
   LogicalResult matmul(linalg::LinalgOp op, bool batched);
@@ -540,6 +640,8 @@ private:
 
 /// Rows per parallel chunk of a matmul (in register blocks).
 constexpr int64_t kRowBlocksPerChunk = 16;
+/// Up to this many rows a matmul is one row group.
+constexpr int64_t kSingleGroupRows = 256;
 /// Reduction block: B panel of kBlock x NR floats stays in L1.
 constexpr int64_t kReductionBlock = 256;
 
@@ -569,37 +671,36 @@ LogicalResult Emitter::matmul(linalg::LinalgOp op, bool batched) {
 
   InitFill fill = fusableFill(op, c);
   Value fillValue = fill.value;
-  std::optional<Epilogue> epilogue;
-  if (k <= 2 * kReductionBlock)
-    epilogue = findEpilogue(op, c, fill.copy);
-  Value stored = epilogue ? epilogue->out : c;
+  std::optional<Epilogue> epilogue = findEpilogue(op, c, fill.copy);
 
   Value packed;
   if (!batched)
     packed = packWeights(b, loc, bMat, {k}, n, nr);
 
-  int64_t fullRowBlocks = m / mr, tailRows = m % mr;
-  int64_t groups = (fullRowBlocks + kRowBlocksPerChunk - 1) / kRowBlocksPerChunk;
-  int64_t blocksPerGroup =
-      groups ? (fullRowBlocks + groups - 1) / groups : 0;
+  // Few rows (a transformer's 128 tokens): one group, so each B panel is
+  // streamed from memory once, not once per group.
+  RowGroups rowGroups(m, mr,
+                      m <= kSingleGroupRows ? INT64_MAX : kRowBlocksPerChunk);
   int64_t fullPanels = n / nr, tailCols = n % nr;
   int64_t panels = fullPanels + (tailCols ? 1 : 0);
-  int64_t rowGroups = groups + (tailRows ? 1 : 0);
   int64_t kc = k > 2 * kReductionBlock ? kReductionBlock : k;
+  int64_t tasksPerBatch = rowGroups.groups * panels;
 
-  emitParallel(b, loc, batch * rowGroups * panels, [&](OpBuilder &pb,
-                                                       Value flat) {
+  emitParallel(b, loc, batch * tasksPerBatch, [&](OpBuilder &pb, Value flat) {
     KernelBuilder k2{pb, loc, vw, kb.vt};
-    Value bi = arith::DivUIOp::create(pb, loc, flat, k2.idx(rowGroups * panels));
-    Value rest = arith::RemUIOp::create(pb, loc, flat, k2.idx(rowGroups * panels));
+    Value bi = arith::DivUIOp::create(pb, loc, flat, k2.idx(tasksPerBatch));
+    Value rest = arith::RemUIOp::create(pb, loc, flat, k2.idx(tasksPerBatch));
     Value g = arith::DivUIOp::create(pb, loc, rest, k2.idx(panels));
     Value p = arith::RemUIOp::create(pb, loc, rest, k2.idx(panels));
     Value col0 = k2.mul(p, nr);
 
     // One block at (row0, col0) over reduction [k0, k1); `first` (i1) says
-    // whether the accumulator starts from the fill.
+    // whether the accumulator starts from the fill, `last` whether this is
+    // the final reduction block (the epilogue is applied and stored there;
+    // partial sums go to C).
     auto block = [&](KernelBuilder &kk, Value row0, int64_t rows, int64_t vecs,
-                     int64_t lastLanes, Value k0, Value k1, Value first) {
+                     int64_t lastLanes, Value k0, Value k1, Value first,
+                     bool last) {
       auto cIdx = [&](KernelBuilder &x, int64_t i, int64_t v) {
         SmallVector<Value> ix;
         if (batched)
@@ -633,9 +734,9 @@ LogicalResult Emitter::matmul(linalg::LinalgOp op, bool batched) {
       spec.store = [&](KernelBuilder &x, int64_t i, int64_t v, Value val,
                        Value msk) {
         SmallVector<Value> ix = cIdx(x, i, v);
-        if (epilogue)
-          val = epilogue->apply(x, val, ix, msk);
-        x.store(val, stored, ix, msk);
+        if (!epilogue || !last)
+          return x.store(val, c, ix, msk);
+        x.store(epilogue->apply(x, val, ix, msk), epilogue->out, ix, msk);
       };
       spec.loadA = [&](KernelBuilder &x, ValueRange ivs, int64_t i, int64_t,
                        Value) -> Value {
@@ -662,68 +763,34 @@ LogicalResult Emitter::matmul(linalg::LinalgOp op, bool batched) {
 
     // Row blocks of group g (or the tail rows) for one column shape.
     auto columns = [&](KernelBuilder &x, int64_t vecs, int64_t lastLanes) {
-      auto rowsOf = [&](KernelBuilder &y, Value k0, Value k1, Value first) {
-        auto fullRows = [&](OpBuilder &rb) {
-          KernelBuilder z{rb, loc, vw, y.vt};
-          Value lo = z.mul(g, blocksPerGroup);
-          Value hi = arith::MinUIOp::create(rb, loc, z.add(lo, blocksPerGroup),
-                                            z.idx(fullRowBlocks));
-          auto loop = scf::ForOp::create(rb, loc, lo, hi, z.idx(1));
-          OpBuilder::InsertionGuard guard(rb);
-          rb.setInsertionPointToStart(loop.getBody());
-          block(z, z.mul(loop.getInductionVar(), mr), mr, vecs, lastLanes, k0,
-                k1, first);
-        };
-        auto tail = [&](OpBuilder &rb) {
-          KernelBuilder z{rb, loc, vw, y.vt};
-          block(z, z.idx(fullRowBlocks * mr), tailRows, vecs, lastLanes, k0,
-                k1, first);
-        };
-        if (!tailRows) {
-          fullRows(y.b);
-        } else if (!groups) {
-          tail(y.b);
-        } else {
-          Value isTail = arith::CmpIOp::create(
-              y.b, loc, arith::CmpIPredicate::eq, g, y.idx(groups));
-          emitIf(y.b, loc, isTail, tail, fullRows);
-        }
+      auto rowsOf = [&](KernelBuilder &y, Value k0, Value k1, Value first,
+                        bool last) {
+        rowGroups.emit(y, g, [&](KernelBuilder &z, Value row0, int64_t rows) {
+          block(z, row0, rows, vecs, lastLanes, k0, k1, first, last);
+        });
       };
       if (kc == k) {
-        rowsOf(x, x.idx(0), x.idx(k), Value());
+        rowsOf(x, x.idx(0), x.idx(k), Value(), /*last=*/true);
         return;
       }
-      auto kLoop = scf::ForOp::create(x.b, loc, x.idx(0), x.idx(k), x.idx(kc));
-      OpBuilder::InsertionGuard guard(x.b);
-      x.b.setInsertionPointToStart(kLoop.getBody());
-      Value k0 = kLoop.getInductionVar();
-      Value k1 = arith::MinUIOp::create(x.b, loc, x.add(k0, kc), x.idx(k));
-      Value first = arith::CmpIOp::create(x.b, loc, arith::CmpIPredicate::eq,
-                                          k0, x.idx(0));
-      rowsOf(x, k0, k1, first);
+      // All reduction blocks but the last, then the last one (peeled: it
+      // applies the epilogue).
+      int64_t lastStart = (k - 1) / kc * kc;
+      {
+        auto kLoop =
+            scf::ForOp::create(x.b, loc, x.idx(0), x.idx(lastStart), x.idx(kc));
+        OpBuilder::InsertionGuard guard(x.b);
+        x.b.setInsertionPointToStart(kLoop.getBody());
+        Value k0 = kLoop.getInductionVar();
+        Value first = arith::CmpIOp::create(x.b, loc, arith::CmpIPredicate::eq,
+                                            k0, x.idx(0));
+        rowsOf(x, k0, x.add(k0, kc), first, /*last=*/false);
+      }
+      Value notFirst = arith::ConstantIntOp::create(x.b, loc, 0, 1);
+      rowsOf(x, x.idx(lastStart), x.idx(k), notFirst, /*last=*/true);
     };
 
-    int64_t fullVecs = blk.vecs;
-    int64_t tailVecs = (tailCols + vw - 1) / vw;
-    int64_t tailLanes = tailCols - (tailVecs - 1) * vw;
-    if (!tailCols) {
-      columns(k2, fullVecs, vw);
-    } else if (!fullPanels) {
-      columns(k2, tailVecs, tailLanes);
-    } else {
-      Value isTail = arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, p,
-                                           k2.idx(fullPanels));
-      emitIf(
-          pb, loc, isTail,
-          [&](OpBuilder &nb) {
-            KernelBuilder x{nb, loc, vw, kb.vt};
-            columns(x, tailVecs, tailLanes);
-          },
-          [&](OpBuilder &nb) {
-            KernelBuilder x{nb, loc, vw, kb.vt};
-            columns(x, fullVecs, vw);
-          });
-    }
+    emitColumnShapes(k2, p, fullPanels, tailCols, blk.vecs, columns);
   });
   if (epilogue)
     epilogue->generic->erase();
@@ -752,30 +819,58 @@ LogicalResult Emitter::conv(linalg::Conv2DNhwcHwcfOp op) {
   KernelBuilder kb{b, loc, vw, VectorType::get({vw}, b.getF32Type())};
   Blocking blk = chooseBlocking(f, vw);
   int64_t nr = blk.vecs * vw;
-  int64_t mr = std::min(blk.rows, ow);
+  int64_t pixels = nb * oh * ow;
+  int64_t mr = std::min(blk.rows, pixels);
   InitFill fill = fusableFill(op, out);
   Value fillValue = fill.value;
   std::optional<Epilogue> epilogue = findEpilogue(op, out, fill.copy);
   Value stored = epilogue ? epilogue->out : out;
-  Value packed = packWeights(b, loc, w, {kh, kw, ch}, f, nr);
+  // Without dilation along W, one filter row's taps (kw, c) are contiguous
+  // in the input: one reduction loop of kw * ch instead of two (the stem's
+  // 7 x 3 taps were loops of 3). The input is viewed as [n][h][w * c].
+  SmallVector<ReassociationIndices> mergeWC = {{0}, {1}, {2, 3}};
+  bool mergeTaps =
+      dilations[1] == 1 && kw > 1 &&
+      memref::CollapseShapeOp::isGuaranteedCollapsible(
+          cast<MemRefType>(in.getType()), mergeWC);
+  Value packed = mergeTaps ? packWeights(b, loc, w, {kh, kw * ch}, f, nr)
+                           : packWeights(b, loc, w, {kh, kw, ch}, f, nr);
+  mergeTaps = mergeTaps && packed;
+  Value inRows =
+      mergeTaps ? memref::CollapseShapeOp::create(b, loc, in, mergeWC).getResult()
+                : Value();
 
   int64_t fullPanels = f / nr, tailCols = f % nr;
   int64_t panels = fullPanels + (tailCols ? 1 : 0);
-  int64_t fullRowBlocks = ow / mr, tailRows = ow % mr;
+  // Output pixels (n, y, x) flattened into one row dimension, like a matmul's
+  // M: a register block may span output rows, so narrow images (7x7, 14x14)
+  // do not end every row with a short, latency-bound block.
+  RowGroups rowGroups(pixels, mr, kRowBlocksPerChunk);
 
-  emitParallel(b, loc, nb * oh * panels, [&](OpBuilder &pb, Value flat) {
+  emitParallel(b, loc, rowGroups.groups * panels, [&](OpBuilder &pb,
+                                                      Value flat) {
     KernelBuilder k2{pb, loc, vw, kb.vt};
-    Value row = arith::DivUIOp::create(pb, loc, flat, k2.idx(panels));
+    Value g = arith::DivUIOp::create(pb, loc, flat, k2.idx(panels));
     Value p = arith::RemUIOp::create(pb, loc, flat, k2.idx(panels));
-    Value bi = arith::DivUIOp::create(pb, loc, row, k2.idx(oh));
-    Value y = arith::RemUIOp::create(pb, loc, row, k2.idx(oh));
     Value col0 = k2.mul(p, nr);
-    Value iy0 = k2.mul(y, strides[0]);
 
-    auto block = [&](KernelBuilder &x, Value ow0, int64_t rows, int64_t vecs,
+    auto block = [&](KernelBuilder &x, Value m0, int64_t rows, int64_t vecs,
                      int64_t lastLanes) {
+      // Each row's pixel and the input position of its window, once per
+      // block (outside the reduction loops).
+      SmallVector<Value> bIdx, yIdx, xIdx, iyIdx, ixIdx;
+      for (int64_t i = 0; i < rows; ++i) {
+        Value m = x.add(m0, i);
+        Value r = arith::RemUIOp::create(x.b, loc, m, x.idx(oh * ow));
+        bIdx.push_back(arith::DivUIOp::create(x.b, loc, m, x.idx(oh * ow)));
+        yIdx.push_back(arith::DivUIOp::create(x.b, loc, r, x.idx(ow)));
+        xIdx.push_back(arith::RemUIOp::create(x.b, loc, r, x.idx(ow)));
+        iyIdx.push_back(x.mul(yIdx.back(), strides[0]));
+        ixIdx.push_back(x.mul(xIdx.back(), strides[1]));
+      }
       auto oIdx = [&](KernelBuilder &z, int64_t i, int64_t v) {
-        return SmallVector<Value>{bi, y, z.add(ow0, i), z.add(col0, v * vw)};
+        return SmallVector<Value>{bIdx[i], yIdx[i], xIdx[i],
+                                  z.add(col0, v * vw)};
       };
       BlockSpec spec;
       spec.rows = rows;
@@ -784,6 +879,8 @@ LogicalResult Emitter::conv(linalg::Conv2DNhwcHwcfOp op) {
       spec.reduction = {{x.idx(0), x.idx(kh)},
                         {x.idx(0), x.idx(kw)},
                         {x.idx(0), x.idx(ch)}};
+      if (mergeTaps)
+        spec.reduction = {{x.idx(0), x.idx(kh)}, {x.idx(0), x.idx(kw * ch)}};
       spec.init = [&](KernelBuilder &z, int64_t i, int64_t v, Value msk) {
         return fillValue ? z.splat(fillValue) : z.load(out, oIdx(z, i, v), msk);
       };
@@ -796,14 +893,21 @@ LogicalResult Emitter::conv(linalg::Conv2DNhwcHwcfOp op) {
       };
       spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i, int64_t,
                        Value) -> Value {
-        Value iy = z.add(iy0, z.mul(ivs[0], dilations[0]));
-        Value ix = z.add(z.mul(z.add(ow0, i), strides[1]),
-                         z.mul(ivs[1], dilations[1]));
+        if (mergeTaps) {
+          Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
+          Value tap = z.add(z.mul(ixIdx[i], ch), ivs[1]);
+          return memref::LoadOp::create(z.b, z.loc, inRows,
+                                        ValueRange{bIdx[i], iy, tap});
+        }
+        Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
+        Value ix = z.add(ixIdx[i], z.mul(ivs[1], dilations[1]));
         return memref::LoadOp::create(z.b, z.loc, in,
-                                      ValueRange{bi, iy, ix, ivs[2]});
+                                      ValueRange{bIdx[i], iy, ix, ivs[2]});
       };
       spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
                        Value msk) -> Value {
+        if (mergeTaps)
+          return z.load(packed, {p, ivs[0], ivs[1], z.idx(v * vw)}, Value());
         if (packed)
           return z.load(packed, {p, ivs[0], ivs[1], ivs[2], z.idx(v * vw)},
                         Value());
@@ -812,38 +916,13 @@ LogicalResult Emitter::conv(linalg::Conv2DNhwcHwcfOp op) {
       emitBlock(x, spec);
     };
 
-    auto columns = [&](KernelBuilder &x, int64_t vecs, int64_t lastLanes) {
-      if (fullRowBlocks) {
-        auto loop = scf::ForOp::create(x.b, loc, x.idx(0),
-                                       x.idx(fullRowBlocks * mr), x.idx(mr));
-        OpBuilder::InsertionGuard guard(x.b);
-        x.b.setInsertionPointToStart(loop.getBody());
-        block(x, loop.getInductionVar(), mr, vecs, lastLanes);
-      }
-      if (tailRows)
-        block(x, x.idx(fullRowBlocks * mr), tailRows, vecs, lastLanes);
-    };
-
-    int64_t tailVecs = (tailCols + vw - 1) / vw;
-    int64_t tailLanes = tailCols - (tailVecs - 1) * vw;
-    if (!tailCols) {
-      columns(k2, blk.vecs, vw);
-    } else if (!fullPanels) {
-      columns(k2, tailVecs, tailLanes);
-    } else {
-      Value isTail = arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, p,
-                                           k2.idx(fullPanels));
-      emitIf(
-          pb, loc, isTail,
-          [&](OpBuilder &nb2) {
-            KernelBuilder x{nb2, loc, vw, kb.vt};
-            columns(x, tailVecs, tailLanes);
-          },
-          [&](OpBuilder &nb2) {
-            KernelBuilder x{nb2, loc, vw, kb.vt};
-            columns(x, blk.vecs, vw);
-          });
-    }
+    emitColumnShapes(k2, p, fullPanels, tailCols, blk.vecs,
+                     [&](KernelBuilder &x, int64_t vecs, int64_t lastLanes) {
+                       rowGroups.emit(x, g, [&](KernelBuilder &y, Value m0,
+                                                int64_t rows) {
+                         block(y, m0, rows, vecs, lastLanes);
+                       });
+                     });
   });
   if (epilogue)
     epilogue->generic->erase();
@@ -941,26 +1020,7 @@ LogicalResult Emitter::depthwise(linalg::DepthwiseConv2DNhwcHwcOp op) {
         block(x, x.idx(fullRowBlocks * rows), tailRows, nvecs, lastLanes);
     };
 
-    int64_t tailVecs = (tailCols + vw - 1) / vw;
-    int64_t tailLanes = tailCols - (tailVecs - 1) * vw;
-    if (!tailCols) {
-      columns(k2, vecs, vw);
-    } else if (!fullPanels) {
-      columns(k2, tailVecs, tailLanes);
-    } else {
-      Value isTail = arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, p,
-                                           k2.idx(fullPanels));
-      emitIf(
-          pb, loc, isTail,
-          [&](OpBuilder &nb2) {
-            KernelBuilder x{nb2, loc, vw, kb.vt};
-            columns(x, tailVecs, tailLanes);
-          },
-          [&](OpBuilder &nb2) {
-            KernelBuilder x{nb2, loc, vw, kb.vt};
-            columns(x, vecs, vw);
-          });
-    }
+    emitColumnShapes(k2, p, fullPanels, tailCols, vecs, columns);
   });
   if (epilogue)
     epilogue->generic->erase();

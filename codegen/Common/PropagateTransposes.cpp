@@ -14,10 +14,13 @@
 //  - elementwise generic whose full-size operands are all transposes by the
 //    same permutation: computed on the sources, one transpose after it;
 //  - transpose of a transpose: one transpose, or none;
-//  - tensor.pad of a transpose: pad the source (pads permuted);
+//  - tensor.pad of a transpose, for pooling: pad the source (pads permuted);
 //  - NCHW max/sum pooling of an NHWC->NCHW transpose: NHWC pooling;
 //  - linalg.reduce of a transpose whose kept dims stay in order: reduce the
-//    source (GlobalAveragePool).
+//    source (GlobalAveragePool);
+//  - Concat (a chain of tensor.insert_slice into a tensor.empty) of
+//    transposes by one permutation: concatenate the sources (SqueezeNet's
+//    fire modules).
 // What is left is a transpose at the model's inputs and outputs.
 //
 //===----------------------------------------------------------------------===//
@@ -148,8 +151,10 @@ struct SinkTransposeThroughElementwise : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
-/// pad(transpose(x, p)) -> transpose(pad(x, pads permuted), p), when the
-/// transpose has no other user (otherwise it stays and the pad gains one).
+/// pad(transpose(x, p)) -> transpose(pad(x, pads permuted), p) for a pad
+/// read only by NCHW poolings (which then pool NHWC), when the transpose has
+/// no other user. Other pads stay after their transpose: a conv's input
+/// transpose then writes the padded interior directly.
 struct SinkTransposeThroughPad : OpRewritePattern<tensor::PadOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tensor::PadOp op,
@@ -157,7 +162,10 @@ struct SinkTransposeThroughPad : OpRewritePattern<tensor::PadOp> {
     auto transpose = op.getSource().getDefiningOp<linalg::TransposeOp>();
     Value padValue = op.getConstantPaddingValue();
     if (!transpose || !transpose->hasOneUse() || !padValue ||
-        !op.getResultType().hasStaticShape())
+        !op.getResultType().hasStaticShape() || op->use_empty() ||
+        !llvm::all_of(op->getUsers(),
+                      llvm::IsaPred<linalg::PoolingNchwMaxOp,
+                                    linalg::PoolingNchwSumOp>))
       return failure();
     ArrayRef<int64_t> perm = transpose.getPermutation();
     ArrayRef<int64_t> low = op.getStaticLow(), high = op.getStaticHigh();
@@ -259,12 +267,78 @@ struct SinkTransposeIntoReduce : OpRewritePattern<linalg::ReduceOp> {
   }
 };
 
+/// The last insert_slice of a Concat (a chain of static, unit-stride
+/// insert_slices into a tensor.empty, each used only by the next) whose
+/// pieces are all transposes by one permutation: the chain is rebuilt on the
+/// sources (offsets and sizes permuted), one transpose after it.
+struct SinkTransposeThroughConcat : OpRewritePattern<tensor::InsertSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::InsertSliceOp op,
+                                PatternRewriter &rewriter) const override {
+    // Only from the end of the chain.
+    for (Operation *user : op->getUsers())
+      if (auto next = dyn_cast<tensor::InsertSliceOp>(user);
+          next && next.getDest() == op.getResult())
+        return failure();
+    SmallVector<tensor::InsertSliceOp> chain;
+    Value dest = op.getResult();
+    while (auto insert = dest.getDefiningOp<tensor::InsertSliceOp>()) {
+      if (insert != op && !insert->hasOneUse())
+        return failure();
+      chain.push_back(insert);
+      dest = insert.getDest();
+    }
+    if (!dest.getDefiningOp<tensor::EmptyOp>() || !dest.hasOneUse())
+      return failure();
+    std::optional<SmallVector<int64_t>> perm;
+    for (tensor::InsertSliceOp insert : chain) {
+      auto transpose = insert.getSource().getDefiningOp<linalg::TransposeOp>();
+      if (!transpose || insert.getSourceType().getRank() !=
+                            insert.getResultType().getRank() ||
+          !insert.hasUnitStride() ||
+          llvm::is_contained(insert.getStaticOffsets(), ShapedType::kDynamic) ||
+          llvm::is_contained(insert.getStaticSizes(), ShapedType::kDynamic))
+        return failure();
+      ArrayRef<int64_t> p = transpose.getPermutation();
+      if (perm && ArrayRef<int64_t>(*perm) != p)
+        return failure();
+      perm = llvm::to_vector(p);
+    }
+    auto resultType = op.getResultType();
+    unsigned rank = resultType.getRank();
+    auto permute = [&](ArrayRef<int64_t> values) {
+      SmallVector<int64_t> out(rank);
+      for (unsigned i = 0; i < rank; ++i)
+        out[(*perm)[i]] = values[i];
+      return out;
+    };
+    Location loc = op.getLoc();
+    Value result = tensor::EmptyOp::create(
+        rewriter, loc, permute(resultType.getShape()),
+        resultType.getElementType());
+    SmallVector<int64_t> ones(rank, 1);
+    for (tensor::InsertSliceOp insert : llvm::reverse(chain)) {
+      Value source =
+          insert.getSource().getDefiningOp<linalg::TransposeOp>().getInput();
+      result = tensor::InsertSliceOp::create(
+          rewriter, loc, source, result, ValueRange{}, ValueRange{},
+          ValueRange{}, rewriter.getDenseI64ArrayAttr(
+                            permute(insert.getStaticOffsets())),
+          rewriter.getDenseI64ArrayAttr(permute(insert.getStaticSizes())),
+          rewriter.getDenseI64ArrayAttr(ones));
+    }
+    rewriter.replaceOp(op, createTranspose(rewriter, loc, result, *perm));
+    return success();
+  }
+};
+
 struct PropagateTransposesPass
     : kiln::impl::KilnPropagateTransposesPassBase<PropagateTransposesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldTransposeChain, SinkTransposeThroughElementwise,
                  SinkTransposeThroughPad, SinkTransposeIntoReduce,
+                 SinkTransposeThroughConcat,
                  SinkTransposeThroughPooling<linalg::PoolingNchwMaxOp,
                                              linalg::PoolingNhwcMaxOp>,
                  SinkTransposeThroughPooling<linalg::PoolingNchwSumOp,

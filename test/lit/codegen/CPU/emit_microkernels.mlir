@@ -117,3 +117,79 @@ func.func @epilogue_writes_kernel_input(%h: memref<1x16xf32>, %r: memref<16x16xf
   }
   return
 }
+
+// The epilogue may write a strided view of the same shape: the interior of a
+// padded buffer (kiln-decompose-pads), created before the kernel.
+// CHECK-LABEL: func.func @epilogue_into_padded_interior
+// CHECK: %[[INTERIOR:.*]] = memref.subview %arg3[0, 1, 1, 0] [1, 4, 4, 16]
+// CHECK: scf.parallel
+// CHECK: vector.fma
+// CHECK: arith.maximumf {{.*}} : vector<8xf32>
+// CHECK: vector.store {{.*}}, %[[INTERIOR]]
+// CHECK-NOT: linalg.generic
+func.func @epilogue_into_padded_interior(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>, %bias: memref<16xf32>, %padded: memref<1x6x6x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %interior = memref.subview %padded[0, 1, 1, 0] [1, 4, 4, 16] [1, 1, 1, 1] : memref<1x6x6x16xf32> to memref<1x4x4x16xf32, strided<[576, 96, 16, 1], offset: 112>>
+  %x = memref.alloc() : memref<1x4x4x16xf32>
+  linalg.fill ins(%cst : f32) outs(%x : memref<1x4x4x16xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x4xf32>, memref<3x3x4x16xf32>) outs(%x : memref<1x4x4x16xf32>)
+  linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %bias : memref<1x4x4x16xf32>, memref<16xf32>) outs(%interior : memref<1x4x4x16xf32, strided<[576, 96, 16, 1], offset: 112>>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    %r = arith.maximumf %s, %cst : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// A fill shared by two kernels (bufferization): the first gets a copy of it,
+// the last writes the filled buffer itself, far from the fill. Both start
+// their accumulators from the fill's value; fill and copy disappear.
+// CHECK-LABEL: func.func @shared_fill
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: memref.copy
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+func.func @shared_fill(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>) -> (memref<1x4x4x16xf32>, memref<1x4x4x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %zero = memref.alloc() : memref<1x4x4x16xf32>
+  linalg.fill ins(%cst : f32) outs(%zero : memref<1x4x4x16xf32>)
+  %x = memref.alloc() : memref<1x4x4x16xf32>
+  memref.copy %zero, %x : memref<1x4x4x16xf32> to memref<1x4x4x16xf32>
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x4xf32>, memref<3x3x4x16xf32>) outs(%x : memref<1x4x4x16xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x4xf32>, memref<3x3x4x16xf32>) outs(%zero : memref<1x4x4x16xf32>)
+  return %x, %zero : memref<1x4x4x16xf32>, memref<1x4x4x16xf32>
+}
+
+// The shared fill stays while a copy between it and the kernel still reads
+// it (here: into a buffer no kernel writes); a fill followed by another
+// write of the buffer before the kernel tells nothing about its value.
+// CHECK-LABEL: func.func @shared_fill_still_read
+// CHECK: linalg.fill
+// CHECK: memref.copy
+// CHECK: scf.parallel
+// CHECK-LABEL: func.func @fill_overwritten
+// CHECK: %[[ACC:.*]] = memref.alloc() : memref<1x4x4x16xf32>
+// CHECK: linalg.fill {{.*}} outs(%[[ACC]]
+// CHECK: linalg.pooling_nhwc_max
+// CHECK: scf.parallel
+// CHECK: vector.load %[[ACC]][
+// CHECK: scf.for
+func.func @shared_fill_still_read(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>, %o: memref<1x4x4x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %zero = memref.alloc() : memref<1x4x4x16xf32>
+  linalg.fill ins(%cst : f32) outs(%zero : memref<1x4x4x16xf32>)
+  memref.copy %zero, %o : memref<1x4x4x16xf32> to memref<1x4x4x16xf32>
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x4xf32>, memref<3x3x4x16xf32>) outs(%zero : memref<1x4x4x16xf32>)
+  return
+}
+func.func @fill_overwritten(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>, %p: memref<1x9x9x16xf32>) -> memref<1x4x4x16xf32> {
+  %cst = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<1x4x4x16xf32>
+  linalg.fill ins(%cst : f32) outs(%acc : memref<1x4x4x16xf32>)
+  %win = memref.alloc() : memref<3x3xf32>
+  linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%p, %win : memref<1x9x9x16xf32>, memref<3x3xf32>) outs(%acc : memref<1x4x4x16xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x4xf32>, memref<3x3x4x16xf32>) outs(%acc : memref<1x4x4x16xf32>)
+  return %acc : memref<1x4x4x16xf32>
+}

@@ -148,3 +148,59 @@ func.func @reduce_reordered(%a: tensor<2x3x4xf32>) -> tensor<4x2xf32> {
     }
   return %r : tensor<4x2xf32>
 }
+
+// -----
+
+// Concat along channels of two NHWC results: concatenated in NHWC (the
+// channel offset moves to the last dim), one transpose after it.
+// CHECK-LABEL: func.func @concat
+// CHECK-SAME: (%[[A:.*]]: tensor<1x4x4x8xf32>, %[[B:.*]]: tensor<1x4x4x8xf32>)
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x4x4x16xf32>
+// CHECK: %[[I0:.*]] = tensor.insert_slice %[[A]] into %[[E]][0, 0, 0, 0] [1, 4, 4, 8] [1, 1, 1, 1]
+// CHECK: %[[I1:.*]] = tensor.insert_slice %[[B]] into %[[I0]][0, 0, 0, 8] [1, 4, 4, 8] [1, 1, 1, 1]
+// CHECK: linalg.transpose ins(%[[I1]] : tensor<1x4x4x16xf32>) {{.*}} permutation = [0, 3, 1, 2]
+func.func @concat(%a: tensor<1x4x4x8xf32>, %b: tensor<1x4x4x8xf32>) -> tensor<1x16x4x4xf32> {
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %ta = linalg.transpose ins(%a : tensor<1x4x4x8xf32>) outs(%e : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %tb = linalg.transpose ins(%b : tensor<1x4x4x8xf32>) outs(%e : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %c = tensor.empty() : tensor<1x16x4x4xf32>
+  %0 = tensor.insert_slice %ta into %c[0, 0, 0, 0] [1, 8, 4, 4] [1, 1, 1, 1] : tensor<1x8x4x4xf32> into tensor<1x16x4x4xf32>
+  %1 = tensor.insert_slice %tb into %0[0, 8, 0, 0] [1, 8, 4, 4] [1, 1, 1, 1] : tensor<1x8x4x4xf32> into tensor<1x16x4x4xf32>
+  return %1 : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// A Concat with one piece in NCHW stays.
+// CHECK-LABEL: func.func @concat_mixed
+// CHECK: linalg.transpose
+// CHECK: tensor.insert_slice {{.*}} into tensor<1x16x4x4xf32>
+// CHECK: tensor.insert_slice {{.*}} into tensor<1x16x4x4xf32>
+// CHECK-NOT: linalg.transpose
+func.func @concat_mixed(%a: tensor<1x4x4x8xf32>, %b: tensor<1x8x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %ta = linalg.transpose ins(%a : tensor<1x4x4x8xf32>) outs(%e : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %c = tensor.empty() : tensor<1x16x4x4xf32>
+  %0 = tensor.insert_slice %ta into %c[0, 0, 0, 0] [1, 8, 4, 4] [1, 1, 1, 1] : tensor<1x8x4x4xf32> into tensor<1x16x4x4xf32>
+  %1 = tensor.insert_slice %b into %0[0, 8, 0, 0] [1, 8, 4, 4] [1, 1, 1, 1] : tensor<1x8x4x4xf32> into tensor<1x16x4x4xf32>
+  return %1 : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// The pad of a conv's input stays after the input transpose (the transpose
+// then writes the padded interior).
+// CHECK-LABEL: func.func @conv_input_pad
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8x6x6xf32>)
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[X]]
+// CHECK: tensor.pad %[[T]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+func.func @conv_input_pad(%x: tensor<1x8x6x6xf32>) -> tensor<1x8x8x8xf32> {
+  %e = tensor.empty() : tensor<1x6x6x8xf32>
+  %t = linalg.transpose ins(%x : tensor<1x8x6x6xf32>) outs(%e : tensor<1x6x6x8xf32>) permutation = [0, 2, 3, 1]
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %t low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x6x6x8xf32> to tensor<1x8x8x8xf32>
+  return %p : tensor<1x8x8x8xf32>
+}
