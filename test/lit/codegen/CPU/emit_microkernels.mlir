@@ -193,3 +193,106 @@ func.func @fill_overwritten(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>, %
   linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x4xf32>, memref<3x3x4x16xf32>) outs(%acc : memref<1x4x4x16xf32>)
   return %acc : memref<1x4x4x16xf32>
 }
+
+// Output pixels (n, y, x) are flattened into the rows of a register block: a
+// 3x3 output is a block of 6 rows spanning three output rows, then a block of
+// the 3 left. Each row's pixel is a div/rem of its flat index (outside the
+// reduction loops).
+// CHECK-LABEL: func.func @conv_rows_span
+// CHECK: scf.parallel
+// CHECK: scf.for %[[BLK:.*]] =
+// CHECK: %[[M0:.*]] = arith.muli %[[BLK]], %c6
+// CHECK: %[[R0:.*]] = arith.remui %[[M0]], %c9
+// CHECK: %[[N0:.*]] = arith.divui %[[M0]], %c9
+// CHECK: %[[Y0:.*]] = arith.divui %[[R0]], %c3
+// CHECK: %[[X0:.*]] = arith.remui %[[R0]], %c3
+// CHECK: %[[M5:.*]] = arith.addi %[[M0]], %c5
+// CHECK: %[[R5:.*]] = arith.remui %[[M5]], %c9
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: vector.store %{{.*}}, %arg2[%[[N0]], %[[Y0]], %[[X0]], %{{.*}}]
+// CHECK: arith.remui %c6{{.*}}, %c9
+// CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+func.func @conv_rows_span(%i: memref<1x5x5x4xf32>, %w: memref<3x3x4x16xf32>, %o: memref<1x3x3x16xf32>) {
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x5x5x4xf32>, memref<3x3x4x16xf32>) outs(%o : memref<1x3x3x16xf32>)
+  return
+}
+
+// A constant filter without dilation along W: a filter row's taps (kw, c) are
+// contiguous in the input, so they are one reduction loop over the input
+// viewed as [n][h][w * c], and the packed panels are [panels][kh][kw * c][NR].
+// Both panels of 16 columns are in each task (9 row groups of 16 blocks are
+// tasks enough): each register block runs over them. The panel (3 x 12 x 16
+// floats) fits L1: no prefetch.
+// CHECK: memref.global "private" constant @cw_packed : memref<2x3x12x16xf32>
+// CHECK-LABEL: func.func @conv_merged_taps
+// CHECK: %[[PACKED:.*]] = memref.get_global @cw_packed
+// CHECK: %[[ROWS:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<1x30x30x4xf32> into memref<1x30x120xf32>
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c9{{.*}})
+// CHECK: scf.for %[[BLK:.*]] =
+// CHECK: arith.muli %[[BLK]], %c6
+// CHECK: scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for {{.*}} iter_args
+// CHECK-NOT: scf.for
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: vector.load %[[PACKED]][%[[P]], %{{.*}}, %{{.*}}, %{{.*}}] : memref<2x3x12x16xf32>, vector<8xf32>
+// CHECK: memref.load %[[ROWS]]
+// CHECK: vector.fma
+// CHECK-NOT: memref.prefetch
+// CHECK-LABEL: func.func @conv_prefetch
+memref.global "private" constant @cw : memref<3x3x4x32xf32> = dense<1.0> {alignment = 64 : i64}
+func.func @conv_merged_taps(%i: memref<1x30x30x4xf32>, %o: memref<1x28x28x32xf32>) {
+  %w = memref.get_global @cw : memref<3x3x4x32xf32>
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x30x30x4xf32>, memref<3x3x4x32xf32>) outs(%o : memref<1x28x28x32xf32>)
+  return
+}
+
+// A packed panel larger than L1 (512 x 16 floats) is read from L2 by every
+// block: it is prefetched 8 reduction steps ahead.
+// CHECK: scf.for %[[C:.*]] = %c0{{.*}} to %c512 {{.*}} iter_args
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[C]], %c8
+// CHECK: memref.prefetch %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[AHEAD]], %{{.*}}], read, locality<3>, data : memref<1x1x1x512x16xf32>
+// CHECK: vector.fma
+memref.global "private" constant @cw1x1 : memref<1x1x512x16xf32> = dense<1.0> {alignment = 64 : i64}
+func.func @conv_prefetch(%i: memref<1x2x2x512xf32>, %o: memref<1x2x2x16xf32>) {
+  %w = memref.get_global @cw1x1 : memref<1x1x512x16xf32>
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x2x2x512xf32>, memref<1x1x512x16xf32>) outs(%o : memref<1x2x2x16xf32>)
+  return
+}
+
+// K > 512: the reduction runs in blocks of 256. All blocks but the last store
+// partial sums to C (the first starts from the fill, later ones from C); the
+// last block (peeled, here [1024, 1040)) starts from C and stores through the
+// epilogue into its output.
+// CHECK-LABEL: func.func @matmul_blocked_epilogue
+// CHECK: %[[C:.*]] = memref.alloc() : memref<7x16xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: scf.parallel
+// CHECK: scf.for %[[K0:.*]] = %c0{{.*}} to %c1024{{.*}} step %c256
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0
+// CHECK: scf.if %[[FIRST]] -> (vector<8xf32>)
+// CHECK: } else {
+// CHECK: vector.load %[[C]]
+// CHECK: scf.for %{{.*}} = %[[K0]] to %{{.*}} step %{{.*}} iter_args
+// CHECK: vector.fma
+// CHECK: vector.store %{{.*}}, %[[C]]
+// CHECK: scf.for %{{.*}} = %c1024{{.*}} to %c1040{{.*}} step %{{.*}} iter_args
+// CHECK: vector.fma
+// CHECK: vector.load %arg2
+// CHECK: arith.addf {{.*}} : vector<8xf32>
+// CHECK: vector.store %{{.*}}, %arg3
+// CHECK-NOT: linalg.generic
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @matmul_blocked_epilogue(%a: memref<7x1040xf32>, %b: memref<1040x16xf32>, %bias: memref<16xf32>, %o: memref<7x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<7x16xf32>
+  linalg.fill ins(%cst : f32) outs(%c : memref<7x16xf32>)
+  linalg.matmul ins(%a, %b : memref<7x1040xf32>, memref<1040x16xf32>) outs(%c : memref<7x16xf32>)
+  linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]} ins(%c, %bias : memref<7x16xf32>, memref<16xf32>) outs(%o : memref<7x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  return
+}
