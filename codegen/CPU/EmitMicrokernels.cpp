@@ -332,6 +332,27 @@ struct Epilogue {
   }
 };
 
+/// The output side of a conv / depthwise block: accumulator (i, v) starts
+/// from the fill value (or what `out` holds) and is stored, through the
+/// epilogue if there is one, into `stored` at `outIndex(i, v)`.
+void setConvOutput(
+    BlockSpec &spec, Value fillValue, Value out, Value stored,
+    const std::optional<Epilogue> &epilogue,
+    std::function<SmallVector<Value>(KernelBuilder &, int64_t, int64_t)>
+        outIndex) {
+  spec.init = [=](KernelBuilder &z, int64_t i, int64_t v, Value msk) {
+    return fillValue ? z.splat(fillValue) : z.load(out, outIndex(z, i, v), msk);
+  };
+  const Epilogue *ep = epilogue ? &*epilogue : nullptr;
+  spec.store = [=](KernelBuilder &z, int64_t i, int64_t v, Value val,
+                   Value msk) {
+    SmallVector<Value> ix = outIndex(z, i, v);
+    if (ep)
+      val = ep->apply(z, val, ix, msk);
+    z.store(val, stored, ix, msk);
+  };
+}
+
 /// Finds the epilogue of a kernel writing `out` (see Epilogue).
 std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
                                      Operation *initCopy) {
@@ -922,17 +943,7 @@ LogicalResult Emitter::conv(linalg::Conv2DNhwcHwcfOp op) {
                           {y.idx(0), y.idx(ch)}};
         if (mergeTaps)
           spec.reduction = {{y.idx(0), y.idx(kh)}, {y.idx(0), y.idx(kw * ch)}};
-        spec.init = [&](KernelBuilder &z, int64_t i, int64_t v, Value msk) {
-          return fillValue ? z.splat(fillValue)
-                           : z.load(out, oIdx(z, i, v), msk);
-        };
-        spec.store = [&](KernelBuilder &z, int64_t i, int64_t v, Value val,
-                         Value msk) {
-          SmallVector<Value> ix = oIdx(z, i, v);
-          if (epilogue)
-            val = epilogue->apply(z, val, ix, msk);
-          z.store(val, stored, ix, msk);
-        };
+        setConvOutput(spec, fillValue, out, stored, epilogue, oIdx);
         spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i,
                          int64_t, Value) -> Value {
           if (mergeTaps) {
@@ -1044,16 +1055,7 @@ LogicalResult Emitter::depthwise(linalg::DepthwiseConv2DNhwcHwcOp op) {
       spec.lastLanes = lastLanes;
       spec.broadcastA = false;
       spec.reduction = {{x.idx(0), x.idx(kh)}, {x.idx(0), x.idx(kw)}};
-      spec.init = [&](KernelBuilder &z, int64_t i, int64_t v, Value msk) {
-        return fillValue ? z.splat(fillValue) : z.load(out, oIdx(z, i, v), msk);
-      };
-      spec.store = [&](KernelBuilder &z, int64_t i, int64_t v, Value val,
-                       Value msk) {
-        SmallVector<Value> ix = oIdx(z, i, v);
-        if (epilogue)
-          val = epilogue->apply(z, val, ix, msk);
-        z.store(val, stored, ix, msk);
-      };
+      setConvOutput(spec, fillValue, out, stored, epilogue, oIdx);
       spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i, int64_t v,
                        Value msk) -> Value {
         Value iy = z.add(iy0, z.mul(ivs[0], dilations[0]));
