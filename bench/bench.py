@@ -16,8 +16,9 @@ For each model, in one process, one model at a time:
      bench/_work/cache/, keyed by the model's sha256, the kiln binary's sha256 and the
      compile arguments; --recompile ignores the cache);
   2. start-up: kiln = wall time of `kiln-run MODEL.so --inspect` (process start to model
-     opened and ready, then exit); onnxruntime = InferenceSession creation in this process;
-     median of --startup-runs after one untimed run of each;
+     opened and ready, then exit), and in brackets kiln_model_open alone as that process
+     reports it (in-process, like onnxruntime's figure); onnxruntime = InferenceSession
+     creation in this process; median of --startup-runs after one untimed run of each;
   3. latency at each --threads count: after warm-up, --rounds rounds, each one kiln-run
      process (one warm-up run, then --repeat timed runs, outputs written) followed by the
      same number of timed onnxruntime runs on the same inputs; the round's kiln outputs are
@@ -429,7 +430,7 @@ def load_kiln_outputs(out_dir: pathlib.Path, names: list[str]) -> dict:
 
 
 def measure_startup(cfg, so, path, result):
-    kiln_times, ort_times = [], []
+    kiln_times, open_times, ort_times = [], [], []
     cmd = [str(cfg.kiln_run), str(so), "--inspect"]
     for i in range(cfg.startup_runs + 1):
         start = time.perf_counter()
@@ -439,6 +440,9 @@ def measure_startup(cfg, so, path, result):
             raise StageError("startup", tail(r.stderr), cmd)
         if i:
             kiln_times.append(t)
+            opened = re.search(r"^open_ms: ([0-9.]+)$", r.stdout, re.M)
+            if opened:
+                open_times.append(float(opened.group(1)))
         start = time.perf_counter()
         s = ort_session(path, 1)
         t = (time.perf_counter() - start) * 1e3
@@ -451,6 +455,8 @@ def measure_startup(cfg, so, path, result):
         "ort": round(statistics.median(ort_times), 2),
         "ort_min": round(min(ort_times), 2), "ort_max": round(max(ort_times), 2),
         "runs": cfg.startup_runs}
+    if open_times:
+        result["startup_ms"]["kiln_open"] = round(statistics.median(open_times), 3)
 
 
 def measure_latency(cfg, so, path, feeds, input_files, tmp, result):
@@ -610,7 +616,8 @@ def bench_model(cfg: Config, name: str, source) -> dict:
             npz = tmp / "inputs.npz"
             np.savez(npz, **feeds)
             measure_startup(cfg, so, path, result)
-            print(f"  start-up: kiln {result['startup_ms']['kiln']} ms, "
+            print(f"  start-up: kiln {result['startup_ms']['kiln']} ms "
+                  f"(kiln_model_open {result['startup_ms'].get('kiln_open')} ms), "
                   f"onnxruntime {result['startup_ms']['ort']} ms", flush=True)
             measure_latency(cfg, so, path, feeds, input_files, tmp, result)
             measure_rss(cfg, so, path, input_files, npz, result)
@@ -663,7 +670,7 @@ def fmt_lat(e, which):
 
 
 def markdown_table(results: list[dict], threads: list[int]) -> str:
-    head = ["model", "compile s", ".so MB", "start-up kiln / ort ms"]
+    head = ["model", "compile s", ".so MB", "start-up kiln (open) / ort ms"]
     for t in threads:
         head += [f"kiln {t}t ms", f"ort {t}t ms", f"ratio {t}t"]
     head += ["peak RSS kiln / ort MB", "net RSS kiln / ort MB", "max abs err", "max rel err",
@@ -684,7 +691,8 @@ def markdown_table(results: list[dict], threads: list[int]) -> str:
         cells = [r["model"], fmt(r.get("compile_s"), 1) + (" (cached)" if c.get("cached") else ""),
                  fmt(r.get("artifact_mb"), 1)]
         s = r.get("startup_ms")
-        cells.append(f"{ms(s['kiln'])} / {ms(s['ort'])}" if s else "-")
+        opened = f" ({s['kiln_open']:.2f})" if s and "kiln_open" in s else ""
+        cells.append(f"{ms(s['kiln'])}{opened} / {ms(s['ort'])}" if s else "-")
         for t in threads:
             e = r.get("latency", {}).get(str(t))
             if not e:
