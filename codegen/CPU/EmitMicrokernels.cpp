@@ -483,10 +483,17 @@ void emitColumnShapes(
       });
 }
 
-/// Rows split into register blocks of `mr` rows (the last one short when
-/// `tailRows`), and the blocks into `groups` parallel chunks of
-/// `blocksPerGroup` full blocks; the last group also takes the short block.
-/// A group's blocks reuse one column panel of B from cache.
+/// Rows split into register blocks of `mr` rows and the blocks into `groups`
+/// parallel chunks of `blocksPerGroup` full blocks; the last group also takes
+/// the rows left over. A group's blocks reuse one column panel of B from
+/// cache.
+///
+/// A short block is latency-bound: its few accumulator chains cannot keep
+/// both FMA units busy (1 row x 2 vectors: 2 chains where ~8 are needed), so
+/// it costs about as much as a 4-row block. The last full block and a short
+/// tail are therefore run as two blocks of balanced height (7 = 4 + 3
+/// instead of 6 + 1: ResNet-50's 7x7 maps have 49 pixels, BERT's 128
+/// tokens end with 2 rows).
 struct RowGroups {
   int64_t mr, fullRowBlocks, tailRows, groups, blocksPerGroup;
 
@@ -501,10 +508,13 @@ struct RowGroups {
   void emit(KernelBuilder &kb, Value g,
             function_ref<void(KernelBuilder &, Value, int64_t)> block) const {
     Location loc = kb.loc;
-    if (fullRowBlocks) {
+    // Full blocks run in the loop; the rows after them in up to two blocks.
+    bool balance = tailRows && fullRowBlocks > 0 && tailRows * 2 <= mr;
+    int64_t loopBlocks = balance ? fullRowBlocks - 1 : fullRowBlocks;
+    if (loopBlocks) {
       Value lo = kb.mul(g, blocksPerGroup);
       Value hi = arith::MinUIOp::create(kb.b, loc, kb.add(lo, blocksPerGroup),
-                                        kb.idx(fullRowBlocks));
+                                        kb.idx(loopBlocks));
       auto loop = scf::ForOp::create(kb.b, loc, lo, hi, kb.idx(1));
       OpBuilder::InsertionGuard guard(kb.b);
       kb.b.setInsertionPointToStart(loop.getBody());
@@ -514,7 +524,12 @@ struct RowGroups {
       return;
     auto tail = [&](OpBuilder &rb) {
       KernelBuilder z{rb, loc, kb.vw, kb.vt};
-      block(z, z.idx(fullRowBlocks * mr), tailRows);
+      int64_t row0 = loopBlocks * mr;
+      if (!balance)
+        return block(z, z.idx(row0), tailRows);
+      int64_t left = mr + tailRows, first = (left + 1) / 2;
+      block(z, z.idx(row0), first);
+      block(z, z.idx(row0 + first), left - first);
     };
     if (groups == 1)
       return tail(kb.b);
@@ -897,23 +912,32 @@ LogicalResult Emitter::conv(linalg::Conv2DNhwcHwcfOp op) {
   // most kPanelChunkBytes) is read from L2 (1 thread: MobileNetV2 -7%,
   // ResNet-50 -4%, SqueezeNet -3%).
   int64_t panelBytes = kh * kw * ch * nr * 4;
-  int64_t chunkPanels =
+  int64_t maxChunkPanels =
       std::clamp<int64_t>(kPanelChunkBytes / panelBytes, 1, panels);
+  int64_t chunks = (panels + maxChunkPanels - 1) / maxChunkPanels;
   // Small images (SqueezeNet's 13x13: 2 row groups) still get a few tasks per
   // thread.
-  int64_t minChunks = std::min(
-      panels, (kMinConvTasks + rowGroups.groups - 1) / rowGroups.groups);
-  chunkPanels = std::min(chunkPanels, (panels + minChunks - 1) / minChunks);
-  int64_t chunks = (panels + chunkPanels - 1) / chunkPanels;
+  chunks = std::max(chunks, std::min(panels, (kMinConvTasks + rowGroups.groups -
+                                              1) / rowGroups.groups));
+  // An even number of tasks, so two threads take equal shares: MobileNetV2's
+  // 7x7 and 14x14 convs ran 5, 7 or 9 tasks (one thread did 5 of 9).
+  if (rowGroups.groups * chunks % 2 && chunks < panels)
+    ++chunks;
 
   emitParallel(b, loc, rowGroups.groups * chunks, [&](OpBuilder &pb,
                                                       Value flat) {
     KernelBuilder k2{pb, loc, vw, kb.vt};
     Value g = arith::DivUIOp::create(pb, loc, flat, k2.idx(chunks));
     Value chunk = arith::RemUIOp::create(pb, loc, flat, k2.idx(chunks));
-    Value p0 = k2.mul(chunk, chunkPanels);
-    Value p1 = arith::MinUIOp::create(pb, loc, k2.add(p0, chunkPanels),
-                                      k2.idx(panels));
+    // Chunk c holds panels [c * panels / chunks, (c + 1) * panels / chunks):
+    // sizes differ by at most one.
+    auto chunkStart = [&](Value c) {
+      return arith::DivUIOp::create(pb, loc, k2.mul(c, panels),
+                                    k2.idx(chunks))
+          .getResult();
+    };
+    Value p0 = chunkStart(chunk);
+    Value p1 = chunkStart(k2.add(chunk, 1));
     Value p, col0; // the panel and its first column, set per block below
 
     auto block = [&](KernelBuilder &x, Value m0, int64_t rows) {

@@ -195,41 +195,58 @@ func.func @fill_overwritten(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>, %
 }
 
 // Output pixels (n, y, x) are flattened into the rows of a register block: a
-// 3x3 output is a block of 6 rows spanning three output rows, then a block of
-// the 3 left. Each row's pixel is a div/rem of its flat index (outside the
-// reduction loops).
+// 4x4 output is two blocks of 6 rows (the second spans output rows 1 to 2),
+// then a block of the 4 left. Each row's pixel is a div/rem of its flat index
+// (outside the reduction loops).
 // CHECK-LABEL: func.func @conv_rows_span
 // CHECK: scf.parallel
 // CHECK: scf.for %[[BLK:.*]] =
 // CHECK: %[[M0:.*]] = arith.muli %[[BLK]], %c6
-// CHECK: %[[R0:.*]] = arith.remui %[[M0]], %c9
-// CHECK: %[[N0:.*]] = arith.divui %[[M0]], %c9
-// CHECK: %[[Y0:.*]] = arith.divui %[[R0]], %c3
-// CHECK: %[[X0:.*]] = arith.remui %[[R0]], %c3
+// CHECK: %[[R0:.*]] = arith.remui %[[M0]], %c16
+// CHECK: %[[N0:.*]] = arith.divui %[[M0]], %c16
+// CHECK: %[[Y0:.*]] = arith.divui %[[R0]], %c4
+// CHECK: %[[X0:.*]] = arith.remui %[[R0]], %c4
 // CHECK: %[[M5:.*]] = arith.addi %[[M0]], %c5
-// CHECK: %[[R5:.*]] = arith.remui %[[M5]], %c9
+// CHECK: %[[R5:.*]] = arith.remui %[[M5]], %c16
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: vector.store %{{.*}}, %arg2[%[[N0]], %[[Y0]], %[[X0]], %{{.*}}]
-// CHECK: arith.remui %c6{{.*}}, %c9
+// CHECK: arith.remui %c12{{.*}}, %c16
+// CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+func.func @conv_rows_span(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>, %o: memref<1x4x4x16xf32>) {
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x4xf32>, memref<3x3x4x16xf32>) outs(%o : memref<1x4x4x16xf32>)
+  return
+}
+
+// A short tail block is latency-bound (1 row x 2 vectors: two FMA chains), so
+// the last full block and the tail run as two balanced blocks: 13 rows are
+// one block of 6 in the loop, then 4 + 3 (not 6 + 6 + 1).
+// CHECK-LABEL: func.func @matmul_balanced_tail
+// CHECK: scf.for %[[BLK:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: arith.muli %[[BLK]], %c6
+// CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK: memref.load %arg0[%c6
 // CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
-func.func @conv_rows_span(%i: memref<1x5x5x4xf32>, %w: memref<3x3x4x16xf32>, %o: memref<1x3x3x16xf32>) {
-  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x5x5x4xf32>, memref<3x3x4x16xf32>) outs(%o : memref<1x3x3x16xf32>)
+// CHECK: memref.load %arg0[%c10
+// CHECK-NOT: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>) {
+func.func @matmul_balanced_tail(%a: memref<13x32xf32>, %b: memref<32x16xf32>, %c: memref<13x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<13x32xf32>, memref<32x16xf32>) outs(%c : memref<13x16xf32>)
   return
 }
 
 // A constant filter without dilation along W: a filter row's taps (kw, c) are
 // contiguous in the input, so they are one reduction loop over the input
 // viewed as [n][h][w * c], and the packed panels are [panels][kh][kw * c][NR].
-// Both panels of 16 columns are in each task (9 row groups of 16 blocks are
-// tasks enough): each register block runs over them. The panel (3 x 12 x 16
+// Both panels of 16 columns are in each task (8 row groups of 16 blocks are
+// tasks enough, and an even number): each register block runs over them. The panel (3 x 12 x 16
 // floats) fits L1: no prefetch.
 // CHECK: memref.global "private" constant @cw_packed : memref<2x3x12x16xf32>
 // CHECK-LABEL: func.func @conv_merged_taps
 // CHECK: %[[PACKED:.*]] = memref.get_global @cw_packed
-// CHECK: %[[ROWS:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<1x30x30x4xf32> into memref<1x30x120xf32>
-// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c9{{.*}})
+// CHECK: %[[ROWS:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<1x26x34x4xf32> into memref<1x26x136xf32>
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c8{{.*}})
 // CHECK: scf.for %[[BLK:.*]] =
 // CHECK: arith.muli %[[BLK]], %c6
 // CHECK: scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step
@@ -240,11 +257,28 @@ func.func @conv_rows_span(%i: memref<1x5x5x4xf32>, %w: memref<3x3x4x16xf32>, %o:
 // CHECK: memref.load %[[ROWS]]
 // CHECK: vector.fma
 // CHECK-NOT: memref.prefetch
-// CHECK-LABEL: func.func @conv_prefetch
+// CHECK-LABEL: func.func @conv_even_tasks
 memref.global "private" constant @cw : memref<3x3x4x32xf32> = dense<1.0> {alignment = 64 : i64}
-func.func @conv_merged_taps(%i: memref<1x30x30x4xf32>, %o: memref<1x28x28x32xf32>) {
+func.func @conv_merged_taps(%i: memref<1x26x34x4xf32>, %o: memref<1x24x32x32xf32>) {
   %w = memref.get_global @cw : memref<3x3x4x32xf32>
-  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x30x30x4xf32>, memref<3x3x4x32xf32>) outs(%o : memref<1x28x28x32xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x26x34x4xf32>, memref<3x3x4x32xf32>) outs(%o : memref<1x24x32x32xf32>)
+  return
+}
+
+// 225 pixels are 3 row groups; 3 chunks of the 5 column panels would make 9
+// tasks (two threads: 5 and 4), so there are 4 chunks (12 tasks), chunk c
+// holding panels [c * 5 / 4, (c + 1) * 5 / 4).
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c12{{.*}})
+// CHECK: %[[CH:.*]] = arith.remui %{{.*}}, %c4
+// CHECK: %[[S:.*]] = arith.muli %[[CH]], %c5
+// CHECK: %[[P0:.*]] = arith.divui %[[S]], %c4
+// CHECK: %[[NEXT:.*]] = arith.addi %[[CH]], %c1
+// CHECK: %[[E:.*]] = arith.muli %[[NEXT]], %c5
+// CHECK: %[[P1:.*]] = arith.divui %[[E]], %c4
+// CHECK: scf.for %{{.*}} = %[[P0]] to %[[P1]]
+// CHECK-LABEL: func.func @conv_prefetch
+func.func @conv_even_tasks(%i: memref<1x15x15x8xf32>, %w: memref<1x1x8x80xf32>, %o: memref<1x15x15x80xf32>) {
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x15x15x8xf32>, memref<1x1x8x80xf32>) outs(%o : memref<1x15x15x80xf32>)
   return
 }
 
