@@ -31,6 +31,25 @@ def KilnPropagateTransposesPass
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
+def KilnWinogradConvsPass
+    : Pass<"kiln-winograd-convs", "mlir::func::FuncOp"> {
+  let summary = "Compute 3x3 stride-1 convolutions with constant weights as "
+                "Winograd F(2x2, 3x3)";
+  let description = [{
+    On tensors, after kiln-propagate-transposes and before elementwise
+    fusion. An NHWC `linalg.conv_2d_nhwc_hwcf` with a constant 3x3 filter,
+    stride and dilation 1, static shapes and enough tiles and channels
+    becomes an input-transform `linalg.generic` (one tile-major result:
+    [n][ty][tx][i][j][c]), 16 `linalg.matmul` of its slices by the filter
+    transformed at compile time, and an all-parallel output-transform
+    `linalg.generic` over the conv's output (identity output map) that
+    fuses with the elementwise ops after it. 2.25x fewer multiplies; the
+    cost model's constants are in WinogradConvs.cpp.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
 def KilnDecomposePadsPass
     : Pass<"kiln-decompose-pads", "mlir::func::FuncOp"> {
   let summary = "Fill only the border of padded tensors and write their "
@@ -56,8 +75,9 @@ def KilnEmitMicrokernelsPass
   let description = [{
     Works on linalg ops over buffers (after bufferization). `linalg.matmul`,
     `linalg.batch_matmul`, `linalg.conv_2d_nhwc_hwcf` and
-    `linalg.depthwise_conv_2d_nhwc_hwc` become loop nests around a
-    register block (rows x vectors of output: 6x2 ymm on AVX2, 12x2 zmm on
+    `linalg.depthwise_conv_2d_nhwc_hwc` (and `linalg.pooling_nhwc_max` /
+    `_sum`, as the depthwise kernel with max / add for the FMA) become loop
+    nests around a register block (rows x vectors of output: 6x2 ymm on AVX2, 12x2 zmm on
     AVX-512) whose accumulators are `scf.for` iter_args across the reduction
     loops; the inner loop is B vector loads, A broadcasts and `vector.fma`.
     Constant B (matmul weights, HWCF filters) is packed at compile time into

@@ -95,6 +95,9 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   // Tensor level: keep activations channels-last between convolutions, then
   // fuse elementwise chains.
   pm.addNestedPass<func::FuncOp>(createKilnPropagateTransposesPass());
+  // 3x3 convs as Winograd transforms + matrix products; before fusion, so
+  // the output transform fuses with the bias / activation after it.
+  pm.addNestedPass<func::FuncOp>(createKilnWinogradConvsPass());
   pm.addNestedPass<func::FuncOp>(createKilnFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -34,6 +34,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace kiln {
@@ -151,6 +152,9 @@ struct BlockSpec {
   bool broadcastA = true;
   /// Optional: prefetches B some reduction steps ahead.
   std::function<void(KernelBuilder &, ValueRange)> prefetchB;
+  /// Pooling: combines the A vector into the accumulator (max, add) instead
+  /// of an FMA with B (no loadB).
+  std::function<Value(KernelBuilder &, Value, Value)> combine;
 };
 
 /// Reduction steps of packed B prefetched ahead (with 16 columns, one 64-byte
@@ -181,7 +185,7 @@ void emitBlock(KernelBuilder &kb, const BlockSpec &spec) {
       [&](unsigned depth, ValueRange carried) -> SmallVector<Value> {
     if (depth == spec.reduction.size()) {
       SmallVector<Value> bv;
-      for (int64_t v = 0; v < spec.vecs; ++v)
+      for (int64_t v = 0; v < spec.vecs && spec.loadB; ++v)
         bv.push_back(spec.loadB(kb, ivs, v, maskOf(v)));
       if (spec.prefetchB)
         spec.prefetchB(kb, ivs);
@@ -193,7 +197,9 @@ void emitBlock(KernelBuilder &kb, const BlockSpec &spec) {
         for (int64_t v = 0; v < spec.vecs; ++v) {
           Value av = spec.broadcastA ? a : spec.loadA(kb, ivs, i, v, maskOf(v));
           Value &slot = next[i * spec.vecs + v];
-          slot = vector::FMAOp::create(kb.b, kb.loc, av, bv[v], slot);
+          slot = spec.combine
+                     ? spec.combine(kb, av, slot)
+                     : vector::FMAOp::create(kb.b, kb.loc, av, bv[v], slot);
         }
       }
       return next;
@@ -273,17 +279,39 @@ std::optional<SmallVector<float>> constantData(Attribute init) {
 }
 
 /// An elementwise `linalg.generic` right after the kernel that reads its
-/// output (identity map) and writes another buffer of the same shape: it is
+/// output (identity map), directly or through a reshape that only adds or
+/// removes unit dims, and writes another buffer of the same shape: it is
 /// applied to the accumulators before they are stored, and the kernel stores
 /// into the generic's output instead (one pass over the result, not three).
 struct Epilogue {
   linalg::GenericOp generic;
   Value out;
   unsigned accInput; // operand index of the kernel's output among the inputs
+  /// Per loop of the generic, the kernel's output dim it walks; -1 for a unit
+  /// dim the kernel's output lacks (index 0). The last loop walks the last
+  /// dim.
+  SmallVector<int64_t> kernelDims;
 
-  /// Applies the body to `acc` at element `indices` (of the output), whose
-  /// last index is the first of a vector of lanes.
-  Value apply(KernelBuilder &kb, Value acc, ArrayRef<Value> indices,
+  /// The generic's loop indices at the kernel's output element `indices`.
+  SmallVector<Value> loopIndices(KernelBuilder &kb,
+                                 ArrayRef<Value> indices) const {
+    SmallVector<Value> loops;
+    for (int64_t d : kernelDims)
+      loops.push_back(d < 0 ? kb.idx(0) : indices[d]);
+    return loops;
+  }
+
+  /// Applies the body to `acc` at element `indices` (of the kernel's
+  /// output), whose last index is the first of a vector of lanes, and stores
+  /// the result into `out`.
+  void store(KernelBuilder &kb, Value acc, ArrayRef<Value> indices,
+             Value mask) const {
+    SmallVector<Value> loops = loopIndices(kb, indices);
+    kb.store(apply(kb, acc, loops, mask), out, loops, mask);
+  }
+
+  /// Applies the body to `acc` at the generic's loop indices `loops`.
+  Value apply(KernelBuilder &kb, Value acc, ArrayRef<Value> loops,
               Value mask) const {
     linalg::GenericOp generic = this->generic;
     Block &body = generic.getRegion().front();
@@ -294,15 +322,18 @@ struct Epilogue {
         map.map(arg, acc);
         continue;
       }
+      // Dims or zeros (a broadcast unit dim: BERT's mask [1, 1, 1, 128]).
       AffineMap m = generic.getMatchingIndexingMap(input);
       SmallVector<Value> idx;
-      for (AffineExpr e : m.getResults())
-        idx.push_back(indices[cast<AffineDimExpr>(e).getPosition()]);
-      unsigned last = indices.size() - 1;
-      bool vectorLoad =
-          m.getNumResults() > 0 &&
-          cast<AffineDimExpr>(m.getResults().back()).getPosition() == last;
-      if (vectorLoad)
+      for (AffineExpr e : m.getResults()) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        idx.push_back(dim ? loops[dim.getPosition()] : kb.idx(0));
+      }
+      unsigned last = loops.size() - 1;
+      auto lastDim = m.getNumResults() > 0
+                         ? dyn_cast<AffineDimExpr>(m.getResults().back())
+                         : nullptr;
+      if (lastDim && lastDim.getPosition() == last)
         map.map(arg, kb.load(input->get(), idx, mask));
       else
         map.map(arg, kb.splat(memref::LoadOp::create(kb.b, kb.loc,
@@ -333,10 +364,10 @@ struct Epilogue {
 };
 
 /// The output side of a conv / depthwise block: accumulator (i, v) starts
-/// from the fill value (or what `out` holds) and is stored, through the
-/// epilogue if there is one, into `stored` at `outIndex(i, v)`.
+/// from the fill value (or what `out` holds) and is stored at `outIndex(i,
+/// v)` into `out`, or through the epilogue if there is one.
 void setConvOutput(
-    BlockSpec &spec, Value fillValue, Value out, Value stored,
+    BlockSpec &spec, Value fillValue, Value out,
     const std::optional<Epilogue> &epilogue,
     std::function<SmallVector<Value>(KernelBuilder &, int64_t, int64_t)>
         outIndex) {
@@ -348,9 +379,52 @@ void setConvOutput(
                    Value msk) {
     SmallVector<Value> ix = outIndex(z, i, v);
     if (ep)
-      val = ep->apply(z, val, ix, msk);
-    z.store(val, stored, ix, msk);
+      return ep->store(z, val, ix, msk);
+    z.store(val, out, ix, msk);
   };
+}
+
+/// For a reshape of a kernel's output that only adds or removes unit dims,
+/// the kernel dim behind each of its dims (-1: an added unit dim; see
+/// Epilogue::kernelDims), or nullopt. Both last dims must be the same (the
+/// vector lanes walk them).
+std::optional<SmallVector<int64_t>> unitReshapeDims(Operation *reshape) {
+  auto expand = dyn_cast<memref::ExpandShapeOp>(reshape);
+  auto collapse = dyn_cast<memref::CollapseShapeOp>(reshape);
+  if (!expand && !collapse)
+    return std::nullopt;
+  // Each reassociation group of the larger shape holds at most one dim that
+  // is not 1: the one that stands for the smaller shape's dim (or the
+  // group's last one when all are 1).
+  ArrayRef<int64_t> large = expand ? expand.getResultType().getShape()
+                                   : collapse.getSrcType().getShape();
+  SmallVector<ReassociationIndices> groups =
+      expand ? expand.getReassociationIndices()
+             : collapse.getReassociationIndices();
+  SmallVector<int64_t> standsFor; // per group, a dim of the larger shape
+  for (const ReassociationIndices &group : groups) {
+    int64_t nonUnit = -1;
+    for (int64_t d : group) {
+      if (large[d] == 1)
+        continue;
+      if (nonUnit >= 0 || ShapedType::isDynamic(large[d]))
+        return std::nullopt;
+      nonUnit = d;
+    }
+    standsFor.push_back(nonUnit >= 0 ? nonUnit : group.back());
+  }
+  SmallVector<int64_t> dims;
+  if (expand) {
+    dims.assign(large.size(), -1);
+    for (auto [kernelDim, d] : llvm::enumerate(standsFor))
+      dims[d] = kernelDim;
+  } else {
+    dims = standsFor;
+  }
+  int64_t kernelRank = expand ? groups.size() : large.size();
+  if (dims.empty() || dims.back() != kernelRank - 1)
+    return std::nullopt;
+  return dims;
 }
 
 /// Finds the epilogue of a kernel writing `out` (see Epilogue).
@@ -368,24 +442,56 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
       generic.getNumLoops() != generic.getNumParallelLoops() ||
       !generic.hasPureBufferSemantics())
     return std::nullopt;
-  // The output is used only by its fill, the kernel and the generic, or,
-  // when the generic updates it in place, also after the generic.
-  OpOperand *init = generic.getDpsInitOperand(0);
-  bool inPlace = init->get() == out;
-  for (Operation *user : out.getUsers()) {
-    if (user == kernel || user == generic.getOperation() || user == initCopy ||
-        isa<linalg::FillOp>(user))
-      continue;
-    Operation *top = kernel->getBlock()->findAncestorOpInBlock(*user);
-    if (!inPlace || !top || !generic->isBeforeInBlock(top))
+  // What the generic reads of the output: `out` itself, or a reshape of it
+  // that only adds or removes unit dims (a matmul's [128, 768] read as
+  // BERT's [1, 128, 768]).
+  Value acc = out;
+  Operation *reshape = nullptr;
+  for (Operation *user : out.getUsers())
+    if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user) &&
+        llvm::is_contained(generic->getOperands(), user->getResult(0))) {
+      if (reshape)
+        return std::nullopt;
+      reshape = user;
+      acc = user->getResult(0);
+    }
+  // (Not also directly: the kernel stores into the generic's output.)
+  if (reshape && llvm::is_contained(generic->getOperands(), out))
+    return std::nullopt;
+  auto accType = cast<MemRefType>(acc.getType());
+  SmallVector<int64_t> kernelDims =
+      llvm::to_vector(llvm::seq<int64_t>(0, accType.getRank()));
+  if (reshape) {
+    std::optional<SmallVector<int64_t>> dims = unitReshapeDims(reshape);
+    if (!dims)
       return std::nullopt;
+    kernelDims = *dims;
   }
-  auto outType = cast<MemRefType>(out.getType());
+  // The output (and its reshape) is used only by its fill, the kernel and
+  // the generic, or, when the generic updates it in place, also after the
+  // generic. Uses before the kernel (not views, which may be read later)
+  // are done with it (bufferization may reuse a buffer whose value is dead:
+  // SqueezeNet's conv after a pool).
+  OpOperand *init = generic.getDpsInitOperand(0);
+  bool inPlace = init->get() == acc;
+  for (Value buffer : {out, acc})
+    for (Operation *user : buffer.getUsers()) {
+      if (user == kernel || user == generic.getOperation() ||
+          user == initCopy || user == reshape || isa<linalg::FillOp>(user))
+        continue;
+      Operation *top = kernel->getBlock()->findAncestorOpInBlock(*user);
+      if (top && top->isBeforeInBlock(kernel) &&
+          llvm::none_of(user->getResultTypes(),
+                        llvm::IsaPred<BaseMemRefType>))
+        continue;
+      if (!inPlace || !top || !generic->isBeforeInBlock(top))
+        return std::nullopt;
+    }
   // The generic may write a strided view of the same shape (the interior of
   // a padded buffer, kiln-decompose-pads).
   auto initType = dyn_cast<MemRefType>(init->get().getType());
-  if (!initType || initType.getShape() != outType.getShape() ||
-      initType.getElementType() != outType.getElementType() ||
+  if (!initType || initType.getShape() != accType.getShape() ||
+      initType.getElementType() != accType.getElementType() ||
       !generic.getMatchingIndexingMap(init).isIdentity() ||
       !innerUnitStride(init->get()))
     return std::nullopt;
@@ -395,40 +501,31 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
   std::optional<unsigned> accInput;
   for (OpOperand *input : generic.getDpsInputOperands()) {
     AffineMap m = generic.getMatchingIndexingMap(input);
-    if (input->get() == out) {
+    if (input->get() == acc) {
       if (accInput || !m.isIdentity())
         return std::nullopt;
       accInput = input->getOperandNumber();
       continue;
     }
     auto type = dyn_cast<MemRefType>(input->get().getType());
-    if (!type || !m.isProjectedPermutation() || !innerUnitStride(input->get()))
+    if (!type || !m.isProjectedPermutation(/*allowZeroInResults=*/true) ||
+        !innerUnitStride(input->get()))
       return std::nullopt;
     // The innermost loop, if read, must be the input's innermost dim.
-    unsigned last = outType.getRank() - 1;
+    unsigned last = accType.getRank() - 1;
     for (auto [i, e] : llvm::enumerate(m.getResults()))
-      if (cast<AffineDimExpr>(e).getPosition() == last &&
-          i + 1 != m.getNumResults())
+      if (e.isFunctionOfDim(last) && i + 1 != m.getNumResults())
         return std::nullopt;
   }
   if (!accInput)
     return std::nullopt;
-  // The kernel computes the epilogue where it stands: every buffer the
-  // generic uses must exist there (views between the two are created after
-  // it), and the kernel must not read the buffer the epilogue writes (a
-  // recurrence h = f(h * R) updating h in place).
+  // The kernel must not read the buffer the epilogue writes (a recurrence
+  // h = f(h * R) updating h in place).
   auto root = [](Value v) {
     while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
       v = view.getViewSource();
     return v;
   };
-  for (OpOperand &operand : generic->getOpOperands()) {
-    if (operand.get() == out)
-      continue;
-    if (Operation *def = operand.get().getDefiningOp())
-      if (def->getBlock() == kernel->getBlock() && !def->isBeforeInBlock(kernel))
-        return std::nullopt;
-  }
   Value written = root(init->get());
   for (Value operand : kernel->getOperands())
     if (operand != out && root(operand) == written)
@@ -452,7 +549,31 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
   }
   if (generic.getRegion().front().getTerminator()->getNumOperands() != 1)
     return std::nullopt;
-  return Epilogue{generic, init->get(), *accInput};
+
+  // The kernel computes the epilogue where it stands, so what the generic
+  // uses must exist there: the allocations, views and constants created
+  // between the two (only such ops are there) move before the kernel (a
+  // Concat's slice of a buffer allocated after the kernel, BERT's reshape).
+  SetVector<Operation *> defs;
+  SmallVector<Value> worklist(generic->getOperands());
+  generic.getRegion().walk([&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (!region.isAncestor(operand.getParentRegion()))
+        worklist.push_back(operand);
+  });
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != kernel->getBlock() ||
+        def->isBeforeInBlock(kernel) || !defs.insert(def))
+      continue;
+    worklist.append(def->operand_begin(), def->operand_end());
+  }
+  SmallVector<Operation *> hoisted = defs.takeVector();
+  llvm::sort(hoisted,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *def : hoisted)
+    def->moveBefore(kernel);
+  return Epilogue{generic, init->get(), *accInput, kernelDims};
 }
 
 /// Emits `body(vecs, lastLanes)` for panel `p` of `panels` column panels
@@ -680,6 +801,19 @@ public:
   LogicalResult matmul(linalg::LinalgOp op, bool batched);
   LogicalResult conv(linalg::Conv2DNhwcHwcfOp op);
   LogicalResult depthwise(linalg::DepthwiseConv2DNhwcHwcOp op);
+  LogicalResult pooling(linalg::LinalgOp op);
+
+  /// A depthwise conv or NHWC pooling: each output channel reads only its
+  /// own input channel over the (kh, kw) window.
+  struct ChannelWindow {
+    Operation *op;
+    Value in, w, out; // w: the depthwise filter, null for pooling
+    int64_t kh, kw;
+    SmallVector<int64_t> strides, dilations;
+    /// Pooling's combiner (BlockSpec::combine); null: FMA with w.
+    std::function<Value(KernelBuilder &, Value, Value)> combine;
+  };
+  LogicalResult channelWindow(const ChannelWindow &cw);
 
 private:
   ModuleOp module;
@@ -795,7 +929,7 @@ LogicalResult Emitter::matmul(linalg::LinalgOp op, bool batched) {
         SmallVector<Value> ix = cIdx(x, i, v);
         if (!epilogue || !last)
           return x.store(val, c, ix, msk);
-        x.store(epilogue->apply(x, val, ix, msk), epilogue->out, ix, msk);
+        epilogue->store(x, val, ix, msk);
       };
       spec.loadA = [&](KernelBuilder &x, ValueRange ivs, int64_t i, int64_t,
                        Value) -> Value {
@@ -883,7 +1017,6 @@ LogicalResult Emitter::conv(linalg::Conv2DNhwcHwcfOp op) {
   InitFill fill = fusableFill(op, out);
   Value fillValue = fill.value;
   std::optional<Epilogue> epilogue = findEpilogue(op, out, fill.copy);
-  Value stored = epilogue ? epilogue->out : out;
   // Without dilation along W, one filter row's taps (kw, c) are contiguous
   // in the input: one reduction loop of kw * ch instead of two (the stem's
   // 7 x 3 taps were loops of 3). The input is viewed as [n][h][w * c].
@@ -967,7 +1100,7 @@ LogicalResult Emitter::conv(linalg::Conv2DNhwcHwcfOp op) {
                           {y.idx(0), y.idx(ch)}};
         if (mergeTaps)
           spec.reduction = {{y.idx(0), y.idx(kh)}, {y.idx(0), y.idx(kw * ch)}};
-        setConvOutput(spec, fillValue, out, stored, epilogue, oIdx);
+        setConvOutput(spec, fillValue, out, epilogue, oIdx);
         spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i,
                          int64_t, Value) -> Value {
           if (mergeTaps) {
@@ -1028,24 +1161,61 @@ LogicalResult Emitter::conv(linalg::Conv2DNhwcHwcfOp op) {
 
 //===----------------------------------------------------------------------===//
 // Depthwise: O[n][oh][ow][c] += I[n][oh*s+kh*d][ow*s+kw*d][c] * W[kh][kw][c]
+// Pooling:   O[n][oh][ow][c] = max / sum of I[n][oh*s+kh*d][ow*s+kw*d][c]
 //===----------------------------------------------------------------------===//
 
 LogicalResult Emitter::depthwise(linalg::DepthwiseConv2DNhwcHwcOp op) {
-  Value in = op.getInputs()[0], w = op.getInputs()[1], out = op.getOutputs()[0];
-  if (!innerUnitStride(in) || !innerUnitStride(w) || !innerUnitStride(out))
+  Value w = op.getInputs()[1];
+  if (!innerUnitStride(w))
+    return failure();
+  ArrayRef<int64_t> wShape = cast<MemRefType>(w.getType()).getShape();
+  return channelWindow({op, op.getInputs()[0], w, op.getOutputs()[0],
+                        wShape[0], wShape[1],
+                        llvm::to_vector(op.getStrides().getValues<int64_t>()),
+                        llvm::to_vector(op.getDilations().getValues<int64_t>()),
+                        nullptr});
+}
+
+/// NHWC max / sum pooling (MaxPool, and AveragePool's sum before its
+/// division, which then fuses as the epilogue): the depthwise kernel with the
+/// window's taps combined by max / add. Generically lowered, the output was
+/// loaded and stored once per tap (LLVM turned the NaN-propagating max into
+/// masked stores): 10% of SqueezeNet's run.
+LogicalResult Emitter::pooling(linalg::LinalgOp op) {
+  bool isMax = isa<linalg::PoolingNhwcMaxOp>(op.getOperation());
+  auto strides = op->getAttrOfType<DenseIntElementsAttr>("strides");
+  auto dilations = op->getAttrOfType<DenseIntElementsAttr>("dilations");
+  ArrayRef<int64_t> window =
+      cast<MemRefType>(op.getDpsInputs()[1].getType()).getShape();
+  if (!strides || !dilations)
+    return failure();
+  auto combine = [isMax](KernelBuilder &z, Value a, Value acc) -> Value {
+    if (isMax)
+      return arith::MaximumFOp::create(z.b, z.loc, acc, a);
+    return arith::AddFOp::create(z.b, z.loc, acc, a);
+  };
+  return channelWindow({op, op.getDpsInputs()[0], Value(), op.getDpsInits()[0],
+                        window[0], window[1],
+                        llvm::to_vector(strides.getValues<int64_t>()),
+                        llvm::to_vector(dilations.getValues<int64_t>()),
+                        combine});
+}
+
+LogicalResult Emitter::channelWindow(const ChannelWindow &cw) {
+  Operation *op = cw.op;
+  Value in = cw.in, w = cw.w, out = cw.out;
+  if (!innerUnitStride(in) || !innerUnitStride(out))
     return failure();
   ArrayRef<int64_t> oShape = cast<MemRefType>(out.getType()).getShape();
-  ArrayRef<int64_t> wShape = cast<MemRefType>(w.getType()).getShape();
   int64_t nb = oShape[0], oh = oShape[1], ow = oShape[2], ch = oShape[3];
-  int64_t kh = wShape[0], kw = wShape[1];
-  auto strides = llvm::to_vector(op.getStrides().getValues<int64_t>());
-  auto dilations = llvm::to_vector(op.getDilations().getValues<int64_t>());
+  int64_t kh = cw.kh, kw = cw.kw;
+  ArrayRef<int64_t> strides = cw.strides, dilations = cw.dilations;
 
   OpBuilder b(op);
   Location loc = op->getLoc();
   KernelBuilder kb{b, loc, vw, VectorType::get({vw}, b.getF32Type())};
   // rows (output columns) x vecs (channel vectors): rows*vecs accumulators,
-  // vecs filter vectors, one input vector.
+  // vecs filter vectors (depthwise), one input vector.
   int64_t chVecs = (ch + vw - 1) / vw;
   int64_t vecs = std::min<int64_t>(chVecs, 2);
   int64_t rows = std::min<int64_t>(ow, numRegisters(vw) == 16 ? 4 : 8);
@@ -1053,7 +1223,6 @@ LogicalResult Emitter::depthwise(linalg::DepthwiseConv2DNhwcHwcOp op) {
   InitFill fill = fusableFill(op, out);
   Value fillValue = fill.value;
   std::optional<Epilogue> epilogue = findEpilogue(op, out, fill.copy);
-  Value stored = epilogue ? epilogue->out : out;
 
   int64_t fullPanels = ch / cb, tailCols = ch % cb;
   int64_t panels = fullPanels + (tailCols ? 1 : 0);
@@ -1079,7 +1248,7 @@ LogicalResult Emitter::depthwise(linalg::DepthwiseConv2DNhwcHwcOp op) {
       spec.lastLanes = lastLanes;
       spec.broadcastA = false;
       spec.reduction = {{x.idx(0), x.idx(kh)}, {x.idx(0), x.idx(kw)}};
-      setConvOutput(spec, fillValue, out, stored, epilogue, oIdx);
+      setConvOutput(spec, fillValue, out, epilogue, oIdx);
       spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i, int64_t v,
                        Value msk) -> Value {
         Value iy = z.add(iy0, z.mul(ivs[0], dilations[0]));
@@ -1087,10 +1256,12 @@ LogicalResult Emitter::depthwise(linalg::DepthwiseConv2DNhwcHwcOp op) {
                          z.mul(ivs[1], dilations[1]));
         return z.load(in, {bi, iy, ix, z.add(col0, v * vw)}, msk);
       };
-      spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
-                       Value msk) -> Value {
-        return z.load(w, {ivs[0], ivs[1], z.add(col0, v * vw)}, msk);
-      };
+      if (w)
+        spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
+                         Value msk) -> Value {
+          return z.load(w, {ivs[0], ivs[1], z.add(col0, v * vw)}, msk);
+        };
+      spec.combine = cw.combine;
       emitBlock(x, spec);
     };
 
@@ -1125,7 +1296,8 @@ struct EmitMicrokernelsPass
     module.walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics() &&
           isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp,
-              linalg::DepthwiseConv2DNhwcHwcOp>(op.getOperation()))
+              linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcMaxOp,
+              linalg::PoolingNhwcSumOp>(op.getOperation()))
         work.push_back(op);
     });
     Emitter emitter(module, vectorWidth);
@@ -1138,6 +1310,8 @@ struct EmitMicrokernelsPass
         (void)emitter.conv(conv);
       else if (auto dw = dyn_cast<linalg::DepthwiseConv2DNhwcHwcOp>(op))
         (void)emitter.depthwise(dw);
+      else
+        (void)emitter.pooling(cast<linalg::LinalgOp>(op));
     }
   }
 };

@@ -190,6 +190,43 @@ def conv_cases():
 
 
 @cases
+def winograd_conv_cases():
+    # 3x3 stride-1 convs with constant weights and enough tiles and channels run as
+    # Winograd F(2x2, 3x3) (kiln-winograd-convs): even and odd sizes, channel counts
+    # that are not multiples of 8, epilogues fused into the output transform.
+    out = []
+
+    g = G("winograd_conv_bias_relu")
+    c = g.node("Conv", [g.input("x", [1, 32, 16, 16]), g.weight("w", [40, 32, 3, 3]),
+                        g.weight("b", [40])], pads=[1, 1, 1, 1])
+    g.output(g.node("Relu", [c]))
+    out.append(g.case())
+
+    # Odd size (the last tile reaches past the pad) with a residual add.
+    g = G("winograd_conv_odd_residual")
+    x = g.input("x", [1, 36, 15, 15])
+    c = g.node("Conv", [x, g.weight("w", [36, 36, 3, 3]), g.weight("b", [36])],
+               pads=[1, 1, 1, 1])
+    g.output(g.node("Relu", [g.node("Add", [c, x])]))
+    out.append(g.case())
+
+    # Two images, no padding, no bias.
+    g = G("winograd_conv_batch2_valid")
+    g.output(g.node("Conv", [g.input("x", [2, 36, 13, 13]), g.weight("w", [44, 36, 3, 3])]))
+    out.append(g.case())
+
+    # A chain: the second conv pads the first one's output (odd, 9x9).
+    g = G("winograd_conv_chain")
+    c1 = g.node("Conv", [g.input("x", [1, 24, 9, 9]), g.weight("w1", [48, 24, 3, 3], -0.3, 0.3),
+                         g.weight("b1", [48])], pads=[1, 1, 1, 1])
+    c2 = g.node("Conv", [g.node("Relu", [c1]), g.weight("w2", [24, 48, 3, 3], -0.3, 0.3),
+                         g.weight("b2", [24])], pads=[1, 1, 1, 1])
+    g.output(g.node("Relu", [c2]))
+    out.append(g.case())
+    return out
+
+
+@cases
 def gemm_cases():
     out = []
 
@@ -350,6 +387,44 @@ def pool_cases():
         pool("avgpool_k2_s2", "AveragePool", [1, 3, 8, 8], kernel_shape=[2, 2], strides=[2, 2]),
         pool("global_avgpool", "GlobalAveragePool", [2, 8, 7, 7]),
     ]
+
+
+@cases
+def nhwc_pool_cases():
+    # After a Conv, pooling runs channels-last (kiln-propagate-transposes) as a
+    # micro-kernel: channels in vectors, masked when not a multiple of 8.
+    def conv_pool(name, op, shape, channels, **attrs):
+        g = G(name)
+        x = g.input("x", shape)
+        c = g.node("Conv", [x, g.weight("w", [channels, shape[1], 1, 1]),
+                            g.weight("b", [channels])])
+        g.output(g.node(op, [c], **attrs))
+        return g.case()
+
+    out = [
+        conv_pool("nhwc_maxpool_ceil_mode", "MaxPool", [1, 3, 12, 12], 12, kernel_shape=[3, 3],
+                  strides=[2, 2], ceil_mode=1),
+        conv_pool("nhwc_maxpool_pads", "MaxPool", [1, 3, 9, 9], 20, kernel_shape=[3, 3],
+                  strides=[2, 2], pads=[1, 1, 1, 1]),
+        conv_pool("nhwc_maxpool_asym_pads_dilations", "MaxPool", [2, 2, 10, 9], 9,
+                  kernel_shape=[3, 2], dilations=[2, 2], pads=[0, 1, 2, 1]),
+        conv_pool("nhwc_avgpool_exclude_pad", "AveragePool", [1, 3, 7, 7], 20,
+                  kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=0),
+        conv_pool("nhwc_avgpool_include_pad_ceil", "AveragePool", [1, 3, 8, 8], 16,
+                  kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1,
+                  count_include_pad=1),
+    ]
+    # SqueezeNet's fire module: two convs concatenated (each stores its slice
+    # of the Concat), then a ceil-mode MaxPool.
+    g = G("nhwc_concat_maxpool")
+    x = g.input("x", [1, 4, 11, 11])
+    e1 = g.node("Relu", [g.node("Conv", [x, g.weight("w1", [8, 4, 1, 1]), g.weight("b1", [8])])])
+    e3 = g.node("Relu", [g.node("Conv", [x, g.weight("w3", [12, 4, 3, 3]), g.weight("b3", [12])],
+                                pads=[1, 1, 1, 1])])
+    cat = g.node("Concat", [e1, e3], axis=1)
+    g.output(g.node("MaxPool", [cat], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1))
+    out.append(g.case())
+    return out
 
 
 @cases

@@ -172,7 +172,7 @@ func.func @shared_fill(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>) -> (me
 // CHECK-LABEL: func.func @fill_overwritten
 // CHECK: %[[ACC:.*]] = memref.alloc() : memref<1x4x4x16xf32>
 // CHECK: linalg.fill {{.*}} outs(%[[ACC]]
-// CHECK: linalg.pooling_nhwc_max
+// CHECK: linalg.copy
 // CHECK: scf.parallel
 // CHECK: vector.load %[[ACC]][
 // CHECK: scf.for
@@ -184,12 +184,11 @@ func.func @shared_fill_still_read(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf
   linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x4xf32>, memref<3x3x4x16xf32>) outs(%zero : memref<1x4x4x16xf32>)
   return
 }
-func.func @fill_overwritten(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>, %p: memref<1x9x9x16xf32>) -> memref<1x4x4x16xf32> {
+func.func @fill_overwritten(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>, %p: memref<1x4x4x16xf32>) -> memref<1x4x4x16xf32> {
   %cst = arith.constant 0.0 : f32
   %acc = memref.alloc() : memref<1x4x4x16xf32>
   linalg.fill ins(%cst : f32) outs(%acc : memref<1x4x4x16xf32>)
-  %win = memref.alloc() : memref<3x3xf32>
-  linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%p, %win : memref<1x9x9x16xf32>, memref<3x3xf32>) outs(%acc : memref<1x4x4x16xf32>)
+  linalg.copy ins(%p : memref<1x4x4x16xf32>) outs(%acc : memref<1x4x4x16xf32>)
   linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x4xf32>, memref<3x3x4x16xf32>) outs(%acc : memref<1x4x4x16xf32>)
   return %acc : memref<1x4x4x16xf32>
 }
@@ -328,5 +327,207 @@ func.func @matmul_blocked_epilogue(%a: memref<7x1040xf32>, %b: memref<1040x16xf3
     %s = arith.addf %x, %y : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// NHWC max pooling runs as the depthwise kernel with max in place of the FMA:
+// the -inf fill is the accumulators' initial value, the window's taps are
+// input vector loads (20 channels: a full vector and a masked one of 4 lanes),
+// the output is stored once.
+// CHECK-LABEL: func.func @maxpool
+// CHECK-NOT: linalg.fill
+// CHECK: scf.parallel
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: vector.maskedload %arg0
+// CHECK: arith.maximumf {{.*}} : vector<8xf32>
+// CHECK: vector.maskedstore %arg1
+// CHECK: vector.load %arg0
+// CHECK: arith.maximumf {{.*}} : vector<8xf32>
+// CHECK: vector.store {{.*}}, %arg1
+// CHECK: kiln.parallel
+// CHECK-NOT: linalg.pooling_nhwc_max
+func.func @maxpool(%in: memref<1x9x9x20xf32>, %out: memref<1x4x4x20xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %win = memref.alloc() : memref<3x3xf32>
+  linalg.fill ins(%ninf : f32) outs(%out : memref<1x4x4x20xf32>)
+  linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%in, %win : memref<1x9x9x20xf32>, memref<3x3xf32>) outs(%out : memref<1x4x4x20xf32>)
+  return
+}
+
+// AveragePool: a sum pooling whose division by the window's count fuses as
+// the epilogue.
+// CHECK-LABEL: func.func @avgpool
+// CHECK: scf.parallel
+// CHECK: arith.addf {{.*}} : vector<8xf32>
+// CHECK: scf.yield
+// CHECK: arith.divf {{.*}} : vector<8xf32>
+// CHECK: vector.store {{.*}}, %arg1
+// CHECK-NOT: linalg.pooling_nhwc_sum
+// CHECK-NOT: linalg.generic
+func.func @avgpool(%in: memref<1x8x8x16xf32>, %out: memref<1x4x4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %count = arith.constant 4.0 : f32
+  %win = memref.alloc() : memref<2x2xf32>
+  %sum = memref.alloc() : memref<1x4x4x16xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<1x4x4x16xf32>)
+  linalg.pooling_nhwc_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%in, %win : memref<1x8x8x16xf32>, memref<2x2xf32>) outs(%sum : memref<1x4x4x16xf32>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sum : memref<1x4x4x16xf32>) outs(%out : memref<1x4x4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %d = arith.divf %a, %count : f32
+    linalg.yield %d : f32
+  }
+  return
+}
+
+// The epilogue reads the kernel's output through a reshape that only adds a
+// unit dim (BERT: the matmul's [8, 16] viewed as [1, 8, 16] for the bias
+// add), into a buffer allocated after the kernel: the allocation moves before
+// the kernel, which stores at (0, row, col).
+// CHECK-LABEL: func.func @epilogue_through_unit_reshape
+// CHECK: %[[Y:.*]] = memref.alloc() {{.*}} : memref<1x8x16xf32>
+// CHECK: scf.parallel
+// CHECK: vector.fma
+// CHECK: scf.yield
+// CHECK: vector.load %arg1
+// CHECK: arith.addf {{.*}} : vector<8xf32>
+// CHECK: vector.store %{{.*}}, %[[Y]][%c0{{[_0-9]*}}, 
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[Y]]
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#last3 = affine_map<(d0, d1, d2) -> (d2)>
+func.func @epilogue_through_unit_reshape(%a: memref<8x16xf32>, %bias: memref<16xf32>) -> memref<1x8x16xf32> {
+  %w = memref.get_global @w16 : memref<16x16xf32>
+  %cst = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x16xf32>
+  linalg.fill ins(%cst : f32) outs(%c : memref<8x16xf32>)
+  linalg.matmul ins(%a, %w : memref<8x16xf32>, memref<16x16xf32>) outs(%c : memref<8x16xf32>)
+  %e = memref.expand_shape %c [[0, 1], [2]] output_shape [1, 8, 16] : memref<8x16xf32> into memref<1x8x16xf32>
+  %y = memref.alloc() {alignment = 64 : i64} : memref<1x8x16xf32>
+  linalg.generic {indexing_maps = [#last3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%bias, %e : memref<16xf32>, memref<1x8x16xf32>) outs(%y : memref<1x8x16xf32>) {
+  ^bb0(%b: f32, %x: f32, %out: f32):
+    %s = arith.addf %b, %x : f32
+    linalg.yield %s : f32
+  }
+  return %y : memref<1x8x16xf32>
+}
+memref.global "private" constant @w16 : memref<16x16xf32> = dense<1.0> {alignment = 64 : i64}
+
+// Attention scores: batch_matmul [2, 8, 16] read as [1, 2, 8, 16], scaled,
+// plus a mask broadcast over heads and rows (a map with zeros): fused.
+// CHECK-LABEL: func.func @epilogue_broadcast_mask
+// CHECK: scf.parallel
+// CHECK: vector.fma
+// CHECK: scf.yield
+// CHECK: arith.divf {{.*}} : vector<8xf32>
+// CHECK: vector.load %arg2[%c0{{[_0-9]*}}, %c0{{[_0-9]*}}, %c0{{[_0-9]*}}, 
+// CHECK: arith.addf {{.*}} : vector<8xf32>
+// CHECK: vector.store {{.*}}, %arg3[%c0{{[_0-9]*}}, 
+// CHECK-NOT: linalg.generic
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#mask = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>
+func.func @epilogue_broadcast_mask(%q: memref<2x8x4xf32>, %k: memref<2x4x16xf32>, %m: memref<1x1x1x16xf32>, %o: memref<1x2x8x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %scale = arith.constant 2.0 : f32
+  %s = memref.alloc() : memref<2x8x16xf32>
+  linalg.fill ins(%cst : f32) outs(%s : memref<2x8x16xf32>)
+  linalg.batch_matmul ins(%q, %k : memref<2x8x4xf32>, memref<2x4x16xf32>) outs(%s : memref<2x8x16xf32>)
+  %e = memref.expand_shape %s [[0, 1], [2], [3]] output_shape [1, 2, 8, 16] : memref<2x8x16xf32> into memref<1x2x8x16xf32>
+  linalg.generic {indexing_maps = [#id4, #mask, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%e, %m : memref<1x2x8x16xf32>, memref<1x1x1x16xf32>) outs(%o : memref<1x2x8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %d = arith.divf %x, %scale : f32
+    %r = arith.addf %d, %y : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// A reshape that splits a dim that is not 1 ([8, 16] as [2, 4, 16]) is not a
+// unit-dim view: the generic stays a separate loop.
+// CHECK-LABEL: func.func @no_epilogue_through_split
+// CHECK: vector.fma
+// CHECK: memref.expand_shape
+// CHECK: linalg.generic
+func.func @no_epilogue_through_split(%a: memref<8x16xf32>, %bias: memref<16xf32>, %y: memref<2x4x16xf32>) {
+  %w = memref.get_global @w16 : memref<16x16xf32>
+  %cst = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x16xf32>
+  linalg.fill ins(%cst : f32) outs(%c : memref<8x16xf32>)
+  linalg.matmul ins(%a, %w : memref<8x16xf32>, memref<16x16xf32>) outs(%c : memref<8x16xf32>)
+  %e = memref.expand_shape %c [[0, 1], [2]] output_shape [2, 4, 16] : memref<8x16xf32> into memref<2x4x16xf32>
+  linalg.generic {indexing_maps = [#last3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%bias, %e : memref<16xf32>, memref<2x4x16xf32>) outs(%y : memref<2x4x16xf32>) {
+  ^bb0(%b: f32, %x: f32, %out: f32):
+    %s = arith.addf %b, %x : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// Concat of conv outputs: bias + ReLU writes the conv's slice of a buffer
+// allocated (and sliced) after the conv. Allocation and subview move before
+// the kernel, which stores into the slice.
+// CHECK-LABEL: func.func @epilogue_into_concat_slice
+// CHECK: %[[CAT:.*]] = memref.alloc() : memref<1x4x4x32xf32>
+// CHECK: %[[SLICE:.*]] = memref.subview %[[CAT]][0, 0, 0, 16] [1, 4, 4, 16]
+// CHECK: scf.parallel
+// CHECK: vector.fma
+// CHECK: arith.maximumf {{.*}} : vector<8xf32>
+// CHECK: vector.store {{.*}}, %[[SLICE]]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[CAT]]
+func.func @epilogue_into_concat_slice(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>, %bias: memref<16xf32>) -> memref<1x4x4x32xf32> {
+  %cst = arith.constant 0.0 : f32
+  %x = memref.alloc() : memref<1x4x4x16xf32>
+  linalg.fill ins(%cst : f32) outs(%x : memref<1x4x4x16xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x4xf32>, memref<3x3x4x16xf32>) outs(%x : memref<1x4x4x16xf32>)
+  %cat = memref.alloc() : memref<1x4x4x32xf32>
+  %slice = memref.subview %cat[0, 0, 0, 16] [1, 4, 4, 16] [1, 1, 1, 1] : memref<1x4x4x32xf32> to memref<1x4x4x16xf32, strided<[512, 128, 32, 1], offset: 16>>
+  linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %bias : memref<1x4x4x16xf32>, memref<16xf32>) outs(%slice : memref<1x4x4x16xf32, strided<[512, 128, 32, 1], offset: 16>>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    %r = arith.maximumf %s, %cst : f32
+    linalg.yield %r : f32
+  }
+  return %cat : memref<1x4x4x32xf32>
+}
+
+// A buffer bufferization reuses: its earlier value is used before the kernel
+// (done with by then), so the epilogue still fuses. A view of the output
+// taken before the kernel may be read after it: no fusion then.
+// CHECK-LABEL: func.func @epilogue_reused_buffer
+// CHECK: linalg.copy
+// CHECK: linalg.copy
+// CHECK: scf.parallel
+// CHECK: vector.fma
+// CHECK: vector.store {{.*}}, %arg3
+// CHECK-NOT: linalg.generic
+// CHECK-LABEL: func.func @no_epilogue_view_read_later
+// CHECK: scf.parallel
+// CHECK: linalg.generic
+func.func @epilogue_reused_buffer(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>, %bias: memref<16xf32>, %o: memref<1x4x4x16xf32>, %a: memref<1x4x4x16xf32>, %b: memref<1x4x4x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %x = memref.alloc() : memref<1x4x4x16xf32>
+  linalg.copy ins(%a : memref<1x4x4x16xf32>) outs(%x : memref<1x4x4x16xf32>)
+  linalg.copy ins(%x : memref<1x4x4x16xf32>) outs(%b : memref<1x4x4x16xf32>)
+  linalg.fill ins(%cst : f32) outs(%x : memref<1x4x4x16xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x4xf32>, memref<3x3x4x16xf32>) outs(%x : memref<1x4x4x16xf32>)
+  linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %bias : memref<1x4x4x16xf32>, memref<16xf32>) outs(%o : memref<1x4x4x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @no_epilogue_view_read_later(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf32>, %bias: memref<16xf32>, %o: memref<1x4x4x16xf32>, %b: memref<1x4x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %x = memref.alloc() : memref<1x4x4x16xf32>
+  %row = memref.subview %x[0, 0, 0, 0] [1, 1, 4, 16] [1, 1, 1, 1] : memref<1x4x4x16xf32> to memref<1x4x16xf32, strided<[256, 16, 1]>>
+  linalg.fill ins(%cst : f32) outs(%x : memref<1x4x4x16xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x4xf32>, memref<3x3x4x16xf32>) outs(%x : memref<1x4x4x16xf32>)
+  linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %bias : memref<1x4x4x16xf32>, memref<16xf32>) outs(%o : memref<1x4x4x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %row, %b : memref<1x4x16xf32, strided<[256, 16, 1]>> to memref<1x4x16xf32>
   return
 }

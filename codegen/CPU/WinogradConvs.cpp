@@ -1,0 +1,390 @@
+//===- WinogradConvs.cpp - 3x3 convolutions as Winograd F(2x2, 3x3) -------===//
+//
+// A 3x3 stride-1 convolution computes each 2x2 block of outputs from a 4x4
+// block of inputs with 16 multiplies per (c, f) instead of 36 (Lavin & Gray,
+// "Fast Algorithms for Convolutional Neural Networks"):
+//   Y = A^T [ (G g G^T) . (B^T d B) ] A      (. elementwise, 4x4)
+// With constant weights U = G g G^T is computed at compile time, and the
+// elementwise product summed over c is 16 matrix products, one per position
+// a of the 4x4 tile:  M_a[tile][f] = sum_c V_a[tile][c] * U_a[c][f].
+//
+// On tensors, before elementwise fusion, the convolution becomes
+//  - the input transform: one linalg.generic with one result V, tile-major
+//    [n][ty][tx][i][j][c] (each tile writes 16 x C contiguous floats), each
+//    value the sum of 4 taps of the padded input with signs +-1;
+//  - 16 linalg.matmul of V's slice at position a, collapsed to [tiles, C]
+//    (rows 16 C apart), by the constant U_a [C, F], which
+//    kiln-emit-microkernels runs on its register-blocked kernel with U_a
+//    packed at compile time;
+//  - the output transform: one linalg.generic over the conv's output
+//    (n, y, x, f), identity output map, reading M_a at
+//    (n, y floordiv 2, x floordiv 2, f) and selecting the row/column of A^T
+//    by y mod 2, x mod 2. kiln-fuse-elementwise fuses it into the bias /
+//    activation / residual add that follows, so the result is written once;
+//    kiln-parallelize-loops splits it by whole rows and pixels (tile 1, so
+//    the floordiv maps stay exact) and keeps f innermost (vectorized).
+// An odd output size leaves the last tile half outside: it reads one row or
+// column past the input (the pad grows by one on its high side) and the
+// outputs it computes there are never read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNWINOGRADCONVSPASS
+#include "codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+// Transform matrices of F(2x2, 3x3) (Lavin & Gray).
+constexpr int kTile = 4; // input tile; output tile is 2
+constexpr int kPositions = kTile * kTile;
+constexpr double kG[4][3] = {
+    {1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+// B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]: row i
+// is tap P[i] plus or minus tap Q[i] (plus only in row kPlusRow).
+constexpr int kTapP[4] = {0, 1, 2, 1};
+constexpr int kTapQ[4] = {2, 2, 1, 3};
+constexpr int kPlusRow = 1;
+constexpr int kAT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+
+// When the rewrite pays (4 chained convs each, 1 thread, Zen 1 AVX2): the
+// products do 2.25x fewer multiplies than the direct conv, but the
+// transforms write and read V and M (16 values per tile and channel, 4x the
+// input and output), and the weights grow by 16/9.
+/// Fewest 2x2 output tiles (the products' rows): 7x7 (16 tiles) with 128 to
+/// 512 channels ran 22-26% faster, 4x4 (4 tiles) broke even, 3x3 with 512
+/// channels lost 5% (the larger weights are read for few rows).
+constexpr int64_t kMinTiles = 16;
+/// Fewest C * F / (C + F): the multiplies saved per tile grow with C * F,
+/// the transforms' work with C + F. C = F = 32 (16) ran 30% faster, C = 16
+/// with F = 64 (12.8) broke even, C = F = 16 (8) lost 20%.
+constexpr int64_t kMinChannelRatio = 14;
+
+/// Up to this many bytes a transformed weight matrix is an inline constant;
+/// larger ones are resource blobs (never large inline attributes).
+constexpr int64_t kMaxInlineBytes = 4096;
+
+/// The f32 values of a dense or dense_resource constant, or nullopt.
+std::optional<SmallVector<float>> constantData(Value value) {
+  Attribute attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (!dense.getElementType().isF32())
+      return std::nullopt;
+    return llvm::to_vector(dense.getValues<float>());
+  }
+  if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(attr)) {
+    std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef();
+    if (!data)
+      return std::nullopt;
+    return SmallVector<float>(data->begin(), data->end());
+  }
+  return std::nullopt;
+}
+
+/// sum_k coeffs[k] * values[k] for coefficients in {-1, 0, 1}, as adds and
+/// subtracts starting from a +1 term (every row of A^T has one).
+Value combine(OpBuilder &b, Location loc, ArrayRef<int> coeffs,
+              ArrayRef<Value> values) {
+  int first = llvm::find(coeffs, 1) - coeffs.begin();
+  Value sum = values[first];
+  for (auto [k, c] : llvm::enumerate(coeffs)) {
+    if ((int)k == first || c == 0)
+      continue;
+    sum = c > 0 ? arith::AddFOp::create(b, loc, sum, values[k]).getResult()
+                : arith::SubFOp::create(b, loc, sum, values[k]).getResult();
+  }
+  return sum;
+}
+
+/// U_a = (G g G^T)_a for every (c, f) of the HWCF filter `g`, as 16 [C, F]
+/// matrices.
+SmallVector<SmallVector<float>> transformFilter(ArrayRef<float> g, int64_t ch,
+                                                int64_t f) {
+  SmallVector<SmallVector<float>> u(kPositions,
+                                    SmallVector<float>(ch * f, 0.0f));
+  auto at = [&](int kh, int kw, int64_t cf) {
+    return (double)g[(kh * 3 + kw) * ch * f + cf];
+  };
+  for (int64_t cf = 0; cf < ch * f; ++cf) {
+    double gG[3][4]; // g G^T
+    for (int k = 0; k < 3; ++k)
+      for (int j = 0; j < kTile; ++j)
+        gG[k][j] = kG[j][0] * at(k, 0, cf) + kG[j][1] * at(k, 1, cf) +
+                   kG[j][2] * at(k, 2, cf);
+    for (int i = 0; i < kTile; ++i)
+      for (int j = 0; j < kTile; ++j)
+        u[i * kTile + j][cf] = static_cast<float>(
+            kG[i][0] * gG[0][j] + kG[i][1] * gG[1][j] + kG[i][2] * gG[2][j]);
+  }
+  return u;
+}
+
+Value createConstant(OpBuilder &b, Location loc, RankedTensorType type,
+                     ArrayRef<float> data) {
+  Attribute attr;
+  if ((int64_t)data.size() * 4 <= kMaxInlineBytes)
+    attr = DenseElementsAttr::get(type, data);
+  else
+    attr = DenseResourceElementsAttr::get(
+        type, "kiln_winograd",
+        HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(data));
+  return arith::ConstantOp::create(b, loc, type, cast<TypedAttr>(attr));
+}
+
+/// `input` with at least `rows` x `cols` in dims 1, 2 (zeros added on the
+/// high side). A constant pad (the conv's zero padding) grows instead of
+/// padding twice; what the extra row / column holds only reaches outputs
+/// past the edge, which are never read.
+Value padTo(OpBuilder &b, Location loc, Value input, int64_t rows,
+            int64_t cols) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t extraH = std::max<int64_t>(0, rows - type.getDimSize(1));
+  int64_t extraW = std::max<int64_t>(0, cols - type.getDimSize(2));
+  if (!extraH && !extraW)
+    return input;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[1] += extraH;
+  shape[2] += extraW;
+  auto paddedType = RankedTensorType::get(shape, type.getElementType());
+  Value source = input;
+  Attribute value = b.getF32FloatAttr(0.0f);
+  SmallVector<int64_t> low(4, 0), high(4, 0);
+  auto pad = input.getDefiningOp<tensor::PadOp>();
+  Attribute padValue;
+  if (pad && !pad.getNofold() &&
+      !ShapedType::isDynamicShape(pad.getStaticLow()) &&
+      !ShapedType::isDynamicShape(pad.getStaticHigh()) &&
+      pad.getConstantPaddingValue() &&
+      matchPattern(pad.getConstantPaddingValue(), m_Constant(&padValue))) {
+    source = pad.getSource();
+    value = padValue;
+    low = llvm::to_vector(pad.getStaticLow());
+    high = llvm::to_vector(pad.getStaticHigh());
+  }
+  high[1] += extraH;
+  high[2] += extraW;
+  Value constant =
+      arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
+  return tensor::PadOp::create(b, loc, paddedType, source,
+                               getAsIndexOpFoldResult(b.getContext(), low),
+                               getAsIndexOpFoldResult(b.getContext(), high),
+                               constant);
+}
+
+/// Rewrites `conv` when it is eligible and worth it.
+LogicalResult rewrite(IRRewriter &b, linalg::Conv2DNhwcHwcfOp conv) {
+  if (!conv.hasPureTensorSemantics() ||
+      !llvm::all_of(conv.getStrides().getValues<int64_t>(),
+                    [](int64_t s) { return s == 1; }) ||
+      !llvm::all_of(conv.getDilations().getValues<int64_t>(),
+                    [](int64_t d) { return d == 1; }))
+    return failure();
+  Value input = conv.getInputs()[0], filter = conv.getInputs()[1];
+  Value init = conv.getOutputs()[0];
+  auto inType = cast<RankedTensorType>(input.getType());
+  auto fType = cast<RankedTensorType>(filter.getType());
+  auto outType = cast<RankedTensorType>(init.getType());
+  if (!inType.hasStaticShape() || !fType.hasStaticShape() ||
+      !outType.hasStaticShape() || !outType.getElementType().isF32() ||
+      !inType.getElementType().isF32() || fType.getDimSize(0) != 3 ||
+      fType.getDimSize(1) != 3)
+    return failure();
+  int64_t n = outType.getDimSize(0), oh = outType.getDimSize(1),
+          ow = outType.getDimSize(2), f = outType.getDimSize(3);
+  int64_t ch = fType.getDimSize(2);
+  int64_t th = (oh + 1) / 2, tw = (ow + 1) / 2, tiles = n * th * tw;
+  if (tiles < kMinTiles || ch * f < kMinChannelRatio * (ch + f))
+    return failure();
+  std::optional<SmallVector<float>> weights = constantData(filter);
+  if (!weights)
+    return failure();
+
+  Location loc = conv.getLoc();
+  MLIRContext *ctx = b.getContext();
+  b.setInsertionPoint(conv);
+  Type f32 = b.getF32Type();
+
+  // Input transform: V[n][ty][tx][i][j][c] = (B^T d B)[i][j] of the 4x4
+  // tile d at (2ty, 2tx). The four taps are read with tensor.extract at
+  // indices computed from (i, j), invariant in the contiguous c loop. (16
+  // results, one buffer per position, kept LLVM from vectorizing the loop:
+  // too many pointers to check for overlap; it ran 8x slower.)
+  Value padded = padTo(b, loc, input, 2 * th + 2, 2 * tw + 2);
+  auto vType = RankedTensorType::get({n, th, tw, kTile, kTile, ch}, f32);
+  Value vInit = tensor::EmptyOp::create(b, loc, vType.getShape(), f32);
+  Value v =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{vType}, ValueRange{}, ValueRange{vInit},
+          {AffineMap::getMultiDimIdentityMap(6, ctx)},
+          SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange) {
+            auto index = [&](int64_t value) {
+              return arith::ConstantIndexOp::create(nb, l, value).getResult();
+            };
+            auto table = [&](Value k, ArrayRef<int> values) {
+              Value result = index(values[0]);
+              for (int m = 1; m < kTile; ++m) {
+                Value isM = arith::CmpIOp::create(
+                    nb, l, arith::CmpIPredicate::eq, k, index(m));
+                result = arith::SelectOp::create(nb, l, isM, index(values[m]),
+                                                 result);
+              }
+              return result;
+            };
+            auto sign = [&](Value k) {
+              Value isPlus = arith::CmpIOp::create(
+                  nb, l, arith::CmpIPredicate::eq, k, index(kPlusRow));
+              return arith::SelectOp::create(
+                  nb, l, isPlus,
+                  arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.0f)),
+                  arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(-1.0f)))
+                  .getResult();
+            };
+            Value batch = linalg::IndexOp::create(nb, l, 0);
+            Value ty = linalg::IndexOp::create(nb, l, 1);
+            Value tx = linalg::IndexOp::create(nb, l, 2);
+            Value i = linalg::IndexOp::create(nb, l, 3);
+            Value j = linalg::IndexOp::create(nb, l, 4);
+            Value c = linalg::IndexOp::create(nb, l, 5);
+            auto origin = [&](Value t) {
+              return arith::MulIOp::create(nb, l, t, index(2)).getResult();
+            };
+            Value y0 = origin(ty), x0 = origin(tx);
+            Value rows[2] = {arith::AddIOp::create(nb, l, y0, table(i, kTapP)),
+                             arith::AddIOp::create(nb, l, y0, table(i, kTapQ))};
+            Value cols[2] = {arith::AddIOp::create(nb, l, x0, table(j, kTapP)),
+                             arith::AddIOp::create(nb, l, x0, table(j, kTapQ))};
+            auto tap = [&](int r, int col) {
+              return tensor::ExtractOp::create(
+                         nb, l, padded,
+                         ValueRange{batch, rows[r], cols[col], c})
+                  .getResult();
+            };
+            // (d[P][P'] + sj d[P][Q']) + si (d[Q][P'] + sj d[Q][Q']); an FMA
+            // by +-1 is exact, like the add or subtract it stands for.
+            Value si = sign(i), sj = sign(j);
+            Value rowP = math::FmaOp::create(nb, l, sj, tap(0, 1), tap(0, 0));
+            Value rowQ = math::FmaOp::create(nb, l, sj, tap(1, 1), tap(1, 0));
+            linalg::YieldOp::create(
+                nb, l, ValueRange{math::FmaOp::create(nb, l, si, rowQ, rowP)});
+          })
+          .getResult(0);
+
+  // The 16 products M_a = V_a U_a, [tiles, F] each.
+  SmallVector<SmallVector<float>> u = transformFilter(*weights, ch, f);
+  auto uType = RankedTensorType::get({ch, f}, f32);
+  auto mType = RankedTensorType::get({tiles, f}, f32);
+  auto mExpandedType = RankedTensorType::get({n, th, tw, f}, f32);
+  SmallVector<ReassociationIndices> flatten{{0, 1, 2}, {3}};
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value mInit = linalg::FillOp::create(
+                    b, loc, zero,
+                    tensor::EmptyOp::create(b, loc, mType.getShape(), f32)
+                        .getResult())
+                    .getResult(0);
+  SmallVector<Value> products;
+  for (int a = 0; a < kPositions; ++a) {
+    SmallVector<OpFoldResult> offsets(6, b.getIndexAttr(0)),
+        strides(6, b.getIndexAttr(1));
+    offsets[3] = b.getIndexAttr(a / kTile);
+    offsets[4] = b.getIndexAttr(a % kTile);
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(ctx, {n, th, tw, 1, 1, ch});
+    auto sliceType = RankedTensorType::get({n, th, tw, ch}, f32);
+    Value va = tensor::ExtractSliceOp::create(b, loc, sliceType, v, offsets,
+                                              sizes, strides);
+    Value vaFlat = tensor::CollapseShapeOp::create(b, loc, va, flatten);
+    Value ua = createConstant(b, loc, uType, u[a]);
+    Value m = linalg::MatmulOp::create(b, loc, TypeRange{mType},
+                                       ValueRange{vaFlat, ua}, ValueRange{mInit})
+                  .getResult(0);
+    products.push_back(tensor::ExpandShapeOp::create(b, loc, mExpandedType, m,
+                                                     flatten));
+  }
+
+  // Output transform: out[n][y][x][f] = init + (A^T M A)[y mod 2][x mod 2]
+  // of tile (y / 2, x / 2). The conv's init is a fill's scalar (added unless
+  // zero) or a tensor read in place.
+  Value initScalar, initTensor;
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    if (!matchPattern(fill.value(), m_AnyZeroFloat()))
+      initScalar = fill.value();
+  } else {
+    initTensor = init;
+  }
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
+  SmallVector<Value> outInputs = products;
+  SmallVector<AffineMap> outMaps(
+      kPositions,
+      AffineMap::get(4, 0, {d0, d1.floorDiv(2), d2.floorDiv(2), d3}, ctx));
+  if (initTensor) {
+    outInputs.push_back(initTensor);
+    outMaps.push_back(identity);
+  }
+  outMaps.push_back(identity);
+  Value outEmpty = tensor::EmptyOp::create(b, loc, outType.getShape(), f32);
+  auto outputTransform = linalg::GenericOp::create(
+      b, loc, TypeRange{outType}, outInputs, ValueRange{outEmpty}, outMaps,
+      SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        auto isEven = [&](int dim) {
+          Value idx = linalg::IndexOp::create(nb, l, dim);
+          Value two = arith::ConstantIndexOp::create(nb, l, 2);
+          Value rem = arith::RemUIOp::create(nb, l, idx, two);
+          Value zeroIdx = arith::ConstantIndexOp::create(nb, l, 0);
+          return arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, rem,
+                                       zeroIdx)
+              .getResult();
+        };
+        Value evenY = isEven(1), evenX = isEven(2);
+        // Row y mod 2 of A^T M (one value per tile column), then column
+        // x mod 2 of that times A.
+        SmallVector<Value> row;
+        for (int col = 0; col < kTile; ++col) {
+          SmallVector<Value> column;
+          for (int k = 0; k < kTile; ++k)
+            column.push_back(args[k * kTile + col]);
+          row.push_back(arith::SelectOp::create(
+              nb, l, evenY, combine(nb, l, kAT[0], column),
+              combine(nb, l, kAT[1], column)));
+        }
+        Value result =
+            arith::SelectOp::create(nb, l, evenX, combine(nb, l, kAT[0], row),
+                                    combine(nb, l, kAT[1], row));
+        if (initScalar)
+          result = arith::AddFOp::create(nb, l, result, initScalar);
+        if (initTensor)
+          result = arith::AddFOp::create(nb, l, result, args[kPositions]);
+        linalg::YieldOp::create(nb, l, result);
+      });
+  b.replaceOp(conv, outputTransform.getResult(0));
+  return success();
+}
+
+struct WinogradConvsPass
+    : kiln::impl::KilnWinogradConvsPassBase<WinogradConvsPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::Conv2DNhwcHwcfOp> convs;
+    getOperation().walk(
+        [&](linalg::Conv2DNhwcHwcfOp conv) { convs.push_back(conv); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::Conv2DNhwcHwcfOp conv : convs)
+      (void)rewrite(rewriter, conv);
+  }
+};
+
+} // namespace
