@@ -39,9 +39,9 @@ def KilnWinogradConvsPass
     On tensors, after kiln-propagate-transposes and before elementwise
     fusion. An NHWC `linalg.conv_2d_nhwc_hwcf` with a constant 3x3 filter,
     stride and dilation 1, static shapes and enough tiles and channels
-    becomes an input-transform `linalg.generic` (one tile-major result:
-    [n][ty][tx][i][j][c]), 16 `linalg.matmul` of its slices by the filter
-    transformed at compile time, and an all-parallel output-transform
+    becomes an input-transform `linalg.generic` (one result, position-major
+    [i][j][n][ty][tx][c]), one `linalg.batch_matmul` of it viewed as
+    [16][tiles][C] by the filter transformed at compile time, and an all-parallel output-transform
     `linalg.generic` over the conv's output (identity output map) that
     fuses with the elementwise ops after it. 2.25x fewer multiplies; the
     cost model's constants are in WinogradConvs.cpp.

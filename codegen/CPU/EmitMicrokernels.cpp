@@ -664,10 +664,12 @@ class Emitter {
 public:
   Emitter(ModuleOp module, int64_t vw) : module(module), symbols(module), vw(vw) {}
 
-  /// Packs the constant behind `weights` (viewed as [R][N]) into panels
-  /// [NP][redShape...][NR]; returns the packed buffer or null.
+  /// Packs the constant behind `weights` (viewed as [batch][R][N]) into
+  /// panels [batch][NP][redShape...][NR] (no batch dim when `batch` is 0);
+  /// returns the packed buffer or null.
   Value packWeights(OpBuilder &b, Location loc, Value weights,
-                    ArrayRef<int64_t> redShape, int64_t n, int64_t nr) {
+                    ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
+                    int64_t batch = 0) {
     auto getGlobal = weights.getDefiningOp<memref::GetGlobalOp>();
     if (!getGlobal)
       return {};
@@ -675,27 +677,35 @@ public:
     if (!global || !global.getConstant() || !global.getInitialValue())
       return {};
     std::string key = (getGlobal.getName() + "/" + Twine(nr) + "/" +
-                       Twine(redShape.size()))
+                       Twine(redShape.size()) + "/" + Twine(batch))
                           .str();
     memref::GlobalOp packed = packedGlobals.lookup(key);
     int64_t r = 1;
     for (int64_t d : redShape)
       r *= d;
     int64_t np = (n + nr - 1) / nr;
-    SmallVector<int64_t> shape{np};
+    int64_t batches = std::max<int64_t>(batch, 1);
+    SmallVector<int64_t> shape;
+    if (batch)
+      shape.push_back(batch);
+    shape.push_back(np);
     shape.append(redShape.begin(), redShape.end());
     shape.push_back(nr);
     auto type = MemRefType::get(shape, b.getF32Type());
     if (!packed) {
       std::optional<SmallVector<float>> data =
           constantData(*global.getInitialValue());
-      if (!data || (int64_t)data->size() != r * n)
+      if (!data || (int64_t)data->size() != batches * r * n)
         return {};
-      SmallVector<float> out(np * r * nr, 0.0f);
-      for (int64_t p = 0; p < np; ++p)
-        for (int64_t k = 0; k < r; ++k)
-          for (int64_t j = 0; j < nr && p * nr + j < n; ++j)
-            out[(p * r + k) * nr + j] = (*data)[k * n + p * nr + j];
+      SmallVector<float> out(batches * np * r * nr, 0.0f);
+      for (int64_t bt = 0; bt < batches; ++bt) {
+        const float *in = data->data() + bt * r * n;
+        float *to = out.data() + bt * np * r * nr;
+        for (int64_t p = 0; p < np; ++p)
+          for (int64_t k = 0; k < r; ++k)
+            for (int64_t j = 0; j < nr && p * nr + j < n; ++j)
+              to[(p * r + k) * nr + j] = in[k * n + p * nr + j];
+      }
       auto tensorType = RankedTensorType::get(shape, b.getF32Type());
       Attribute init;
       if (out.size() * 4 <= 4096)
@@ -866,9 +876,8 @@ LogicalResult Emitter::matmul(linalg::LinalgOp op, bool batched) {
   Value fillValue = fill.value;
   std::optional<Epilogue> epilogue = findEpilogue(op, c, fill.copy);
 
-  Value packed;
-  if (!batched)
-    packed = packWeights(b, loc, bMat, {k}, n, nr);
+  // A constant B is packed per batch (the Winograd products' 16 filters).
+  Value packed = packWeights(b, loc, bMat, {k}, n, nr, batched ? batch : 0);
 
   // Few rows (a transformer's 128 tokens): one group, so each B panel is
   // streamed from memory once, not once per group.
@@ -942,6 +951,8 @@ LogicalResult Emitter::matmul(linalg::LinalgOp op, bool batched) {
       };
       spec.loadB = [&](KernelBuilder &x, ValueRange ivs, int64_t v,
                        Value msk) -> Value {
+        if (packed && batched)
+          return x.load(packed, {bi, p, ivs[0], x.idx(v * vw)}, Value());
         if (packed)
           return x.load(packed, {p, ivs[0], x.idx(v * vw)}, Value());
         SmallVector<Value> ix;

@@ -40,6 +40,22 @@ func.func @batch_matmul(%a: memref<2x6x8xf32>, %b: memref<2x8x16xf32>, %c: memre
   return
 }
 
+// A constant B of a batch matmul (the Winograd products' 16 filters) is
+// packed per batch: [batch][panels][K][NR], read at the task's batch.
+// CHECK: memref.global "private" constant @bw_packed : memref<2x1x8x16xf32>
+// CHECK-LABEL: func.func @batch_matmul_packed
+// CHECK: %[[P:.*]] = memref.get_global @bw_packed
+// CHECK: scf.parallel (%[[T:.*]]) =
+// CHECK: %[[B:.*]] = arith.divui %[[T]], %c1
+// CHECK: scf.for %[[K:.*]] = {{.*}} iter_args
+// CHECK: vector.load %[[P]][%[[B]], %{{.*}}, %[[K]], %c0{{.*}}] : memref<2x1x8x16xf32>
+memref.global "private" constant @bw : memref<2x8x16xf32> = dense<1.0> {alignment = 64 : i64}
+func.func @batch_matmul_packed(%a: memref<2x6x8xf32>, %c: memref<2x6x16xf32>) {
+  %b = memref.get_global @bw : memref<2x8x16xf32>
+  linalg.batch_matmul ins(%a, %b : memref<2x6x8xf32>, memref<2x8x16xf32>) outs(%c : memref<2x6x16xf32>)
+  return
+}
+
 // NHWC convolution: reduction loops kh, kw, c carry the accumulators.
 // CHECK-LABEL: func.func @conv
 // CHECK: scf.parallel

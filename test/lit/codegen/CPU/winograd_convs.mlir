@@ -1,40 +1,43 @@
 // RUN: kiln-opt %s --kiln-winograd-convs --split-input-file | FileCheck %s
 
 // An eligible conv (16x16 output: 64 tiles, 32 -> 32 channels) becomes the
-// input transform (one result, tile-major: [n][ty][tx][i][j][c], taps read
-// with tensor.extract, combined by FMAs with +-1), 16 matmuls of a position's
-// slice by U_a = G g G^T (for an all-ones filter: U[1][1] = 9 / 4), and an
+// input transform (one result, loops (n, ty, tx, i, j, c) stored
+// position-major [i][j][n][ty][tx][c]; taps read with tensor.extract,
+// combined by FMAs with +-1), one batch matmul of V viewed as
+// [16][tiles][C] by U = G g G^T ([16][C][F], one constant), and an
 // all-parallel output transform over the conv's output reading the products
-// at (y floordiv 2, x floordiv 2); the bias generic after it is untouched.
-// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 floordiv 2, d2 floordiv 2, d3)>
+// at (a, n, y floordiv 2, x floordiv 2, f); the bias generic after it is
+// untouched. U at position 0 is g[0][0] (1.0 = 0x3F800000 for an all-ones
+// filter); the e2e Winograd cases check every value against onnxruntime.
+// CHECK-DAG: #[[VMAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d4, d0, d1, d2, d5)>
+// CHECK-DAG: #[[M0:.*]] = affine_map<(d0, d1, d2, d3) -> (0, d0, d1 floordiv 2, d2 floordiv 2, d3)>
+// CHECK-DAG: #[[M15:.*]] = affine_map<(d0, d1, d2, d3) -> (15, d0, d1 floordiv 2, d2 floordiv 2, d3)>
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @eligible
 // CHECK-NOT: linalg.conv_2d_nhwc_hwcf
 // CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 1, 1, 0] high[0, 1, 1, 0]
-// CHECK: %[[V:.*]] = linalg.generic
+// CHECK: %[[V:.*]] = linalg.generic {indexing_maps = [#[[VMAP]]]
 // CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]
-// CHECK-SAME: outs(%{{.*}} : tensor<1x8x8x4x4x32xf32>)
+// CHECK-SAME: outs(%{{.*}} : tensor<4x4x1x8x8x32xf32>)
 // CHECK-COUNT-2: tensor.extract %[[PAD]]
 // CHECK: math.fma
 // CHECK-COUNT-2: tensor.extract %[[PAD]]
 // CHECK: math.fma
 // CHECK-NEXT: math.fma
 // CHECK-NEXT: linalg.yield
-// CHECK: tensor.extract_slice %[[V]][0, 0, 0, 0, 0, 0] [1, 8, 8, 1, 1, 32]
-// CHECK-SAME: to tensor<1x8x8x32xf32>
-// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3]] : tensor<1x8x8x32xf32> into tensor<64x32xf32>
-// CHECK: arith.constant dense<1.000000e+00> : tensor<32x32xf32>
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x32xf32>, tensor<32x32xf32>)
-// CHECK-COUNT-4: linalg.matmul
-// CHECK: arith.constant dense<2.250000e+00> : tensor<32x32xf32>
-// CHECK-COUNT-11: linalg.matmul
+// CHECK: %[[U:.*]] = arith.constant dense_resource<kiln_winograd> : tensor<16x32x32xf32>
+// CHECK: %[[VF:.*]] = tensor.collapse_shape %[[V]] {{\[\[}}0, 1], [2, 3, 4], [5]] : tensor<4x4x1x8x8x32xf32> into tensor<16x64x32xf32>
+// CHECK: %[[M:.*]] = linalg.batch_matmul ins(%[[VF]], %[[U]] : tensor<16x64x32xf32>, tensor<16x32x32xf32>)
 // CHECK-NOT: linalg.matmul
-// CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[OUT]], {{.*}}, #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK: %[[ME:.*]] = tensor.expand_shape %[[M]] {{\[\[}}0], [1, 2, 3], [4]] {{.*}} into tensor<16x1x8x8x32xf32>
+// CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[M0]], {{.*}}, #[[M15]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[ME]], %[[ME]],
 // CHECK-SAME: outs(%{{.*}} : tensor<1x16x16x32xf32>)
 // CHECK: linalg.index 1
 // CHECK: linalg.index 2
 // CHECK: arith.select
 // CHECK: linalg.generic {{.*}} ins(%[[Y]], %{{.*}} : tensor<1x16x16x32xf32>, tensor<32xf32>)
+// CHECK: kiln_winograd: "0x040000000000803F0000803F
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #ch = affine_map<(d0, d1, d2, d3) -> (d3)>
 func.func @eligible(%x: tensor<1x16x16x32xf32>, %bias: tensor<32xf32>) -> tensor<1x16x16x32xf32> {
@@ -64,9 +67,9 @@ func.func @eligible(%x: tensor<1x16x16x32xf32>, %bias: tensor<32xf32>) -> tensor
 // CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 1, 1, 0] high[0, 2, 2, 0]
 // CHECK: tensor<1x15x15x32xf32> to tensor<1x18x18x32xf32>
 // CHECK: linalg.generic
-// CHECK-SAME: outs(%{{.*}} : tensor<1x8x8x4x4x32xf32>)
+// CHECK-SAME: outs(%{{.*}} : tensor<4x4x1x8x8x32xf32>)
 // CHECK: tensor.extract %[[PAD]]
-// CHECK-COUNT-16: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x32xf32>, tensor<32x32xf32>)
+// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x64x32xf32>, tensor<16x32x32xf32>)
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x15x15x32xf32>)
 func.func @odd_size_grows_pad(%x: tensor<1x15x15x32xf32>) -> tensor<1x15x15x32xf32> {
   %zero = arith.constant 0.0 : f32
@@ -86,13 +89,14 @@ func.func @odd_size_grows_pad(%x: tensor<1x15x15x32xf32>) -> tensor<1x15x15x32xf
 // An unpadded input with an odd output (a "valid" conv, 2 images) is padded
 // with zeros on the high side; the products have N * 8 * 8 rows. An init
 // that is not a fill is read by the output transform (identity map).
-// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 floordiv 2, d2 floordiv 2, d3)>
+// CHECK-DAG: #[[M0:.*]] = affine_map<(d0, d1, d2, d3) -> (0, d0, d1 floordiv 2, d2 floordiv 2, d3)>
+// CHECK-DAG: #[[M15:.*]] = affine_map<(d0, d1, d2, d3) -> (15, d0, d1 floordiv 2, d2 floordiv 2, d3)>
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @unpadded_batch_init
 // CHECK: tensor.pad %arg0 low[0, 0, 0, 0] high[0, 1, 1, 0]
 // CHECK: tensor<2x17x17x32xf32> to tensor<2x18x18x32xf32>
-// CHECK-COUNT-16: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<128x32xf32>, tensor<32x40xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[OUT]], {{.*}}, #[[OUT]], #[[ID]], #[[ID]]]
+// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x128x32xf32>, tensor<16x32x40xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[M0]], {{.*}}, #[[M15]], #[[ID]], #[[ID]]]
 // CHECK-SAME: %arg1 : {{.*}}tensor<2x15x15x40xf32>)
 func.func @unpadded_batch_init(%x: tensor<2x17x17x32xf32>, %acc: tensor<2x15x15x40xf32>) -> tensor<2x15x15x40xf32> {
   %w = arith.constant dense<0.25> : tensor<3x3x32x40xf32>
