@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "internal.h"
@@ -240,6 +241,24 @@ static void *kiln_aligned_alloc(size_t size) {
   return p;
 }
 
+/* The scratch arena: from 2 MiB up, 2 MiB aligned and (Linux) advised to
+ * transparent huge pages, which the usual THP "madvise" mode grants only on
+ * request: a multi-megabyte arena in 4 KiB pages misses the TLB every few
+ * cache lines in the memory-bound layers. Freed with free(). */
+#define KILN_HUGE_PAGE ((size_t)2 << 20)
+static void *kiln_arena_alloc(size_t size) {
+  if (size < KILN_HUGE_PAGE)
+    return kiln_aligned_alloc(size);
+  size_t rounded = (size + KILN_HUGE_PAGE - 1) & ~(KILN_HUGE_PAGE - 1);
+  void *p = NULL;
+  if (posix_memalign(&p, KILN_HUGE_PAGE, rounded) != 0)
+    return NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  (void)madvise(p, rounded, MADV_HUGEPAGE); /* advice: may be refused */
+#endif
+  return p;
+}
+
 static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
                                      const kiln_model_options *options,
                                      kiln_model **out_model) {
@@ -291,7 +310,7 @@ static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
   if (options->scratch) {
     model->scratch = options->scratch;
   } else if (desc->scratch_size > 0) {
-    model->scratch = kiln_aligned_alloc((size_t)desc->scratch_size);
+    model->scratch = kiln_arena_alloc((size_t)desc->scratch_size);
     if (!model->scratch) {
       kiln_model_close(model);
       return kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
