@@ -79,7 +79,8 @@ def test_bench_harness_smoke(kiln, tmp_path):
     assert tiny["ok"], f"{tiny.get('failed_stage')}: {tiny.get('error')}\n{log}"
     assert tiny["compile"]["ok"] and tiny["compile_s"] > 0 and tiny["artifact_mb"] > 0
     assert tiny["startup_ms"]["kiln"] > 0 and tiny["startup_ms"]["ort"] > 0
-    assert 0 < tiny["startup_ms"]["kiln_open"] < tiny["startup_ms"]["kiln"]
+    s = tiny["startup_ms"]
+    assert 0 < s["kiln_open"] < s["kiln"] < s["kiln_process"], s
     for t in ("1", "2"):
         e = tiny["latency"][t]
         assert e["matched"], f"kiln and onnxruntime differ at {t} thread(s): {e}\n{log}"
