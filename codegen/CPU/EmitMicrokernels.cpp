@@ -1,18 +1,18 @@
 //===- EmitMicrokernels.cpp - register-blocked kernels on buffers ---------===//
 //
-// Replaces `linalg.matmul`, `linalg.batch_matmul`, `linalg.conv_2d_nhwc_hwcf`
-// and `linalg.depthwise_conv_2d_nhwc_hwc` on buffers by explicit loop nests
-// around a register-blocked micro-kernel:
+// Replaces `linalg.matmul`, `linalg.batch_matmul`, `linalg.conv_2d_nhwc_hwcf`,
+// `linalg.depthwise_conv_2d_nhwc_hwc` and NHWC max / sum pooling on buffers by
+// explicit loop nests around a register-blocked micro-kernel:
 //  - matmul / conv: `rows` output rows x `vecs` vectors of output columns are
 //    accumulated in vector registers carried through the reduction loops
 //    (`scf.for` iter_args); each reduction step loads `vecs` vectors of B and
 //    broadcasts one A element per row into an FMA. Rows x vecs is sized to the
 //    register file (6 x 2 ymm on AVX2, 12 x 2 zmm on AVX-512).
 //  - depthwise: `rows` output columns x `vecs` vectors of channels, one input
-//    vector load per FMA.
-// A constant B (matmul weights, HWCF conv filters) is packed at compile time
-// into panels [N / NR][reduction...][NR] (zero padded), so a kernel reads one
-// contiguous stream of B. Edges: a block with fewer rows, and masked
+//    vector load per FMA; pooling is the same kernel with max / add instead.
+// A constant B (matmul weights, HWCF conv filters, a batch matmul's per-batch
+// matrices) is packed at compile time into panels [N / NR][reduction...][NR]
+// (zero padded), so a kernel reads one contiguous stream of B. Edges: a block with fewer rows, and masked
 // loads/stores for the last vector of columns.
 // The outermost loop (row groups x column panels or chunks of them, or output
 // rows x panels) is an `scf.parallel` marked `kiln.parallel`, for the thread
@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
+#include "codegen/CPU/ConstantData.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -260,22 +261,6 @@ bool innerUnitStride(Value memref) {
   if (failed(type.getStridesAndOffset(strides, offset)))
     return false;
   return strides.empty() || strides.back() == 1;
-}
-
-/// The f32 data of a constant global's initial value, or nullopt.
-std::optional<SmallVector<float>> constantData(Attribute init) {
-  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(init)) {
-    if (!dense.getElementType().isF32())
-      return std::nullopt;
-    return llvm::to_vector(dense.getValues<float>());
-  }
-  if (auto resource = dyn_cast_or_null<DenseF32ResourceElementsAttr>(init)) {
-    std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef();
-    if (!data)
-      return std::nullopt;
-    return SmallVector<float>(data->begin(), data->end());
-  }
-  return std::nullopt;
 }
 
 /// An elementwise `linalg.generic` right after the kernel that reads its
@@ -694,7 +679,7 @@ public:
     auto type = MemRefType::get(shape, b.getF32Type());
     if (!packed) {
       std::optional<SmallVector<float>> data =
-          constantData(*global.getInitialValue());
+          kiln::f32ConstantData(*global.getInitialValue());
       if (!data || (int64_t)data->size() != batches * r * n)
         return {};
       SmallVector<float> out(batches * np * r * nr, 0.0f);
@@ -706,14 +691,8 @@ public:
             for (int64_t j = 0; j < nr && p * nr + j < n; ++j)
               to[(p * r + k) * nr + j] = in[k * n + p * nr + j];
       }
-      auto tensorType = RankedTensorType::get(shape, b.getF32Type());
-      Attribute init;
-      if (out.size() * 4 <= 4096)
-        init = DenseElementsAttr::get(tensorType, ArrayRef<float>(out));
-      else
-        init = DenseResourceElementsAttr::get(
-            tensorType, "kiln_packed",
-            HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(out));
+      Attribute init = kiln::f32ConstantAttr(
+          RankedTensorType::get(shape, b.getF32Type()), out, "kiln_packed");
       OpBuilder mb(module.getBodyRegion());
       mb.setInsertionPoint(global);
       packed = memref::GlobalOp::create(

@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
+#include "codegen/CPU/ConstantData.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -72,29 +73,6 @@ constexpr int64_t kMinTiles = 16;
 /// with F = 64 (12.8) broke even, C = F = 16 (8) lost 20%.
 constexpr int64_t kMinChannelRatio = 14;
 
-/// Up to this many bytes a transformed weight matrix is an inline constant;
-/// larger ones are resource blobs (never large inline attributes).
-constexpr int64_t kMaxInlineBytes = 4096;
-
-/// The f32 values of a dense or dense_resource constant, or nullopt.
-std::optional<SmallVector<float>> constantData(Value value) {
-  Attribute attr;
-  if (!matchPattern(value, m_Constant(&attr)))
-    return std::nullopt;
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    if (!dense.getElementType().isF32())
-      return std::nullopt;
-    return llvm::to_vector(dense.getValues<float>());
-  }
-  if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(attr)) {
-    std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef();
-    if (!data)
-      return std::nullopt;
-    return SmallVector<float>(data->begin(), data->end());
-  }
-  return std::nullopt;
-}
-
 /// sum_k coeffs[k] * values[k] for coefficients in {-1, 0, 1}, as adds and
 /// subtracts starting from a +1 term (every row of A^T has one).
 Value combine(OpBuilder &b, Location loc, ArrayRef<int> coeffs,
@@ -110,12 +88,9 @@ Value combine(OpBuilder &b, Location loc, ArrayRef<int> coeffs,
   return sum;
 }
 
-/// U_a = (G g G^T)_a for every (c, f) of the HWCF filter `g`, as 16 [C, F]
-/// matrices.
-SmallVector<SmallVector<float>> transformFilter(ArrayRef<float> g, int64_t ch,
-                                                int64_t f) {
-  SmallVector<SmallVector<float>> u(kPositions,
-                                    SmallVector<float>(ch * f, 0.0f));
+/// U_a = (G g G^T)_a for every (c, f) of the HWCF filter `g`: [16][C][F].
+SmallVector<float> transformFilter(ArrayRef<float> g, int64_t ch, int64_t f) {
+  SmallVector<float> u(kPositions * ch * f, 0.0f);
   auto at = [&](int kh, int kw, int64_t cf) {
     return (double)g[(kh * 3 + kw) * ch * f + cf];
   };
@@ -127,22 +102,10 @@ SmallVector<SmallVector<float>> transformFilter(ArrayRef<float> g, int64_t ch,
                    kG[j][2] * at(k, 2, cf);
     for (int i = 0; i < kTile; ++i)
       for (int j = 0; j < kTile; ++j)
-        u[i * kTile + j][cf] = static_cast<float>(
+        u[(i * kTile + j) * ch * f + cf] = static_cast<float>(
             kG[i][0] * gG[0][j] + kG[i][1] * gG[1][j] + kG[i][2] * gG[2][j]);
   }
   return u;
-}
-
-Value createConstant(OpBuilder &b, Location loc, RankedTensorType type,
-                     ArrayRef<float> data) {
-  Attribute attr;
-  if ((int64_t)data.size() * 4 <= kMaxInlineBytes)
-    attr = DenseElementsAttr::get(type, data);
-  else
-    attr = DenseResourceElementsAttr::get(
-        type, "kiln_winograd",
-        HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(data));
-  return arith::ConstantOp::create(b, loc, type, cast<TypedAttr>(attr));
 }
 
 /// `input` with at least `rows` x `cols` in dims 1, 2 (zeros added on the
@@ -209,7 +172,10 @@ LogicalResult rewrite(IRRewriter &b, linalg::Conv2DNhwcHwcfOp conv) {
   int64_t th = (oh + 1) / 2, tw = (ow + 1) / 2, tiles = n * th * tw;
   if (tiles < kMinTiles || ch * f < kMinChannelRatio * (ch + f))
     return failure();
-  std::optional<SmallVector<float>> weights = constantData(filter);
+  Attribute filterAttr;
+  if (!matchPattern(filter, m_Constant(&filterAttr)))
+    return failure();
+  std::optional<SmallVector<float>> weights = kiln::f32ConstantData(filterAttr);
   if (!weights)
     return failure();
 
@@ -290,12 +256,10 @@ LogicalResult rewrite(IRRewriter &b, linalg::Conv2DNhwcHwcfOp conv) {
 
   // The 16 products M_a = V_a U_a, [tiles, F] each, as one batch matmul
   // (one parallel loop, not 16) over V viewed as [16][tiles][C].
-  SmallVector<SmallVector<float>> u = transformFilter(*weights, ch, f);
-  SmallVector<float> uAll;
-  for (const SmallVector<float> &ua : u)
-    uAll.append(ua.begin(), ua.end());
-  Value uConst = createConstant(
-      b, loc, RankedTensorType::get({kPositions, ch, f}, f32), uAll);
+  SmallVector<float> u = transformFilter(*weights, ch, f);
+  auto uType = RankedTensorType::get({kPositions, ch, f}, f32);
+  Value uConst = arith::ConstantOp::create(
+      b, loc, uType, kiln::f32ConstantAttr(uType, u, "kiln_winograd"));
   Value vFlat = tensor::CollapseShapeOp::create(
       b, loc, v, SmallVector<ReassociationIndices>{{0, 1}, {2, 3, 4}, {5}});
   auto mType = RankedTensorType::get({kPositions, tiles, f}, f32);

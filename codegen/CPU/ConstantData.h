@@ -1,0 +1,55 @@
+//===- ConstantData.h - f32 constants read and made at compile time ------===//
+//
+// The CPU passes that transform weights at compile time (micro-kernel
+// packing, Winograd filter transforms) read f32 constants in either form the
+// importer produces and write their results the same way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_CPU_CONSTANTDATA_H
+#define KILN_CODEGEN_CPU_CONSTANTDATA_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <optional>
+
+namespace kiln {
+
+/// Up to this many bytes a generated constant is an inline dense attribute;
+/// larger ones are resource blobs (never large inline attributes).
+constexpr int64_t kMaxInlineConstantBytes = 4096;
+
+/// The values of an f32 dense or dense_resource attribute, or nullopt.
+inline std::optional<llvm::SmallVector<float>>
+f32ConstantData(mlir::Attribute attr) {
+  if (auto dense = llvm::dyn_cast_or_null<mlir::DenseElementsAttr>(attr)) {
+    if (!dense.getElementType().isF32())
+      return std::nullopt;
+    return llvm::to_vector(dense.getValues<float>());
+  }
+  if (auto resource =
+          llvm::dyn_cast_or_null<mlir::DenseF32ResourceElementsAttr>(attr)) {
+    std::optional<llvm::ArrayRef<float>> data = resource.tryGetAsArrayRef();
+    if (!data)
+      return std::nullopt;
+    return llvm::SmallVector<float>(data->begin(), data->end());
+  }
+  return std::nullopt;
+}
+
+/// `data` as an attribute of `type`: inline when small, else a resource blob
+/// named after `blobName` (the parser/printer renames on collision).
+inline mlir::ElementsAttr f32ConstantAttr(mlir::RankedTensorType type,
+                                          llvm::ArrayRef<float> data,
+                                          llvm::StringRef blobName) {
+  if ((int64_t)data.size() * 4 <= kMaxInlineConstantBytes)
+    return mlir::DenseElementsAttr::get(type, data);
+  return mlir::DenseResourceElementsAttr::get(
+      type, blobName,
+      mlir::HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(data));
+}
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_CPU_CONSTANTDATA_H
