@@ -169,6 +169,51 @@ TEST(ThreadPool, ManyBackToBackCalls) {
   EXPECT_EQ(total.load(), 2000 * 37);
 }
 
+TEST(ThreadPool, CallerStartsWithTheFirstChunk) {
+  // Chunks have home threads and only the owner takes from the front of its
+  // range: chunk 0 is always the caller's, whatever the workers do. This is
+  // what keeps a thread on the same rows of consecutive layers.
+  for (int32_t threads : {2, 3, 4}) {
+    PoolPtr pool = makePool(threads);
+    kiln_exec_context *ctx = kiln_thread_pool_context(pool.get());
+    for (int64_t n : {2, 3, 5, 64, 1000}) {
+      for (int i = 0; i < 50; ++i) {
+        std::thread::id first;
+        kiln_parallel_for(
+            ctx, n,
+            [](void *closure, int64_t begin, int64_t) {
+              if (begin == 0)
+                *static_cast<std::thread::id *>(closure) =
+                    std::this_thread::get_id();
+            },
+            &first);
+        ASSERT_EQ(first, std::this_thread::get_id())
+            << threads << " threads, n=" << n;
+      }
+    }
+  }
+}
+
+TEST(ThreadPool, StealingCoversEveryIndexOnce) {
+  // More threads than this machine has cores, and a slow first chunk: the
+  // others empty the caller's range from the back and each other's ranges.
+  PoolPtr pool = makePool(8);
+  kiln_exec_context *ctx = kiln_thread_pool_context(pool.get());
+  for (int i = 0; i < 300; ++i) {
+    int64_t n = 1 + (i * 37) % 500;
+    Coverage c(n);
+    kiln_parallel_for(
+        ctx, n,
+        [](void *closure, int64_t begin, int64_t end) {
+          if (begin == 0)
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+          Coverage::body(closure, begin, end);
+        },
+        &c);
+    expectCovered(c, n);
+  }
+}
+
 TEST(ThreadPool, IdleWorkersSleepAndWake) {
   PoolPtr pool = makePool(2);
   kiln_exec_context *ctx = kiln_thread_pool_context(pool.get());
