@@ -31,3 +31,19 @@ func.func @g(%x: f64) -> f64 {
   %e = math.exp %x : f64
   return %e : f64
 }
+
+// f32 erf is kiln's: two Estrin-evaluated polynomials selected on |x| < 1,
+// saturating to 1 from 3.9, the sign copied from x; no division, no exp.
+// CHECK-LABEL: func.func @erf
+// CHECK-NOT: arith.divf
+// CHECK-NOT: math.exp
+// CHECK: math.absf %arg0 : vector<8xf32>
+// CHECK: arith.minimumf
+// CHECK: arith.cmpf oge
+// CHECK: arith.cmpf olt
+// CHECK: math.copysign {{.*}}, %arg0 : vector<8xf32>
+// CHECK-NOT: math.erf
+func.func @erf(%v: vector<8xf32>) -> vector<8xf32> {
+  %r = math.erf %v : vector<8xf32>
+  return %r : vector<8xf32>
+}
