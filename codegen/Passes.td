@@ -177,6 +177,21 @@ def KilnLowerStridedCopiesPass
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def KilnLowerReductionsPass
+    : Pass<"kiln-lower-reductions", "mlir::func::FuncOp"> {
+  let summary = "Lower innermost reductions on buffers with register accumulators";
+  let description = [{
+    A `linalg.generic` on buffers whose reduction loops all follow its parallel
+    loops (softmax / layernorm rows, ReduceSum) becomes `scf.for` loops whose
+    accumulators are iter_args: each output element is loaded before its
+    reduction and stored after it, not on every step. A store in the loop,
+    which LLVM cannot remove when input and output may alias, keeps the loop
+    scalar.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect", "mlir::LLVM::LLVMDialect"];
+}
+
 def KilnMaterializeChecksPass
     : Pass<"kiln-materialize-checks", "mlir::ModuleOp"> {
   let summary = "Turn kiln.check ops into the entry function's status result";

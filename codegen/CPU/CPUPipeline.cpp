@@ -132,6 +132,11 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
       GreedySimplifyRegionLevel::Disabled);
   pm.addPass(createCanonicalizerPass(cheapCanonicalize));
   pm.addPass(createCSEPass());
+  // What is left of linalg (elementwise, reductions, pooling, copies) runs
+  // over the thread pool too, innermost loop contiguous for the vectorizer;
+  // ops working on the same rows share one loop. Before memory planning,
+  // which then sees the buffers of one fused loop live together.
+  pm.addPass(createKilnParallelizeLoopsPass());
   // Intermediates in one compile-time-planned scratch arena (no allocation
   // inside a run); what is left (dynamic shapes, escaping buffers) is freed
   // by the deallocation pipeline.
@@ -139,9 +144,6 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   bufferization::BufferDeallocationPipelineOptions deallocOptions;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
 
-  // What is left of linalg (elementwise, reductions, pooling, copies) runs
-  // over the thread pool too, innermost loop contiguous for the vectorizer.
-  pm.addPass(createKilnParallelizeLoopsPass());
   // kiln.parallel loops become calls through the runtime's thread pool (the
   // entry's `_ctx` form takes a trailing `kiln_exec_context *`). After
   // deallocation: the closure's stores would hide later uses of buffers.
@@ -151,6 +153,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
 
   // Down to the LLVM dialect.
   pm.addNestedPass<func::FuncOp>(createKilnLowerStridedCopiesPass());
+  pm.addNestedPass<func::FuncOp>(createKilnLowerReductionsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // exp / erf / tanh / log as polynomials LLVM vectorizes, not libm calls.
   KilnApproximateMathPassOptions mathOptions;

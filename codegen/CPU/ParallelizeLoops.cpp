@@ -10,6 +10,14 @@
 // vectorizer handles: the innermost one walks the output's contiguous
 // dimension (or, for a row reduction, the input's).
 //
+// Consecutive ops that work row by row over the same rows (softmax's max,
+// exp-sum and normalize; layernorm's mean, variance and scale; the fills and
+// small per-row ops between them) share one parallel loop: iteration r runs
+// each of them on row r, so a row is read from cache, not memory, by the
+// later ops, and the pool is called once instead of once per op. This runs
+// before kiln-plan-memory, which then sees the buffers used inside the loop
+// as live together.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
@@ -18,6 +26,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNPARALLELIZELOOPSPASS
@@ -151,6 +160,170 @@ void allowReassociation(linalg::LinalgOp op) {
   }
 }
 
+/// How an operand of a row-fused op is touched by the row loops.
+enum class RowAccess { Indexed, Invariant, Other };
+
+/// Whether `map` indexes its first `rows` results by loops d0..d(rows-1) in
+/// order (and uses them nowhere else): iteration r touches row r only. Or
+/// whether it does not use those loops at all (a bias or scale broadcast over
+/// the rows).
+RowAccess rowAccess(AffineMap map, unsigned rows) {
+  bool usesRows = false;
+  for (AffineExpr e : map.getResults())
+    for (unsigned d = 0; d < rows; ++d)
+      usesRows |= e.isFunctionOfDim(d);
+  if (!usesRows)
+    return RowAccess::Invariant;
+  if (map.getNumResults() < rows)
+    return RowAccess::Other;
+  for (unsigned i = 0; i < map.getNumResults(); ++i)
+    for (unsigned d = 0; d < rows; ++d) {
+      bool expected = i == d;
+      auto dim = dyn_cast<AffineDimExpr>(map.getResult(i));
+      if (expected ? !(dim && dim.getPosition() == d)
+                   : map.getResult(i).isFunctionOfDim(d))
+        return RowAccess::Other;
+    }
+  return RowAccess::Indexed;
+}
+
+/// The leading loops of `op` that work row by row: parallel, every output
+/// indexed by them (rowAccess Indexed), every input indexed or invariant.
+unsigned numRowLoops(linalg::LinalgOp op) {
+  auto iterators = op.getIteratorTypesArray();
+  unsigned rows = 0;
+  auto fits = [&](unsigned r) {
+    if (iterators[r - 1] != utils::IteratorType::parallel)
+      return false;
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isa<ShapedType>(operand.get().getType()))
+        continue; // a fill's scalar
+      RowAccess access = rowAccess(op.getMatchingIndexingMap(&operand), r);
+      if (access == RowAccess::Other ||
+          (access == RowAccess::Invariant && op.isDpsInit(&operand)))
+        return false;
+    }
+    return true;
+  };
+  while (rows < iterators.size() && fits(rows + 1))
+    ++rows;
+  return rows;
+}
+
+/// The buffer a view chain starts from, and whether every view on the way
+/// keeps the first `rows` dims as they are (an expand_shape or collapse_shape
+/// that leaves them alone, or only adds / removes unit dims after the last of
+/// them: softmax's [1, 12, 128] sums read as [1, 12, 128, 1]), so that row r
+/// of the view is row r of the buffer.
+std::pair<Value, bool> rowRoot(Value value, unsigned rows) {
+  bool rowPreserving = true;
+  while (Operation *def = value.getDefiningOp()) {
+    SmallVector<ReassociationIndices> groups;
+    ArrayRef<int64_t> expanded;
+    if (auto expand = dyn_cast<memref::ExpandShapeOp>(def)) {
+      groups = expand.getReassociationIndices();
+      expanded = expand.getResultType().getShape();
+      value = expand.getSrc();
+    } else if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def)) {
+      groups = collapse.getReassociationIndices();
+      expanded = collapse.getSrcType().getShape();
+      value = collapse.getSrc();
+    } else if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
+      rowPreserving = false; // a subview or reinterpretation: not followed
+      value = view.getViewSource();
+      continue;
+    } else {
+      break;
+    }
+    for (unsigned i = 0; i < rows && rowPreserving; ++i) {
+      rowPreserving = i < groups.size() && !groups[i].empty() &&
+                      groups[i][0] == static_cast<int64_t>(i);
+      for (size_t k = 1; k < groups[i].size() && rowPreserving; ++k)
+        rowPreserving = i + 1 == rows && expanded[groups[i][k]] == 1;
+    }
+  }
+  return {value, rowPreserving};
+}
+
+/// Delinearizes `flat` over `counts` (innermost fastest) into offsets of the
+/// dims with tiles[i] != 0 (times the tile size); others stay 0.
+SmallVector<OpFoldResult> tileOffsets(OpBuilder &b, Location l, Value flat,
+                                      ArrayRef<int64_t> tiles,
+                                      ArrayRef<int64_t> counts) {
+  unsigned n = tiles.size();
+  SmallVector<OpFoldResult> offsets(n, b.getIndexAttr(0));
+  int outermost = -1;
+  for (unsigned i = 0; i < n; ++i)
+    if (tiles[i] && counts[i] != 1) {
+      outermost = i;
+      break;
+    }
+  Value rest = flat;
+  for (int i = n - 1; i >= outermost && outermost >= 0; --i) {
+    if (!tiles[i] || counts[i] == 1)
+      continue; // not split, or one tile: offset 0
+    Value idx = rest;
+    if (i != outermost) { // the outermost takes what is left
+      Value count = arith::ConstantIndexOp::create(b, l, counts[i]);
+      idx = arith::RemUIOp::create(b, l, rest, count);
+      rest = arith::DivUIOp::create(b, l, rest, count);
+    }
+    if (tiles[i] != 1)
+      idx = arith::MulIOp::create(
+          b, l, idx, arith::ConstantIndexOp::create(b, l, tiles[i]));
+    offsets[i] = idx;
+  }
+  return offsets;
+}
+
+/// Clones `op` at `b` on the tile at `offsets` (tiles[i] elements of dim i,
+/// 0 = the whole dim).
+void cloneTile(OpBuilder &b, Location l, linalg::LinalgOp op,
+               ArrayRef<OpFoldResult> offsets, ArrayRef<int64_t> tiles,
+               ArrayRef<int64_t> ranges) {
+  unsigned n = tiles.size();
+  bool divisible = true;
+  for (unsigned i = 0; i < n; ++i)
+    divisible &= tiles[i] == 0 || ranges[i] % tiles[i] == 0;
+  SmallVector<OpFoldResult> lbs, tileSizes, bounds;
+  for (unsigned i = 0; i < n; ++i) {
+    if (tiles[i])
+      lbs.push_back(offsets[i]);
+    tileSizes.push_back(b.getIndexAttr(tiles[i]));
+    bounds.push_back(b.getIndexAttr(ranges[i]));
+  }
+  SmallVector<Value> operands = linalg::makeTiledShapes(
+      b, l, op, op->getOperands(), lbs, tileSizes, bounds, divisible);
+  Operation *tiled = mlir::clone(b, op, TypeRange{}, operands);
+  linalg::offsetIndices(b, cast<linalg::LinalgOp>(tiled), offsets);
+}
+
+int64_t numIterations(linalg::LinalgOp op) {
+  int64_t work = 1;
+  for (int64_t r : op.getStaticLoopRanges())
+    work *= r;
+  return work;
+}
+
+/// Ops between row-fused ops that may move in front of the fused loop: they
+/// touch no memory (views, constants, index arithmetic) or only allocate.
+bool movableAcrossRows(Operation *op) {
+  return isa<memref::AllocOp>(op) ||
+         (isMemoryEffectFree(op) && op->getNumRegions() == 0);
+}
+
+/// A run of consecutive ops fused over their common rows.
+struct RowGroup {
+  SmallVector<linalg::LinalgOp> ops;
+  SmallVector<int64_t> rowSizes; // the shared leading loop ranges
+  int64_t rows() const {
+    int64_t r = 1;
+    for (int64_t s : rowSizes)
+      r *= s;
+    return r;
+  }
+};
+
 struct ParallelizeLoopsPass
     : kiln::impl::KilnParallelizeLoopsPassBase<ParallelizeLoopsPass> {
   void runOnOperation() override {
@@ -162,16 +335,43 @@ struct ParallelizeLoopsPass
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
+    SmallVector<linalg::LinalgOp> prepared;
     for (linalg::LinalgOp op : ops)
-      parallelize(rewriter, op);
+      if (std::optional<linalg::LinalgOp> p = prepare(rewriter, op))
+        prepared.push_back(*p);
+
+    // Row groups of consecutive ops, then one loop per group or per op.
+    SmallVector<RowGroup> groups;
+    for (linalg::LinalgOp op : prepared) {
+      if (groups.empty() || !join(groups.back(), op)) {
+        RowGroup fresh;
+        fresh.ops.push_back(op);
+        SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+        fresh.rowSizes.assign(ranges.begin(),
+                              ranges.begin() + numRowLoops(op));
+        groups.push_back(std::move(fresh));
+      }
+    }
+    for (RowGroup &group : groups) {
+      int64_t work = 0;
+      for (linalg::LinalgOp op : group.ops)
+        work += numIterations(op);
+      if (group.ops.size() > 1 && work >= kMinParallelWork)
+        fuseRows(rewriter, group);
+      else
+        for (linalg::LinalgOp op : group.ops)
+          parallelize(rewriter, op);
+    }
   }
 
-  void parallelize(IRRewriter &rewriter, linalg::LinalgOp op) {
+  /// Loop order and reassociation (also for small ops: it is what lets LLVM
+  /// vectorize); nullopt for ops left as they are (dynamic shapes).
+  std::optional<linalg::LinalgOp> prepare(IRRewriter &rewriter,
+                                          linalg::LinalgOp op) {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
-      return; // dynamic shapes stay sequential
+      return std::nullopt; // dynamic shapes stay sequential
 
-    // Loop order first (also for small ops: it is what lets LLVM vectorize).
     SmallVector<unsigned> perm = chooseInterchange(op, ranges);
     if (!perm.empty()) {
       rewriter.setInsertionPoint(op);
@@ -185,18 +385,106 @@ struct ParallelizeLoopsPass
       if (generic) {
         FailureOr<linalg::GenericOp> interchanged =
             linalg::interchangeGenericOp(rewriter, generic, perm);
-        if (succeeded(interchanged)) {
+        if (succeeded(interchanged))
           op = *interchanged;
-          ranges = op.getStaticLoopRanges();
-        }
       }
     }
-
     allowReassociation(op);
+    return op;
+  }
 
-    int64_t work = 1;
-    for (int64_t r : ranges)
-      work *= r;
+  /// Adds `op` to `group` when it follows the group's last op with only
+  /// movable ops between, shares at least kTargetIterations rows with it, and
+  /// every buffer the group writes is touched row by row (through views that
+  /// keep the rows) by every op: iteration r then depends on row r only.
+  bool join(RowGroup &group, linalg::LinalgOp op) {
+    Operation *last = group.ops.back();
+    if (last->getBlock() != op->getBlock())
+      return false;
+    for (Operation *between = last->getNextNode(); between != op;
+         between = between->getNextNode())
+      if (!movableAcrossRows(between))
+        return false;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    unsigned rows = std::min<unsigned>(numRowLoops(op), group.rowSizes.size());
+    unsigned common = 0;
+    while (common < rows && ranges[common] == group.rowSizes[common])
+      ++common;
+    RowGroup candidate = group;
+    candidate.ops.push_back(op);
+    candidate.rowSizes.resize(common);
+    if (common == 0 || candidate.rows() < kTargetIterations ||
+        !rowLocal(candidate))
+      return false;
+    group = std::move(candidate);
+    return true;
+  }
+
+  /// Whether every access of the group's ops to a buffer some op of the group
+  /// writes is a row of it (see join).
+  static bool rowLocal(const RowGroup &group) {
+    unsigned rows = group.rowSizes.size();
+    DenseSet<Value> written;
+    for (linalg::LinalgOp op : group.ops)
+      for (OpOperand &init : op.getDpsInitsMutable())
+        written.insert(rowRoot(init.get(), rows).first);
+    for (linalg::LinalgOp op : group.ops)
+      for (OpOperand &operand : op->getOpOperands()) {
+        if (!isa<ShapedType>(operand.get().getType()))
+          continue;
+        auto [root, preserving] = rowRoot(operand.get(), rows);
+        if (!written.contains(root))
+          continue; // only read in the group: any access is fine
+        if (!preserving || rowAccess(op.getMatchingIndexingMap(&operand),
+                                     rows) != RowAccess::Indexed)
+          return false;
+      }
+    return true;
+  }
+
+  /// One parallel loop over the group's rows running every op on its row.
+  void fuseRows(IRRewriter &rewriter, RowGroup &group) {
+    Operation *first = group.ops.front();
+    // What the later ops use (views, constants, allocations) moves in front.
+    for (size_t i = 1; i < group.ops.size(); ++i)
+      for (Operation *between = group.ops[i - 1]->getNextNode();
+           between != group.ops[i].getOperation();) {
+        Operation *next = between->getNextNode();
+        between->moveBefore(first);
+        between = next;
+      }
+    unsigned rows = group.rowSizes.size();
+    SmallVector<int64_t> rowTiles(rows, 1);
+    Location loc = first->getLoc();
+    rewriter.setInsertionPoint(first);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value ub = arith::ConstantIndexOp::create(rewriter, loc, group.rows());
+    auto par = scf::ParallelOp::create(
+        rewriter, loc, ValueRange{zero}, ValueRange{ub}, ValueRange{one},
+        [&](OpBuilder &b, Location l, ValueRange ivs) {
+          SmallVector<OpFoldResult> rowOffsets =
+              tileOffsets(b, l, ivs[0], rowTiles, group.rowSizes);
+          for (linalg::LinalgOp op : group.ops) {
+            SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+            SmallVector<int64_t> tiles(ranges.size(), 0);
+            SmallVector<OpFoldResult> offsets(ranges.size(),
+                                              b.getIndexAttr(0));
+            for (unsigned i = 0; i < rows; ++i) {
+              tiles[i] = 1;
+              offsets[i] = rowOffsets[i];
+            }
+            cloneTile(b, l, op, offsets, tiles, ranges);
+          }
+        });
+    par->setAttr(kParallelAttr, rewriter.getUnitAttr());
+    for (linalg::LinalgOp op : group.ops)
+      rewriter.eraseOp(op);
+  }
+
+  void parallelize(IRRewriter &rewriter, linalg::LinalgOp op) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t work = numIterations(op);
     if (work < kMinParallelWork)
       return;
 
@@ -242,46 +530,15 @@ struct ParallelizeLoopsPass
 
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    bool divisible = true;
-    for (unsigned i = 0; i < n; ++i)
-      divisible &= tiles[i] == 0 || ranges[i] % tiles[i] == 0;
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     Value ub = arith::ConstantIndexOp::create(rewriter, loc, iterations);
     auto par = scf::ParallelOp::create(
         rewriter, loc, ValueRange{zero}, ValueRange{ub}, ValueRange{one},
         [&](OpBuilder &b, Location l, ValueRange ivs) {
-          // Delinearize the flat index, innermost tiled loop fastest.
-          SmallVector<OpFoldResult> offsets(n, b.getIndexAttr(0)), lbs;
-          SmallVector<OpFoldResult> tileSizes, bounds;
-          Value rest = ivs[0];
-          int outermost = 0;
-          while (counts[outermost] == 1)
-            ++outermost;
-          for (int i = n - 1; i >= 0; --i) {
-            if (!tiles[i] || counts[i] == 1)
-              continue; // not split, or one tile: offset 0
-            Value idx = rest;
-            if (i != outermost) { // the outermost takes what is left
-              Value count = arith::ConstantIndexOp::create(b, l, counts[i]);
-              idx = arith::RemUIOp::create(b, l, rest, count);
-              rest = arith::DivUIOp::create(b, l, rest, count);
-            }
-            if (tiles[i] != 1)
-              idx = arith::MulIOp::create(
-                  b, l, idx, arith::ConstantIndexOp::create(b, l, tiles[i]));
-            offsets[i] = idx;
-          }
-          for (unsigned i = 0; i < n; ++i) {
-            if (tiles[i])
-              lbs.push_back(offsets[i]);
-            tileSizes.push_back(b.getIndexAttr(tiles[i]));
-            bounds.push_back(b.getIndexAttr(ranges[i]));
-          }
-          SmallVector<Value> operands = linalg::makeTiledShapes(
-              b, l, op, op->getOperands(), lbs, tileSizes, bounds, divisible);
-          Operation *tiled = mlir::clone(b, op, TypeRange{}, operands);
-          linalg::offsetIndices(b, cast<linalg::LinalgOp>(tiled), offsets);
+          SmallVector<OpFoldResult> offsets =
+              tileOffsets(b, l, ivs[0], tiles, counts);
+          cloneTile(b, l, op, offsets, tiles, ranges);
         });
     par->setAttr(kParallelAttr, rewriter.getUnitAttr());
     rewriter.eraseOp(op);

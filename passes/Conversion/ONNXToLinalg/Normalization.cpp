@@ -173,8 +173,45 @@ struct SoftmaxLowering : OpConversionPattern<OpTy> {
           return arith::SelectOp::create(
               b, l, isNegInf, createScalarConstant(b, l, ct, 0.0), args[0]);
         });
-    Value s = reduceSumExp(rewriter, loc, x, m, reduced, ct);
+    if (!IsLog) {
+      // Softmax: e = exp(x - m) once, s = sum(e), y = e * (1 / s). A row of e
+      // is written and read back from cache (kiln-parallelize-loops runs the
+      // row ops in one loop); computing exp in both the sum and the scaling
+      // pass cost more (exp is most of a softmax).
+      Value mKeep = keepDims(rewriter, loc, m, xType.getShape(), reduced);
+      auto eType = RankedTensorType::get(xType.getShape(), ct);
+      Value e = createElementwiseGeneric(
+          rewriter, loc, eType, ValueRange{x, mKeep},
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            Value d =
+                arith::SubFOp::create(b, l, toType(b, l, args[0], ct), args[1]);
+            return math::ExpOp::create(b, l, d);
+          });
+      Value zero = createScalarConstant(rewriter, loc, ct, 0.0);
+      Value s = createReductionGeneric(
+          rewriter, loc, e, reduced, ct, zero, {},
+          [&](OpBuilder &nb, Location l, Value v, ValueRange,
+              Value acc) -> Value {
+            return arith::AddFOp::create(nb, l, v, acc);
+          });
+      Value r = createElementwiseGeneric(
+          rewriter, loc, redType, ValueRange{s},
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            return arith::DivFOp::create(
+                b, l, createScalarConstant(b, l, ct, 1.0), args[0]);
+          });
+      Value y = createElementwiseGeneric(
+          rewriter, loc, resultType,
+          ValueRange{e, keepDims(rewriter, loc, r, xType.getShape(), reduced)},
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            return toType(b, l, arith::MulFOp::create(b, l, args[0], args[1]),
+                          elem);
+          });
+      rewriter.replaceOp(op, y);
+      return success();
+    }
     // LogSoftmax: c = m + log(s), y = x - c.
+    Value s = reduceSumExp(rewriter, loc, x, m, reduced, ct);
     // Softmax:    r = 1 / s,      y = exp(x - m) * r.
     Value c = createElementwiseGeneric(
         rewriter, loc, redType, ValueRange{s, m},

@@ -108,3 +108,66 @@ func.func @column_sum(%in: memref<512x512xf32>, %out: memref<512xf32>) {
   }
   return
 }
+
+// Softmax-like row ops (a fill, a row max, a per-row select, an elementwise
+// op reading the row max through a unit-dim expand_shape) share one parallel
+// loop over the 512 rows; each runs on row %i. The expand_shape moves in
+// front of the loop.
+// CHECK-LABEL: func.func @fused_rows
+// CHECK: memref.expand_shape
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%c512)
+// CHECK: linalg.fill {{.*}} memref<1x1x1xf32
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<1x1x1x128xf32
+// CHECK: } {kiln.parallel}
+// CHECK-NOT: scf.parallel
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#bc4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+func.func @fused_rows(%in: memref<1x4x128x128xf32>, %m: memref<1x4x128xf32>, %m2: memref<1x4x128xf32>, %out: memref<1x4x128x128xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  linalg.fill ins(%ninf : f32) outs(%m : memref<1x4x128xf32>)
+  linalg.generic {indexing_maps = [#id4, #red4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%in : memref<1x4x128x128xf32>) outs(%m : memref<1x4x128xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %x = arith.maximumf %a, %b : f32
+    linalg.yield %x : f32
+  }
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%m : memref<1x4x128xf32>) outs(%m2 : memref<1x4x128xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %z = arith.constant 0.0 : f32
+    %c = arith.cmpf oeq, %a, %ninf : f32
+    %s = arith.select %c, %z, %a : f32
+    linalg.yield %s : f32
+  }
+  %mk = memref.expand_shape %m2 [[0], [1], [2, 3]] output_shape [1, 4, 128, 1] : memref<1x4x128xf32> into memref<1x4x128x1xf32>
+  linalg.generic {indexing_maps = [#id4, #bc4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%in, %mk : memref<1x4x128x128xf32>, memref<1x4x128x1xf32>) outs(%out : memref<1x4x128x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  return
+}
+
+// A later op reading what an earlier one wrote through a view whose rows the
+// pass does not follow (collapsed to 1-D and expanded back) keeps its own
+// loop: only views that leave the row dims alone prove row r reads row r.
+// CHECK-LABEL: func.func @not_row_local
+// CHECK: scf.parallel
+// CHECK: } {kiln.parallel}
+// CHECK: scf.parallel
+// CHECK: } {kiln.parallel}
+func.func @not_row_local(%in: memref<1x4x128x128xf32>, %m: memref<1x4x128xf32>, %out: memref<1x4x128x128xf32>) {
+  linalg.generic {indexing_maps = [#id4, #red4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%in : memref<1x4x128x128xf32>) outs(%m : memref<1x4x128xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %x = arith.maximumf %a, %b : f32
+    linalg.yield %x : f32
+  }
+  %flat = memref.collapse_shape %m [[0, 1, 2]] : memref<1x4x128xf32> into memref<512xf32>
+  %back = memref.expand_shape %flat [[0, 1, 2, 3]] output_shape [1, 4, 128, 1] : memref<512xf32> into memref<1x4x128x1xf32>
+  linalg.generic {indexing_maps = [#id4, #bc4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%in, %back : memref<1x4x128x128xf32>, memref<1x4x128x1xf32>) outs(%out : memref<1x4x128x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  return
+}

@@ -3,19 +3,22 @@
 
 // BUF-NOT: tensor.empty
 
-// Numerically stable softmax: max, sum(exp(x - max)), exp(x - max) / sum.
+// Numerically stable softmax: max, e = exp(x - max) once, sum(e), e * (1 / sum).
 // CHECK-LABEL: func.func @softmax
 // CHECK:         %[[MAX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
 // CHECK:           arith.maximumf
 // CHECK:         } -> tensor<2xf32>
-// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
-// CHECK:           arith.subf
-// CHECK:           math.exp
-// CHECK:           arith.addf
 // CHECK:         tensor.expand_shape {{.*}} : tensor<2xf32> into tensor<2x1xf32>
-// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+// CHECK:         %[[E:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
 // CHECK:           arith.subf
 // CHECK:           math.exp
+// CHECK:         } -> tensor<2x5xf32>
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[E]]
+// CHECK-NOT:       math.exp
+// CHECK:           arith.addf
+// CHECK:           arith.divf
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%[[E]]
+// CHECK-NOT:       math.exp
 // CHECK:           arith.mulf
 // CHECK:         } -> tensor<2x5xf32>
 func.func @softmax(%a: tensor<2x5xf32>) -> tensor<2x5xf32> {
