@@ -50,6 +50,20 @@ def KilnWinogradConvsPass
                            "mlir::arith::ArithDialect", "mlir::math::MathDialect"];
 }
 
+def KilnDropRedundantFillsPass
+    : Pass<"kiln-drop-redundant-fills", "mlir::func::FuncOp"> {
+  let summary = "Drop a fill whose view still holds the filled value";
+  let description = [{
+    On buffers, after memory planning. A `linalg.fill` is dropped when an
+    earlier fill in the same block wrote the same value to the same view and
+    no op since may have written memory of that view: writes to other
+    memory, to arena bytes outside it, or to static subviews of the same
+    buffer disjoint from it do not count; an unknown effect does.
+    MobileNetV2's padded buffers had their border strips refilled before
+    every block of a resolution.
+  }];
+}
+
 def KilnDecomposePadsPass
     : Pass<"kiln-decompose-pads", "mlir::func::FuncOp"> {
   let summary = "Fill only the border of padded tensors and write their "

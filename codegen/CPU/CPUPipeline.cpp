@@ -144,6 +144,8 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   bufferization::BufferDeallocationPipelineOptions deallocOptions;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
 
+  // Padded buffers sharing arena bytes got their borders refilled.
+  pm.addNestedPass<func::FuncOp>(createKilnDropRedundantFillsPass());
   // kiln.parallel loops become calls through the runtime's thread pool (the
   // entry's `_ctx` form takes a trailing `kiln_exec_context *`). After
   // deallocation: the closure's stores would hide later uses of buffers.
