@@ -4,11 +4,12 @@ time between loops. For finding where a model loses time, and how much of a
 2-thread run is waiting.
 
 Usage: .venv/bin/python bench/loop_times.py MODEL.so [THREADS] [REPEAT]
-Builds the tool with clang against build/runtime/libkiln_runtime.a
+Builds the tool with clang (clang-22 where present) against build/runtime/libkiln_runtime.a
 ($KILN_BUILD_DIR overrides build/).
 """
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,8 @@ def main():
         sys.exit(f"loop_times: {runtime} not found; build kiln first")
     with tempfile.TemporaryDirectory() as tmp:
         tool = pathlib.Path(tmp) / "loop_times"
-        subprocess.run(["clang", "-O2", "-I", ROOT / "runtime/include",
+        cc = shutil.which("clang-22") or shutil.which("clang") or "cc"
+        subprocess.run([cc, "-O2", "-I", ROOT / "runtime/include",
                         "-I", ROOT / "runtime/src", ROOT / "bench/loop_times.c",
                         runtime, "-o", tool, "-ldl", "-lpthread", "-lm"], check=True)
         sys.exit(subprocess.run([tool, *sys.argv[1:]]).returncode)

@@ -18,6 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 import harness
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench.py"
+LOOP_TIMES = BENCH.parent / "loop_times.py"
 
 
 def tiny_model(path: Path) -> None:
@@ -105,3 +106,36 @@ def test_bench_harness_smoke(kiln, tmp_path):
     assert r2.returncode == 0, r2.stdout + r2.stderr
     doc2 = json.loads((tmp_path / "out2" / "results.json").read_text())
     assert doc2["results"][0]["compile"]["cached"] is True
+
+
+def test_loop_times(kiln, tmp_path):
+    """bench/loop_times.py lists every thread-pool loop of a run (a matmul and a
+    softmax here) with its times, and the run's total."""
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((128, 96)).astype(np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"]),
+         helper.make_node("Softmax", ["y"], ["output"], axis=-1)], "loops",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, 128])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [256, 96])], [w])
+    onnx_path = tmp_path / "loops.onnx"
+    onnx_path.write_bytes(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString())
+    so = tmp_path / "loops.so"
+    subprocess.run([str(harness.build_dir() / "bin" / "kiln"), "compile", str(onnx_path),
+                    "-o", str(so)], check=True, timeout=300 * harness.timeout_scale())
+    env = dict(os.environ, KILN_BUILD_DIR=str(harness.build_dir()))
+    r = subprocess.run([sys.executable, str(LOOP_TIMES), str(so), "2", "3"],
+                       capture_output=True, text=True, env=env,
+                       timeout=300 * harness.timeout_scale())
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.strip().splitlines()
+    head = lines[0].split()
+    assert head[0] == "loops:" and head[2:5] == ["loops", "per", "run,"], r.stdout
+    loops = int(head[1])
+    assert loops >= 2, r.stdout  # the matmul's loop and the softmax rows
+    rows = [line.split() for line in lines[2:-1]]
+    assert [int(row[0]) for row in rows] == list(range(loops)), r.stdout
+    assert all(float(row[2]) > 0 for row in rows), r.stdout
+    total = lines[-1].split()
+    assert total[0] == "run" and float(total[1]) >= float(total[4]) > 0, r.stdout
