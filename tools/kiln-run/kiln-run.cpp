@@ -699,7 +699,9 @@ int runMain(int argc, char **argv) {
     std::sort(sorted.begin(), sorted.end());
     size_t n = sorted.size();
     double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    std::printf("latency_ms median=%.3f min=%.3f max=%.3f (%zu runs, %d threads)\n",
+    // Nanosecond resolution: a tiny model runs in well under a microsecond, and a
+    // rounded 0.000 would make a ratio against another engine meaningless.
+    std::printf("latency_ms median=%.6f min=%.6f max=%.6f (%zu runs, %d threads)\n",
                 median, sorted.front(), sorted.back(), n,
                 (int)kiln_model_num_threads(model.get()));
   }
