@@ -17,7 +17,8 @@ For each model, in one process, one model at a time:
      compile arguments; --recompile ignores the cache);
   2. start-up: kiln = from starting a `kiln-run MODEL.so --inspect` process to its model
      being opened and ready (the time it reports, on the same monotonic clock; its exit is
-     left out), and in brackets kiln_model_open alone as that process reports it
+     left out; timed by bench/spawn_ready.c, a small C launcher, so this process's own
+     state does not count), and in brackets kiln_model_open alone as that process reports it
      (in-process, like onnxruntime's figure); onnxruntime = InferenceSession creation in
      this process; median of --startup-runs after one untimed run of each;
   3. latency at each --threads count: after warm-up, --rounds rounds, each one kiln-run
@@ -430,24 +431,63 @@ def load_kiln_outputs(out_dir: pathlib.Path, names: list[str]) -> dict:
     return res
 
 
+_SPAWN_READY: list = []  # [path or None] once built
+
+
+def spawn_ready_tool(cfg) -> pathlib.Path | None:
+    """bench/spawn_ready.c built once per run (None if no C compiler works): it
+    times process start to model ready from a small process of its own."""
+    if not _SPAWN_READY:
+        src = HERE / "spawn_ready.c"
+        tool = cfg.work / f"spawn_ready-{hashlib.sha256(src.read_bytes()).hexdigest()[:12]}"
+        if not tool.exists():
+            cc = shutil.which("clang-22") or shutil.which("clang") or shutil.which("cc")
+            cfg.work.mkdir(parents=True, exist_ok=True)
+            ok = cc and subprocess.run([cc, "-O2", str(src), "-o", str(tool)],
+                                       capture_output=True).returncode == 0
+            if not ok:
+                print("  note: bench/spawn_ready.c did not build; start-up is timed from Python",
+                      flush=True)
+                tool = None
+        _SPAWN_READY.append(tool)
+    return _SPAWN_READY[0]
+
+
 def measure_startup(cfg, so, path, result):
-    process_times, ready_times, open_times, ort_times = [], [], [], []
+    process_times, ready_times, open_times, ort_times, floor_times = [], [], [], [], []
+    launcher = spawn_ready_tool(cfg)
     cmd = [str(cfg.kiln_run), str(so), "--inspect"]
     for i in range(cfg.startup_runs + 1):
-        spawned_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, like kiln-run's ready_ns
-        start = time.perf_counter()
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=cfg.run_timeout)
-        t = (time.perf_counter() - start) * 1e3
+        if launcher:
+            r = subprocess.run([str(launcher), *cmd], capture_output=True, text=True,
+                               timeout=cfg.run_timeout)
+        else:
+            spawned_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, like kiln-run's ready_ns
+            start = time.perf_counter()
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=cfg.run_timeout)
+            t = (time.perf_counter() - start) * 1e3
         if r.returncode != 0:
             raise StageError("startup", tail(r.stderr), cmd)
         if i:
-            process_times.append(t)
             opened = re.search(r"^open_ms: ([0-9.]+)$", r.stdout, re.M)
             if opened:
                 open_times.append(float(opened.group(1)))
-            ready = re.search(r"^ready_ns: ([0-9]+)$", r.stdout, re.M)
-            if ready:
-                ready_times.append((int(ready.group(1)) - spawned_ns) / 1e6)
+            if launcher:
+                ready = re.search(r"^spawn_ready_ms: ([0-9.]+)$", r.stdout, re.M)
+                if ready:
+                    ready_times.append(float(ready.group(1)))
+                process_times.append(float(
+                    re.search(r"^spawn_exit_ms: ([0-9.]+)$", r.stdout, re.M).group(1)))
+                floor = subprocess.run([str(launcher), str(launcher), "--ready"],
+                                       capture_output=True, text=True, timeout=cfg.run_timeout)
+                m = re.search(r"^spawn_ready_ms: ([0-9.]+)$", floor.stdout, re.M)
+                if m:
+                    floor_times.append(float(m.group(1)))
+            else:
+                process_times.append(t)
+                ready = re.search(r"^ready_ns: ([0-9]+)$", r.stdout, re.M)
+                if ready:
+                    ready_times.append((int(ready.group(1)) - spawned_ns) / 1e6)
         start = time.perf_counter()
         s = ort_session(path, 1)
         t = (time.perf_counter() - start) * 1e3
@@ -463,9 +503,14 @@ def measure_startup(cfg, so, path, result):
         "kiln_process": round(statistics.median(process_times), 2),
         "ort": round(statistics.median(ort_times), 2),
         "ort_min": round(min(ort_times), 2), "ort_max": round(max(ort_times), 2),
-        "runs": cfg.startup_runs}
+        "runs": cfg.startup_runs,
+        "timed_by": "spawn_ready" if launcher else "python"}
     if open_times:
         result["startup_ms"]["kiln_open"] = round(statistics.median(open_times), 3)
+    if floor_times:
+        # A minimal C program's start on this machine: the part of kiln's
+        # figure that any process pays.
+        result["startup_ms"]["process_floor"] = round(statistics.median(floor_times), 3)
 
 
 def measure_latency(cfg, so, path, feeds, input_files, tmp, result):
@@ -626,7 +671,8 @@ def bench_model(cfg: Config, name: str, source) -> dict:
             np.savez(npz, **feeds)
             measure_startup(cfg, so, path, result)
             print(f"  start-up: kiln {result['startup_ms']['kiln']} ms "
-                  f"(kiln_model_open {result['startup_ms'].get('kiln_open')} ms), "
+                  f"(kiln_model_open {result['startup_ms'].get('kiln_open')} ms; "
+                  f"a minimal process {result['startup_ms'].get('process_floor')} ms), "
                   f"onnxruntime {result['startup_ms']['ort']} ms", flush=True)
             measure_latency(cfg, so, path, feeds, input_files, tmp, result)
             measure_rss(cfg, so, path, input_files, npz, result)

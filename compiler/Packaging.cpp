@@ -430,7 +430,9 @@ bool packageModel(const ModelInfo &model, PackageKind kind,
     if (runTool({clang, "--target=" + model.triple, "-shared", "-fuse-ld=lld",
                  "-Wl,--version-script=" + std::string(versionScript),
                  "-Wl,-z,noexecstack", "-o", outputPath.str(),
-                 modelObject.str(), "-lm"},
+                 // libm only where the code calls it (sinf, powf, ...): one
+                 // library fewer for the loader to look up at open.
+                 modelObject.str(), "-Wl,--as-needed", "-lm"},
                 workDir, error))
       return true;
     llvm::Triple triple(model.triple);

@@ -453,6 +453,17 @@ TEST(Open, CpuFeatures) {
   EXPECT_EQ(kiln_cpu_has_feature("avx512f"),
             __builtin_cpu_supports("avx512f") ? 1 : 0);
   EXPECT_EQ(kiln_cpu_has_feature("fma"), __builtin_cpu_supports("fma") ? 1 : 0);
+  // One feature from each cpuid leaf read (1, 7, 7.1, 0x80000001), against
+  // the compiler's own detection.
+  EXPECT_EQ(kiln_cpu_has_feature("f16c"), __builtin_cpu_supports("f16c") ? 1 : 0);
+  EXPECT_EQ(kiln_cpu_has_feature("bmi2"), __builtin_cpu_supports("bmi2") ? 1 : 0);
+  EXPECT_EQ(kiln_cpu_has_feature("avx512bw"),
+            __builtin_cpu_supports("avx512bw") ? 1 : 0);
+  EXPECT_EQ(kiln_cpu_has_feature("avx512vnni"),
+            __builtin_cpu_supports("avx512vnni") ? 1 : 0);
+  EXPECT_EQ(kiln_cpu_has_feature("avx512bf16"),
+            __builtin_cpu_supports("avx512bf16") ? 1 : 0);
+  EXPECT_EQ(kiln_cpu_has_feature("sse4a"), __builtin_cpu_supports("sse4a") ? 1 : 0);
   if (!__builtin_cpu_supports("avx512f")) {
     // This CPU really lacks AVX-512: a model needing it must not open.
     kiln_model_desc desc = *fake_add_descriptor();
