@@ -18,7 +18,7 @@ For each model, in one process, one model at a time:
   2. start-up: kiln = from starting a `kiln-run MODEL.so --inspect` process to its model
      being opened and ready (the time it reports, on the same monotonic clock; its exit is
      left out; timed by bench/spawn_ready.c, a small C launcher, so this process's own
-     state does not count), and in brackets kiln_model_open alone as that process reports it
+     state does not count; all kiln starts, then all session creations), and in brackets kiln_model_open alone as that process reports it
      (in-process, like onnxruntime's figure); onnxruntime = InferenceSession creation in
      this process; median of --startup-runs after one untimed run of each;
   3. latency at each --threads count: after warm-up, --rounds rounds, each one kiln-run
@@ -488,6 +488,11 @@ def measure_startup(cfg, so, path, result):
                 ready = re.search(r"^ready_ns: ([0-9]+)$", r.stdout, re.M)
                 if ready:
                     ready_times.append((int(ready.group(1)) - spawned_ns) / 1e6)
+    # onnxruntime's session creations after kiln's starts, not between them: a
+    # kiln process started right after a session creation (caches full of
+    # onnxruntime's data) took 0.2-0.3 ms longer than one after another kiln
+    # process, which is how onnxruntime's repeated creations are timed.
+    for i in range(cfg.startup_runs + 1):
         start = time.perf_counter()
         s = ort_session(path, 1)
         t = (time.perf_counter() - start) * 1e3
