@@ -456,7 +456,9 @@ def spawn_ready_tool(cfg) -> pathlib.Path | None:
 def measure_startup(cfg, so, path, result):
     process_times, ready_times, open_times, ort_times, floor_times = [], [], [], [], []
     launcher = spawn_ready_tool(cfg)
-    cmd = [str(cfg.kiln_run), str(so), "--inspect"]
+    # One thread, like the onnxruntime session timed below (more threads: each
+    # engine also creates its pool's threads).
+    cmd = [str(cfg.kiln_run), str(so), "--inspect", "--threads", "1"]
     for i in range(cfg.startup_runs + 1):
         if launcher:
             r = subprocess.run([str(launcher), *cmd], capture_output=True, text=True,
