@@ -310,7 +310,7 @@ func.func @conv_prefetch(%i: memref<1x2x2x512xf32>, %o: memref<1x2x2x16xf32>) {
   return
 }
 
-// K > 512: the reduction runs in blocks of 256. All blocks but the last store
+// K > 1024: the reduction runs in blocks of 512. All blocks but the last store
 // partial sums to C (the first starts from the fill, later ones from C); the
 // last block (peeled, here [1024, 1040)) starts from C and stores through the
 // epilogue into its output.
@@ -318,7 +318,7 @@ func.func @conv_prefetch(%i: memref<1x2x2x512xf32>, %o: memref<1x2x2x16xf32>) {
 // CHECK: %[[C:.*]] = memref.alloc() : memref<7x16xf32>
 // CHECK-NOT: linalg.fill
 // CHECK: scf.parallel
-// CHECK: scf.for %[[K0:.*]] = %c0{{.*}} to %c1024{{.*}} step %c256
+// CHECK: scf.for %[[K0:.*]] = %c0{{.*}} to %c1024{{.*}} step %c512
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0
 // CHECK: scf.if %[[FIRST]] -> (vector<8xf32>)
 // CHECK: } else {
