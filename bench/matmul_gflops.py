@@ -12,8 +12,9 @@ It also measures one core's FMA peak with a C loop (12 independent FMA
 accumulators, 16-lane AVX-512 when the compiler targets it, else 8-lane AVX2),
 compiled with clang for the host and run right before and after the MatMul,
 and prints the MatMul's share of it. Cross-check: GHz (from /proc/cpuinfo) x
-FLOP per cycle (2 FMA ports x lanes x 2; AMD Zen 1 splits 256-bit FMAs, so 16
-there).
+FLOP per cycle (2 FMA ports x lanes x 2 on Intel; AMD splits FMAs wider than its
+units: 32 on Zen 4 with AVX-512, 16 on Zen 1 with AVX2), at the nominal clock, which
+boosting cores exceed.
 """
 import argparse
 import os
@@ -167,9 +168,12 @@ def main():
                 return 0
             peak = max(peaks)
             ghz = cpu_ghz()
-            cross = (f"; /proc/cpuinfo says {ghz:.2f} GHz, i.e. {peak / ghz:.1f} FLOP/cycle "
-                     f"(2 ports x {lanes} lanes x 2 = {4 * lanes}; 16 on AMD Zen 1, whose "
-                     f"256-bit FMAs issue as two halves)") if ghz else ""
+            # The nominal clock of a VM's /proc/cpuinfo is below the boost
+            # clock the loop runs at, so FLOP/cycle may come out above these.
+            cross = (f"; /proc/cpuinfo says {ghz:.2f} GHz (nominal; cores boost above it), "
+                     f"i.e. {peak / ghz:.1f} FLOP/cycle (2 ports x {lanes} lanes x 2 = "
+                     f"{4 * lanes} on Intel; 32 on AMD Zen 4, whose 512-bit FMAs issue as two "
+                     f"256-bit halves, 16 on Zen 1, whose 256-bit ones do)") if ghz else ""
             print(f"FMA peak of one core: {peak:.1f} GFLOP/s ({lanes}-lane FMA, 12 chains, "
                   f"best of 7 before and after){cross}")
             print(f"MatMul at {100 * gflops / (peak * args.threads):.0f}% of "
