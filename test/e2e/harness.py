@@ -74,6 +74,25 @@ def timeout_scale() -> float:
     return float(os.environ.get("KILN_E2E_TIMEOUT_SCALE", "1"))
 
 
+def _cpu_flags() -> set[str]:
+    try:
+        line = next(line for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("flags"))
+    except (OSError, StopIteration):
+        return set()
+    return set(line.split(":", 1)[1].split())
+
+
+def host_has_avx512() -> bool:
+    """The features of `--cpu x86-64-v4`."""
+    return {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= _cpu_flags()
+
+
+def host_has_avx2() -> bool:
+    """The vector features of `--cpu x86-64-v3`."""
+    return {"avx2", "fma"} <= _cpu_flags()
+
+
 def default_jobs() -> int:
     env = os.environ.get("KILN_E2E_JOBS")
     if env:

@@ -3,8 +3,6 @@ and the runtime-only runner kiln-run."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import harness
@@ -12,23 +10,6 @@ import models
 from conftest import fail
 
 CASES = {c.name: c for c in models.all_cases()}
-
-
-def host_has_avx512() -> bool:
-    try:
-        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines()
-                     if line.startswith("flags")).split()
-    except (OSError, StopIteration):
-        return False
-    return all(f in flags for f in ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"))
-
-
-def host_has_avx2() -> bool:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return " avx2 " in text and " fma " in text
 
 
 def _spec(case_name: str, extra_args=()) -> harness.CompileSpec:
@@ -58,7 +39,8 @@ CPU_SPECS = {cpu: _spec("small_cnn", ("--cpu", cpu)) for cpu in ("native", "x86-
     pytest.param("x86-64-v4", marks=pytest.mark.compiles(CPU_SPECS["x86-64-v4"].key)),
 ])
 def test_cpu_level(cpu, compile_cache, tmp_path):
-    runnable = {"x86-64-v4": host_has_avx512, "x86-64-v3": host_has_avx2}.get(cpu, lambda: True)
+    runnable = {"x86-64-v4": harness.host_has_avx512,
+                "x86-64-v3": harness.host_has_avx2}.get(cpu, lambda: True)
     if not runnable():
         # It must still compile here; it just cannot run on this CPU.
         compiled = compile_cache.get(CPU_SPECS[cpu])
