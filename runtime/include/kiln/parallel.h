@@ -9,8 +9,9 @@
  *  1. kiln_parallel_for(): an ordinary function of the runtime library. A model
  *     linked statically into a program resolves it at link time. A model .so
  *     opened with dlopen can only resolve it if the host program exports it
- *     (linked with -rdynamic / ENABLE_EXPORTS, as kiln-run is); a host that
- *     does not export it makes dlopen fail with "undefined symbol".
+ *     (linked with -rdynamic / ENABLE_EXPORTS, or on Linux with
+ *     -Wl,--export-dynamic-symbol=kiln_* as kiln-run is); a host that does
+ *     not export it makes dlopen fail with "undefined symbol".
  *  2. kiln_exec_parallel_for() below: a static inline call through the function
  *     pointer at the start of every kiln_exec_context (kiln_exec_context_header).
  *     It needs no symbol from the host, so it works in every host. Generated
