@@ -18,9 +18,10 @@ For each model, in one process, one model at a time:
   2. start-up: kiln = from starting a `kiln-run MODEL.so --inspect` process to its model
      being opened and ready (the time it reports, on the same monotonic clock; its exit is
      left out; timed by bench/spawn_ready.c, a small C launcher, so this process's own
-     state does not count; all kiln starts, then all session creations), and in brackets kiln_model_open alone as that process reports it
-     (in-process, like onnxruntime's figure); onnxruntime = InferenceSession creation in
-     this process; median of --startup-runs after one untimed run of each;
+     state does not count; all kiln starts, then all session creations; one thread), and
+     in brackets kiln_model_open alone as that process reports it (in-process, like
+     onnxruntime's figure); onnxruntime = InferenceSession creation in this process;
+     median of --startup-runs after one untimed run of each;
   3. latency at each --threads count: after warm-up, --rounds rounds, each one kiln-run
      process (one warm-up run, then --repeat timed runs, outputs written) followed by the
      same number of timed onnxruntime runs on the same inputs; the round's kiln outputs are
@@ -431,65 +432,46 @@ def load_kiln_outputs(out_dir: pathlib.Path, names: list[str]) -> dict:
     return res
 
 
-_SPAWN_READY: list = []  # [path or None] once built
-
-
-def spawn_ready_tool(cfg) -> pathlib.Path | None:
-    """bench/spawn_ready.c built once per run (None if no C compiler works): it
+def spawn_ready_tool(cfg) -> pathlib.Path:
+    """bench/spawn_ready.c, built once (its name carries the source's hash): it
     times process start to model ready from a small process of its own."""
-    if not _SPAWN_READY:
-        src = HERE / "spawn_ready.c"
-        tool = cfg.work / f"spawn_ready-{hashlib.sha256(src.read_bytes()).hexdigest()[:12]}"
-        if not tool.exists():
-            cc = shutil.which("clang-22") or shutil.which("clang") or shutil.which("cc")
-            cfg.work.mkdir(parents=True, exist_ok=True)
-            ok = cc and subprocess.run([cc, "-O2", str(src), "-o", str(tool)],
-                                       capture_output=True).returncode == 0
-            if not ok:
-                print("  note: bench/spawn_ready.c did not build; start-up is timed from Python",
-                      flush=True)
-                tool = None
-        _SPAWN_READY.append(tool)
-    return _SPAWN_READY[0]
+    src = HERE / "spawn_ready.c"
+    tool = cfg.work / f"spawn_ready-{hashlib.sha256(src.read_bytes()).hexdigest()[:12]}"
+    if not tool.exists():
+        cc = shutil.which("clang-22") or shutil.which("clang") or shutil.which("cc")
+        if not cc:
+            raise StageError("startup", "no C compiler (clang-22, clang or cc) to build "
+                             f"{src}: run scripts/setup.sh")
+        cfg.work.mkdir(parents=True, exist_ok=True)
+        cmd = [cc, "-O2", str(src), "-o", str(tool)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise StageError("startup", tail(r.stderr), cmd)
+    return tool
 
 
 def measure_startup(cfg, so, path, result):
-    process_times, ready_times, open_times, ort_times, floor_times = [], [], [], [], []
-    launcher = spawn_ready_tool(cfg)
+    ready_times, process_times, open_times, floor_times, ort_times = [], [], [], [], []
+    launcher = str(spawn_ready_tool(cfg))
+
+    def spawn(cmd):
+        r = subprocess.run([launcher, *cmd], capture_output=True, text=True,
+                           timeout=cfg.run_timeout)
+        if r.returncode != 0:
+            raise StageError("startup", tail(r.stderr), cmd)
+        return {k: float(v) for k, v in re.findall(r"^(\w+_ms): ([0-9.]+)$", r.stdout, re.M)}
+
     # One thread, like the onnxruntime session timed below (more threads: each
     # engine also creates its pool's threads).
     cmd = [str(cfg.kiln_run), str(so), "--inspect", "--threads", "1"]
     for i in range(cfg.startup_runs + 1):
-        if launcher:
-            r = subprocess.run([str(launcher), *cmd], capture_output=True, text=True,
-                               timeout=cfg.run_timeout)
-        else:
-            spawned_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, like kiln-run's ready_ns
-            start = time.perf_counter()
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=cfg.run_timeout)
-            t = (time.perf_counter() - start) * 1e3
-        if r.returncode != 0:
-            raise StageError("startup", tail(r.stderr), cmd)
+        times = spawn(cmd)
+        floor = spawn([launcher, "--ready"])  # a minimal C program's start
         if i:
-            opened = re.search(r"^open_ms: ([0-9.]+)$", r.stdout, re.M)
-            if opened:
-                open_times.append(float(opened.group(1)))
-            if launcher:
-                ready = re.search(r"^spawn_ready_ms: ([0-9.]+)$", r.stdout, re.M)
-                if ready:
-                    ready_times.append(float(ready.group(1)))
-                process_times.append(float(
-                    re.search(r"^spawn_exit_ms: ([0-9.]+)$", r.stdout, re.M).group(1)))
-                floor = subprocess.run([str(launcher), str(launcher), "--ready"],
-                                       capture_output=True, text=True, timeout=cfg.run_timeout)
-                m = re.search(r"^spawn_ready_ms: ([0-9.]+)$", floor.stdout, re.M)
-                if m:
-                    floor_times.append(float(m.group(1)))
-            else:
-                process_times.append(t)
-                ready = re.search(r"^ready_ns: ([0-9]+)$", r.stdout, re.M)
-                if ready:
-                    ready_times.append((int(ready.group(1)) - spawned_ns) / 1e6)
+            ready_times.append(times["spawn_ready_ms"])
+            process_times.append(times["spawn_exit_ms"])
+            open_times.append(times["open_ms"])
+            floor_times.append(floor["spawn_ready_ms"])
     # onnxruntime's session creations after kiln's starts, not between them: a
     # kiln process started right after a session creation (caches full of
     # onnxruntime's data) took 0.2-0.3 ms longer than one after another kiln
@@ -501,23 +483,16 @@ def measure_startup(cfg, so, path, result):
         del s
         if i:
             ort_times.append(t)
-    # kiln: process start to model ready (the process's exit left out) where
-    # kiln-run reports when it was ready, else the whole process.
-    kiln_times = ready_times or process_times
     result["startup_ms"] = {
-        "kiln": round(statistics.median(kiln_times), 2),
-        "kiln_min": round(min(kiln_times), 2), "kiln_max": round(max(kiln_times), 2),
+        "kiln": round(statistics.median(ready_times), 2),
+        "kiln_min": round(min(ready_times), 2), "kiln_max": round(max(ready_times), 2),
         "kiln_process": round(statistics.median(process_times), 2),
+        "kiln_open": round(statistics.median(open_times), 3),
+        # The part of kiln's figure that any process pays on this machine.
+        "process_floor": round(statistics.median(floor_times), 3),
         "ort": round(statistics.median(ort_times), 2),
         "ort_min": round(min(ort_times), 2), "ort_max": round(max(ort_times), 2),
-        "runs": cfg.startup_runs,
-        "timed_by": "spawn_ready" if launcher else "python"}
-    if open_times:
-        result["startup_ms"]["kiln_open"] = round(statistics.median(open_times), 3)
-    if floor_times:
-        # A minimal C program's start on this machine: the part of kiln's
-        # figure that any process pays.
-        result["startup_ms"]["process_floor"] = round(statistics.median(floor_times), 3)
+        "runs": cfg.startup_runs}
 
 
 def measure_latency(cfg, so, path, feeds, input_files, tmp, result):
