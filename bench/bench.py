@@ -36,6 +36,7 @@ Writes results.json, results.md and ratios.png (kiln/onnxruntime latency) to --o
 from __future__ import annotations
 
 import argparse
+import copy
 import datetime
 import hashlib
 import json
@@ -180,6 +181,15 @@ class Config:
         self.compile_only = args.compile_only
         self.seed = args.seed
         self.chart = not args.no_chart
+        # Another kiln build (e.g. main before a change) timed in the same rounds.
+        self.baseline = None
+        if getattr(args, "baseline_build", None):
+            base = copy.copy(self)
+            base.build = pathlib.Path(args.baseline_build).resolve()
+            base.kiln = base.build / "bin" / "kiln"
+            base.kiln_run = base.build / "bin" / "kiln-run"
+            base.baseline = None
+            self.baseline = base
 
 
 def machine_info() -> dict:
@@ -495,7 +505,7 @@ def measure_startup(cfg, so, path, result):
         "runs": cfg.startup_runs}
 
 
-def measure_latency(cfg, so, path, feeds, input_files, tmp, result):
+def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None):
     names = None
     result["latency"] = {}
     for threads in cfg.threads:
@@ -528,6 +538,18 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result):
                 raise StageError("run", "no latency line in kiln-run's output:\n" + tail(r.stdout), cmd)
             k_med, k_min, k_max = (float(m.group(i)) for i in (1, 2, 3))
             kiln_threads = int(m.group(5))
+            base_round = None
+            if base_so is not None:
+                base_dir = tmp / f"base-t{threads}-r{rnd}"
+                bcmd = (kiln_run_cmd(cfg.baseline, base_so, input_files, threads)
+                        + ["--repeat", str(repeat), "--output-dir", str(base_dir)])
+                br = subprocess.run(bcmd, capture_output=True, text=True, timeout=cfg.run_timeout)
+                if br.returncode != 0:
+                    raise StageError("run (baseline)", tail(br.stderr), bcmd)
+                bm = LAT_RE.search(br.stdout)
+                if not bm:
+                    raise StageError("run (baseline)", "no latency line:\n" + tail(br.stdout), bcmd)
+                base_round = (float(bm.group(1)), base_dir)
             times = []
             expected = None
             sess.run(None, feeds)  # one untimed run per round, as kiln-run does
@@ -539,6 +561,10 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result):
             rounds.append({"kiln_median": k_med, "kiln_min": k_min, "kiln_max": k_max,
                            "ort_median": statistics.median(times), "ort_min": min(times),
                            "ort_max": max(times), **cmp})
+            if base_round is not None:
+                bcmp = compare(load_kiln_outputs(base_round[1], names), names, expected)
+                rounds[-1].update(base_median=base_round[0], base_match=bcmp["match"])
+                shutil.rmtree(base_round[1], ignore_errors=True)
             shutil.rmtree(out_dir, ignore_errors=True)
         del sess
         k = statistics.median(r_["kiln_median"] for r_ in rounds)
@@ -563,6 +589,15 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result):
             "max_rel_err": max(r_["max_rel_err"] for r_ in rounds),
             "ort_max_abs": max(r_["ort_max_abs"] for r_ in rounds),
         }
+        if base_so is not None:
+            # kiln / baseline kiln: each round's two kiln-run processes ran back to back.
+            base_ratios = [r_["kiln_median"] / r_["base_median"] for r_ in rounds]
+            both = matched and all(r_["base_match"] for r_ in rounds)
+            entry["baseline"] = {
+                "ms": statistics.median(r_["base_median"] for r_ in rounds),
+                "matched": all(r_["base_match"] for r_ in rounds),
+                "round_ratios": [round(x, 3) for x in base_ratios],
+                "ratio": round(statistics.median(base_ratios), 3) if both else None}
         problems = sorted({p for r_ in rounds for p in r_["problems"]})
         if problems:
             entry["problems"] = problems
@@ -570,6 +605,11 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result):
         print(f"  {threads} thread(s): kiln {ms(k)} ms, onnxruntime {ms(o)} ms, "
               f"{'ratio %.2f' % ratio if matched else 'OUTPUTS DIFFER: no ratio'} "
               f"({cfg.rounds} rounds x {repeat} runs)", flush=True)
+        if "baseline" in entry:
+            b = entry["baseline"]
+            print(f"    baseline kiln {ms(b['ms'])} ms: kiln / baseline "
+                  f"{'%.3f' % b['ratio'] if b['ratio'] is not None else 'OUTPUTS DIFFER'}",
+                  flush=True)
     lat = result["latency"].values()
     result["max_abs_err"] = max(e["max_abs_err"] for e in lat)
     result["max_rel_err"] = max(e["max_rel_err"] for e in lat)
@@ -636,6 +676,16 @@ def bench_model(cfg: Config, name: str, source) -> dict:
         result["artifact_mb"] = round(so.stat().st_size / 1e6, 2)
         print(f"  compiled in {comp['seconds']} s{' (cached)' if comp['cached'] else ''}, "
               f"{result['artifact_mb']} MB", flush=True)
+        base_so = None
+        if cfg.baseline is not None:
+            bcomp = compile_model(cfg.baseline, name, path, digest)
+            result["baseline_compile"] = {k: bcomp.get(k) for k in
+                                          ("ok", "seconds", "peak_rss_mb", "cached") if k in bcomp}
+            if not bcomp["ok"]:
+                raise StageError("compile (baseline)", bcomp.get("error", "failed"), bcomp["command"])
+            base_so = pathlib.Path(bcomp["command"][bcomp["command"].index("-o") + 1])
+            print(f"  baseline compiled in {bcomp['seconds']} s"
+                  f"{' (cached)' if bcomp['cached'] else ''}", flush=True)
         if cfg.compile_only:
             result["ok"] = True
             return result
@@ -656,7 +706,7 @@ def bench_model(cfg: Config, name: str, source) -> dict:
                   f"(kiln_model_open {result['startup_ms'].get('kiln_open')} ms; "
                   f"a minimal process {result['startup_ms'].get('process_floor')} ms), "
                   f"onnxruntime {result['startup_ms']['ort']} ms", flush=True)
-            measure_latency(cfg, so, path, feeds, input_files, tmp, result)
+            measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so)
             measure_rss(cfg, so, path, input_files, npz, result)
             r = result["peak_rss_mb"]
             print(f"  peak RSS: kiln {r['kiln']} MB (net {r['kiln_net']}), "
@@ -772,7 +822,34 @@ def report_markdown(doc: dict) -> str:
             f"timed runs) in ms; ratio = kiln / onnxruntime: median over rounds of the kiln round "
             f"median / the onnxruntime round median right after it (min-max over rounds), only "
             f"when the outputs of every round matched (rtol {RTOL}, atol {ATOL}).\n\n")
-    return text + markdown_table(doc["results"], threads)
+    text += markdown_table(doc["results"], threads)
+    if any("baseline_compile" in r for r in doc["results"]):
+        text += "\n" + baseline_table(doc["results"], threads)
+    return text
+
+
+def baseline_table(results: list[dict], threads: list[int]) -> str:
+    """kiln against the --baseline-build kiln, timed in the same rounds."""
+    head = ["model", "compile s kiln / baseline"]
+    for t in threads:
+        head += [f"kiln / baseline {t}t ms", f"ratio {t}t"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in results:
+        b = r.get("baseline_compile")
+        if not r.get("ok") or not b:
+            continue
+        cells = [r["model"], f"{fmt(r.get('compile_s'), 1)} / {fmt(b.get('seconds'), 1)}"]
+        for t in threads:
+            e = r.get("latency", {}).get(str(t), {}).get("baseline")
+            if not e:
+                cells += ["-", "-"]
+                continue
+            ratio = ("outputs differ" if e["ratio"] is None else
+                     f"{e['ratio']:.3f} ({min(e['round_ratios']):.3f}-{max(e['round_ratios']):.3f})")
+            cells += [f"{ms(r['latency'][str(t)]['kiln_ms'])} / {ms(e['ms'])}", ratio]
+        lines.append("| " + " | ".join(cells) + " |")
+    return ("kiln / baseline kiln (--baseline-build): median over rounds of the two kiln-run "
+            "round medians, run back to back.\n\n" + "\n".join(lines) + "\n")
 
 
 def draw_chart(cfg: Config, json_path: pathlib.Path, png: pathlib.Path) -> str:
@@ -869,6 +946,10 @@ def main(argv=None) -> int:
     p.add_argument("--work", default=os.environ.get("KILN_BENCH_WORK", str(HERE / "_work")),
                    help="exported models and compile cache (default bench/_work)")
     p.add_argument("--build", default=None, help="kiln build folder (default $KILN_BUILD_DIR or build)")
+    p.add_argument("--baseline-build", default=None, metavar="DIR",
+                   help="another kiln build folder (e.g. main before a change): each model is "
+                   "also compiled with it and timed in the same rounds, right after kiln; "
+                   "reports kiln / baseline per thread count")
     p.add_argument("--models-dir", default=None, help="shared models (default $KILN_MODELS_DIR or ../shared/models)")
     p.add_argument("--threads", default="1,2", help="thread counts (default 1,2)")
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per thread count (default 7)")
@@ -924,6 +1005,12 @@ def main(argv=None) -> int:
             print(f"bench.py: {tool} not found: build kiln first (scripts/setup.sh)", file=sys.stderr)
             return 2
     snapshot_tools(cfg)
+    if cfg.baseline is not None:
+        for tool in (cfg.baseline.kiln, cfg.baseline.kiln_run):
+            if not tool.is_file():
+                print(f"bench.py: {tool} not found (--baseline-build)", file=sys.stderr)
+                return 2
+        snapshot_tools(cfg.baseline)
     out = pathlib.Path(args.out)
     doc = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "machine": machine_info(), "loadavg_start": loadavg(),
