@@ -9,11 +9,13 @@
  *           stages the sums in bytes [128, 152)
  *   checks  a[0] == -1000 -> returns 1, a[0] == -2000 -> returns 2,
  *           a[0] == -3000 -> returns 7 (a bad status: no such check message)
+ *   gate    a[0] == -5000 -> waits for fake_add_gate_open (see below)
  *
  * Build knobs: FAKE_ABI_VERSION (default KILN_MODEL_ABI_VERSION);
  * FAKE_STATIC_ONLY omits the fixed-name `kiln_model_descriptor`, as in a
  * static-library build of a model; FAKE_USE_SYMBOL calls the runtime's
  * kiln_parallel_for symbol instead of the context's function pointer. */
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -41,6 +43,11 @@ static const char *const kCheckMessages[] = {
     "node 'Div_1' (Div, opset 14): integer division by zero",
 };
 
+/* A run with a[0] == -5000 sets `entered` and waits until `open` is set: lets
+ * the tests hold a run in progress. */
+EXPORT int fake_add_gate_entered;
+EXPORT int fake_add_gate_open;
+
 typedef struct add_closure {
   const float *a, *b;
   float *sum;
@@ -63,6 +70,11 @@ static kiln_model_status fake_add_main(void *const *inputs,
     return 2;
   if (a[0] == -3000.0f)
     return 7;
+  if (a[0] == -5000.0f) { /* hold the run until the test opens the gate */
+    __atomic_store_n(&fake_add_gate_entered, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&fake_add_gate_open, __ATOMIC_ACQUIRE))
+      ;
+  }
   if (!scratch || ((uintptr_t)scratch % 64) != 0)
     return 7;
   memset(scratch, 0xAB, 256);
@@ -75,6 +87,7 @@ static kiln_model_status fake_add_main(void *const *inputs,
 #else
   kiln_exec_parallel_for(context, 6, add_body, &c);
 #endif
+  sched_yield(); /* widens the window in which a shared arena would show */
   float *sum = (float *)outputs[0];
   int64_t positive = 0;
   for (int i = 0; i < 6; ++i) {
