@@ -69,6 +69,13 @@ KILN_INTERNAL kiln_status kiln_thread_pool_create(int32_t num_threads,
 KILN_INTERNAL void kiln_thread_pool_destroy(kiln_thread_pool *pool);
 KILN_INTERNAL kiln_exec_context *
 kiln_thread_pool_context(kiln_thread_pool *pool);
+/* kiln_parallel_for on `pool`, without going through its context header.
+ * Any number of threads may call it at once: while one thread's loop runs on
+ * the pool, the others run theirs on their own thread. */
+KILN_INTERNAL void kiln_thread_pool_parallel_for(kiln_thread_pool *pool,
+                                                 int64_t n,
+                                                 kiln_parallel_body_fn body,
+                                                 void *closure);
 /* CPUs this process may run on (sched_getaffinity, else sysconf), >= 1. */
 KILN_INTERNAL int32_t kiln_available_cpus(void);
 

@@ -153,8 +153,7 @@ static void kiln_run_context_parallel_for(kiln_exec_context *context, int64_t n,
                                           kiln_parallel_body_fn body,
                                           void *closure) {
   kiln_run_context *rc = (kiln_run_context *)(void *)context;
-  kiln_exec_parallel_for(kiln_thread_pool_context(rc->model->pool), n, body,
-                         closure);
+  kiln_thread_pool_parallel_for(rc->model->pool, n, body, closure);
 }
 
 static void kiln_context_free(kiln_run_context *rc) {
