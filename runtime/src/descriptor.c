@@ -180,6 +180,12 @@ static kiln_status kiln_check_executables(const kiln_model_desc *desc,
                               "host executable %u needs exactly one entry "
                               "function, has %s",
                               (unsigned)e, x->entry ? "two" : "none");
+      if ((x->dynamic_entry != NULL) != (desc->num_symbols > 0))
+        return KILN_MALFORMED(name,
+                              "host executable %u has a %s entry, but the "
+                              "model has %u symbols",
+                              (unsigned)e, x->entry ? "static" : "dynamic",
+                              (unsigned)desc->num_symbols);
       if (x->data || x->size || x->num_kernels)
         return KILN_MALFORMED(name, "host executable %u has device code",
                               (unsigned)e);

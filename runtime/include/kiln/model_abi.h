@@ -187,8 +187,8 @@ typedef struct kiln_executable_desc {
   /* What the code was built for: HOST: the target triple; SPIRV: the Vulkan
    * environment ("vulkan1.3"); PTX/CUBIN: "sm_80"; HSACO: "gfx90a". */
   const char *target;
-  /* HOST: exactly one of the two is set (entry for static shapes); device
-   * formats: both NULL. */
+  /* HOST: exactly one of the two is set: `dynamic_entry` when the model has
+   * symbols, else `entry`. Device formats: both NULL. */
   kiln_entry_fn entry;
   kiln_dynamic_entry_fn dynamic_entry;
   /* Device formats: the module's `size` bytes; HOST: NULL and 0. */

@@ -551,6 +551,15 @@ TEST(Open, MalformedDescriptor) {
                      uint64_t *) -> kiln_model_status { return 0; };
   EXPECT_EQ(open(desc), bad + "2 inputs but no input array");
   desc.inputs = inputs;
+  EXPECT_EQ(open(desc), bad + "host executable 0 has a static entry, but the "
+                              "model has 1 symbols");
+  kiln_executable_desc dynamic = base.executables[0];
+  dynamic.entry = nullptr;
+  dynamic.dynamic_entry = [](const int64_t *, void *const *, void *const *,
+                             void *, kiln_exec_context *) -> kiln_model_status {
+    return 0;
+  };
+  desc.executables = &dynamic;
   // Well formed, but shapes known only at run time cannot run yet.
   EXPECT_EQ(open(desc),
             "UNSUPPORTED: model 'fake_add' has symbolic dims ('batch'): shapes "
