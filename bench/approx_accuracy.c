@@ -19,7 +19,12 @@ int main(int argc, char **argv) {
   void *h = dlopen(argv[1], RTLD_NOW); if (!h) { puts(dlerror()); return 1; }
   const kiln_model_desc *d = ((kiln_descriptor_fn)dlsym(h, KILN_DESCRIPTOR_SYMBOL))();
   float *x = malloc(N * 4), *o[4]; for (int i = 0; i < 4; ++i) o[i] = malloc(N * 4);
-  void *scratch = malloc(d->scratch_size + 64);
+  if (d->abi_version != KILN_MODEL_ABI_VERSION) { printf("model ABI version %u, expected %u\n", d->abi_version, KILN_MODEL_ABI_VERSION); return 1; }
+  kiln_entry_fn entry = d->executables[d->entry_executable].entry;
+  uint64_t scratch_size = 0;
+  for (uint32_t m = 0; m < d->num_memory_needs; ++m)
+    if (d->memory_needs[m].kind == KILN_MEMORY_HOST_SCRATCH) scratch_size = d->memory_needs[m].size;
+  void *scratch = aligned_alloc(64, (scratch_size + 64) / 64 * 64);
   const char *names[4] = {"exp", "erf", "tanh", "log"};
   double maxulp[4] = {0}, maxrel[4] = {0}, worstx[4] = {0}, flushabs[4] = {0};
   long special_bad[4] = {0};
@@ -28,7 +33,7 @@ int main(int argc, char **argv) {
     size_t n = total - start < N ? total - start : N;
     for (size_t i = 0; i < N; ++i) x[i] = bits2f((uint32_t)(((start + (i < n ? i : 0)) * step) + (step > 1 ? 7 : 0)));
     void *ins[1] = {x}; void *outs[4] = {o[0], o[1], o[2], o[3]};
-    d->run(ins, outs, scratch, NULL);
+    entry(ins, outs, scratch, NULL);
     for (size_t i = 0; i < n; ++i) {
       double xi = x[i];
       double ref[4] = {exp(xi), erf(xi), tanh(xi), log(xi)};

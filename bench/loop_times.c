@@ -114,6 +114,17 @@ int main(int argc, char **argv) {
     return 1;
   }
   const kiln_model_desc *d = get();
+  if (d->abi_version != KILN_MODEL_ABI_VERSION || d->entry_executable >= d->num_executables ||
+      !d->executables[d->entry_executable].entry) {
+    fprintf(stderr, "loop_times: %s: model ABI version %u (expected %u) or no static host entry\n",
+            argv[1], d->abi_version, KILN_MODEL_ABI_VERSION);
+    return 1;
+  }
+  kiln_entry_fn entry = d->executables[d->entry_executable].entry;
+  uint64_t scratch_size = 0;
+  for (uint32_t m = 0; m < d->num_memory_needs; ++m)
+    if (d->memory_needs[m].kind == KILN_MEMORY_HOST_SCRATCH)
+      scratch_size = d->memory_needs[m].size;
   void **inputs = calloc(d->num_inputs + 1, sizeof(void *));
   void **outputs = calloc(d->num_outputs + 1, sizeof(void *));
   for (uint32_t i = 0; i < d->num_inputs; ++i)
@@ -121,7 +132,7 @@ int main(int argc, char **argv) {
   for (uint32_t i = 0; i < d->num_outputs; ++i)
     outputs[i] = make_buffer(&d->outputs[i], 0);
   void *scratch = NULL;
-  if (d->scratch_size && posix_memalign(&scratch, 1 << 21, d->scratch_size))
+  if (scratch_size && posix_memalign(&scratch, 1 << 21, scratch_size))
     return 1;
 
   kiln_thread_pool *pool = NULL;
@@ -142,7 +153,7 @@ int main(int argc, char **argv) {
     loop_index = 0;
     last_end = 0;
     double start = now_ns();
-    kiln_model_status s = d->run(inputs, outputs, scratch, (kiln_exec_context *)&context);
+    kiln_model_status s = entry(inputs, outputs, scratch, (kiln_exec_context *)&context);
     if (s) {
       fprintf(stderr, "loop_times: run failed with check %d\n", (int)s);
       return 1;

@@ -2,6 +2,8 @@
 
 #include "compiler/Packaging.h"
 
+#include "runtime/include/kiln/model_abi.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -135,84 +137,33 @@ std::string entryParameters(const ModelInfo &model, bool named) {
 /// C type of one element, for the header (16-bit floats as their bits).
 const char *elementCType(int32_t dtype) {
   switch (dtype) {
-  case 1:
-    return "float";
-  case 2:
-  case 9:
-    return "uint8_t";
-  case 3:
-    return "int8_t";
-  case 4:
-  case 10:
-  case 16:
-    return "uint16_t";
-  case 5:
-    return "int16_t";
-  case 6:
-    return "int32_t";
-  case 7:
-    return "int64_t";
-  case 11:
-    return "double";
-  case 12:
-    return "uint32_t";
-  case 13:
-    return "uint64_t";
+#define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
+  case ID:                                                                     \
+    return #CTYPE;
+    KILN_DTYPE_TABLE(KILN_X)
+#undef KILN_X
   }
   return "uint8_t";
 }
 
 const char *dtypeEnumName(int32_t dtype) {
   switch (dtype) {
-  case 1:
-    return "KILN_DTYPE_FLOAT32";
-  case 2:
-    return "KILN_DTYPE_UINT8";
-  case 3:
-    return "KILN_DTYPE_INT8";
-  case 4:
-    return "KILN_DTYPE_UINT16";
-  case 5:
-    return "KILN_DTYPE_INT16";
-  case 6:
-    return "KILN_DTYPE_INT32";
-  case 7:
-    return "KILN_DTYPE_INT64";
-  case 9:
-    return "KILN_DTYPE_BOOL";
-  case 10:
-    return "KILN_DTYPE_FLOAT16";
-  case 11:
-    return "KILN_DTYPE_FLOAT64";
-  case 12:
-    return "KILN_DTYPE_UINT32";
-  case 13:
-    return "KILN_DTYPE_UINT64";
-  case 16:
-    return "KILN_DTYPE_BFLOAT16";
+#define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
+  case ID:                                                                     \
+    return "KILN_DTYPE_" #NAME;
+    KILN_DTYPE_TABLE(KILN_X)
+#undef KILN_X
   }
   return "KILN_DTYPE_UNDEFINED";
 }
 
 size_t elementSize(int32_t dtype) {
   switch (dtype) {
-  case 2:
-  case 3:
-  case 9:
-    return 1;
-  case 4:
-  case 5:
-  case 10:
-  case 16:
-    return 2;
-  case 1:
-  case 6:
-  case 12:
-    return 4;
-  case 7:
-  case 11:
-  case 13:
-    return 8;
+#define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
+  case ID:                                                                     \
+    return BYTES;
+    KILN_DTYPE_TABLE(KILN_X)
+#undef KILN_X
   }
   return 0;
 }
@@ -290,18 +241,29 @@ std::string generateDescriptorSource(const ModelInfo &model,
   for (size_t i = 0; i < model.outputs.size(); ++i)
     os << "outputs[" << i << "], ";
   os << "&status, scratch, context);\n  return status;\n}\n\n";
+  // One host executable (the adapter above) and one host-scratch memory
+  // need; no symbols, no shape function, no device code (model_abi.h).
+  os << "static const kiln_executable_desc kiln_executables[] = {\n"
+     << "  {KILN_EXECUTABLE_HOST, 0, " << cString(model.triple)
+     << ", kiln_run, 0, 0, 0, 0, 0},\n};\n\n"
+     << "static const kiln_memory_need kiln_memory[] = {\n"
+     << "  {KILN_MEMORY_HOST_SCRATCH, 0, " << model.scratchSize << "ull, "
+     << model.scratchAlignment << ", 0},\n};\n\n";
   os << "static const kiln_model_desc kiln_descriptor = {\n"
-     << "  KILN_MODEL_ABI_VERSION,\n"
-     << "  " << cString(p) << ",\n"
-     << "  " << cString(model.producer) << ",\n"
-     << "  " << cString(model.triple) << ",\n"
-     << "  " << cString(model.cpu) << ",\n"
-     << "  " << cString(model.runtimeFeatures) << ",\n"
-     << "  " << model.inputs.size() << ", " << model.outputs.size() << ",\n"
-     << "  kiln_inputs, kiln_outputs,\n"
-     << "  " << model.scratchSize << "ull,\n"
-     << "  " << model.checkMessages.size() << ", kiln_checks,\n"
-     << "  kiln_run,\n};\n\n";
+     << "  .abi_version = KILN_MODEL_ABI_VERSION,\n"
+     << "  .name = " << cString(p) << ",\n"
+     << "  .producer = " << cString(model.producer) << ",\n"
+     << "  .target_triple = " << cString(model.triple) << ",\n"
+     << "  .cpu = " << cString(model.cpu) << ",\n"
+     << "  .cpu_features = " << cString(model.runtimeFeatures) << ",\n"
+     << "  .num_inputs = " << model.inputs.size()
+     << ", .num_outputs = " << model.outputs.size() << ",\n"
+     << "  .inputs = kiln_inputs, .outputs = kiln_outputs,\n"
+     << "  .num_executables = 1, .executables = kiln_executables,\n"
+     << "  .entry_executable = 0,\n"
+     << "  .num_memory_needs = 1, .memory_needs = kiln_memory,\n"
+     << "  .num_check_messages = " << model.checkMessages.size()
+     << ", .check_messages = kiln_checks,\n};\n\n";
   os << "__attribute__((visibility(\"default\")))\n"
      << "const kiln_model_desc *" << p
      << "_descriptor(void) { return &kiln_descriptor; }\n";

@@ -35,6 +35,8 @@ struct ModelInfo {
   std::vector<std::string> checkMessages;
   /// Bytes of the scratch arena the entry needs (kiln-plan-memory).
   uint64_t scratchSize = 0;
+  /// Alignment the entry assumes of the arena's base (a power of two).
+  uint64_t scratchAlignment = 64;
 };
 
 /// Turns `name` into a valid C identifier (used for symbol prefixes).

@@ -45,6 +45,21 @@ KILN_INTERNAL kiln_status kiln_strbuf_to_status(kiln_strbuf *buf,
                                                 kiln_status_code_t code);
 KILN_INTERNAL void kiln_strbuf_free(kiln_strbuf *buf);
 
+/* descriptor.c */
+#define KILN_ALIGNMENT 64                /* the least alignment the runtime gives */
+#define KILN_HUGE_PAGE ((size_t)2 << 20) /* arenas from this size up use THP */
+/* Checks the ABI version, the structure, what this runtime can run and the
+ * CPU features; NULL when the model can open. */
+KILN_INTERNAL kiln_status kiln_check_descriptor(const kiln_model_desc *desc);
+/* The model's host-scratch memory need, or NULL. */
+KILN_INTERNAL const kiln_memory_need *
+kiln_host_scratch_need(const kiln_model_desc *desc);
+/* "host", "spirv", ... / "host-scratch", ...; NULL for an unknown value. */
+KILN_INTERNAL const char *kiln_executable_format_name(uint32_t format);
+KILN_INTERNAL const char *kiln_memory_kind_name(uint32_t kind);
+/* model.c: whether a static tensor's byte size fits in size_t. */
+KILN_INTERNAL int kiln_tensor_desc_fits(const kiln_tensor_desc *t);
+
 /* thread_pool.c: a pool of `num_threads - 1` workers plus the caller. It is
  * also the kiln_exec_context handed to entry functions (it starts with a
  * kiln_exec_context_header). */
@@ -54,6 +69,13 @@ KILN_INTERNAL kiln_status kiln_thread_pool_create(int32_t num_threads,
 KILN_INTERNAL void kiln_thread_pool_destroy(kiln_thread_pool *pool);
 KILN_INTERNAL kiln_exec_context *
 kiln_thread_pool_context(kiln_thread_pool *pool);
+/* kiln_parallel_for on `pool`, without going through its context header.
+ * Any number of threads may call it at once: while one thread's loop runs on
+ * the pool, the others run theirs on their own thread. */
+KILN_INTERNAL void kiln_thread_pool_parallel_for(kiln_thread_pool *pool,
+                                                 int64_t n,
+                                                 kiln_parallel_body_fn body,
+                                                 void *closure);
 /* CPUs this process may run on (sched_getaffinity, else sysconf), >= 1. */
 KILN_INTERNAL int32_t kiln_available_cpus(void);
 

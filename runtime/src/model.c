@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,84 +14,41 @@
 
 #include "internal.h"
 
-#define KILN_ALIGNMENT 64
-
+/* What one opened model shares between its runs: the loaded code and
+ * weights (the library), the descriptor, the thread pool, and the run
+ * contexts kiln_model_run() takes and gives back. */
 struct kiln_model {
   const kiln_model_desc *desc;
   void *library; /* dlopen handle, or NULL for kiln_model_open_descriptor */
   kiln_thread_pool *pool;
+  kiln_entry_fn entry;   /* the host executable's entry */
+  uint64_t scratch_size; /* the host-scratch need (0 when none) */
+  size_t scratch_align;  /* at least KILN_ALIGNMENT */
+  void *caller_scratch;  /* options.scratch, or NULL */
+
+  pthread_mutex_t lock;    /* guards the two fields below */
+  int caller_scratch_held; /* a context uses caller_scratch */
+  kiln_run_context *idle;  /* contexts for kiln_model_run, a stack */
+};
+
+/* Everything one run writes, so that runs on one model may overlap. */
+struct kiln_run_context {
+  /* First: the kiln_exec_context the entry gets (kiln/parallel.h). */
+  kiln_exec_context_header header;
+  kiln_model *model;
   void *scratch;
-  int owns_scratch;
-  /* Per-run argument arrays, allocated once (runs are not reentrant). */
+  int owns_scratch; /* 0: no scratch, or the caller's arena */
   void **input_ptrs;
   void **output_ptrs;
   unsigned char *input_seen;
   unsigned char *output_seen; /* 1 given by caller, 2 allocated by the runtime */
-  atomic_flag running;
+  atomic_flag running;        /* a run is using this context */
+  kiln_run_context *next;     /* in model->idle */
 };
 
 /*===----------------------------------------------------------------------===*
- * Element types and tensor sizes
+ * Tensor sizes
  *===----------------------------------------------------------------------===*/
-
-const char *kiln_dtype_name(kiln_dtype dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_UNDEFINED:
-    return "undefined";
-  case KILN_DTYPE_FLOAT32:
-    return "float32";
-  case KILN_DTYPE_UINT8:
-    return "uint8";
-  case KILN_DTYPE_INT8:
-    return "int8";
-  case KILN_DTYPE_UINT16:
-    return "uint16";
-  case KILN_DTYPE_INT16:
-    return "int16";
-  case KILN_DTYPE_INT32:
-    return "int32";
-  case KILN_DTYPE_INT64:
-    return "int64";
-  case KILN_DTYPE_BOOL:
-    return "bool";
-  case KILN_DTYPE_FLOAT16:
-    return "float16";
-  case KILN_DTYPE_FLOAT64:
-    return "float64";
-  case KILN_DTYPE_UINT32:
-    return "uint32";
-  case KILN_DTYPE_UINT64:
-    return "uint64";
-  case KILN_DTYPE_BFLOAT16:
-    return "bfloat16";
-  }
-  return "invalid";
-}
-
-size_t kiln_dtype_size(kiln_dtype dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_UINT8:
-  case KILN_DTYPE_INT8:
-  case KILN_DTYPE_BOOL:
-    return 1;
-  case KILN_DTYPE_UINT16:
-  case KILN_DTYPE_INT16:
-  case KILN_DTYPE_FLOAT16:
-  case KILN_DTYPE_BFLOAT16:
-    return 2;
-  case KILN_DTYPE_FLOAT32:
-  case KILN_DTYPE_INT32:
-  case KILN_DTYPE_UINT32:
-    return 4;
-  case KILN_DTYPE_INT64:
-  case KILN_DTYPE_FLOAT64:
-  case KILN_DTYPE_UINT64:
-    return 8;
-  case KILN_DTYPE_UNDEFINED:
-    return 0;
-  }
-  return 0;
-}
 
 static int64_t kiln_num_elements(int32_t rank, const int64_t *shape) {
   int64_t count = 1;
@@ -142,96 +100,20 @@ static size_t kiln_desc_byte_size(const kiln_tensor_desc *t) {
   return kiln_byte_size((kiln_dtype)t->dtype, t->rank, t->shape, &ok);
 }
 
+int kiln_tensor_desc_fits(const kiln_tensor_desc *t) {
+  int ok;
+  kiln_byte_size((kiln_dtype)t->dtype, t->rank, t->shape, &ok);
+  return ok;
+}
+
 /*===----------------------------------------------------------------------===*
- * Opening and closing
+ * Options and memory
  *===----------------------------------------------------------------------===*/
 
 void kiln_model_options_init(kiln_model_options *options) {
   if (!options)
     return;
   memset(options, 0, sizeof(*options));
-}
-
-static kiln_status kiln_check_tensor_descs(const char *model_name,
-                                           const char *kind,
-                                           const kiln_tensor_desc *descs,
-                                           uint32_t count) {
-  if (count > 0 && !descs)
-    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                            "malformed descriptor of model '%s': %u %ss but no "
-                            "%s array",
-                            model_name, (unsigned)count, kind, kind);
-  for (uint32_t i = 0; i < count; ++i) {
-    const kiln_tensor_desc *t = &descs[i];
-    if (!t->name)
-      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                              "malformed descriptor of model '%s': %s %u has "
-                              "no name",
-                              model_name, kind, (unsigned)i);
-    if (kiln_dtype_size((kiln_dtype)t->dtype) == 0)
-      return kiln_make_status(KILN_STATUS_UNSUPPORTED,
-                              "model '%s': %s '%s' has element type %d, which "
-                              "this runtime does not support",
-                              model_name, kind, t->name, (int)t->dtype);
-    if (t->rank < 0 || (t->rank > 0 && !t->shape))
-      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                              "malformed descriptor of model '%s': %s '%s' has "
-                              "rank %d and %s shape",
-                              model_name, kind, t->name, (int)t->rank,
-                              t->shape ? "a" : "no");
-    int ok;
-    kiln_byte_size((kiln_dtype)t->dtype, t->rank, t->shape, &ok);
-    if (!ok)
-      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                              "malformed descriptor of model '%s': %s '%s' has "
-                              "a negative dim or a size that overflows",
-                              model_name, kind, t->name);
-  }
-  return NULL;
-}
-
-static kiln_status kiln_check_descriptor(const kiln_model_desc *desc) {
-  if (desc->abi_version != KILN_MODEL_ABI_VERSION)
-    return kiln_make_status(
-        KILN_STATUS_UNSUPPORTED,
-        "model '%s' was built for model ABI version %u, but this runtime "
-        "supports version %u; recompile the model with a matching kiln or "
-        "link a matching runtime",
-        desc->name ? desc->name : "?", (unsigned)desc->abi_version,
-        (unsigned)KILN_MODEL_ABI_VERSION);
-  const char *name = desc->name ? desc->name : "?";
-  if (!desc->run)
-    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                            "malformed descriptor of model '%s': no entry "
-                            "function",
-                            name);
-  if (desc->num_check_messages > 0 && !desc->check_messages)
-    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                            "malformed descriptor of model '%s': %u check "
-                            "messages but no array",
-                            name, (unsigned)desc->num_check_messages);
-  kiln_status status =
-      kiln_check_tensor_descs(name, "input", desc->inputs, desc->num_inputs);
-  if (!status)
-    status = kiln_check_tensor_descs(name, "output", desc->outputs,
-                                     desc->num_outputs);
-  if (status)
-    return status;
-  if (desc->scratch_size > (uint64_t)SIZE_MAX - KILN_ALIGNMENT)
-    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                            "model '%s' needs %llu bytes of scratch, more than "
-                            "this platform can address",
-                            name, (unsigned long long)desc->scratch_size);
-  status = kiln_cpu_check_features(desc->cpu_features);
-  if (status) {
-    kiln_status wrapped = kiln_make_status(
-        kiln_status_code(status), "cannot run model '%s' (compiled for cpu '%s'): %s",
-        name, desc->cpu && desc->cpu[0] ? desc->cpu : "generic",
-        kiln_status_message(status));
-    kiln_status_free(status);
-    return wrapped;
-  }
-  return NULL;
 }
 
 static void *kiln_aligned_alloc(size_t size) {
@@ -245,10 +127,11 @@ static void *kiln_aligned_alloc(size_t size) {
  * transparent huge pages, which the usual THP "madvise" mode grants only on
  * request: a multi-megabyte arena in 4 KiB pages misses the TLB every few
  * cache lines in the memory-bound layers. Freed with free(). */
-#define KILN_HUGE_PAGE ((size_t)2 << 20)
-static void *kiln_arena_alloc(size_t size) {
-  if (size < KILN_HUGE_PAGE)
-    return kiln_aligned_alloc(size);
+static void *kiln_arena_alloc(size_t size, size_t alignment) {
+  if (size < KILN_HUGE_PAGE) {
+    void *p = NULL;
+    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : NULL;
+  }
   size_t rounded = (size + KILN_HUGE_PAGE - 1) & ~(KILN_HUGE_PAGE - 1);
   void *p = NULL;
   if (posix_memalign(&p, KILN_HUGE_PAGE, rounded) != 0)
@@ -258,6 +141,122 @@ static void *kiln_arena_alloc(size_t size) {
 #endif
   return p;
 }
+
+/*===----------------------------------------------------------------------===*
+ * Run contexts
+ *===----------------------------------------------------------------------===*/
+
+/* The entry's parallel loops run on the model's one pool, whichever context
+ * they come from; a pool busy with another run's loop runs this one on the
+ * calling thread (thread_pool.c). */
+static void kiln_run_context_parallel_for(kiln_exec_context *context, int64_t n,
+                                          kiln_parallel_body_fn body,
+                                          void *closure) {
+  kiln_run_context *rc = (kiln_run_context *)(void *)context;
+  kiln_thread_pool_parallel_for(rc->model->pool, n, body, closure);
+}
+
+static void kiln_context_free(kiln_run_context *rc) {
+  if (!rc)
+    return;
+  if (rc->owns_scratch) {
+    free(rc->scratch);
+  } else if (rc->scratch) { /* the caller's arena: free for the next one */
+    pthread_mutex_lock(&rc->model->lock);
+    rc->model->caller_scratch_held = 0;
+    pthread_mutex_unlock(&rc->model->lock);
+  }
+  free(rc->input_ptrs);
+  free(rc->output_ptrs);
+  free(rc->input_seen);
+  free(rc->output_seen);
+  free(rc);
+}
+
+static kiln_status kiln_context_new(kiln_model *model,
+                                    kiln_run_context **out_context) {
+  const kiln_model_desc *desc = model->desc;
+  kiln_run_context *rc = (kiln_run_context *)calloc(1, sizeof(*rc));
+  if (!rc)
+    return kiln_out_of_memory_status();
+  rc->header.version = KILN_EXEC_CONTEXT_VERSION;
+  rc->header.num_threads =
+      kiln_exec_context_num_threads(kiln_thread_pool_context(model->pool));
+  rc->header.parallel_for = kiln_run_context_parallel_for;
+  rc->model = model;
+  atomic_flag_clear(&rc->running);
+  size_t ni = desc->num_inputs, no = desc->num_outputs;
+  rc->input_ptrs = (void **)calloc(ni ? ni : 1, sizeof(void *));
+  rc->output_ptrs = (void **)calloc(no ? no : 1, sizeof(void *));
+  rc->input_seen = (unsigned char *)calloc(ni ? ni : 1, 1);
+  rc->output_seen = (unsigned char *)calloc(no ? no : 1, 1);
+  if (!rc->input_ptrs || !rc->output_ptrs || !rc->input_seen ||
+      !rc->output_seen) {
+    kiln_context_free(rc);
+    return kiln_out_of_memory_status();
+  }
+  if (model->caller_scratch) {
+    pthread_mutex_lock(&model->lock);
+    if (!model->caller_scratch_held) {
+      model->caller_scratch_held = 1;
+      rc->scratch = model->caller_scratch;
+    }
+    pthread_mutex_unlock(&model->lock);
+  }
+  if (!rc->scratch && model->scratch_size > 0) {
+    rc->scratch =
+        kiln_arena_alloc((size_t)model->scratch_size, model->scratch_align);
+    if (!rc->scratch) {
+      kiln_context_free(rc);
+      return kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
+                              "cannot allocate the %llu-byte scratch arena of "
+                              "model '%s'",
+                              (unsigned long long)model->scratch_size,
+                              kiln_model_name(model));
+    }
+    rc->owns_scratch = 1;
+  }
+  *out_context = rc;
+  return NULL;
+}
+
+kiln_status kiln_run_context_create(kiln_model *model,
+                                    kiln_run_context **out_context) {
+  if (!model || !out_context)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "%s is NULL",
+                            model ? "out_context" : "model");
+  return kiln_context_new(model, out_context);
+}
+
+void kiln_run_context_destroy(kiln_run_context *context) {
+  kiln_context_free(context);
+}
+
+/* A context for kiln_model_run: an idle one, else a new one. */
+static kiln_status kiln_take_context(kiln_model *model,
+                                     kiln_run_context **out_context) {
+  pthread_mutex_lock(&model->lock);
+  kiln_run_context *rc = model->idle;
+  if (rc)
+    model->idle = rc->next;
+  pthread_mutex_unlock(&model->lock);
+  if (rc) {
+    *out_context = rc;
+    return NULL;
+  }
+  return kiln_context_new(model, out_context);
+}
+
+static void kiln_give_context(kiln_model *model, kiln_run_context *rc) {
+  pthread_mutex_lock(&model->lock);
+  rc->next = model->idle;
+  model->idle = rc;
+  pthread_mutex_unlock(&model->lock);
+}
+
+/*===----------------------------------------------------------------------===*
+ * Opening and closing
+ *===----------------------------------------------------------------------===*/
 
 static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
                                      const kiln_model_options *options,
@@ -274,57 +273,55 @@ static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
   if (status)
     return status;
   const char *name = desc->name ? desc->name : "?";
+  const kiln_memory_need *scratch = kiln_host_scratch_need(desc);
+  uint64_t scratch_size = scratch ? scratch->size : 0;
+  size_t scratch_align = scratch && scratch->alignment > KILN_ALIGNMENT
+                             ? (size_t)scratch->alignment
+                             : KILN_ALIGNMENT;
   if (options->num_threads < 0)
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "options.num_threads must be >= 0 (0 = one per "
                             "CPU), got %d",
                             (int)options->num_threads);
   if (options->scratch) {
-    if (options->scratch_size < desc->scratch_size)
+    if (options->scratch_size < scratch_size)
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "options.scratch has %zu bytes, but model '%s' "
                               "needs %llu",
                               options->scratch_size, name,
-                              (unsigned long long)desc->scratch_size);
-    if ((uintptr_t)options->scratch % KILN_ALIGNMENT != 0)
+                              (unsigned long long)scratch_size);
+    if ((uintptr_t)options->scratch % scratch_align != 0)
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                              "options.scratch must be %d-byte aligned",
-                              KILN_ALIGNMENT);
+                              "options.scratch must be %zu-byte aligned",
+                              scratch_align);
   }
 
   kiln_model *model = (kiln_model *)calloc(1, sizeof(*model));
   if (!model)
     return kiln_out_of_memory_status();
+  if (pthread_mutex_init(&model->lock, NULL) != 0) {
+    free(model);
+    return kiln_make_status(KILN_STATUS_INTERNAL, "pthread_mutex_init failed");
+  }
   model->desc = desc;
-  atomic_flag_clear(&model->running);
-  size_t ni = desc->num_inputs, no = desc->num_outputs;
-  model->input_ptrs = (void **)calloc(ni ? ni : 1, sizeof(void *));
-  model->output_ptrs = (void **)calloc(no ? no : 1, sizeof(void *));
-  model->input_seen = (unsigned char *)calloc(ni ? ni : 1, 1);
-  model->output_seen = (unsigned char *)calloc(no ? no : 1, 1);
-  if (!model->input_ptrs || !model->output_ptrs || !model->input_seen ||
-      !model->output_seen) {
-    kiln_model_close(model);
-    return kiln_out_of_memory_status();
-  }
-  if (options->scratch) {
-    model->scratch = options->scratch;
-  } else if (desc->scratch_size > 0) {
-    model->scratch = kiln_arena_alloc((size_t)desc->scratch_size);
-    if (!model->scratch) {
-      kiln_model_close(model);
-      return kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
-                              "cannot allocate the %llu-byte scratch arena of "
-                              "model '%s'",
-                              (unsigned long long)desc->scratch_size, name);
-    }
-    model->owns_scratch = 1;
-  }
+  model->entry = desc->executables[desc->entry_executable].entry;
+  model->scratch_size = scratch_size;
+  model->scratch_align = scratch_align;
+  model->caller_scratch = options->scratch;
   status = kiln_thread_pool_create(options->num_threads, &model->pool);
   if (status) {
     kiln_model_close(model);
     return status;
   }
+  /* One context up front: the arena is allocated at open, as a
+   * single-threaded caller expects, and its first run allocates nothing. */
+  kiln_run_context *first = NULL;
+  status = kiln_context_new(model, &first);
+  if (status) {
+    kiln_model_close(model);
+    return status;
+  }
+  model->idle = first;
   model->library = library;
   *out_model = model;
   return NULL;
@@ -409,13 +406,13 @@ kiln_status kiln_model_open(const char *path, const kiln_model_options *options,
 void kiln_model_close(kiln_model *model) {
   if (!model)
     return;
+  while (model->idle) {
+    kiln_run_context *rc = model->idle;
+    model->idle = rc->next;
+    kiln_context_free(rc);
+  }
   kiln_thread_pool_destroy(model->pool);
-  if (model->owns_scratch)
-    free(model->scratch);
-  free(model->input_ptrs);
-  free(model->output_ptrs);
-  free(model->input_seen);
-  free(model->output_seen);
+  pthread_mutex_destroy(&model->lock);
   if (model->library)
     dlclose(model->library);
   free(model);
@@ -440,7 +437,7 @@ int32_t kiln_model_num_threads(const kiln_model *model) {
 }
 
 uint64_t kiln_model_scratch_size(const kiln_model *model) {
-  return model ? model->desc->scratch_size : 0;
+  return model ? model->scratch_size : 0;
 }
 
 size_t kiln_model_num_inputs(const kiln_model *model) {
@@ -564,10 +561,12 @@ static kiln_status kiln_shape_mismatch(const char *name, int32_t want_rank,
   return kiln_strbuf_to_status(&buf, KILN_STATUS_INVALID_ARGUMENT);
 }
 
-static kiln_status kiln_bind_inputs(kiln_model *model, const kiln_tensor *inputs,
+static kiln_status kiln_bind_inputs(kiln_run_context *rc,
+                                    const kiln_tensor *inputs,
                                     size_t n_inputs) {
+  const kiln_model *model = rc->model;
   const kiln_model_desc *desc = model->desc;
-  memset(model->input_seen, 0, desc->num_inputs ? desc->num_inputs : 1);
+  memset(rc->input_seen, 0, desc->num_inputs ? desc->num_inputs : 1);
   for (size_t k = 0; k < n_inputs; ++k) {
     const kiln_tensor *t = &inputs[k];
     if (!t->name)
@@ -579,10 +578,10 @@ static kiln_status kiln_bind_inputs(kiln_model *model, const kiln_tensor *inputs
     if (!kiln_find(desc->inputs, desc->num_inputs, t->name, &i))
       return kiln_unknown_name(model, 1, t->name);
     const kiln_tensor_desc *want = &desc->inputs[i];
-    if (model->input_seen[i])
+    if (rc->input_seen[i])
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "input '%s' is given more than once", t->name);
-    model->input_seen[i] = 1;
+    rc->input_seen[i] = 1;
     if (t->dtype != (kiln_dtype)want->dtype)
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "input '%s': expected dtype %s, got %s", t->name,
@@ -608,10 +607,10 @@ static kiln_status kiln_bind_inputs(kiln_model *model, const kiln_tensor *inputs
     if (!t->data && need > 0)
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "input '%s': data is NULL", t->name);
-    model->input_ptrs[i] = t->data;
+    rc->input_ptrs[i] = t->data;
   }
   for (uint32_t i = 0; i < desc->num_inputs; ++i) {
-    if (model->input_seen[i])
+    if (rc->input_seen[i])
       continue;
     const kiln_tensor_desc *want = &desc->inputs[i];
     kiln_strbuf buf = {0};
@@ -625,26 +624,28 @@ static kiln_status kiln_bind_inputs(kiln_model *model, const kiln_tensor *inputs
 }
 
 /* Frees the outputs the runtime allocated in this run (on failure). */
-static void kiln_release_outputs(kiln_model *model, kiln_tensor *outputs,
+static void kiln_release_outputs(kiln_run_context *rc, kiln_tensor *outputs,
                                  size_t n_outputs) {
+  const kiln_model *model = rc->model;
   for (size_t k = 0; k < n_outputs; ++k) {
     size_t i = 0;
     if (!outputs[k].name ||
         !kiln_find(model->desc->outputs, model->desc->num_outputs,
                    outputs[k].name, &i))
       continue;
-    if (model->output_seen[i] == 2 && outputs[k].data == model->output_ptrs[i]) {
+    if (rc->output_seen[i] == 2 && outputs[k].data == rc->output_ptrs[i]) {
       free(outputs[k].data);
       outputs[k].data = NULL;
-      model->output_seen[i] = 1;
+      rc->output_seen[i] = 1;
     }
   }
 }
 
-static kiln_status kiln_bind_outputs(kiln_model *model, kiln_tensor *outputs,
+static kiln_status kiln_bind_outputs(kiln_run_context *rc, kiln_tensor *outputs,
                                      size_t n_outputs) {
+  const kiln_model *model = rc->model;
   const kiln_model_desc *desc = model->desc;
-  memset(model->output_seen, 0, desc->num_outputs ? desc->num_outputs : 1);
+  memset(rc->output_seen, 0, desc->num_outputs ? desc->num_outputs : 1);
   /* Check everything before allocating anything. */
   for (size_t k = 0; k < n_outputs; ++k) {
     const kiln_tensor *t = &outputs[k];
@@ -656,10 +657,10 @@ static kiln_status kiln_bind_outputs(kiln_model *model, kiln_tensor *outputs,
     size_t i = 0;
     if (!kiln_find(desc->outputs, desc->num_outputs, t->name, &i))
       return kiln_unknown_name(model, 0, t->name);
-    if (model->output_seen[i])
+    if (rc->output_seen[i])
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "output '%s' is given more than once", t->name);
-    model->output_seen[i] = 1;
+    rc->output_seen[i] = 1;
     size_t need = kiln_desc_byte_size(&desc->outputs[i]);
     if (t->data && t->byte_size < need)
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
@@ -667,7 +668,7 @@ static kiln_status kiln_bind_outputs(kiln_model *model, kiln_tensor *outputs,
                               t->name, t->byte_size, need);
   }
   for (uint32_t i = 0; i < desc->num_outputs; ++i) {
-    if (model->output_seen[i])
+    if (rc->output_seen[i])
       continue;
     const kiln_tensor_desc *want = &desc->outputs[i];
     kiln_strbuf buf = {0};
@@ -686,36 +687,37 @@ static kiln_status kiln_bind_outputs(kiln_model *model, kiln_tensor *outputs,
     if (!t->data) {
       void *data = kiln_aligned_alloc(need);
       if (!data) {
-        kiln_release_outputs(model, outputs, n_outputs);
+        kiln_release_outputs(rc, outputs, n_outputs);
         return kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
                                 "cannot allocate %zu bytes for output '%s'",
                                 need, t->name);
       }
       t->data = data;
-      model->output_seen[i] = 2;
+      rc->output_seen[i] = 2;
     }
-    model->output_ptrs[i] = t->data;
+    rc->output_ptrs[i] = t->data;
   }
   return NULL;
 }
 
-static kiln_status kiln_run_locked(kiln_model *model, const kiln_tensor *inputs,
-                                   size_t n_inputs, kiln_tensor *outputs,
-                                   size_t n_outputs) {
+static kiln_status kiln_run_in(kiln_run_context *rc, const kiln_tensor *inputs,
+                               size_t n_inputs, kiln_tensor *outputs,
+                               size_t n_outputs) {
+  const kiln_model *model = rc->model;
   const kiln_model_desc *desc = model->desc;
-  kiln_status status = kiln_bind_inputs(model, inputs, n_inputs);
+  kiln_status status = kiln_bind_inputs(rc, inputs, n_inputs);
   if (status)
     return status;
-  status = kiln_bind_outputs(model, outputs, n_outputs);
+  status = kiln_bind_outputs(rc, outputs, n_outputs);
   if (status)
     return status;
 
   kiln_model_status result =
-      desc->run((void *const *)model->input_ptrs,
-                (void *const *)model->output_ptrs, model->scratch,
-                kiln_thread_pool_context(model->pool));
+      model->entry((void *const *)rc->input_ptrs,
+                   (void *const *)rc->output_ptrs, rc->scratch,
+                   (kiln_exec_context *)(void *)rc);
   if (result != 0) {
-    kiln_release_outputs(model, outputs, n_outputs);
+    kiln_release_outputs(rc, outputs, n_outputs);
     if (result > 0 && (uint32_t)result <= desc->num_check_messages &&
         desc->check_messages[result - 1])
       return kiln_make_status(KILN_STATUS_RUNTIME_CHECK_FAILED, "%s",
@@ -739,25 +741,62 @@ static kiln_status kiln_run_locked(kiln_model *model, const kiln_tensor *inputs,
   return NULL;
 }
 
-kiln_status kiln_model_run(kiln_model *model, const kiln_tensor *inputs,
-                           size_t n_inputs, kiln_tensor *outputs,
-                           size_t n_outputs) {
-  if (!model)
-    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "model is NULL");
+static kiln_status kiln_check_run_args(const kiln_tensor *inputs,
+                                       size_t n_inputs,
+                                       const kiln_tensor *outputs,
+                                       size_t n_outputs) {
   if ((n_inputs > 0 && !inputs) || (n_outputs > 0 && !outputs))
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "%s is NULL but n_%s is %zu",
                             n_inputs > 0 && !inputs ? "inputs" : "outputs",
                             n_inputs > 0 && !inputs ? "inputs" : "outputs",
                             n_inputs > 0 && !inputs ? n_inputs : n_outputs);
-  if (atomic_flag_test_and_set_explicit(&model->running, memory_order_acquire))
-    return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
-                            "kiln_model_run entered on model '%s' while another "
-                            "run of the same handle is in progress; a handle is "
-                            "not reentrant (open one per thread)",
+  return NULL;
+}
+
+kiln_status kiln_model_run(kiln_model *model, const kiln_tensor *inputs,
+                           size_t n_inputs, kiln_tensor *outputs,
+                           size_t n_outputs) {
+  if (!model)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "model is NULL");
+  kiln_status status = kiln_check_run_args(inputs, n_inputs, outputs, n_outputs);
+  if (status)
+    return status;
+  kiln_run_context *rc = NULL;
+  status = kiln_take_context(model, &rc);
+  if (status)
+    return status;
+  /* A pooled context is this thread's alone until it is given back. */
+  status = kiln_run_in(rc, inputs, n_inputs, outputs, n_outputs);
+  kiln_give_context(model, rc);
+  return status;
+}
+
+kiln_status kiln_model_run_with_context(kiln_model *model,
+                                        kiln_run_context *context,
+                                        const kiln_tensor *inputs,
+                                        size_t n_inputs, kiln_tensor *outputs,
+                                        size_t n_outputs) {
+  if (!model || !context)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "%s is NULL",
+                            model ? "context" : "model");
+  if (context->model != model)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "the run context belongs to model '%s', not to "
+                            "model '%s'",
+                            kiln_model_name(context->model),
                             kiln_model_name(model));
-  kiln_status status =
-      kiln_run_locked(model, inputs, n_inputs, outputs, n_outputs);
-  atomic_flag_clear_explicit(&model->running, memory_order_release);
+  kiln_status status = kiln_check_run_args(inputs, n_inputs, outputs, n_outputs);
+  if (status)
+    return status;
+  if (atomic_flag_test_and_set_explicit(&context->running,
+                                        memory_order_acquire))
+    return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
+                            "a run context of model '%s' was used by two runs "
+                            "at once; use one context per thread (or "
+                            "kiln_model_run, which takes one from a pool)",
+                            kiln_model_name(model));
+  status = kiln_run_in(context, inputs, n_inputs, outputs, n_outputs);
+  atomic_flag_clear_explicit(&context->running, memory_order_release);
   return status;
 }

@@ -25,6 +25,13 @@
  * worker that wakes late, after its job finished, cannot claim a chunk of a
  * later job by mistake.
  *
+ * Concurrent runs of one model share its pool: a caller takes it with the
+ * `busy` flag (acquire; cleared with release after the job's last chunk, so
+ * the next owner sees every field the previous one wrote), and a caller that
+ * finds it taken runs its whole loop on its own thread, touching no pool
+ * state. Only one job is ever published at a time. (ThreadSanitizer runs of
+ * test/unit/runtime and test/e2e/test_concurrency.py check this.)
+ *
  * Publishing protocol (caller, alone thanks to `busy`):
  *   every range = (tag, empty) -> job fields (release) -> done = 0
  *   -> every range = (tag, its chunks) (release)
@@ -292,6 +299,11 @@ static void kiln_pool_parallel_for(kiln_exec_context *context, int64_t n,
     }
   }
   atomic_flag_clear_explicit(&pool->busy, memory_order_release);
+}
+
+void kiln_thread_pool_parallel_for(kiln_thread_pool *pool, int64_t n,
+                                   kiln_parallel_body_fn body, void *closure) {
+  kiln_pool_parallel_for((kiln_exec_context *)(void *)pool, n, body, closure);
 }
 
 void kiln_parallel_for(kiln_exec_context *context, int64_t n,

@@ -211,28 +211,45 @@ private:
   size_t pos = 0;
 };
 
+/// numpy's type code of `dtype` without the byte order ("f4", "b1"), from
+/// model_abi.h's dtype table; bfloat16 has none in numpy: its bits, "u2".
+std::string npyCode(kiln_dtype dtype) {
+  switch (dtype) {
+#define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
+  case KILN_DTYPE_##NAME:                                                      \
+    return std::string(1, CLASS == KILN_DTYPE_CLASS_FLOAT      ? 'f'           \
+                          : CLASS == KILN_DTYPE_CLASS_SIGNED   ? 'i'           \
+                          : CLASS == KILN_DTYPE_CLASS_BOOL     ? 'b'           \
+                                                               : 'u') +        \
+           std::to_string(BYTES);
+    KILN_DTYPE_TABLE(KILN_X)
+#undef KILN_X
+  default:
+    return "";
+  }
+}
+
 kiln_dtype dtypeFromDescr(const std::string &descr, const std::string &path) {
   if (descr.size() < 3)
     throw Error(path + ": unsupported .npy dtype '" + descr + "'");
   char order = descr[0];
   std::string code = descr.substr(1);
-  static const std::map<std::string, kiln_dtype> kinds = {
-      {"f2", KILN_DTYPE_FLOAT16}, {"f4", KILN_DTYPE_FLOAT32},
-      {"f8", KILN_DTYPE_FLOAT64}, {"i1", KILN_DTYPE_INT8},
-      {"i2", KILN_DTYPE_INT16},   {"i4", KILN_DTYPE_INT32},
-      {"i8", KILN_DTYPE_INT64},   {"u1", KILN_DTYPE_UINT8},
-      {"u2", KILN_DTYPE_UINT16},  {"u4", KILN_DTYPE_UINT32},
-      {"u8", KILN_DTYPE_UINT64},  {"b1", KILN_DTYPE_BOOL}};
-  auto it = kinds.find(code);
-  if (it == kinds.end() || (order != '<' && order != '>' && order != '|' &&
-                            order != '='))
+  kiln_dtype dtype = KILN_DTYPE_UNDEFINED;
+  // The first dtype whose numpy code matches: u2 is uint16, not bfloat16.
+#define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
+  if (dtype == KILN_DTYPE_UNDEFINED && npyCode(KILN_DTYPE_##NAME) == code)     \
+    dtype = KILN_DTYPE_##NAME;
+  KILN_DTYPE_TABLE(KILN_X)
+#undef KILN_X
+  if (dtype == KILN_DTYPE_UNDEFINED ||
+      (order != '<' && order != '>' && order != '|' && order != '='))
     throw Error(path + ": unsupported .npy dtype '" + descr +
                 "' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)");
-  size_t size = kiln_dtype_size(it->second);
+  size_t size = kiln_dtype_size(dtype);
   if (size > 1 && order == '>')
     throw Error(path + ": big-endian .npy data ('" + descr +
                 "') is not supported; save it little-endian");
-  return it->second;
+  return dtype;
 }
 
 Array readNpy(const std::string &path) {
@@ -294,36 +311,11 @@ Array readNpy(const std::string &path) {
 }
 
 std::string npyDescr(kiln_dtype dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_FLOAT32:
-    return "<f4";
-  case KILN_DTYPE_FLOAT64:
-    return "<f8";
-  case KILN_DTYPE_FLOAT16:
-    return "<f2";
-  case KILN_DTYPE_BFLOAT16: // numpy has no bfloat16: the raw bit patterns
-  case KILN_DTYPE_UINT16:
-    return "<u2";
-  case KILN_DTYPE_INT8:
-    return "|i1";
-  case KILN_DTYPE_INT16:
-    return "<i2";
-  case KILN_DTYPE_INT32:
-    return "<i4";
-  case KILN_DTYPE_INT64:
-    return "<i8";
-  case KILN_DTYPE_UINT8:
-    return "|u1";
-  case KILN_DTYPE_UINT32:
-    return "<u4";
-  case KILN_DTYPE_UINT64:
-    return "<u8";
-  case KILN_DTYPE_BOOL:
-    return "|b1";
-  default:
+  std::string code = npyCode(dtype);
+  if (code.empty())
     throw Error(std::string("cannot write dtype ") + kiln_dtype_name(dtype) +
                 " to .npy");
-  }
+  return (kiln_dtype_size(dtype) == 1 ? "|" : "<") + code;
 }
 
 void writeNpy(const std::string &path, kiln_dtype dtype, const int64_t *shape,
@@ -551,14 +543,74 @@ Options parseArgs(int argc, char **argv) {
   return options;
 }
 
-/// `kiln inspect`: what the compiled model says about itself.
+const char *orNone(const char *text) { return text ? text : "(none)"; }
+
+const char *formatName(uint32_t format) {
+  switch (format) {
+  case KILN_EXECUTABLE_HOST:
+    return "host";
+  case KILN_EXECUTABLE_SPIRV:
+    return "spirv";
+  case KILN_EXECUTABLE_PTX:
+    return "ptx";
+  case KILN_EXECUTABLE_CUBIN:
+    return "cubin";
+  case KILN_EXECUTABLE_HSACO:
+    return "hsaco";
+  }
+  return "unknown";
+}
+
+const char *memoryKindName(uint32_t kind) {
+  switch (kind) {
+  case KILN_MEMORY_HOST_SCRATCH:
+    return "host-scratch";
+  case KILN_MEMORY_DEVICE_LOCAL:
+    return "device-local";
+  case KILN_MEMORY_HOST_VISIBLE:
+    return "host-visible";
+  case KILN_MEMORY_DEVICE_CONSTANT:
+    return "device-constant";
+  }
+  return "unknown";
+}
+
+/// `kiln inspect`: what the compiled model says about itself, one `key: value`
+/// or `kind fields...` line each. Only an opened (validated) descriptor gets
+/// here.
 void printDescriptor(const kiln_model *model) {
   const kiln_model_desc *desc = kiln_model_get_descriptor(model);
-  std::printf("name: %s\nproducer: %s\ntarget: %s\ncpu: %s\nfeatures: %s\n",
-              desc->name, desc->producer, desc->target_triple, desc->cpu,
-              desc->cpu_features);
+  std::printf("name: %s\nabi_version: %u\nproducer: %s\ntarget: %s\ncpu: "
+              "%s\nfeatures: %s\n",
+              orNone(desc->name), desc->abi_version, orNone(desc->producer),
+              orNone(desc->target_triple), orNone(desc->cpu),
+              orNone(desc->cpu_features));
   std::printf("scratch_bytes: %llu\nruntime_checks: %u\n",
-              (unsigned long long)desc->scratch_size, desc->num_check_messages);
+              (unsigned long long)kiln_model_scratch_size(model),
+              desc->num_check_messages);
+  for (uint32_t e = 0; e < desc->num_executables; ++e) {
+    const kiln_executable_desc &x = desc->executables[e];
+    std::printf("executable %u %s %s", e, formatName(x.format),
+                orNone(x.target));
+    if (x.format == KILN_EXECUTABLE_HOST)
+      std::printf(" %s%s\n", x.entry ? "static-entry" : "dynamic-entry",
+                  e == desc->entry_executable ? " (entry)" : "");
+    else
+      std::printf(" %llu bytes, %u kernels\n", (unsigned long long)x.size,
+                  x.num_kernels);
+  }
+  if (desc->num_dispatches)
+    std::printf("dispatches: %u\n", desc->num_dispatches);
+  for (uint32_t m = 0; m < desc->num_memory_needs; ++m) {
+    const kiln_memory_need &need = desc->memory_needs[m];
+    std::printf("memory %u %s %llu bytes, align %llu\n", m,
+                memoryKindName(need.kind), (unsigned long long)need.size,
+                (unsigned long long)need.alignment);
+  }
+  for (uint32_t s = 0; s < desc->num_symbols; ++s)
+    std::printf("symbol %s [%lld, %lld]\n", desc->symbols[s].name,
+                (long long)desc->symbols[s].min,
+                (long long)desc->symbols[s].max);
   auto print = [](const char *kind, const kiln_tensor_desc &t) {
     std::printf("%s %s %s [", kind, t.name,
                 kiln_dtype_name((kiln_dtype)t.dtype));

@@ -1,9 +1,9 @@
 /*===- kiln/parallel.h - Parallel loops for generated code -----------------===*
  *
  * The part of the runtime that compiled models call back into. The entry
- * function receives a `kiln_exec_context *` (model_abi.h); generated code
- * passes it to kiln_parallel_for() to split a loop over the model's thread
- * pool.
+ * function receives a `kiln_exec_context *` (model_abi.h), one per run
+ * context (concurrent runs get different ones); generated code passes it to
+ * kiln_parallel_for() to split a loop over the model's thread pool.
  *
  * Two ways to reach the pool, with the same behaviour:
  *  1. kiln_parallel_for(): an ordinary function of the runtime library. A model
@@ -18,14 +18,17 @@
  *     code should use this route (e.g. from a hidden, prefixed trampoline in
  *     the per-model C file).
  *
- * Semantics of both: [0, n) is split into contiguous chunks handed out with an
- * atomic counter to the pool's worker threads and the calling thread; `body` is
- * called once per chunk with begin < end, every index in exactly one chunk, in
- * no particular order and possibly concurrently; the call returns when every
- * chunk has finished (a full barrier: writes made by `body` are visible to the
- * caller afterwards). n <= 0 calls nothing. A NULL context, a pool of one
- * thread, n == 1, or a call from inside a `body` (nested) runs [0, n) as one
- * chunk on the calling thread. `body` must not block waiting for another chunk.
+ * Semantics of both: [0, n) is split into contiguous chunks, and the chunks
+ * into one contiguous home range per thread (the calling thread's first); each
+ * thread runs its own range front to back, then steals chunks from the back of
+ * the others' (runtime/src/thread_pool.c). `body` is called once per chunk with
+ * begin < end, every index in exactly one chunk, in no particular order and
+ * possibly concurrently; the call returns when every chunk has finished (a
+ * full barrier: writes made by `body` are visible to the caller afterwards).
+ * n <= 0 calls nothing. A NULL context, a pool of one thread, n == 1, a call
+ * from inside a `body` (nested), or a call while the pool runs another loop
+ * (a concurrent run of the model on another thread) runs [0, n) as one chunk
+ * on the calling thread. `body` must not block waiting for another chunk.
  *===----------------------------------------------------------------------===*/
 #ifndef KILN_PARALLEL_H
 #define KILN_PARALLEL_H

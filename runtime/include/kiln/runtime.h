@@ -11,15 +11,26 @@
  *  - Out-parameters come last. On failure they are left untouched unless a
  *    declaration says otherwise.
  *  - Handles are opaque and come in create/destroy pairs
- *    (kiln_model_open / kiln_model_close).
+ *    (kiln_model_open / kiln_model_close, kiln_run_context_create /
+ *    kiln_run_context_destroy).
  *  - Every declaration says who owns what. "Borrowed" means the callee only
  *    reads the memory during the call; "model-owned" means the memory lives
  *    until kiln_model_close().
  *
- * Threading: functions taking a `const kiln_model *` may be called from any
- * number of threads at once. kiln_model_run() is NOT reentrant for one model
- * handle (it uses the handle's scratch arena and thread pool); open one handle
- * per concurrent caller. Distinct handles are independent.
+ * Threading: one opened model serves any number of threads at once, as an
+ * onnxruntime session does. Its code and weights are loaded once; what a run
+ * writes (scratch arena, argument arrays, the context the compiled code gets)
+ * lives in a kiln_run_context. kiln_model_run() may be called from many
+ * threads at once on one handle: each call takes an idle context from a pool
+ * the model keeps (creating one when none is idle) and gives it back. Callers
+ * that prefer to hold their own create one context per thread and call
+ * kiln_model_run_with_context(); one context serves one run at a time.
+ * Functions taking a `const kiln_model *` may be called from any thread at any
+ * time. The model's thread pool is shared by its runs: a parallel loop that
+ * finds it busy with another run's loop runs on its calling thread.
+ * kiln_model_close() must not race with a run, and every context created with
+ * kiln_run_context_create() must be destroyed before it. Distinct handles are
+ * independent.
  *===----------------------------------------------------------------------===*/
 #ifndef KILN_RUNTIME_H
 #define KILN_RUNTIME_H
@@ -40,7 +51,7 @@ extern "C" {
 /* The version of this API. The minor version grows with compatible additions,
  * the major version with incompatible changes. */
 #define KILN_API_VERSION_MAJOR 0
-#define KILN_API_VERSION_MINOR 1
+#define KILN_API_VERSION_MINOR 2
 #define KILN_API_VERSION (KILN_API_VERSION_MAJOR * 10000 + KILN_API_VERSION_MINOR)
 
 /* The KILN_API_VERSION the linked runtime library was built with. */
@@ -59,14 +70,15 @@ typedef enum kiln_status_code_e {
   /* A file or a name (input, output) that does not exist. */
   KILN_STATUS_NOT_FOUND = 2,
   /* The model cannot run here: another model ABI version, a CPU feature this
-   * CPU lacks or this runtime does not know. */
+   * CPU lacks or this runtime does not know, a device executable or
+   * symbolic dims this runtime cannot run yet. */
   KILN_STATUS_UNSUPPORTED = 3,
   /* A run-time check inside the compiled model failed (e.g. a Gather index out
    * of range); the message names the ONNX node. */
   KILN_STATUS_RUNTIME_CHECK_FAILED = 4,
   KILN_STATUS_OUT_OF_MEMORY = 5,
-  /* The call is not allowed in the current state (e.g. kiln_model_run entered
-   * twice at once on one handle). */
+  /* The call is not allowed in the current state (e.g. one run context used
+   * by two runs at once). */
   KILN_STATUS_FAILED_PRECONDITION = 6,
   /* A bug in the runtime or the compiled model, or a system call failing. */
   KILN_STATUS_INTERNAL = 7
@@ -159,10 +171,15 @@ void kiln_tensor_free_data(kiln_tensor *tensor);
  * Models
  *===----------------------------------------------------------------------===*/
 
-/* An opened model: the loaded code (for kiln_model_open), its scratch arena
- * and its thread pool. Created by kiln_model_open*(), destroyed by
- * kiln_model_close(). */
+/* An opened model: the loaded code and weights (for kiln_model_open), its
+ * thread pool and its pool of run contexts. Created by kiln_model_open*(),
+ * destroyed by kiln_model_close(). */
 typedef struct kiln_model kiln_model;
+
+/* The state of one run at a time on one model: its scratch arena, argument
+ * arrays and the exec context the compiled code gets. Created by
+ * kiln_run_context_create(), destroyed by kiln_run_context_destroy(). */
+typedef struct kiln_run_context kiln_run_context;
 
 typedef struct kiln_model_options {
   /* Threads that run the model, the calling thread included: 0 (default)
@@ -170,9 +187,13 @@ typedef struct kiln_model_options {
    * pool is created by kiln_model_open*() and lives with the model. */
   int32_t num_threads;
   /* An optional caller-owned scratch arena of `scratch_size` bytes, 64-byte
-   * aligned, at least kiln_model_scratch_size() bytes; borrowed until
-   * kiln_model_close(). NULL (default): the runtime allocates one when the
-   * model is opened. Either way it is reused by every run. */
+   * aligned (or the model's scratch alignment, when larger), at least
+   * kiln_model_scratch_size() bytes; borrowed until kiln_model_close(). It
+   * serves one run context at a time: the one the model creates when it is
+   * opened (so a single-threaded caller runs in it, as before), or, once
+   * that is destroyed, the next one created. Contexts created while it is
+   * held allocate their own arena. NULL (default): every context allocates
+   * its own, the first when the model is opened. */
   void *scratch;
   size_t scratch_size;
 } kiln_model_options;
@@ -200,9 +221,10 @@ kiln_status kiln_model_open_descriptor(const kiln_model_desc *desc,
                                        const kiln_model_options *options,
                                        kiln_model **out_model);
 
-/* Stops the thread pool, frees the scratch arena (not a caller's), unloads the
- * library. Every model-owned pointer becomes invalid. NULL is a no-op. Must not
- * race with a kiln_model_run() on the same handle. */
+/* Stops the thread pool, frees the pooled run contexts and their arenas (not
+ * a caller's), unloads the library. Every model-owned pointer becomes
+ * invalid. NULL is a no-op. Must not race with a run on the same handle;
+ * contexts from kiln_run_context_create() must be destroyed first. */
 void kiln_model_close(kiln_model *model);
 
 /* The descriptor (model-owned): name, producer, target, cpu features, ...
@@ -216,7 +238,8 @@ const char *kiln_model_name(const kiln_model *model);
 /* Threads the model runs with (the caller included), >= 1. */
 int32_t kiln_model_num_threads(const kiln_model *model);
 
-/* Bytes of scratch the model needs per run (the descriptor's scratch_size). */
+/* Bytes of scratch the model needs per run context (the size of the
+ * descriptor's host-scratch memory need; 0 when it has none). */
 uint64_t kiln_model_scratch_size(const kiln_model *model);
 
 size_t kiln_model_num_inputs(const kiln_model *model);
@@ -251,15 +274,35 @@ kiln_status kiln_model_find_output(const kiln_model *model, const char *name,
  *                       missing input 'x' (float32 [1,3,224,224])
  *                       output 'y': buffer has 16 bytes, needs 24
  *   RUNTIME_CHECK_FAILED  the model's check message, naming the ONNX node
- *   FAILED_PRECONDITION   the handle is already running (not reentrant)
- *   OUT_OF_MEMORY       allocating an output failed
+ *   OUT_OF_MEMORY       allocating an output or a new run context failed
  *
- * Not reentrant for one model handle: calls on one handle must not overlap
- * (an overlapping call fails with FAILED_PRECONDITION rather than corrupt the
- * arena). Calls on different handles may run concurrently. */
+ * Thread-safe: calls on one handle may overlap; each runs in a context taken
+ * from the model's pool (a new one, with its own arena, when every pooled
+ * context is busy; contexts are kept until kiln_model_close()). */
 kiln_status kiln_model_run(kiln_model *model, const kiln_tensor *inputs,
                            size_t n_inputs, kiln_tensor *outputs,
                            size_t n_outputs);
+
+/* Creates a run context of `model` (borrowed; it must outlive the context):
+ * its own scratch arena (or options.scratch, when no other context holds it)
+ * and argument arrays. On success `*out_context` is caller-owned.
+ * Errors: INVALID_ARGUMENT (NULL argument), OUT_OF_MEMORY. */
+kiln_status kiln_run_context_create(kiln_model *model,
+                                    kiln_run_context **out_context);
+
+/* Frees `context` and its arena (gives options.scratch back to the model).
+ * NULL is a no-op. Must not race with a run in it. */
+void kiln_run_context_destroy(kiln_run_context *context);
+
+/* kiln_model_run() in `context`, a context of `model` (else
+ * INVALID_ARGUMENT). Calls with different contexts may overlap; one context
+ * serves one run at a time (an overlapping call fails with
+ * FAILED_PRECONDITION rather than corrupt its arena). */
+kiln_status kiln_model_run_with_context(kiln_model *model,
+                                        kiln_run_context *context,
+                                        const kiln_tensor *inputs,
+                                        size_t n_inputs, kiln_tensor *outputs,
+                                        size_t n_outputs);
 
 /*===----------------------------------------------------------------------===*
  * CPU

@@ -5,14 +5,17 @@
  *   outputs "sum" float32 [2,3]           = a + b  (through kiln_parallel_for)
  *           "stats/../positive:0" int64 []  = how many sums are > 0
  *                                           (a name that needs sanitizing)
- *   scratch 256 bytes: the entry fills it with 0xAB and checks its alignment
+ *   scratch 256 bytes: the entry fills it with 0xAB, checks its alignment and
+ *           stages the sums in bytes [128, 152)
  *   checks  a[0] == -1000 -> returns 1, a[0] == -2000 -> returns 2,
  *           a[0] == -3000 -> returns 7 (a bad status: no such check message)
+ *   gate    a[0] == -5000 -> waits for fake_add_gate_open (see below)
  *
  * Build knobs: FAKE_ABI_VERSION (default KILN_MODEL_ABI_VERSION);
  * FAKE_STATIC_ONLY omits the fixed-name `kiln_model_descriptor`, as in a
  * static-library build of a model; FAKE_USE_SYMBOL calls the runtime's
  * kiln_parallel_for symbol instead of the context's function pointer. */
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -40,6 +43,11 @@ static const char *const kCheckMessages[] = {
     "node 'Div_1' (Div, opset 14): integer division by zero",
 };
 
+/* A run with a[0] == -5000 sets `entered` and waits until `open` is set: lets
+ * the tests hold a run in progress. */
+EXPORT int fake_add_gate_entered;
+EXPORT int fake_add_gate_open;
+
 typedef struct add_closure {
   const float *a, *b;
   float *sum;
@@ -62,37 +70,60 @@ static kiln_model_status fake_add_main(void *const *inputs,
     return 2;
   if (a[0] == -3000.0f)
     return 7;
+  if (a[0] == -5000.0f) { /* hold the run until the test opens the gate */
+    __atomic_store_n(&fake_add_gate_entered, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&fake_add_gate_open, __ATOMIC_ACQUIRE))
+      ;
+  }
   if (!scratch || ((uintptr_t)scratch % 64) != 0)
     return 7;
   memset(scratch, 0xAB, 256);
-  add_closure c = {a, b, (float *)outputs[0]};
+  /* The sums go through the arena, so that two runs sharing one arena at
+   * once would show in their outputs. */
+  float *staged = (float *)((unsigned char *)scratch + 128);
+  add_closure c = {a, b, staged};
 #ifdef FAKE_USE_SYMBOL
   kiln_parallel_for(context, 6, add_body, &c);
 #else
   kiln_exec_parallel_for(context, 6, add_body, &c);
 #endif
+  sched_yield(); /* widens the window in which a shared arena would show */
+  float *sum = (float *)outputs[0];
   int64_t positive = 0;
-  for (int i = 0; i < 6; ++i)
-    positive += c.sum[i] > 0.0f;
+  for (int i = 0; i < 6; ++i) {
+    sum[i] = staged[i];
+    positive += staged[i] > 0.0f;
+  }
   memcpy(outputs[1], &positive, sizeof(positive));
   return 0;
 }
 
+static const kiln_executable_desc kExecutables[] = {
+    {KILN_EXECUTABLE_HOST, 0, "x86_64-unknown-linux-gnu", fake_add_main, 0, 0,
+     0, 0, 0},
+};
+static const kiln_memory_need kMemory[] = {
+    {KILN_MEMORY_HOST_SCRATCH, 0, 256, 64, 0},
+};
+
 static const kiln_model_desc kDesc = {
-    FAKE_ABI_VERSION,
-    "fake_add",
-    "kiln unit tests",
-    "x86_64-unknown-linux-gnu",
-    "generic",
-    "",
-    2,
-    2,
-    kInputs,
-    kOutputs,
-    256,
-    2,
-    kCheckMessages,
-    fake_add_main,
+    .abi_version = FAKE_ABI_VERSION,
+    .name = "fake_add",
+    .producer = "kiln unit tests",
+    .target_triple = "x86_64-unknown-linux-gnu",
+    .cpu = "generic",
+    .cpu_features = "",
+    .num_inputs = 2,
+    .num_outputs = 2,
+    .inputs = kInputs,
+    .outputs = kOutputs,
+    .num_executables = 1,
+    .executables = kExecutables,
+    .entry_executable = 0,
+    .num_memory_needs = 1,
+    .memory_needs = kMemory,
+    .num_check_messages = 2,
+    .check_messages = kCheckMessages,
 };
 
 EXPORT const kiln_model_desc *fake_add_descriptor(void) { return &kDesc; }

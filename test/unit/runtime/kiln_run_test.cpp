@@ -24,6 +24,40 @@ CommandResult kilnRun(std::vector<std::string> args) {
   return runCommand(args);
 }
 
+TEST(KilnRun, Inspect) {
+  CommandResult r = kilnRun({modelPath("fake_model"), "--inspect"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  // Everything before the start-up timings, which vary.
+  std::string head = r.out.substr(0, r.out.find("open_ms:"));
+  EXPECT_EQ(head, "name: fake_add\n"
+                  "abi_version: 2\n"
+                  "producer: kiln unit tests\n"
+                  "target: x86_64-unknown-linux-gnu\n"
+                  "cpu: generic\n"
+                  "features: \n"
+                  "scratch_bytes: 256\n"
+                  "runtime_checks: 2\n"
+                  "executable 0 host x86_64-unknown-linux-gnu static-entry "
+                  "(entry)\n"
+                  "memory 0 host-scratch 256 bytes, align 64\n"
+                  "input a float32 [2,3]\n"
+                  "input b float32 [2,3]\n"
+                  "output sum float32 [2,3]\n"
+                  "output stats/../positive:0 int64 []\n");
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nopen_ms: [0-9.]+\n")))
+      << r.out;
+
+  // A model of ABI version 1 is refused, naming both versions.
+  std::string old = modelPath("fake_model_v1");
+  r = kilnRun({old, "--inspect"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_EQ(r.err, "kiln-run: error: " + old +
+                       ": model 'old_model' was built for model ABI version "
+                       "1, but this runtime supports version 2; recompile the "
+                       "model with a matching kiln or link a matching "
+                       "runtime\n");
+}
+
 TEST(KilnRun, FromNpyFiles) {
   TempDir dir;
   kiln_test::writeNpy(dir.file("a.npy"), "<f4", {2, 3}, kA, sizeof(kA));

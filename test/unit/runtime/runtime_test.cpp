@@ -415,14 +415,27 @@ TEST(Open, AbiVersionMismatch) {
   EXPECT_EQ(statusString(kiln_model_open(path.c_str(), nullptr, &model)),
             "UNSUPPORTED: " + path +
                 ": model 'fake_add' was built for model ABI version 99, but "
-                "this runtime supports version 1; recompile the model with a "
+                "this runtime supports version 2; recompile the model with a "
                 "matching kiln or link a matching runtime");
   kiln_model_desc desc = *fake_add_descriptor();
   desc.abi_version = 0;
   EXPECT_EQ(statusString(kiln_model_open_descriptor(&desc, nullptr, &model)),
             "UNSUPPORTED: model 'fake_add' was built for model ABI version 0, "
-            "but this runtime supports version 1; recompile the model with a "
+            "but this runtime supports version 2; recompile the model with a "
             "matching kiln or link a matching runtime");
+}
+
+TEST(Open, AbiVersion1ModelIsRefused) {
+  // A model in the version-1 layout (fake_model_v1.c): only its version and
+  // name are read.
+  kiln_model *model = nullptr;
+  std::string path = modelPath("fake_model_v1");
+  EXPECT_EQ(statusString(kiln_model_open(path.c_str(), nullptr, &model)),
+            "UNSUPPORTED: " + path +
+                ": model 'old_model' was built for model ABI version 1, but "
+                "this runtime supports version 2; recompile the model with a "
+                "matching kiln or link a matching runtime");
+  EXPECT_EQ(model, nullptr);
 }
 
 TEST(Open, UnknownCpuFeature) {
@@ -485,18 +498,160 @@ TEST(Open, CpuFeatures) {
 
 TEST(Open, MalformedDescriptor) {
   kiln_model *model = nullptr;
-  kiln_model_desc desc = *fake_add_descriptor();
-  desc.run = nullptr;
-  EXPECT_EQ(statusString(kiln_model_open_descriptor(&desc, nullptr, &model)),
-            "INVALID_ARGUMENT: malformed descriptor of model 'fake_add': no "
-            "entry function");
-  desc = *fake_add_descriptor();
-  kiln_tensor_desc inputs[2] = {desc.inputs[0], desc.inputs[1]};
+  const kiln_model_desc base = *fake_add_descriptor();
+  auto open = [&](const kiln_model_desc &desc) {
+    model = nullptr;
+    std::string s =
+        statusString(kiln_model_open_descriptor(&desc, nullptr, &model));
+    EXPECT_EQ(model, nullptr) << s;
+    return s;
+  };
+  const std::string bad =
+      "INVALID_ARGUMENT: malformed descriptor of model 'fake_add': ";
+
+  kiln_model_desc desc = base;
+  desc.executables = nullptr;
+  EXPECT_EQ(open(desc), bad + "1 executables but no executable array");
+  desc = base;
+  kiln_executable_desc exe = base.executables[0];
+  exe.entry = nullptr;
+  desc.executables = &exe;
+  EXPECT_EQ(open(desc),
+            bad + "host executable 0 needs exactly one entry function, has "
+                  "none");
+  exe = base.executables[0];
+  exe.format = 9;
+  EXPECT_EQ(open(desc), bad + "executable 0 has unknown format 9");
+  desc = base;
+  desc.entry_executable = 3;
+  EXPECT_EQ(open(desc), bad + "entry executable 3 is not a host executable "
+                              "(the model has 1 executables)");
+  desc.entry_executable = KILN_NO_EXECUTABLE;
+  EXPECT_EQ(open(desc), bad + "no entry executable and no dispatches");
+
+  // Symbols: a dim naming a symbol the model does not have, NULL arrays,
+  // bounds, a missing shape function.
+  desc = base;
+  const int64_t symbolic[] = {KILN_DIM_SYMBOL(0), 3};
+  kiln_tensor_desc inputs[2] = {base.inputs[0], base.inputs[1]};
+  inputs[0].shape = symbolic;
+  desc.inputs = inputs;
+  EXPECT_EQ(open(desc), bad + "dim 0 of input 'a' names symbol 0, but the "
+                              "model has 0 symbols");
+  desc.num_symbols = 1;
+  EXPECT_EQ(open(desc), bad + "1 symbols but no symbol array");
+  kiln_dim_symbol symbol = {"batch", 4, 2};
+  desc.symbols = &symbol;
+  EXPECT_EQ(open(desc), bad + "symbol 'batch' has bounds [4, 2]");
+  symbol = {"batch", 1, KILN_DIM_UNBOUNDED};
+  EXPECT_EQ(open(desc), bad + "1 symbols and no shape function");
+  desc.inputs = nullptr;
+  EXPECT_EQ(open(desc), bad + "1 symbols and no shape function");
+  desc.shape_fn = [](int64_t *, int64_t *const *, uint64_t *,
+                     uint64_t *) -> kiln_model_status { return 0; };
+  EXPECT_EQ(open(desc), bad + "2 inputs but no input array");
+  desc.inputs = inputs;
+  EXPECT_EQ(open(desc), bad + "host executable 0 has a static entry, but the "
+                              "model has 1 symbols");
+  kiln_executable_desc dynamic = base.executables[0];
+  dynamic.entry = nullptr;
+  dynamic.dynamic_entry = [](const int64_t *, void *const *, void *const *,
+                             void *, kiln_exec_context *) -> kiln_model_status {
+    return 0;
+  };
+  desc.executables = &dynamic;
+  // Well formed, but shapes known only at run time cannot run yet.
+  EXPECT_EQ(open(desc),
+            "UNSUPPORTED: model 'fake_add' has symbolic dims ('batch'): shapes "
+            "known only at run time are not supported yet by this runtime");
+
+  // A device executable and a dispatch into it: well formed, unsupported.
+  desc = base;
+  static const unsigned char ptx[] = ".version 8.0\n";
+  static const char *const kernels[] = {"add_kernel"};
+  kiln_executable_desc exes[2] = {base.executables[0], {}};
+  exes[1].format = KILN_EXECUTABLE_PTX;
+  exes[1].target = "sm_80";
+  exes[1].data = ptx;
+  exes[1].size = sizeof(ptx);
+  exes[1].num_kernels = 1;
+  exes[1].kernel_names = kernels;
+  kiln_binding_desc bindings[2] = {{KILN_BINDING_INPUT, 0, 0, 0, 0, 0},
+                                   {KILN_BINDING_OUTPUT, 0, 0, 0, 0, 0}};
+  kiln_dispatch_desc dispatch = {};
+  dispatch.executable = 1;
+  dispatch.workgroup_count[0] = 1;
+  dispatch.num_bindings = 2;
+  dispatch.bindings = bindings;
+  desc.num_executables = 2;
+  desc.executables = exes;
+  desc.num_dispatches = 1;
+  desc.dispatches = &dispatch;
+  EXPECT_EQ(open(desc), "UNSUPPORTED: model 'fake_add' has a ptx executable "
+                        "(for 'sm_80'): this runtime has no ptx back end");
+  bindings[1].index = 5;
+  EXPECT_EQ(open(desc), bad + "dispatch 0 binds index 5 of 2");
+  bindings[1].index = 0;
+  dispatch.kernel = 1;
+  EXPECT_EQ(open(desc), bad + "dispatch 0 names kernel 1 of 1");
+  dispatch.kernel = 0;
+  dispatch.executable = 0;
+  EXPECT_EQ(open(desc), bad + "dispatch 0 names executable 0, which is no "
+                              "device executable");
+  dispatch.executable = 1;
+  dispatch.bindings = nullptr;
+  EXPECT_EQ(open(desc), bad + "dispatch 0 has a count without its array");
+  dispatch.bindings = bindings;
+  exes[1].data = nullptr;
+  EXPECT_EQ(open(desc), bad + "ptx executable 1 has no code");
+  exes[1].data = ptx;
+  exes[1].kernel_names = nullptr;
+  EXPECT_EQ(open(desc), bad + "ptx executable 1 has 1 kernels but no names");
+  exes[1].kernel_names = kernels;
+  desc.dispatches = nullptr;
+  EXPECT_EQ(open(desc), bad + "1 dispatches but no dispatch array");
+
+  // Memory needs.
+  desc = base;
+  kiln_memory_need needs[2] = {base.memory_needs[0], base.memory_needs[0]};
+  desc.memory_needs = needs;
+  desc.num_memory_needs = 2;
+  EXPECT_EQ(open(desc), bad + "more than one host-scratch memory need");
+  needs[1].kind = KILN_MEMORY_DEVICE_LOCAL;
+  EXPECT_EQ(open(desc), "UNSUPPORTED: model 'fake_add' needs device-local "
+                        "memory: this runtime has no device back end");
+  needs[1].kind = 17;
+  EXPECT_EQ(open(desc), bad + "memory need 1 has unknown kind 17");
+  needs[1] = base.memory_needs[0];
+  needs[1].kind = KILN_MEMORY_DEVICE_CONSTANT;
+  EXPECT_EQ(open(desc), bad + "memory need 1 (device-constant) lacks initial "
+                              "data");
+  needs[0].alignment = 48;
+  EXPECT_EQ(open(desc), bad + "memory need 0 has alignment 48, not a power "
+                              "of two");
+  desc.memory_needs = nullptr;
+  EXPECT_EQ(open(desc), bad + "2 memory needs but no array");
+
+  // Tensors and the rest.
+  desc = base;
+  inputs[0] = base.inputs[0];
   inputs[1].dtype = 8; // ONNX STRING
   desc.inputs = inputs;
-  EXPECT_EQ(statusString(kiln_model_open_descriptor(&desc, nullptr, &model)),
-            "UNSUPPORTED: model 'fake_add': input 'b' has element type 8, "
-            "which this runtime does not support");
+  EXPECT_EQ(open(desc), "UNSUPPORTED: model 'fake_add': input 'b' has element "
+                        "type 8, which this runtime does not support");
+  inputs[1] = base.inputs[1];
+  inputs[1].name = nullptr;
+  EXPECT_EQ(open(desc), bad + "input 1 has no name");
+  inputs[1] = base.inputs[1];
+  inputs[1].shape = nullptr;
+  EXPECT_EQ(open(desc), bad + "input 'b' has rank 2 and no shape");
+  desc = base;
+  desc.check_messages = nullptr;
+  EXPECT_EQ(open(desc), bad + "2 check messages but no array");
+  desc = base;
+  desc.flags = 4;
+  EXPECT_EQ(open(desc), "UNSUPPORTED: model 'fake_add' has flags 0x4, which "
+                        "this runtime does not know");
   EXPECT_EQ(statusString(kiln_model_open_descriptor(nullptr, nullptr, &model)),
             "INVALID_ARGUMENT: the model descriptor is NULL");
 }

@@ -1,0 +1,410 @@
+/*===- runtime/src/descriptor.c - Element types and descriptor checks ------===*
+ *
+ * Everything the runtime reads from a descriptor is checked here before the
+ * model opens: a malformed descriptor is refused with INVALID_ARGUMENT, a
+ * well-formed one this runtime cannot run yet (device executables, symbolic
+ * dims) with UNSUPPORTED; neither crashes. Structure is checked first, so a
+ * malformed descriptor is never called merely unsupported.
+ *===----------------------------------------------------------------------===*/
+#include <string.h>
+
+#include "internal.h"
+
+/*===----------------------------------------------------------------------===*
+ * Element types (the one table in model_abi.h)
+ *===----------------------------------------------------------------------===*/
+
+const char *kiln_dtype_name(kiln_dtype dtype) {
+  switch ((int)dtype) {
+  case KILN_DTYPE_UNDEFINED:
+    return "undefined";
+#define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
+  case ID:                                                                     \
+    return STR;
+    KILN_DTYPE_TABLE(KILN_X)
+#undef KILN_X
+  }
+  return "invalid";
+}
+
+size_t kiln_dtype_size(kiln_dtype dtype) {
+  switch ((int)dtype) {
+#define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
+  case ID:                                                                     \
+    return BYTES;
+    KILN_DTYPE_TABLE(KILN_X)
+#undef KILN_X
+  }
+  return 0;
+}
+
+/*===----------------------------------------------------------------------===*
+ * Descriptor checks
+ *===----------------------------------------------------------------------===*/
+
+#define KILN_MALFORMED(name, ...)                                              \
+  kiln_malformed(name, __VA_ARGS__)
+
+static kiln_status kiln_malformed(const char *name, const char *format, ...)
+    KILN_PRINTF(2, 3);
+static kiln_status kiln_malformed(const char *name, const char *format, ...) {
+  kiln_strbuf buf = {0};
+  kiln_strbuf_appendf(&buf, "malformed descriptor of model '%s': ", name);
+  va_list args;
+  va_start(args, format);
+  kiln_status detail = kiln_make_status_v(KILN_STATUS_INVALID_ARGUMENT, format,
+                                          args);
+  va_end(args);
+  kiln_strbuf_appendf(&buf, "%s", kiln_status_message(detail));
+  kiln_status_free(detail);
+  return kiln_strbuf_to_status(&buf, KILN_STATUS_INVALID_ARGUMENT);
+}
+
+const char *kiln_executable_format_name(uint32_t format) {
+  switch (format) {
+  case KILN_EXECUTABLE_HOST:
+    return "host";
+  case KILN_EXECUTABLE_SPIRV:
+    return "spirv";
+  case KILN_EXECUTABLE_PTX:
+    return "ptx";
+  case KILN_EXECUTABLE_CUBIN:
+    return "cubin";
+  case KILN_EXECUTABLE_HSACO:
+    return "hsaco";
+  }
+  return NULL;
+}
+
+const char *kiln_memory_kind_name(uint32_t kind) {
+  switch (kind) {
+  case KILN_MEMORY_HOST_SCRATCH:
+    return "host-scratch";
+  case KILN_MEMORY_DEVICE_LOCAL:
+    return "device-local";
+  case KILN_MEMORY_HOST_VISIBLE:
+    return "host-visible";
+  case KILN_MEMORY_DEVICE_CONSTANT:
+    return "device-constant";
+  }
+  return NULL;
+}
+
+/* Structure of the inputs or outputs; *symbolic is set when a dim is a
+ * symbol. */
+static kiln_status kiln_check_tensors(const kiln_model_desc *desc,
+                                      const char *name, const char *kind,
+                                      const kiln_tensor_desc *descs,
+                                      uint32_t count, int *symbolic) {
+  if (count > 0 && !descs)
+    return KILN_MALFORMED(name, "%u %ss but no %s array", (unsigned)count,
+                          kind, kind);
+  for (uint32_t i = 0; i < count; ++i) {
+    const kiln_tensor_desc *t = &descs[i];
+    if (!t->name)
+      return KILN_MALFORMED(name, "%s %u has no name", kind, (unsigned)i);
+    if (t->rank < 0 || (t->rank > 0 && !t->shape))
+      return KILN_MALFORMED(name, "%s '%s' has rank %d and %s shape", kind,
+                            t->name, (int)t->rank, t->shape ? "a" : "no");
+    for (int32_t d = 0; d < t->rank; ++d) {
+      int64_t dim = t->shape[d];
+      if (!KILN_DIM_IS_SYMBOL(dim))
+        continue;
+      if (KILN_DIM_SYMBOL_ID(dim) >= desc->num_symbols)
+        return KILN_MALFORMED(name,
+                              "dim %d of %s '%s' names symbol %llu, but the "
+                              "model has %u symbols",
+                              (int)d, kind, t->name,
+                              (unsigned long long)KILN_DIM_SYMBOL_ID(dim),
+                              (unsigned)desc->num_symbols);
+      *symbolic = 1;
+    }
+  }
+  return NULL;
+}
+
+/* Element types and sizes, once the structure is known to be sound and every
+ * dim static. */
+static kiln_status kiln_check_tensor_sizes(const char *name, const char *kind,
+                                           const kiln_tensor_desc *descs,
+                                           uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) {
+    const kiln_tensor_desc *t = &descs[i];
+    if (kiln_dtype_size((kiln_dtype)t->dtype) == 0)
+      return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                              "model '%s': %s '%s' has element type %d, which "
+                              "this runtime does not support",
+                              name, kind, t->name, (int)t->dtype);
+    if (!kiln_tensor_desc_fits(t))
+      return KILN_MALFORMED(name, "%s '%s' has a size that overflows", kind,
+                            t->name);
+  }
+  return NULL;
+}
+
+static kiln_status kiln_check_symbols(const kiln_model_desc *desc,
+                                      const char *name) {
+  if (desc->num_symbols > 0 && !desc->symbols)
+    return KILN_MALFORMED(name, "%u symbols but no symbol array",
+                          (unsigned)desc->num_symbols);
+  for (uint32_t s = 0; s < desc->num_symbols; ++s) {
+    const kiln_dim_symbol *sym = &desc->symbols[s];
+    if (!sym->name)
+      return KILN_MALFORMED(name, "symbol %u has no name", (unsigned)s);
+    if (sym->min < 0 || (sym->max != KILN_DIM_UNBOUNDED && sym->max < sym->min))
+      return KILN_MALFORMED(name, "symbol '%s' has bounds [%lld, %lld]",
+                            sym->name, (long long)sym->min,
+                            (long long)sym->max);
+  }
+  if ((desc->num_symbols > 0) != (desc->shape_fn != NULL))
+    return KILN_MALFORMED(name, "%u symbols and %s shape function",
+                          (unsigned)desc->num_symbols,
+                          desc->shape_fn ? "a" : "no");
+  return NULL;
+}
+
+static kiln_status kiln_check_executables(const kiln_model_desc *desc,
+                                          const char *name) {
+  if (desc->num_executables > 0 && !desc->executables)
+    return KILN_MALFORMED(name, "%u executables but no executable array",
+                          (unsigned)desc->num_executables);
+  for (uint32_t e = 0; e < desc->num_executables; ++e) {
+    const kiln_executable_desc *x = &desc->executables[e];
+    const char *format = kiln_executable_format_name(x->format);
+    if (!format)
+      return KILN_MALFORMED(name, "executable %u has unknown format %u",
+                            (unsigned)e, (unsigned)x->format);
+    if (x->format == KILN_EXECUTABLE_HOST) {
+      if ((x->entry != NULL) == (x->dynamic_entry != NULL))
+        return KILN_MALFORMED(name,
+                              "host executable %u needs exactly one entry "
+                              "function, has %s",
+                              (unsigned)e, x->entry ? "two" : "none");
+      if ((x->dynamic_entry != NULL) != (desc->num_symbols > 0))
+        return KILN_MALFORMED(name,
+                              "host executable %u has a %s entry, but the "
+                              "model has %u symbols",
+                              (unsigned)e, x->entry ? "static" : "dynamic",
+                              (unsigned)desc->num_symbols);
+      if (x->data || x->size || x->num_kernels)
+        return KILN_MALFORMED(name, "host executable %u has device code",
+                              (unsigned)e);
+      continue;
+    }
+    if (!x->data || x->size == 0)
+      return KILN_MALFORMED(name, "%s executable %u has no code", format,
+                            (unsigned)e);
+    if (x->entry || x->dynamic_entry)
+      return KILN_MALFORMED(name, "%s executable %u has a host entry", format,
+                            (unsigned)e);
+    if (x->num_kernels > 0 && !x->kernel_names)
+      return KILN_MALFORMED(name, "%s executable %u has %u kernels but no "
+                                  "names",
+                            format, (unsigned)e, (unsigned)x->num_kernels);
+    for (uint32_t k = 0; k < x->num_kernels; ++k)
+      if (!x->kernel_names[k])
+        return KILN_MALFORMED(name, "kernel %u of %s executable %u has no "
+                                    "name",
+                              (unsigned)k, format, (unsigned)e);
+  }
+  if (desc->entry_executable != KILN_NO_EXECUTABLE &&
+      (desc->entry_executable >= desc->num_executables ||
+       desc->executables[desc->entry_executable].format !=
+           KILN_EXECUTABLE_HOST))
+    return KILN_MALFORMED(name, "entry executable %u is not a host executable "
+                                "(the model has %u executables)",
+                          (unsigned)desc->entry_executable,
+                          (unsigned)desc->num_executables);
+  if (desc->entry_executable == KILN_NO_EXECUTABLE &&
+      desc->num_dispatches == 0)
+    return KILN_MALFORMED(name, "no entry executable and no dispatches");
+  return NULL;
+}
+
+static kiln_status kiln_check_binding(const kiln_model_desc *desc,
+                                      const char *name, uint32_t d,
+                                      const kiln_binding_desc *b) {
+  uint32_t limit = b->kind == KILN_BINDING_INPUT    ? desc->num_inputs
+                   : b->kind == KILN_BINDING_OUTPUT ? desc->num_outputs
+                   : b->kind == KILN_BINDING_MEMORY ? desc->num_memory_needs
+                                                    : 0;
+  if (b->kind > KILN_BINDING_MEMORY)
+    return KILN_MALFORMED(name, "dispatch %u has a binding of unknown kind %u",
+                          (unsigned)d, (unsigned)b->kind);
+  if (b->index >= limit)
+    return KILN_MALFORMED(name, "dispatch %u binds index %u of %u", (unsigned)d,
+                          (unsigned)b->index, (unsigned)limit);
+  if ((b->flags & ~KILN_BINDING_DYNAMIC_OFFSET) != 0 || b->reserved != 0)
+    return KILN_MALFORMED(name, "dispatch %u has a binding with unknown flags",
+                          (unsigned)d);
+  if ((b->flags & KILN_BINDING_DYNAMIC_OFFSET) &&
+      b->offset >= desc->num_dynamic_offsets)
+    return KILN_MALFORMED(name, "dispatch %u names dynamic offset %llu of %u",
+                          (unsigned)d, (unsigned long long)b->offset,
+                          (unsigned)desc->num_dynamic_offsets);
+  return NULL;
+}
+
+static kiln_status kiln_check_dispatches(const kiln_model_desc *desc,
+                                         const char *name) {
+  if (desc->num_dispatches > 0 && !desc->dispatches)
+    return KILN_MALFORMED(name, "%u dispatches but no dispatch array",
+                          (unsigned)desc->num_dispatches);
+  for (uint32_t d = 0; d < desc->num_dispatches; ++d) {
+    const kiln_dispatch_desc *x = &desc->dispatches[d];
+    if (x->executable >= desc->num_executables ||
+        desc->executables[x->executable].format == KILN_EXECUTABLE_HOST)
+      return KILN_MALFORMED(name, "dispatch %u names executable %u, which is "
+                                  "no device executable",
+                            (unsigned)d, (unsigned)x->executable);
+    if (x->kernel >= desc->executables[x->executable].num_kernels)
+      return KILN_MALFORMED(name, "dispatch %u names kernel %u of %u",
+                            (unsigned)d, (unsigned)x->kernel,
+                            (unsigned)desc->executables[x->executable]
+                                .num_kernels);
+    if ((x->num_bindings > 0 && !x->bindings) ||
+        (x->num_constants > 0 && !x->constants) ||
+        (x->num_symbol_constants > 0 && !x->symbol_constants))
+      return KILN_MALFORMED(name, "dispatch %u has a count without its array",
+                            (unsigned)d);
+    for (uint32_t b = 0; b < x->num_bindings; ++b) {
+      kiln_status status = kiln_check_binding(desc, name, d, &x->bindings[b]);
+      if (status)
+        return status;
+    }
+    for (uint32_t c = 0; c < x->num_symbol_constants; ++c)
+      if (x->symbol_constants[c] >= desc->num_symbols)
+        return KILN_MALFORMED(name, "dispatch %u pushes symbol %u, but the "
+                                    "model has %u symbols",
+                              (unsigned)d, (unsigned)x->symbol_constants[c],
+                              (unsigned)desc->num_symbols);
+  }
+  return NULL;
+}
+
+static kiln_status kiln_check_memory(const kiln_model_desc *desc,
+                                     const char *name) {
+  if (desc->num_memory_needs > 0 && !desc->memory_needs)
+    return KILN_MALFORMED(name, "%u memory needs but no array",
+                          (unsigned)desc->num_memory_needs);
+  uint32_t host_scratch = 0;
+  for (uint32_t m = 0; m < desc->num_memory_needs; ++m) {
+    const kiln_memory_need *need = &desc->memory_needs[m];
+    const char *kind = kiln_memory_kind_name(need->kind);
+    if (!kind)
+      return KILN_MALFORMED(name, "memory need %u has unknown kind %u",
+                            (unsigned)m, (unsigned)need->kind);
+    if (need->flags != 0)
+      return KILN_MALFORMED(name, "memory need %u has unknown flags 0x%x",
+                            (unsigned)m, (unsigned)need->flags);
+    if (need->alignment == 0 || (need->alignment & (need->alignment - 1)))
+      return KILN_MALFORMED(name, "memory need %u has alignment %llu, not a "
+                                  "power of two",
+                            (unsigned)m, (unsigned long long)need->alignment);
+    if (need->size == KILN_SIZE_UNBOUNDED && desc->num_symbols == 0)
+      return KILN_MALFORMED(name, "memory need %u has no bound but the model "
+                                  "has no symbols",
+                            (unsigned)m);
+    if ((need->kind == KILN_MEMORY_DEVICE_CONSTANT) !=
+        (need->initial_data != NULL && need->size > 0))
+      return KILN_MALFORMED(name, "memory need %u (%s) %s initial data",
+                            (unsigned)m, kind,
+                            need->initial_data ? "has" : "lacks");
+    if (need->kind == KILN_MEMORY_HOST_SCRATCH && ++host_scratch > 1)
+      return KILN_MALFORMED(name, "more than one host-scratch memory need");
+  }
+  return NULL;
+}
+
+kiln_status kiln_check_descriptor(const kiln_model_desc *desc) {
+  /* Only the first two fields may be read before the version matches. */
+  if (desc->abi_version != KILN_MODEL_ABI_VERSION)
+    return kiln_make_status(
+        KILN_STATUS_UNSUPPORTED,
+        "model '%s' was built for model ABI version %u, but this runtime "
+        "supports version %u; recompile the model with a matching kiln or "
+        "link a matching runtime",
+        desc->name ? desc->name : "?", (unsigned)desc->abi_version,
+        (unsigned)KILN_MODEL_ABI_VERSION);
+  const char *name = desc->name ? desc->name : "?";
+  if (desc->flags != 0)
+    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                            "model '%s' has flags 0x%x, which this runtime "
+                            "does not know",
+                            name, (unsigned)desc->flags);
+  if (desc->num_check_messages > 0 && !desc->check_messages)
+    return KILN_MALFORMED(name, "%u check messages but no array",
+                          (unsigned)desc->num_check_messages);
+  int symbolic = 0;
+  kiln_status status = kiln_check_symbols(desc, name);
+  if (!status)
+    status = kiln_check_tensors(desc, name, "input", desc->inputs,
+                                desc->num_inputs, &symbolic);
+  if (!status)
+    status = kiln_check_tensors(desc, name, "output", desc->outputs,
+                                desc->num_outputs, &symbolic);
+  if (!status)
+    status = kiln_check_executables(desc, name);
+  if (!status)
+    status = kiln_check_memory(desc, name);
+  if (!status)
+    status = kiln_check_dispatches(desc, name);
+  if (status)
+    return status;
+
+  /* Well formed; now what this runtime cannot run yet. */
+  for (uint32_t e = 0; e < desc->num_executables; ++e)
+    if (desc->executables[e].format != KILN_EXECUTABLE_HOST)
+      return kiln_make_status(
+          KILN_STATUS_UNSUPPORTED,
+          "model '%s' has a %s executable (for '%s'): this runtime has no %s "
+          "back end",
+          name, kiln_executable_format_name(desc->executables[e].format),
+          desc->executables[e].target ? desc->executables[e].target : "?",
+          kiln_executable_format_name(desc->executables[e].format));
+  if (symbolic || desc->num_symbols > 0)
+    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                            "model '%s' has symbolic dims ('%s'): shapes known "
+                            "only at run time are not supported yet by this "
+                            "runtime",
+                            name, desc->symbols[0].name);
+  for (uint32_t m = 0; m < desc->num_memory_needs; ++m)
+    if (desc->memory_needs[m].kind != KILN_MEMORY_HOST_SCRATCH)
+      return kiln_make_status(
+          KILN_STATUS_UNSUPPORTED,
+          "model '%s' needs %s memory: this runtime has no device back end",
+          name, kiln_memory_kind_name(desc->memory_needs[m].kind));
+  status = kiln_check_tensor_sizes(name, "input", desc->inputs,
+                                   desc->num_inputs);
+  if (!status)
+    status = kiln_check_tensor_sizes(name, "output", desc->outputs,
+                                     desc->num_outputs);
+  if (status)
+    return status;
+  const kiln_memory_need *scratch = kiln_host_scratch_need(desc);
+  if (scratch && (scratch->size > (uint64_t)SIZE_MAX - KILN_HUGE_PAGE ||
+                  scratch->alignment > KILN_HUGE_PAGE))
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "model '%s' needs %llu bytes of scratch aligned to "
+                            "%llu, more than this platform can give",
+                            name, (unsigned long long)scratch->size,
+                            (unsigned long long)scratch->alignment);
+  status = kiln_cpu_check_features(desc->cpu_features);
+  if (status) {
+    kiln_status wrapped = kiln_make_status(
+        kiln_status_code(status),
+        "cannot run model '%s' (compiled for cpu '%s'): %s", name,
+        desc->cpu && desc->cpu[0] ? desc->cpu : "generic",
+        kiln_status_message(status));
+    kiln_status_free(status);
+    return wrapped;
+  }
+  return NULL;
+}
+
+const kiln_memory_need *kiln_host_scratch_need(const kiln_model_desc *desc) {
+  for (uint32_t m = 0; m < desc->num_memory_needs; ++m)
+    if (desc->memory_needs[m].kind == KILN_MEMORY_HOST_SCRATCH)
+      return &desc->memory_needs[m];
+  return NULL;
+}
