@@ -122,7 +122,8 @@ def KilnOutlineParallelLoopsPass
     body once for the whole range. Runs on buffers, after deallocation.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::scf::SCFDialect",
-                           "mlir::func::FuncDialect", "mlir::arith::ArithDialect"];
+                           "mlir::func::FuncDialect", "mlir::arith::ArithDialect",
+                           "::kiln::KilnDialect"];
 }
 
 def KilnParallelizeLoopsPass
@@ -143,7 +144,7 @@ def KilnParallelizeLoopsPass
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::affine::AffineDialect",
-                           "mlir::linalg::LinalgDialect"];
+                           "mlir::linalg::LinalgDialect", "::kiln::KilnDialect"];
 }
 
 def KilnApproximateMathPass
@@ -176,7 +177,8 @@ def KilnPlanMemoryPass : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
     runtime allocates the arena once per opened model. Buffers that may escape
     (returned, yielded, passed to calls) keep their allocation.
   }];
-  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
+                           "::kiln::KilnDialect"];
 }
 
 def KilnLowerStridedCopiesPass
@@ -215,7 +217,8 @@ def KilnMaterializeChecksPass
     the first failing one) appended as the function's last result, and stores
     the messages as the module's `kiln.check_messages` string array.
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::tensor::TensorDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::tensor::TensorDialect",
+                           "::kiln::KilnDialect"];
 }
 
 def KilnReplaceEmptyEntryBuffersPass

@@ -6,7 +6,7 @@
 #include "codegen/Passes.h"
 #include "compiler/Packaging.h"
 #include "compiler/import/ModelImporter.h"
-#include "dialects/Kiln/KilnDialect.h"
+#include "dialects/Kiln/ABIAttributes.h"
 #include "dialects/ONNX/ONNXDialect.h"
 #include "dialects/ONNX/ShapeInference/ShapeInference.h"
 #include "passes/Conversion/Passes.h"
@@ -216,11 +216,10 @@ LogicalResult compileModel(MLIRContext &context,
   }
   if (failed(pm.run(module)) || failed(mlir::verify(module)))
     return failure();
-  if (auto messages = module->getAttrOfType<ArrayAttr>("kiln.check_messages"))
-    for (Attribute message : messages)
-      info.checkMessages.push_back(cast<StringAttr>(message).str());
-  if (auto scratch = module->getAttrOfType<IntegerAttr>("kiln.scratch_size"))
-    info.scratchSize = scratch.getInt();
+  for (std::string &message : getCheckMessages(module))
+    info.checkMessages.push_back(std::move(message));
+  if (std::optional<int64_t> scratch = getScratchSize(module))
+    info.scratchSize = *scratch;
 
   std::string entrySymbol = info.prefix + "_main";
   if (options.emit == EmitKind::LLVMIR) {

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
+#include "dialects/Kiln/ABIAttributes.h"
 
 #include "mlir/Conversion/LLVMCommon/LoweringOptions.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -31,8 +32,6 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
-
-constexpr StringLiteral kParallelAttr = "kiln.parallel";
 
 bool isRematerializable(Operation *op) {
   return op && op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
@@ -55,13 +54,13 @@ struct OutlineParallelLoopsPass
         continue;
       SmallVector<scf::ParallelOp> loops;
       func.walk([&](scf::ParallelOp loop) {
-        if (loop->hasAttr(kParallelAttr))
+        if (kiln::isParallelLoop(loop))
           loops.push_back(loop);
       });
       // Only the entry receives a context; loops elsewhere stay sequential.
       if (!func.isPublic()) {
         for (scf::ParallelOp loop : loops)
-          loop->removeAttr(kParallelAttr);
+          kiln::clearParallelLoop(loop);
         continue;
       }
       // `@f(args)` becomes `@f_ctx(args, context)` plus a wrapper `@f(args)`
@@ -70,7 +69,7 @@ struct OutlineParallelLoopsPass
       SmallVector<Type> plainInputs;
       SmallVector<unsigned> plainArgs;
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        if (!func.getArgAttr(i, "kiln.scratch")) {
+        if (!kiln::isScratchArgument(func, i)) {
           plainInputs.push_back(func.getArgument(i).getType());
           plainArgs.push_back(i);
         }
@@ -107,12 +106,12 @@ struct OutlineParallelLoopsPass
           memref::DeallocOp::create(b, loc, buffer);
         func::ReturnOp::create(b, loc, call.getResults());
         for (unsigned i = 0; i < func.getNumArguments(); ++i)
-          func.removeArgAttr(i, "kiln.scratch");
+          kiln::clearScratchArgument(func, i);
       }
       Value context = func.getArgument(func.getNumArguments() - 1);
       unsigned counter = 0;
       for (scf::ParallelOp loop : loops) {
-        loop->removeAttr(kParallelAttr);
+        kiln::clearParallelLoop(loop);
         if (loop.getNumLoops() != 1 || loop.getNumResults() != 0)
           continue;
         if (failed(outline(loop, func, context, converter, symbols, ptrType,
