@@ -5,15 +5,17 @@
 // wrapper passing a null context. Every `scf.parallel`
 // marked `kiln.parallel` in it becomes a private function
 // `void body(void *closure, int64_t begin, int64_t end)` running the loop over
-// [begin, end), and a call through the context's `parallel_for` pointer (the
-// header's third field) with a closure on the stack holding the values the
-// loop uses (memref descriptors, integers, floats). A null context runs the
-// body once over the whole range on the calling thread.
+// [begin, end), and a call through the `parallel_for` pointer of the
+// context's header (its LLVM type: ExecContextABI.h) with a closure on the
+// stack holding the values the loop uses (memref descriptors, integers,
+// floats). A null context runs the body once over the whole range on the
+// calling thread.
 // Runs on buffers after deallocation is placed (the deallocations then
 // already follow the loop; the closure's stores would hide later uses).
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/CPU/ExecContextABI.h"
 #include "codegen/Passes.h"
 #include "dialects/Kiln/ABIAttributes.h"
 
@@ -154,7 +156,7 @@ struct OutlineParallelLoopsPass
 
     // The body function.
     OpBuilder mb(func);
-    auto bodyType = FunctionType::get(ctx, {ptrType, i64, i64}, {});
+    FunctionType bodyType = kiln::getParallelBodyType(ctx);
     auto body = func::FuncOp::create(
         mb, loc, (func.getSymName() + "_parallel_" + Twine(counter++)).str(),
         bodyType);
@@ -228,17 +230,16 @@ struct OutlineParallelLoopsPass
     }
     {
       OpBuilder eb = ifOp.getElseBodyBuilder();
-      auto headerType = LLVM::LLVMStructType::getLiteral(
-          ctx, {IntegerType::get(ctx, 32), IntegerType::get(ctx, 32), ptrType});
-      Value slot = LLVM::GEPOp::create(eb, loc, ptrType, headerType, context,
-                                       ArrayRef<LLVM::GEPArg>{0, 2});
+      auto field =
+          static_cast<int32_t>(kiln::ExecContextHeaderField::ParallelFor);
+      Value slot = LLVM::GEPOp::create(eb, loc, ptrType,
+                                       kiln::getExecContextHeaderType(ctx),
+                                       context, ArrayRef<LLVM::GEPArg>{0, field});
       Value parallelFor = LLVM::LoadOp::create(eb, loc, ptrType, slot);
       Value fn = func::ConstantOp::create(eb, loc, bodyType, body.getSymName());
       Value fnPtr =
           UnrealizedConversionCastOp::create(eb, loc, ptrType, fn).getResult(0);
-      auto calleeType = LLVM::LLVMFunctionType::get(
-          LLVM::LLVMVoidType::get(ctx), {ptrType, i64, ptrType, ptrType});
-      LLVM::CallOp::create(eb, loc, calleeType,
+      LLVM::CallOp::create(eb, loc, kiln::getParallelForType(ctx),
                            ValueRange{parallelFor, context, n, fnPtr, closure});
     }
     loop.erase();
