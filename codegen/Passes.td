@@ -4,6 +4,23 @@
 
 include "mlir/Pass/PassBase.td"
 
+def KilnCheckTargetSupportPass
+    : Pass<"kiln-check-target-support", "mlir::ModuleOp"> {
+  let summary = "Reject what the target cannot compile, naming the ONNX node";
+  let description = [{
+    On linalg-on-tensors, right after convert-onnx-to-linalg. Every op the
+    target (codegen/Target.h, looked up by `device`) does not accept, an op
+    of a dialect it has no lowering for or a value of an element type it
+    cannot compute with, is an error naming the ONNX node the op came from:
+    nothing reaches a later pass to fail there without a node, or to be
+    compiled some other way. Changes nothing.
+  }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "the target's device name (cpu; vulkan, cuda, hip are planned)">
+  ];
+}
+
 def KilnFuseElementwisePass
     : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuse chains of elementwise linalg ops into one loop nest";
