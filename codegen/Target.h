@@ -1,4 +1,4 @@
-//===- Target.h - the seam between the driver and a code generator -*- C++ -*-===//
+//===- Target.h - the seam between the driver and codegen -------*- C++ -*-===//
 //
 // A target is one plugin behind this interface (IREE's target backends): it
 // declares what it accepts, builds its pipeline from linalg-on-tensors and

@@ -15,8 +15,8 @@ namespace {
 
 /// Dialects whose ops buildCPUCodegenPipeline lowers to the LLVM dialect.
 constexpr llvm::StringLiteral kLoweredDialects[] = {
-    "builtin", "func",   "arith", "math", "linalg", "tensor", "scf",
-    "bufferization", "affine", "memref", "vector", "cf", "ub", "kiln"};
+    "builtin",       "func",   "arith",  "math",   "linalg", "tensor", "scf",
+    "bufferization", "affine", "memref", "vector", "cf",     "ub",     "kiln"};
 
 /// Element types the kernels and the LLVM lowering compute with (bf16 and
 /// f16 arithmetic runs in f32).

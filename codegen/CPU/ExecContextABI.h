@@ -1,4 +1,4 @@
-//===- ExecContextABI.h - the exec context's header, in LLVM types -*- C++ -*-===//
+//===- ExecContextABI.h - the exec context header in LLVM types -*- C++ -*-===//
 //
 // Generated code reaches the runtime's thread pool through the header every
 // `kiln_exec_context` starts with (`kiln_exec_context_header` in

@@ -30,7 +30,8 @@ bool isParallelLoop(Operation *op) {
 }
 
 void setParallelLoop(Operation *loop) {
-  ParallelAttr(loop->getContext()).setAttr(loop, UnitAttr::get(loop->getContext()));
+  ParallelAttr(loop->getContext())
+      .setAttr(loop, UnitAttr::get(loop->getContext()));
 }
 
 void clearParallelLoop(Operation *loop) {
@@ -39,8 +40,8 @@ void clearParallelLoop(Operation *loop) {
 
 DictionaryAttr getScratchArgumentAttrs(MLIRContext *context) {
   return DictionaryAttr::get(
-      context, {NamedAttribute(ScratchAttr(context).getName(),
-                               UnitAttr::get(context))});
+      context,
+      {NamedAttribute(ScratchAttr(context).getName(), UnitAttr::get(context))});
 }
 
 bool isScratchArgument(FunctionOpInterface func, unsigned index) {
@@ -157,7 +158,8 @@ LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op,
     return op->emitOpError("'kiln.scratch' must be a unit attribute");
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
-    return op->emitOpError("'kiln.scratch' is only valid on a function argument");
+    return op->emitOpError(
+        "'kiln.scratch' is only valid on a function argument");
   // The runtime passes the arena as one pointer to bytes.
   Type type = func.getArgumentTypes()[argIndex];
   auto memref = dyn_cast<MemRefType>(type);

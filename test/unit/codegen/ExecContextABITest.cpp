@@ -36,8 +36,8 @@ using kiln::ExecContextHeaderField;
 static_assert(std::is_same_v<decltype(kiln_exec_context_header::parallel_for),
                              void (*)(kiln_exec_context *, int64_t,
                                       kiln_parallel_body_fn, void *)>);
-static_assert(std::is_same_v<kiln_parallel_body_fn,
-                             void (*)(void *, int64_t, int64_t)>);
+static_assert(
+    std::is_same_v<kiln_parallel_body_fn, void (*)(void *, int64_t, int64_t)>);
 
 /// The data layout LLVM uses for `triple` (what ObjectEmitter.cpp gets).
 llvm::DataLayout dataLayoutFor(llvm::StringRef tripleName) {
@@ -46,7 +46,8 @@ llvm::DataLayout dataLayoutFor(llvm::StringRef tripleName) {
   llvm::InitializeAllTargetMCs();
   llvm::Triple triple(llvm::Triple::normalize(tripleName));
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   EXPECT_NE(target, nullptr) << error;
   if (!target)
     return llvm::DataLayout();
@@ -116,10 +117,10 @@ TEST_P(ExecContextABITest, CallbackTypesMatchTheCSignatures) {
   EXPECT_TRUE(parallelFor->getParamType(1)->isIntegerTy(64));
   EXPECT_TRUE(parallelFor->getParamType(2)->isPointerTy());
   EXPECT_TRUE(parallelFor->getParamType(3)->isPointerTy());
-  EXPECT_EQ(sizes(parallelFor),
-            (std::vector<uint64_t>{sizeof(kiln_exec_context *), sizeof(int64_t),
-                                   sizeof(kiln_parallel_body_fn),
-                                   sizeof(void *)}));
+  EXPECT_EQ(
+      sizes(parallelFor),
+      (std::vector<uint64_t>{sizeof(kiln_exec_context *), sizeof(int64_t),
+                             sizeof(kiln_parallel_body_fn), sizeof(void *)}));
 
   mlir::FunctionType body = kiln::getParallelBodyType(&context);
   ASSERT_EQ(body.getNumInputs(), 3u);

@@ -1,8 +1,8 @@
 //===- TargetTest.cpp - the target seam and the shared tensor pipeline ----===//
 
+#include "codegen/Target.h"
 #include "codegen/Common/TensorPipeline.h"
 #include "codegen/Passes.h"
-#include "codegen/Target.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -90,10 +90,10 @@ TEST(TargetRegistry, RejectsUnknownAndPlannedDevices) {
 
 TEST(TargetRegistry, RejectsAnUnknownCPU) {
   std::string error;
-  EXPECT_EQ(kiln::createTargetBackend(
-                "cpu", kiln::TargetOptions{"x86_64-linux-gnu", "no-such-cpu"},
-                error),
-            nullptr);
+  EXPECT_EQ(
+      kiln::createTargetBackend(
+          "cpu", kiln::TargetOptions{"x86_64-linux-gnu", "no-such-cpu"}, error),
+      nullptr);
   EXPECT_EQ(error,
             "unknown CPU 'no-such-cpu' for target x86_64-unknown-linux-gnu");
 }
@@ -121,10 +121,10 @@ TEST(TensorPipeline, EmptyHooksAddNothing) {
   mlir::PassManager pm(&context);
   kiln::buildTensorPipeline(pm);
   EXPECT_EQ(passNames(pm),
-            (std::vector<std::string>{
-                "kiln-propagate-transposes", "kiln-fuse-elementwise",
-                "canonicalize", "cse", "kiln-materialize-checks",
-                "kiln-decompose-pads"}));
+            (std::vector<std::string>{"kiln-propagate-transposes",
+                                      "kiln-fuse-elementwise", "canonicalize",
+                                      "cse", "kiln-materialize-checks",
+                                      "kiln-decompose-pads"}));
 }
 
 // The CPU's passes in the order they ran before the seam (a pass moved,
