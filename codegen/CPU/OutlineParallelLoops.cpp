@@ -232,9 +232,9 @@ struct OutlineParallelLoopsPass
       OpBuilder eb = ifOp.getElseBodyBuilder();
       auto field =
           static_cast<int32_t>(kiln::ExecContextHeaderField::ParallelFor);
-      Value slot = LLVM::GEPOp::create(eb, loc, ptrType,
-                                       kiln::getExecContextHeaderType(ctx),
-                                       context, ArrayRef<LLVM::GEPArg>{0, field});
+      Value slot = LLVM::GEPOp::create(
+          eb, loc, ptrType, kiln::getExecContextHeaderType(ctx), context,
+          ArrayRef<LLVM::GEPArg>{0, field});
       Value parallelFor = LLVM::LoadOp::create(eb, loc, ptrType, slot);
       Value fn = func::ConstantOp::create(eb, loc, bodyType, body.getSymName());
       Value fnPtr =
