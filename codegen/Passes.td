@@ -4,6 +4,23 @@
 
 include "mlir/Pass/PassBase.td"
 
+def KilnCheckTargetSupportPass
+    : Pass<"kiln-check-target-support", "mlir::ModuleOp"> {
+  let summary = "Reject what the target cannot compile, naming the ONNX node";
+  let description = [{
+    On linalg-on-tensors, right after convert-onnx-to-linalg. Every op the
+    target (codegen/Target.h, looked up by `device`) does not accept, an op
+    of a dialect it has no lowering for or a value of an element type it
+    cannot compute with, is an error naming the ONNX node the op came from:
+    nothing reaches a later pass to fail there without a node, or to be
+    compiled some other way. Changes nothing.
+  }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "the target's device name (cpu; vulkan, cuda, hip are planned)">
+  ];
+}
+
 def KilnFuseElementwisePass
     : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuse chains of elementwise linalg ops into one loop nest";
@@ -122,7 +139,8 @@ def KilnOutlineParallelLoopsPass
     body once for the whole range. Runs on buffers, after deallocation.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::scf::SCFDialect",
-                           "mlir::func::FuncDialect", "mlir::arith::ArithDialect"];
+                           "mlir::func::FuncDialect", "mlir::arith::ArithDialect",
+                           "::kiln::KilnDialect"];
 }
 
 def KilnParallelizeLoopsPass
@@ -143,7 +161,7 @@ def KilnParallelizeLoopsPass
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::affine::AffineDialect",
-                           "mlir::linalg::LinalgDialect"];
+                           "mlir::linalg::LinalgDialect", "::kiln::KilnDialect"];
 }
 
 def KilnApproximateMathPass
@@ -176,7 +194,8 @@ def KilnPlanMemoryPass : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
     runtime allocates the arena once per opened model. Buffers that may escape
     (returned, yielded, passed to calls) keep their allocation.
   }];
-  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
+                           "::kiln::KilnDialect"];
 }
 
 def KilnLowerStridedCopiesPass
@@ -215,7 +234,8 @@ def KilnMaterializeChecksPass
     the first failing one) appended as the function's last result, and stores
     the messages as the module's `kiln.check_messages` string array.
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::tensor::TensorDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::tensor::TensorDialect",
+                           "::kiln::KilnDialect"];
 }
 
 def KilnReplaceEmptyEntryBuffersPass

@@ -20,6 +20,8 @@ enum class EmitKind {
 struct CompileOptions {
   std::string modelPath;
   std::string outputPath;
+  /// The device compiled for, a target's name in codegen/Target.h ("cpu").
+  std::string device = "cpu";
   /// Target triple; empty means the host.
   std::string triple;
   /// LLVM CPU name, or "native" (the host CPU with all its features); empty

@@ -2,8 +2,8 @@
 
 #include "compiler/Pipeline.h"
 
-#include "codegen/CPU/CPUPipeline.h"
 #include "codegen/Passes.h"
+#include "codegen/Target.h"
 #include "compiler/Packaging.h"
 #include "compiler/import/ModelImporter.h"
 #include "dialects/Kiln/KilnDialect.h"
@@ -184,18 +184,15 @@ LogicalResult compileModel(MLIRContext &context,
     return writeOutput([&](raw_ostream &os) { module.print(os); });
 
   std::string error;
-  FailureOr<CPUTarget> target =
-      resolveCPUTarget(options.triple, options.cpu, error);
-  if (failed(target))
+  std::unique_ptr<TargetBackend> target = createTargetBackend(
+      options.device, TargetOptions{options.triple, options.cpu}, error);
+  if (!target)
     return fail(error);
 
   ModelInfo info;
   info.prefix = sanitizeSymbolPrefix(
       options.name.empty() ? llvm::sys::path::stem(options.outputPath).str()
                            : options.name);
-  info.triple = target->triple;
-  info.cpu = target->cpu;
-  info.runtimeFeatures = target->runtimeFeatures;
   if (failed(prepareEntry(module, info)))
     return failure();
 
@@ -203,7 +200,10 @@ LogicalResult compileModel(MLIRContext &context,
   pm.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertONNXToLinalgPass());
-  buildCPUCodegenPipeline(pm, *target);
+  // The target sees linalg-on-tensors: what it cannot compile is an error
+  // naming the node before any of its passes runs.
+  pm.addPass(createKilnCheckTargetSupportPass(*target));
+  target->buildPipeline(pm);
   // Verifying the whole module after every pass is costly on large models
   // (it showed up in MobileNetV2 profiles); the result is verified once.
   pm.enableVerifier(std::getenv("KILN_VERIFY_EACH_PASS") != nullptr);
@@ -216,17 +216,19 @@ LogicalResult compileModel(MLIRContext &context,
   }
   if (failed(pm.run(module)) || failed(mlir::verify(module)))
     return failure();
-  if (auto messages = module->getAttrOfType<ArrayAttr>("kiln.check_messages"))
-    for (Attribute message : messages)
-      info.checkMessages.push_back(cast<StringAttr>(message).str());
-  if (auto scratch = module->getAttrOfType<IntegerAttr>("kiln.scratch_size"))
-    info.scratchSize = scratch.getInt();
+  ExecutableInfo executable = target->getExecutableInfo(module);
+  info.triple = executable.triple;
+  info.cpu = executable.cpu;
+  info.runtimeFeatures = executable.runtimeFeatures;
+  info.scratchSize = executable.scratchSize;
+  info.checkMessages = std::move(executable.checkMessages);
 
-  std::string entrySymbol = info.prefix + "_main";
+  SerializeOptions serializeOptions;
+  serializeOptions.entrySymbol = info.prefix + "_main";
   if (options.emit == EmitKind::LLVMIR) {
     LogicalResult result = success();
     if (failed(writeOutput([&](raw_ostream &os) {
-          result = emitLLVMIR(module, *target, entrySymbol, os, error);
+          result = target->printExecutable(module, serializeOptions, os, error);
         })) ||
         failed(result))
       return fail(error);
@@ -258,8 +260,9 @@ LogicalResult compileModel(MLIRContext &context,
     return fail(error);
   SmallString<256> objectPath(workDir);
   llvm::sys::path::append(objectPath, info.prefix + ".o");
-  if (failed(emitObjectFile(module, *target, entrySymbol, objectPath, error,
-                            {descriptorBitcode})))
+  serializeOptions.linkBitcode = {descriptorBitcode};
+  if (failed(target->serializeExecutable(module, serializeOptions, objectPath,
+                                         error)))
     return fail(error);
   if (!packageModel(info, kind, objectPath, workDir, options.outputPath,
                     error))

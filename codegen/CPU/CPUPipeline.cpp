@@ -1,6 +1,7 @@
 //===- CPUPipeline.cpp - linalg-on-tensors to the LLVM dialect ------------===//
 
 #include "codegen/CPU/CPUPipeline.h"
+#include "codegen/Common/TensorPipeline.h"
 #include "codegen/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -92,18 +93,14 @@ FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
 }
 
 void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
-  // Tensor level: keep activations channels-last between convolutions, then
-  // fuse elementwise chains.
-  pm.addNestedPass<func::FuncOp>(createKilnPropagateTransposesPass());
-  // 3x3 convs as Winograd transforms + matrix products; before fusion, so
-  // the output transform fuses with the bias / activation after it.
-  pm.addNestedPass<func::FuncOp>(createKilnWinogradConvsPass());
-  pm.addNestedPass<func::FuncOp>(createKilnFuseElementwisePass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createKilnMaterializeChecksPass());
-  // Pads: only the border is filled; the producer writes the interior.
-  pm.addNestedPass<func::FuncOp>(createKilnDecomposePadsPass());
+  // Tensor level: the passes every target shares (codegen/Common).
+  TensorPipelineHooks hooks;
+  hooks.afterLayoutPropagation = [](OpPassManager &pm) {
+    // 3x3 convs as Winograd transforms + matrix products; before fusion, so
+    // the output transform fuses with the bias / activation after it.
+    pm.addNestedPass<func::FuncOp>(createKilnWinogradConvsPass());
+  };
+  buildTensorPipeline(pm, hooks);
 
   // Buffers: results become caller-provided out-params (the entry ABI).
   pm.addPass(bufferization::createEmptyTensorEliminationPass());

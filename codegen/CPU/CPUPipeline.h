@@ -1,4 +1,9 @@
 //===- CPUPipeline.h - linalg-on-tensors to native object code --*- C++ -*-===//
+//
+// The CPU target's parts. The driver reaches them only through the target
+// seam (codegen/Target.h; CPUTargetBackend.h puts these behind it).
+//
+//===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_CPU_CPUPIPELINE_H
 #define KILN_CODEGEN_CPU_CPUPIPELINE_H
 

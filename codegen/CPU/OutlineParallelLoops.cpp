@@ -5,16 +5,19 @@
 // wrapper passing a null context. Every `scf.parallel`
 // marked `kiln.parallel` in it becomes a private function
 // `void body(void *closure, int64_t begin, int64_t end)` running the loop over
-// [begin, end), and a call through the context's `parallel_for` pointer (the
-// header's third field) with a closure on the stack holding the values the
-// loop uses (memref descriptors, integers, floats). A null context runs the
-// body once over the whole range on the calling thread.
+// [begin, end), and a call through the `parallel_for` pointer of the
+// context's header (its LLVM type: ExecContextABI.h) with a closure on the
+// stack holding the values the loop uses (memref descriptors, integers,
+// floats). A null context runs the body once over the whole range on the
+// calling thread.
 // Runs on buffers after deallocation is placed (the deallocations then
 // already follow the loop; the closure's stores would hide later uses).
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/CPU/ExecContextABI.h"
 #include "codegen/Passes.h"
+#include "dialects/Kiln/ABIAttributes.h"
 
 #include "mlir/Conversion/LLVMCommon/LoweringOptions.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -31,8 +34,6 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
-
-constexpr StringLiteral kParallelAttr = "kiln.parallel";
 
 bool isRematerializable(Operation *op) {
   return op && op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
@@ -55,13 +56,13 @@ struct OutlineParallelLoopsPass
         continue;
       SmallVector<scf::ParallelOp> loops;
       func.walk([&](scf::ParallelOp loop) {
-        if (loop->hasAttr(kParallelAttr))
+        if (kiln::isParallelLoop(loop))
           loops.push_back(loop);
       });
       // Only the entry receives a context; loops elsewhere stay sequential.
       if (!func.isPublic()) {
         for (scf::ParallelOp loop : loops)
-          loop->removeAttr(kParallelAttr);
+          kiln::clearParallelLoop(loop);
         continue;
       }
       // `@f(args)` becomes `@f_ctx(args, context)` plus a wrapper `@f(args)`
@@ -70,7 +71,7 @@ struct OutlineParallelLoopsPass
       SmallVector<Type> plainInputs;
       SmallVector<unsigned> plainArgs;
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        if (!func.getArgAttr(i, "kiln.scratch")) {
+        if (!kiln::isScratchArgument(func, i)) {
           plainInputs.push_back(func.getArgument(i).getType());
           plainArgs.push_back(i);
         }
@@ -107,12 +108,12 @@ struct OutlineParallelLoopsPass
           memref::DeallocOp::create(b, loc, buffer);
         func::ReturnOp::create(b, loc, call.getResults());
         for (unsigned i = 0; i < func.getNumArguments(); ++i)
-          func.removeArgAttr(i, "kiln.scratch");
+          kiln::clearScratchArgument(func, i);
       }
       Value context = func.getArgument(func.getNumArguments() - 1);
       unsigned counter = 0;
       for (scf::ParallelOp loop : loops) {
-        loop->removeAttr(kParallelAttr);
+        kiln::clearParallelLoop(loop);
         if (loop.getNumLoops() != 1 || loop.getNumResults() != 0)
           continue;
         if (failed(outline(loop, func, context, converter, symbols, ptrType,
@@ -155,7 +156,7 @@ struct OutlineParallelLoopsPass
 
     // The body function.
     OpBuilder mb(func);
-    auto bodyType = FunctionType::get(ctx, {ptrType, i64, i64}, {});
+    FunctionType bodyType = kiln::getParallelBodyType(ctx);
     auto body = func::FuncOp::create(
         mb, loc, (func.getSymName() + "_parallel_" + Twine(counter++)).str(),
         bodyType);
@@ -229,17 +230,16 @@ struct OutlineParallelLoopsPass
     }
     {
       OpBuilder eb = ifOp.getElseBodyBuilder();
-      auto headerType = LLVM::LLVMStructType::getLiteral(
-          ctx, {IntegerType::get(ctx, 32), IntegerType::get(ctx, 32), ptrType});
-      Value slot = LLVM::GEPOp::create(eb, loc, ptrType, headerType, context,
-                                       ArrayRef<LLVM::GEPArg>{0, 2});
+      auto field =
+          static_cast<int32_t>(kiln::ExecContextHeaderField::ParallelFor);
+      Value slot = LLVM::GEPOp::create(
+          eb, loc, ptrType, kiln::getExecContextHeaderType(ctx), context,
+          ArrayRef<LLVM::GEPArg>{0, field});
       Value parallelFor = LLVM::LoadOp::create(eb, loc, ptrType, slot);
       Value fn = func::ConstantOp::create(eb, loc, bodyType, body.getSymName());
       Value fnPtr =
           UnrealizedConversionCastOp::create(eb, loc, ptrType, fn).getResult(0);
-      auto calleeType = LLVM::LLVMFunctionType::get(
-          LLVM::LLVMVoidType::get(ctx), {ptrType, i64, ptrType, ptrType});
-      LLVM::CallOp::create(eb, loc, calleeType,
+      LLVM::CallOp::create(eb, loc, kiln::getParallelForType(ctx),
                            ValueRange{parallelFor, context, n, fnPtr, closure});
     }
     loop.erase();

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
+#include "dialects/Kiln/ABIAttributes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -36,8 +37,6 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
-
-constexpr StringLiteral kParallelAttr = "kiln.parallel";
 
 /// Ops with fewer loop iterations (element operations) stay sequential. A
 /// parallel_for costs about 1-2 us when the workers are spinning (the pool
@@ -477,7 +476,7 @@ struct ParallelizeLoopsPass
             cloneTile(b, l, op, offsets, tiles, ranges);
           }
         });
-    par->setAttr(kParallelAttr, rewriter.getUnitAttr());
+    kiln::setParallelLoop(par);
     for (linalg::LinalgOp op : group.ops)
       rewriter.eraseOp(op);
   }
@@ -540,7 +539,7 @@ struct ParallelizeLoopsPass
               tileOffsets(b, l, ivs[0], tiles, counts);
           cloneTile(b, l, op, offsets, tiles, ranges);
         });
-    par->setAttr(kParallelAttr, rewriter.getUnitAttr());
+    kiln::setParallelLoop(par);
     rewriter.eraseOp(op);
   }
 };

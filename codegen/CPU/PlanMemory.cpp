@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
+#include "dialects/Kiln/ABIAttributes.h"
 
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -131,9 +132,7 @@ struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
       auto scratchType = MemRefType::get({total}, IntegerType::get(ctx, 8));
       unsigned argIndex = func.getNumArguments();
       if (failed(func.insertArgument(argIndex, scratchType,
-                                     DictionaryAttr::get(ctx, {NamedAttribute(
-                                         StringAttr::get(ctx, "kiln.scratch"),
-                                         UnitAttr::get(ctx))}),
+                                     kiln::getScratchArgumentAttrs(ctx),
                                      func.getLoc())))
         return signalPassFailure();
       Value scratch = func.getArgument(argIndex);
@@ -148,11 +147,9 @@ struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
         buffer.alloc.erase();
       }
       // One entry per module in practice; the largest arena serves any.
-      if (auto previous =
-              module->getAttrOfType<IntegerAttr>("kiln.scratch_size"))
-        total = std::max<int64_t>(total, previous.getInt());
-      module->setAttr("kiln.scratch_size",
-                      IntegerAttr::get(IntegerType::get(ctx, 64), total));
+      if (std::optional<int64_t> previous = kiln::getScratchSize(module))
+        total = std::max<int64_t>(total, *previous);
+      kiln::setScratchSize(module, total);
     }
   }
 };

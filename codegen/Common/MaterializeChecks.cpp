@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
-#include "dialects/Kiln/KilnDialect.h"
+#include "dialects/Kiln/ABIAttributes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -25,7 +25,7 @@ struct MaterializeChecksPass
     : kiln::impl::KilnMaterializeChecksPassBase<MaterializeChecksPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<Attribute> messages;
+    SmallVector<StringAttr> messages;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isPrivate() || func.isExternal())
         continue;
@@ -78,8 +78,7 @@ struct MaterializeChecksPass
         func.setAllResultAttrs(attrs);
       }
     }
-    module->setAttr("kiln.check_messages",
-                    ArrayAttr::get(&getContext(), messages));
+    kiln::setCheckMessages(module, messages);
   }
 };
 } // namespace

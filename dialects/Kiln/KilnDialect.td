@@ -15,6 +15,28 @@ def Kiln_Dialect : Dialect {
   let name = "kiln";
   let cppNamespace = "::kiln";
   let summary = "kiln's helper ops (run-time checks)";
+  let description = [{
+    Besides its ops, the dialect owns the discardable attributes through
+    which kiln's passes and the C ABI agree (declared below, verified in
+    ABIAttributes.cpp, accessed through dialects/Kiln/ABIAttributes.h):
+     - `kiln.parallel` (unit, on a one-dimensional `scf.parallel` over
+       [0, n) with step 1 and no reductions): run the loop over the runtime's
+       thread pool (kiln-outline-parallel-loops);
+     - `kiln.scratch` (unit, on a function argument of type `memref<Nxi8>`):
+       the scratch arena planned by kiln-plan-memory;
+     - `kiln.scratch_size` (i64 >= 0, on the module): the arena's bytes;
+     - `kiln.check_messages` (array of strings, on the module): the message
+       of run-time check N at position N - 1 (kiln-materialize-checks).
+  }];
+  let discardableAttrs = (ins
+    "::mlir::UnitAttr":$parallel,
+    "::mlir::UnitAttr":$scratch,
+    "::mlir::IntegerAttr":$scratch_size,
+    "::mlir::ArrayAttr":$check_messages
+  );
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 class Kiln_Op<string mnemonic, list<Trait> traits = []>

@@ -5,8 +5,9 @@
 // -> Reshape, ...). They fold only small constants (kMaxFoldElements) into
 // DenseElementsAttrs, need a static ranked result type, check that the value
 // they compute has exactly that type, and give up (return {}) whenever the ONNX
-// semantics are unclear: a wrong fold is worse than none. Large constant
-// folding belongs to kiln-fold-constants.
+// semantics are unclear: a wrong fold is worse than none. No pass folds larger
+// ones: they stay ops, unless a lowering rewrites constant weights itself (conv
+// filters to HWCF, packed matmul panels).
 //
 //===----------------------------------------------------------------------===//
 

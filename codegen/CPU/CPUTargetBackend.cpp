@@ -1,0 +1,114 @@
+//===- CPUTargetBackend.cpp - x86-64 and AArch64 behind the seam ----------===//
+
+#include "codegen/CPU/CPUTargetBackend.h"
+
+#include "codegen/CPU/CPUPipeline.h"
+#include "dialects/Kiln/ABIAttributes.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+/// Dialects whose ops buildCPUCodegenPipeline lowers to the LLVM dialect.
+constexpr llvm::StringLiteral kLoweredDialects[] = {
+    "builtin",       "func",   "arith",  "math",   "linalg", "tensor", "scf",
+    "bufferization", "affine", "memref", "vector", "cf",     "ub",     "kiln"};
+
+/// Element types the kernels and the LLVM lowering compute with (bf16 and
+/// f16 arithmetic runs in f32).
+bool isSupportedElementType(Type type) {
+  if (auto integer = dyn_cast<IntegerType>(type))
+    return integer.getWidth() <= 64;
+  return type.isIndex() || type.isF16() || type.isBF16() || type.isF32() ||
+         type.isF64();
+}
+
+class CPUTargetBackend final : public TargetBackend {
+public:
+  explicit CPUTargetBackend(CPUTarget target) : target(std::move(target)) {}
+
+  StringRef getDeviceName() const override { return "cpu"; }
+
+  ExecutableFormat getExecutableFormat() const override {
+    return ExecutableFormat::HostObject;
+  }
+
+  bool isSupported(Operation *op, std::string &reason) const override {
+    std::string name = op->getName().getStringRef().str();
+    if (!llvm::is_contained(kLoweredDialects,
+                            op->getName().getDialectNamespace())) {
+      reason = "operation '" + name + "'";
+      return false;
+    }
+    auto supported = [&](Type type) {
+      Type element = getElementTypeOrSelf(type);
+      // Other types (none, functions, ...) hold no elements to compute.
+      if (!isa<IntegerType, IndexType, FloatType, ComplexType>(element) ||
+          isSupportedElementType(element))
+        return true;
+      llvm::raw_string_ostream os(reason);
+      os << "element type " << element << " (in '" << name << "')";
+      return false;
+    };
+    for (Type type : op->getResultTypes())
+      if (!supported(type))
+        return false;
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (!supported(arg.getType()))
+            return false;
+    return true;
+  }
+
+  void buildPipeline(OpPassManager &pm) const override {
+    buildCPUCodegenPipeline(pm, target);
+  }
+
+  ExecutableInfo getExecutableInfo(ModuleOp module) const override {
+    ExecutableInfo info;
+    info.format = ExecutableFormat::HostObject;
+    info.triple = target.triple;
+    info.cpu = target.cpu;
+    info.runtimeFeatures = target.runtimeFeatures;
+    info.scratchSize = getScratchSize(module).value_or(0);
+    for (std::string &message : getCheckMessages(module))
+      info.checkMessages.push_back(std::move(message));
+    return info;
+  }
+
+  LogicalResult serializeExecutable(ModuleOp module,
+                                    const SerializeOptions &options,
+                                    StringRef path,
+                                    std::string &error) const override {
+    return emitObjectFile(module, target, options.entrySymbol, path, error,
+                          options.linkBitcode);
+  }
+
+  LogicalResult printExecutable(ModuleOp module,
+                                const SerializeOptions &options,
+                                raw_ostream &os,
+                                std::string &error) const override {
+    return emitLLVMIR(module, target, options.entrySymbol, os, error);
+  }
+
+private:
+  CPUTarget target;
+};
+
+} // namespace
+
+std::unique_ptr<TargetBackend>
+createCPUTargetBackend(const TargetOptions &options, std::string &error) {
+  FailureOr<CPUTarget> target =
+      resolveCPUTarget(options.triple, options.cpu, error);
+  if (failed(target))
+    return nullptr;
+  return std::make_unique<CPUTargetBackend>(std::move(*target));
+}
+
+} // namespace kiln

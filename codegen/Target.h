@@ -1,0 +1,118 @@
+//===- Target.h - the seam between the driver and codegen -------*- C++ -*-===//
+//
+// A target is one plugin behind this interface (IREE's target backends): it
+// declares what it accepts, builds its pipeline from linalg-on-tensors and
+// serializes its executable. compiler/Pipeline.cpp picks one by device name
+// and knows nothing of any target's passes. The CPU (x86-64, AArch64:
+// codegen/CPU/CPUTargetBackend.h) is the first; a GPU target goes in
+// codegen/GPU/{NVVM,ROCDL,SPIRV} with what they share in codegen/GPU/Common,
+// reusing the tensor pipeline of codegen/Common (docs/architecture.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_TARGET_H
+#define KILN_CODEGEN_TARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/LLVM.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// What `kiln compile` asks of a target (`--target`, `--cpu`).
+struct TargetOptions {
+  /// Target triple; empty means the host.
+  std::string triple;
+  /// The processor: an LLVM CPU name or "native" for a CPU target; empty
+  /// means the target's default.
+  std::string cpu;
+};
+
+/// The kinds of executable a target produces.
+enum class ExecutableFormat {
+  /// A relocatable object file for the host's loader (CPU targets).
+  HostObject,
+};
+
+/// What the model's descriptor needs to know about a compiled executable.
+struct ExecutableInfo {
+  ExecutableFormat format = ExecutableFormat::HostObject;
+  std::string triple;
+  /// The processor the code was compiled for.
+  std::string cpu;
+  /// Features the runtime checks before running the code, comma-separated.
+  std::string runtimeFeatures;
+  /// Bytes of the scratch arena the entry takes (0: none).
+  int64_t scratchSize = 0;
+  /// Message of run-time check N at position N - 1.
+  std::vector<std::string> checkMessages;
+};
+
+/// How to serialize an executable.
+struct SerializeOptions {
+  /// The entry function's symbol: the one symbol left visible (with its
+  /// `_ctx` form).
+  std::string entrySymbol;
+  /// LLVM bitcode linked into a host executable (the model's descriptor).
+  std::vector<std::string> linkBitcode;
+};
+
+class TargetBackend {
+public:
+  virtual ~TargetBackend();
+
+  /// The device name the target is looked up by ("cpu").
+  virtual llvm::StringRef getDeviceName() const = 0;
+
+  /// The executable format `serializeExecutable` writes.
+  virtual ExecutableFormat getExecutableFormat() const = 0;
+
+  /// Whether the target compiles `op` of a linalg-on-tensors module (the
+  /// output of convert-onnx-to-linalg); if not, `reason` says why.
+  virtual bool isSupported(mlir::Operation *op, std::string &reason) const = 0;
+
+  /// Checks every op of `module` with isSupported; each op it rejects is an
+  /// error naming the ONNX node it came from. Never a silent fallback.
+  mlir::LogicalResult checkSupported(mlir::ModuleOp module) const;
+
+  /// Appends the passes from linalg-on-tensors to what
+  /// serializeExecutable takes (for the CPU: the LLVM dialect).
+  virtual void buildPipeline(mlir::OpPassManager &pm) const = 0;
+
+  /// What the descriptor needs, read from `module` after the pipeline ran.
+  virtual ExecutableInfo getExecutableInfo(mlir::ModuleOp module) const = 0;
+
+  /// Writes the executable to `path`.
+  virtual mlir::LogicalResult
+  serializeExecutable(mlir::ModuleOp module, const SerializeOptions &options,
+                      llvm::StringRef path, std::string &error) const = 0;
+
+  /// Writes the executable in a readable form (`--emit llvm` for the CPU:
+  /// the optimized LLVM IR).
+  virtual mlir::LogicalResult printExecutable(mlir::ModuleOp module,
+                                              const SerializeOptions &options,
+                                              llvm::raw_ostream &os,
+                                              std::string &error) const = 0;
+};
+
+/// The target for `device` ("cpu"), or null with `error` set: an unknown
+/// device, one whose target is not built yet, or options it rejects.
+std::unique_ptr<TargetBackend> createTargetBackend(llvm::StringRef device,
+                                                   const TargetOptions &options,
+                                                   std::string &error);
+
+/// The device names createTargetBackend knows, implemented or not.
+llvm::SmallVector<llvm::StringRef> getTargetDeviceNames();
+
+/// `kiln-check-target-support` for an existing target (the driver's form;
+/// the registered pass looks its target up by the `device` option).
+std::unique_ptr<mlir::Pass>
+createKilnCheckTargetSupportPass(const TargetBackend &target);
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_TARGET_H

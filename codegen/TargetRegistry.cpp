@@ -1,0 +1,107 @@
+//===- TargetRegistry.cpp - targets by device name ------------------------===//
+//
+// The one place that knows every target. A new target adds its factory to
+// kTargets (and its library to codegen/CMakeLists.txt's KilnCodegen).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CPU/CPUTargetBackend.h"
+#include "codegen/Passes.h"
+#include "codegen/Target.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNCHECKTARGETSUPPORTPASS
+#include "codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+struct TargetEntry {
+  llvm::StringLiteral device;
+  /// Null while the target is not built; `folder` is where it will live.
+  std::unique_ptr<TargetBackend> (*create)(const TargetOptions &,
+                                           std::string &);
+  llvm::StringLiteral folder;
+};
+
+const TargetEntry kTargets[] = {
+    {"cpu", createCPUTargetBackend, "codegen/CPU"},
+    {"vulkan", nullptr, "codegen/GPU/SPIRV"},
+    {"cuda", nullptr, "codegen/GPU/NVVM"},
+    {"hip", nullptr, "codegen/GPU/ROCDL"},
+};
+
+} // namespace
+
+SmallVector<StringRef> getTargetDeviceNames() {
+  SmallVector<StringRef> names;
+  for (const TargetEntry &entry : kTargets)
+    if (entry.create)
+      names.push_back(entry.device);
+  return names;
+}
+
+std::unique_ptr<TargetBackend> createTargetBackend(StringRef device,
+                                                   const TargetOptions &options,
+                                                   std::string &error) {
+  const TargetEntry *entry = llvm::find_if(
+      kTargets, [&](const TargetEntry &e) { return e.device == device; });
+  if (entry == std::end(kTargets)) {
+    error = "unknown device '" + device.str() + "' (kiln compiles for: " +
+            llvm::join(getTargetDeviceNames(), ", ") + ")";
+    return nullptr;
+  }
+  if (!entry->create) {
+    error = "the " + device.str() + " target is not implemented yet (its " +
+            "place: " + entry->folder.str() + ")";
+    return nullptr;
+  }
+  return entry->create(options, error);
+}
+
+namespace {
+
+struct CheckTargetSupportPass
+    : impl::KilnCheckTargetSupportPassBase<CheckTargetSupportPass> {
+  using Base::Base;
+  explicit CheckTargetSupportPass(const TargetBackend &target)
+      : target(&target) {
+    device = target.getDeviceName().str();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::unique_ptr<TargetBackend> owned;
+    const TargetBackend *backend = target;
+    if (!backend) {
+      // Registered form (kiln-opt): the device's target for the host.
+      std::string error;
+      owned = createTargetBackend(device, TargetOptions(), error);
+      if (!owned) {
+        module.emitError(error);
+        return signalPassFailure();
+      }
+      backend = owned.get();
+    }
+    if (failed(backend->checkSupported(module)))
+      signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+
+  const TargetBackend *target = nullptr;
+};
+
+} // namespace
+
+std::unique_ptr<Pass>
+createKilnCheckTargetSupportPass(const TargetBackend &target) {
+  return std::make_unique<CheckTargetSupportPass>(target);
+}
+
+} // namespace kiln

@@ -1,0 +1,197 @@
+//===- TargetTest.cpp - the target seam and the shared tensor pipeline ----===//
+
+#include "codegen/Target.h"
+#include "codegen/Common/TensorPipeline.h"
+#include "codegen/Passes.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+/// The pass names of `pm` in the order they run, without options or nesting
+/// (`func.func(a),b{x={y}}` -> a, b).
+std::vector<std::string> passNames(mlir::OpPassManager &pm) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  pm.printAsTextualPipeline(os);
+  std::vector<std::string> names;
+  std::string current;
+  int braces = 0;
+  auto flush = [&] {
+    if (!current.empty())
+      names.push_back(current);
+    current.clear();
+  };
+  for (char c : text) {
+    if (c == '{')
+      ++braces;
+    else if (c == '}')
+      --braces;
+    else if (braces > 0)
+      continue;
+    else if (c == '(')
+      current.clear(); // an op name nesting a pipeline
+    else if (c == ',' || c == ')')
+      flush();
+    else
+      current += c;
+  }
+  flush();
+  return names;
+}
+
+TEST(TargetRegistry, CreatesTheCPUTarget) {
+  std::string error;
+  std::unique_ptr<kiln::TargetBackend> target =
+      kiln::createTargetBackend("cpu", kiln::TargetOptions(), error);
+  ASSERT_NE(target, nullptr) << error;
+  EXPECT_EQ(target->getDeviceName(), "cpu");
+  EXPECT_EQ(target->getExecutableFormat(), kiln::ExecutableFormat::HostObject);
+  EXPECT_EQ(kiln::getTargetDeviceNames(),
+            llvm::SmallVector<llvm::StringRef>{"cpu"});
+}
+
+TEST(TargetRegistry, ResolvesACrossTarget) {
+  std::string error;
+  std::unique_ptr<kiln::TargetBackend> target = kiln::createTargetBackend(
+      "cpu", kiln::TargetOptions{"aarch64-linux-gnu", ""}, error);
+  ASSERT_NE(target, nullptr) << error;
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
+  kiln::ExecutableInfo info = target->getExecutableInfo(*module);
+  EXPECT_EQ(info.triple, "aarch64-unknown-linux-gnu");
+  EXPECT_EQ(info.cpu, "generic");
+  EXPECT_EQ(info.runtimeFeatures, "");
+  EXPECT_EQ(info.scratchSize, 0);
+  EXPECT_TRUE(info.checkMessages.empty());
+}
+
+TEST(TargetRegistry, RejectsUnknownAndPlannedDevices) {
+  std::string error;
+  EXPECT_EQ(kiln::createTargetBackend("tpu", kiln::TargetOptions(), error),
+            nullptr);
+  EXPECT_EQ(error, "unknown device 'tpu' (kiln compiles for: cpu)");
+  for (const char *device : {"vulkan", "cuda", "hip"}) {
+    error.clear();
+    EXPECT_EQ(kiln::createTargetBackend(device, kiln::TargetOptions(), error),
+              nullptr);
+    EXPECT_NE(error.find("target is not implemented yet"), std::string::npos)
+        << error;
+  }
+}
+
+TEST(TargetRegistry, RejectsAnUnknownCPU) {
+  std::string error;
+  EXPECT_EQ(
+      kiln::createTargetBackend(
+          "cpu", kiln::TargetOptions{"x86_64-linux-gnu", "no-such-cpu"}, error),
+      nullptr);
+  EXPECT_EQ(error,
+            "unknown CPU 'no-such-cpu' for target x86_64-unknown-linux-gnu");
+}
+
+TEST(TensorPipeline, HooksRunAtTheirPoints) {
+  mlir::MLIRContext context;
+  mlir::PassManager pm(&context);
+  kiln::TensorPipelineHooks hooks;
+  hooks.afterLayoutPropagation = [](mlir::OpPassManager &pm) {
+    pm.addNestedPass<mlir::func::FuncOp>(kiln::createKilnWinogradConvsPass());
+  };
+  hooks.afterFusion = [](mlir::OpPassManager &pm) {
+    pm.addPass(mlir::createSymbolDCEPass());
+  };
+  kiln::buildTensorPipeline(pm, hooks);
+  EXPECT_EQ(passNames(pm),
+            (std::vector<std::string>{
+                "kiln-propagate-transposes", "kiln-winograd-convs",
+                "kiln-fuse-elementwise", "canonicalize", "cse", "symbol-dce",
+                "kiln-materialize-checks", "kiln-decompose-pads"}));
+}
+
+TEST(TensorPipeline, EmptyHooksAddNothing) {
+  mlir::MLIRContext context;
+  mlir::PassManager pm(&context);
+  kiln::buildTensorPipeline(pm);
+  EXPECT_EQ(passNames(pm),
+            (std::vector<std::string>{"kiln-propagate-transposes",
+                                      "kiln-fuse-elementwise", "canonicalize",
+                                      "cse", "kiln-materialize-checks",
+                                      "kiln-decompose-pads"}));
+}
+
+// The CPU's passes in the order they ran before the seam (a pass moved,
+// added or dropped changes results or speed: update this list only with a
+// measurement).
+TEST(CPUTarget, PipelineOrder) {
+  std::string error;
+  std::unique_ptr<kiln::TargetBackend> target = kiln::createTargetBackend(
+      "cpu", kiln::TargetOptions{"x86_64-linux-gnu", "x86-64-v3"}, error);
+  ASSERT_NE(target, nullptr) << error;
+  mlir::MLIRContext context;
+  mlir::PassManager pm(&context);
+  target->buildPipeline(pm);
+  EXPECT_EQ(passNames(pm),
+            (std::vector<std::string>{
+                // codegen/Common, with the Winograd choice before fusion
+                "kiln-propagate-transposes",
+                "kiln-winograd-convs",
+                "kiln-fuse-elementwise",
+                "canonicalize",
+                "cse",
+                "kiln-materialize-checks",
+                "kiln-decompose-pads",
+                // buffers
+                "eliminate-empty-tensors",
+                "one-shot-bufferize",
+                "buffer-results-to-out-params",
+                "cse",
+                "canonicalize",
+                "kiln-emit-microkernels",
+                "canonicalize",
+                "cse",
+                "kiln-parallelize-loops",
+                "kiln-plan-memory",
+                "expand-realloc",
+                "canonicalize",
+                "ownership-based-buffer-deallocation",
+                "canonicalize",
+                "buffer-deallocation-simplification",
+                "bufferization-lower-deallocations",
+                "cse",
+                "canonicalize",
+                "kiln-drop-redundant-fills",
+                "kiln-outline-parallel-loops",
+                "kiln-replace-empty-entry-buffers",
+                // to the LLVM dialect
+                "kiln-lower-strided-copies",
+                "kiln-lower-reductions",
+                "convert-linalg-to-loops",
+                "kiln-approximate-math",
+                "convert-vector-to-scf",
+                "lower-affine",
+                "convert-scf-to-cf",
+                "expand-strided-metadata",
+                "lower-affine",
+                "arith-emulate-unsupported-floats",
+                "arith-expand",
+                "finalize-memref-to-llvm",
+                "convert-vector-to-llvm",
+                "convert-math-to-llvm",
+                "convert-math-to-libm",
+                "convert-arith-to-llvm",
+                "convert-func-to-llvm",
+                "convert-cf-to-llvm",
+                "convert-ub-to-llvm",
+                "reconcile-unrealized-casts",
+            }));
+}
+
+} // namespace
