@@ -14,9 +14,10 @@
  *     not export it makes dlopen fail with "undefined symbol".
  *  2. kiln_exec_parallel_for() below: a static inline call through the function
  *     pointer at the start of every kiln_exec_context (kiln_exec_context_header).
- *     It needs no symbol from the host, so it works in every host. Generated
- *     code should use this route (e.g. from a hidden, prefixed trampoline in
- *     the per-model C file).
+ *     It needs no symbol from the host, so it works in every host. This is the
+ *     route kiln's generated code takes: kiln-outline-parallel-loops emits the
+ *     load of `parallel_for` from the header and the indirect call inline
+ *     (the header's LLVM type: codegen/CPU/ExecContextABI.cpp).
  *
  * Semantics of both: [0, n) is split into contiguous chunks, and the chunks
  * into one contiguous home range per thread (the calling thread's first); each
