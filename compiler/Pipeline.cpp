@@ -7,6 +7,7 @@
 #include "compiler/Packaging.h"
 #include "compiler/import/ModelImporter.h"
 #include "dialects/Kiln/KilnDialect.h"
+#include "dialects/ONNX/DataTypes.h"
 #include "dialects/ONNX/ONNXDialect.h"
 #include "dialects/ONNX/ShapeInference/ShapeInference.h"
 #include "passes/Conversion/Passes.h"
@@ -73,34 +74,6 @@ void registerCompilerDialects(DialectRegistry &registry) {
 
 namespace {
 
-/// ONNX TensorProto.DataType of an imported element type, or 0.
-int32_t onnxDataType(Type type) {
-  if (type.isF32())
-    return 1;
-  if (type.isF16())
-    return 10;
-  if (type.isBF16())
-    return 16;
-  if (type.isF64())
-    return 11;
-  if (auto integer = dyn_cast<IntegerType>(type)) {
-    bool isUnsigned = integer.isUnsigned();
-    switch (integer.getWidth()) {
-    case 1:
-      return 9;
-    case 8:
-      return isUnsigned ? 2 : 3;
-    case 16:
-      return isUnsigned ? 4 : 5;
-    case 32:
-      return isUnsigned ? 12 : 6;
-    case 64:
-      return isUnsigned ? 13 : 7;
-    }
-  }
-  return 0;
-}
-
 LogicalResult describeTensor(Location loc, Type type, StringAttr name,
                              TensorInfo &info) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -108,7 +81,7 @@ LogicalResult describeTensor(Location loc, Type type, StringAttr name,
   if (!tensor || !tensor.hasStaticShape())
     return emitError(loc) << "graph value '" << info.name
                           << "' does not have a static shape";
-  info.dtype = onnxDataType(tensor.getElementType());
+  info.dtype = onnx::getOnnxDataType(tensor.getElementType());
   if (!info.dtype)
     return emitError(loc) << "graph value '" << info.name
                           << "' has unsupported element type "

@@ -1,0 +1,29 @@
+//===- DataTypes.h - ONNX element types <-> MLIR element types --*- C++ -*-===//
+//
+// The one mapping between ONNX's TensorProto.DataType numbers and the MLIR
+// element types of the onnx dialect (docs/architecture.md), generated from the
+// dtype table of runtime/include/kiln/model_abi.h, which the runtime, the
+// descriptor and kiln-run expand too: a dtype added there is known everywhere.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_DIALECTS_ONNX_DATATYPES_H
+#define KILN_DIALECTS_ONNX_DATATYPES_H
+
+#include "mlir/IR/Types.h"
+
+#include <cstdint>
+
+namespace kiln::onnx {
+
+/// The ONNX TensorProto.DataType of an element type, or 0 when kiln has no
+/// dtype for it (signless integers count as signed, i1 as bool).
+int32_t getOnnxDataType(mlir::Type elementType);
+
+/// The element type of an ONNX TensorProto.DataType, or null when kiln has no
+/// dtype for it (string, complex, float8, int4, ...).
+mlir::Type getElementTypeOfOnnxDataType(mlir::MLIRContext *context,
+                                        int32_t dataType);
+
+} // namespace kiln::onnx
+
+#endif // KILN_DIALECTS_ONNX_DATATYPES_H

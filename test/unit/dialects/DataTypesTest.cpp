@@ -1,0 +1,64 @@
+//===- DataTypesTest.cpp - the ONNX dtype <-> element type mapping --------===//
+//
+// dialects/ONNX/DataTypes.cpp is generated from model_abi.h's dtype table;
+// these tests pin the mapping the importer, the descriptor and the runtime
+// agree on.
+//===----------------------------------------------------------------------===//
+
+#include "dialects/ONNX/DataTypes.h"
+
+#include "runtime/include/kiln/model_abi.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using kiln::onnx::getElementTypeOfOnnxDataType;
+using kiln::onnx::getOnnxDataType;
+
+TEST(DataTypes, EveryTableEntryRoundTrips) {
+  MLIRContext context;
+  int entries = 0;
+#define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
+  {                                                                            \
+    Type type = getElementTypeOfOnnxDataType(&context, ID);                    \
+    ASSERT_TRUE(type) << STR;                                                  \
+    EXPECT_EQ(getOnnxDataType(type), ID) << STR;                               \
+    unsigned bits = type.isInteger(1) ? 8 : type.getIntOrFloatBitWidth();      \
+    EXPECT_EQ(bits, 8u * BYTES) << STR;                                        \
+    ++entries;                                                                 \
+  }
+  KILN_DTYPE_TABLE(KILN_X)
+#undef KILN_X
+  EXPECT_EQ(entries, 13);
+}
+
+TEST(DataTypes, ImportedElementTypes) {
+  MLIRContext context;
+  auto ctx = &context;
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 1), Float32Type::get(ctx));
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 7), IntegerType::get(ctx, 64));
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 2),
+            IntegerType::get(ctx, 8, IntegerType::Unsigned));
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 9), IntegerType::get(ctx, 1));
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 16), BFloat16Type::get(ctx));
+  // string, complex64, float8e4m3fn, int4: no kiln dtype.
+  for (int32_t id : {0, 8, 14, 17, 22, 1000, -1})
+    EXPECT_FALSE(getElementTypeOfOnnxDataType(ctx, id)) << id;
+}
+
+TEST(DataTypes, SignednessAndUnsupportedTypes) {
+  MLIRContext context;
+  auto ctx = &context;
+  // Signless and signed integers are ONNX's signed types.
+  EXPECT_EQ(getOnnxDataType(IntegerType::get(ctx, 32)), 6);
+  EXPECT_EQ(getOnnxDataType(IntegerType::get(ctx, 32, IntegerType::Signed)), 6);
+  EXPECT_EQ(getOnnxDataType(IntegerType::get(ctx, 16, IntegerType::Unsigned)), 4);
+  EXPECT_EQ(getOnnxDataType(Float16Type::get(ctx)), 10);
+  EXPECT_EQ(getOnnxDataType(Float64Type::get(ctx)), 11);
+  EXPECT_EQ(getOnnxDataType(Float8E4M3FNType::get(ctx)), 0);
+  EXPECT_EQ(getOnnxDataType(IntegerType::get(ctx, 4)), 0);
+  EXPECT_EQ(getOnnxDataType(IndexType::get(ctx)), 0);
+}
