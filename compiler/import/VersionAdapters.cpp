@@ -631,7 +631,7 @@ static bool hasChain(const OpSchemaInfo &schema, int64_t version) {
   return true;
 }
 
-LogicalResult kiln::import::adaptToNewestVersion(onnx::NodeProto &node,
+LogicalResult kiln::import::adaptToNewestVersion(::onnx::NodeProto &node,
                                                  const OpSchemaInfo &schema,
                                                  int64_t version, AdapterContext &ctx) {
   int64_t form = version;
@@ -710,7 +710,7 @@ static LogicalResult upsampleToResize(onnx::NodeProto &node, int64_t opset,
   return success();
 }
 
-LogicalResult kiln::import::adaptRemovedOp(onnx::NodeProto &node, int64_t opset,
+LogicalResult kiln::import::adaptRemovedOp(::onnx::NodeProto &node, int64_t opset,
                                            AdapterContext &ctx, bool &handled) {
   handled = false;
   if (node.op_type() == "Scatter") {
