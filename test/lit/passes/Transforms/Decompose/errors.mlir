@@ -15,7 +15,7 @@ func.func @matmul_integer_inexact(%a: tensor<1x768xui8>, %b: tensor<768x4xui8>) 
 // -----
 
 // CHECK: error: {{.*}}node 'rnn' (LSTM): sequence_lens other than the full length 3 are not supported yet
-// The ops of a decomposition carry the op's location: their errors name its node.
+// A variant the decomposition does not cover is an error naming the node.
 func.func @lstm_short_sequence(%x: tensor<3x1x2xf32>, %w: tensor<1x8x2xf32>, %r: tensor<1x8x2xf32>) -> tensor<3x1x1x2xf32> {
   %none = onnx.NoValue : () -> none
   %lens = onnx.Constant {value = dense<2> : tensor<1xi32>} : () -> tensor<1xi32>
