@@ -196,7 +196,7 @@ V Expansion::add(StringRef opType, ArrayRef<V> inputs, ArrayRef<Attr> attrs,
   state.addOperands(operands);
   state.addTypes(SmallVector<Type>(numResults, NoneType::get(context)));
   for (const Attr &a : attrs)
-    state.addAttribute(a.get(context).getName(), a.get(context).getValue());
+    state.attributes.push_back(a.get(context));
   FailureOr<SmallVector<Value>> results = kiln::onnx::buildONNXOp(
       builder, state, [](Operation *created) { return kiln::onnx::emitNodeError(created); },
       [](unsigned i) { return i == 0; });

@@ -1,4 +1,4 @@
-//===- Misc.cpp - kiln-decompose: Hardmax and more ------------------------===//
+//===- Misc.cpp - kiln-decompose: Hardmax, OneHot, CenterCropPad, ... -----===//
 //
 // Follows the function body the ONNX spec gives for each op (onnx/defs/*/defs.cc of
 // onnx 1.23), as the importer expanded it before kiln-decompose existed.
@@ -125,7 +125,7 @@ LogicalResult expandCenterCropPad(Expansion &e) {
 }
 
 //===----------------------------------------------------------------------===//
-// Swish, EyeLike, window functions, GroupNormalization
+// Swish, EyeLike, window functions
 //===----------------------------------------------------------------------===//
 
 // Y = X * Sigmoid(alpha * X).

@@ -62,6 +62,10 @@ LogicalResult expandRMSNormalization(Expansion &e) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// GroupNormalization, LpNormalization
+//===----------------------------------------------------------------------===//
+
 // Normalize each group of C / num_groups channels (with all spatial
 // positions) to mean 0 and variance 1, then scale and shift per channel.
 LogicalResult expandGroupNormalization(Expansion &e) {
