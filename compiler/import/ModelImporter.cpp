@@ -220,6 +220,9 @@ private:
   }
 
   MLIRContext &context;
+  /// Set while the nodes of a several-node adaptation (adaptToNewestNodes) are imported:
+  /// they are already in the newest form of their ops.
+  bool importingNewestForm = false;
   std::string modelPath;
   std::string modelDir; ///< canonical folder of the model file
   const ImportOptions &options;
@@ -948,10 +951,28 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
   if (original.op_type() == "Constant")
     return importConstantNode(original);
 
+  // Old forms that take several ops of the newest form.
+  if (!importingNewestForm) {
+    bool handled = false;
+    SmallVector<onnx::NodeProto> replacement;
+    if (failed(adaptToNewestNodes(original, opset, *this, handled, replacement)))
+      return failure();
+    if (handled) {
+      importingNewestForm = true;
+      for (const onnx::NodeProto &n : replacement)
+        if (failed(importNode(n, -1))) {
+          importingNewestForm = false;
+          return failure();
+        }
+      importingNewestForm = false;
+      return success();
+    }
+  }
+
   // Rewrite a copy of the node into the newest form of its op.
   onnx::NodeProto node = original;
-  bool newestForm = false;
-  if (failed(adaptRemovedOp(node, opset, *this, newestForm)))
+  bool newestForm = importingNewestForm;
+  if (!newestForm && failed(adaptRemovedOp(node, opset, *this, newestForm)))
     return failure();
   const OpSchemaInfo *schema = lookupOpSchema(node.op_type());
   if (!schema)

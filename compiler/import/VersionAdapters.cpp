@@ -725,3 +725,45 @@ LogicalResult kiln::import::adaptRemovedOp(::onnx::NodeProto &node, int64_t opse
   handled = true;
   return upsampleToResize(node, opset, ctx);
 }
+
+LogicalResult kiln::import::adaptToNewestNodes(const ::onnx::NodeProto &node, int64_t opset,
+                                               AdapterContext &ctx, bool &handled,
+                                               llvm::SmallVectorImpl<::onnx::NodeProto> &out) {
+  handled = false;
+  if (node.op_type() != "Hardmax" || opset >= 13 || node.output_size() != 1)
+    return success();
+  auto input = dyn_cast_or_null<RankedTensorType>(ctx.getValueType(inputName(node, 0)));
+  if (!input || !input.hasStaticShape() || input.getRank() == 0)
+    return success(); // the one-node adapter reports it
+  int64_t rank = input.getRank();
+  const ::onnx::AttributeProto *axisAttr = findAttr(node, "axis");
+  int64_t axis = axisAttr ? axisAttr->i() : 1;
+  if (axis < -rank || axis > rank)
+    return ctx.emitNodeError() << "axis " << axis << " is out of range for rank " << rank;
+  if (axis < 0)
+    axis += rank;
+  bool sameAsNewest = axis < rank;
+  for (int64_t d = axis + 1; d < rank; ++d)
+    sameAsNewest &= input.getDimSize(d) == 1;
+  if (sameAsNewest)
+    return success(); // softmaxLegacy rewrites the axis
+  handled = true;
+  std::string base = node.name().empty() ? node.op_type() : node.name();
+  auto add = [&](llvm::StringRef opType, std::vector<std::string> inputs,
+                 std::string output) {
+    ::onnx::NodeProto n;
+    n.set_op_type(opType.str());
+    n.set_name(base + "/" + opType.str());
+    for (const std::string &in : inputs)
+      n.add_input(in);
+    n.add_output(output);
+    out.push_back(std::move(n));
+    return &out.back();
+  };
+  std::string flat = node.output(0) + "/kiln.flatten";
+  std::string hardmax = node.output(0) + "/kiln.hardmax";
+  setIntAttr(*add("Flatten", {inputName(node, 0).str()}, flat), "axis", axis);
+  setIntAttr(*add("Hardmax", {flat}, hardmax), "axis", 1);
+  add("Reshape", {hardmax, addI64Constant(ctx, input.getShape(), "shape")}, node.output(0));
+  return success();
+}

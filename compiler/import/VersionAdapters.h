@@ -61,6 +61,15 @@ mlir::LogicalResult adaptToNewestVersion(::onnx::NodeProto &node, const OpSchema
 mlir::LogicalResult adaptRemovedOp(::onnx::NodeProto &node, int64_t opset,
                                    AdapterContext &ctx, bool &handled);
 
+/// Old forms that take more than one op of the newest form: Hardmax before opset 13 works
+/// on its input flattened to 2-D at `axis`; where opset 13's `axis` means something else
+/// (a later dimension is not 1) it becomes Flatten -> Hardmax(axis = 1) -> Reshape. When
+/// `node` is one, appends the replacement nodes (in the newest form of their ops, writing
+/// the node's outputs) to `out` and sets `handled`.
+mlir::LogicalResult adaptToNewestNodes(const ::onnx::NodeProto &node, int64_t opset,
+                                       AdapterContext &ctx, bool &handled,
+                                       llvm::SmallVectorImpl<::onnx::NodeProto> &out);
+
 } // namespace kiln::import
 
 #endif // KILN_COMPILER_IMPORT_VERSIONADAPTERS_H

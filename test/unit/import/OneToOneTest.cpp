@@ -163,16 +163,26 @@ TEST_F(OneToOneTest, SoftmaxCrossEntropyLoss) {
   EXPECT_THAT(ir, HasSubstr("-> (tensor<3xf32>, tensor<3x5xf32>)"));
 }
 
-// The dialect's Hardmax is the opset-13 op: an older one is adapted when it means the
-// same, else refused (it was expanded at import before).
+// The dialect's Hardmax is the opset-13 op: an older one whose coercion to 2-D means the
+// same is adapted, else it takes three ops of the newest form.
 TEST_F(OneToOneTest, LegacyHardmax) {
   ModelBuilder m(11);
   m.input("x", {2, 3, 4});
+  m.input("z", {2, 3, 1});
   m.node("Hardmax", {"x"}, {"y"}, "hm");
+  m.node("Hardmax", {"z"}, {"w"}, "hm_same");
   m.output("y");
-  EXPECT_EQ(importModel(m), "");
-  EXPECT_THAT(errors, HasSubstr("node 'hm' (Hardmax, opset 11): opset-11 Hardmax semantics "
-                                "on rank>2 with axis != -1 not supported yet"));
+  m.output("w");
+  std::string ir = importModel(m);
+  ASSERT_NE(ir, "") << errors;
+  EXPECT_THAT(ir, HasSubstr("%1 = onnx.Flatten %arg0 : (tensor<2x3x4xf32>) -> "
+                            "tensor<2x12xf32>"));
+  EXPECT_THAT(ir, HasSubstr("%2 = onnx.Hardmax %1 {axis = 1 : i64} : (tensor<2x12xf32>) -> "
+                            "tensor<2x12xf32>"));
+  EXPECT_THAT(ir, HasSubstr("onnx.Reshape %2, %0 : (tensor<2x12xf32>, tensor<3xi64>) -> "
+                            "tensor<2x3x4xf32>"));
+  EXPECT_THAT(ir, HasSubstr("onnx.Hardmax %arg1 {axis = 1 : i64} : (tensor<2x3x1xf32>) -> "
+                            "tensor<2x3x1xf32>"));
 }
 
 } // namespace
