@@ -145,6 +145,14 @@ static LogicalResult dropConsumedInputs(onnx::NodeProto &node, int64_t, AdapterC
   return success();
 }
 
+/// RNN / GRU / LSTM before 7: `output_sequence` (whether Y is produced; the node's outputs
+/// say so too) was removed; GRU-3 added `linear_before_reset` with the old behavior as its
+/// default.
+static LogicalResult dropOutputSequence(onnx::NodeProto &node, int64_t, AdapterContext &) {
+  removeAttr(node, "output_sequence");
+  return success();
+}
+
 /// Opset < 7 binary ops: `broadcast`/`axis` (limited broadcasting, B aligned at `axis`)
 /// became numpy broadcasting. Same meaning when B aligns with A's trailing dims.
 static LogicalResult legacyBroadcast(onnx::NodeProto &node, int64_t, AdapterContext &ctx) {
@@ -376,6 +384,24 @@ static LogicalResult resize10(onnx::NodeProto &node, int64_t, AdapterContext &) 
   return success();
 }
 
+/// GroupNormalization 18 -> 21: scale and bias went from one value per group to one per
+/// channel; the same when there are as many groups as channels (kiln's expansion read them
+/// per channel before the importer became 1:1).
+static LogicalResult groupNormLegacy(onnx::NodeProto &node, int64_t version,
+                                     AdapterContext &ctx) {
+  auto x = dyn_cast_or_null<RankedTensorType>(ctx.getValueType(inputName(node, 0)));
+  auto scale = dyn_cast_or_null<RankedTensorType>(ctx.getValueType(inputName(node, 1)));
+  auto bias = dyn_cast_or_null<RankedTensorType>(ctx.getValueType(inputName(node, 2)));
+  const onnx::AttributeProto *groups = findAttr(node, "num_groups");
+  if (!x || x.getRank() < 2 || !scale || !bias || !groups || !scale.hasStaticShape() ||
+      !bias.hasStaticShape() || groups->i() != x.getDimSize(1) ||
+      scale.getNumElements() != groups->i() || bias.getNumElements() != groups->i())
+    return ctx.emitNodeError() << "opset-" << version << " GroupNormalization (scale and "
+                               << "bias per group) is supported only with one group per "
+                               << "channel; re-export at opset >= 21";
+  return success();
+}
+
 static const VersionAdapter kAdapters[] = {
     // Attributes that became inputs.
     {"Clip", 1, 11, clipLegacy, "min/max attributes -> inputs"},
@@ -406,6 +432,10 @@ static const VersionAdapter kAdapters[] = {
     {"Concat", 1, 4, concatLegacy, "default axis 1"},
     {"GridSample", 16, 20, gridSampleLegacy, "mode names"},
     {"RoiAlign", 10, 16, roiAlignLegacy, "output_half_pixel coordinates"},
+    {"GroupNormalization", 18, 21, groupNormLegacy, "per-group scale and bias"},
+    {"RNN", 1, 7, dropOutputSequence, "output_sequence removed"},
+    {"GRU", 1, 7, dropOutputSequence, "output_sequence removed"},
+    {"LSTM", 1, 7, dropOutputSequence, "output_sequence removed"},
     {"BatchNormalization", 1, 14, batchNormLegacy, "legacy attributes and outputs"},
     // Removed attributes without change in meaning.
     {"Gemm", 1, 7, gemmLegacy, "broadcast attribute removed"},

@@ -185,4 +185,47 @@ TEST_F(OneToOneTest, LegacyHardmax) {
                             "tensor<2x3x1xf32>"));
 }
 
+// GroupNormalization-18 scales per group: the same as 21's per channel only with one
+// group per channel.
+TEST_F(OneToOneTest, LegacyGroupNormalization) {
+  ModelBuilder m(18);
+  m.input("x", {1, 4, 2, 2});
+  m.input("s", {4});
+  m.input("b", {4});
+  addInt(m.node("GroupNormalization", {"x", "s", "b"}, {"y"}, "gn"), "num_groups", 4);
+  m.output("y");
+  std::string ir = importModel(m);
+  ASSERT_NE(ir, "") << errors;
+  EXPECT_THAT(ir, HasSubstr("onnx.GroupNormalization %arg0, %arg1, %arg2 {num_groups = 4 : "
+                            "i64}"));
+
+  ModelBuilder grouped(18);
+  grouped.input("x", {1, 4, 2, 2});
+  grouped.input("s", {2});
+  grouped.input("b", {2});
+  addInt(grouped.node("GroupNormalization", {"x", "s", "b"}, {"y"}, "gn"), "num_groups", 2);
+  grouped.output("y");
+  EXPECT_EQ(importModel(grouped), "");
+  EXPECT_THAT(errors, HasSubstr("node 'gn' (GroupNormalization, opset 18): opset-18 "
+                                "GroupNormalization (scale and bias per group) is supported "
+                                "only with one group per channel"));
+}
+
+// RNN-1 had `output_sequence`; the node's outputs say the same.
+TEST_F(OneToOneTest, LegacyRNN) {
+  ModelBuilder m(6);
+  m.input("x", {2, 1, 3});
+  m.input("w", {1, 4, 3});
+  m.input("r", {1, 4, 4});
+  onnx::NodeProto *n = m.node("RNN", {"x", "w", "r"}, {"y"}, "rnn");
+  addInt(n, "hidden_size", 4);
+  addInt(n, "output_sequence", 1);
+  m.output("y");
+  std::string ir = importModel(m);
+  ASSERT_NE(ir, "") << errors;
+  EXPECT_THAT(ir, HasSubstr("onnx.RNN"));
+  EXPECT_THAT(ir, Not(HasSubstr("output_sequence")));
+  EXPECT_THAT(ir, HasSubstr("-> (tensor<2x1x1x4xf32>, none)"));
+}
+
 } // namespace
