@@ -11,13 +11,13 @@
 #include "compiler/import/ModelImporter.h"
 
 #include "compiler/import/ExternalData.h"
-#include "dialects/ONNX/OpSchemas.h"
 #include "compiler/import/VersionAdapters.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/ONNXOps.h"
 #include "dialects/ONNX/OpBuilding.h"
+#include "dialects/ONNX/OpSchemas.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
