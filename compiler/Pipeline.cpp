@@ -170,6 +170,8 @@ LogicalResult compileModel(MLIRContext &context,
     return failure();
 
   PassManager pm(&context);
+  // Composite ops (Attention, LSTM, QLinearConv, ...) become the ops kiln lowers.
+  pm.addNestedPass<func::FuncOp>(createKilnDecomposePass());
   pm.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertONNXToLinalgPass());

@@ -11,13 +11,13 @@
 #include "compiler/import/ModelImporter.h"
 
 #include "compiler/import/ExternalData.h"
-#include "compiler/import/OpExpansions.h"
-#include "compiler/import/OpSchemas.h"
 #include "compiler/import/VersionAdapters.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/ONNXOps.h"
+#include "dialects/ONNX/OpBuilding.h"
+#include "dialects/ONNX/OpSchemas.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -50,6 +50,8 @@
 using namespace mlir;
 using namespace kiln::import;
 using kiln::ImportOptions;
+using kiln::onnx::getNewestKnownOpset;
+using kiln::onnx::lookupOpSchema;
 
 namespace {
 
@@ -218,9 +220,9 @@ private:
   }
 
   MLIRContext &context;
-  /// Set while the nodes of an expansion (OpExpansions.h) are imported: they
-  /// are already in the newest form of their ops.
-  bool importingExpansion = false;
+  /// Set while the nodes of a several-node adaptation (adaptToNewestNodes) are imported:
+  /// they are already in the newest form of their ops.
+  bool importingNewestForm = false;
   std::string modelPath;
   std::string modelDir; ///< canonical folder of the model file
   const ImportOptions &options;
@@ -949,27 +951,27 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
   if (original.op_type() == "Constant")
     return importConstantNode(original);
 
-  // Ops kiln imports as the simpler ops of their ONNX function body.
-  SmallVector<onnx::NodeProto> expansion;
-  FailureOr<bool> expanded = expandNode(original, opset, *this, expansion);
-  if (failed(expanded))
-    return failure();
-  if (*expanded) {
-    // The replacement nodes are in the newest form of their ops.
-    bool outer = importingExpansion;
-    importingExpansion = true;
-    for (const onnx::NodeProto &replacement : expansion)
-      if (failed(importNode(replacement, -1))) {
-        importingExpansion = outer;
-        return failure();
-      }
-    importingExpansion = outer;
-    return success();
+  // Old forms that take several ops of the newest form.
+  if (!importingNewestForm) {
+    bool handled = false;
+    SmallVector<onnx::NodeProto> replacement;
+    if (failed(adaptToNewestNodes(original, opset, *this, handled, replacement)))
+      return failure();
+    if (handled) {
+      importingNewestForm = true;
+      for (const onnx::NodeProto &n : replacement)
+        if (failed(importNode(n, -1))) {
+          importingNewestForm = false;
+          return failure();
+        }
+      importingNewestForm = false;
+      return success();
+    }
   }
 
   // Rewrite a copy of the node into the newest form of its op.
   onnx::NodeProto node = original;
-  bool newestForm = importingExpansion;
+  bool newestForm = importingNewestForm;
   if (!newestForm && failed(adaptRemovedOp(node, opset, *this, newestForm)))
     return failure();
   const OpSchemaInfo *schema = lookupOpSchema(node.op_type());
@@ -1034,74 +1036,24 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
   state.addOperands(operands);
   state.addTypes(SmallVector<Type>(numResults, builder.getNoneType()));
   state.addAttributes(attrs);
-  Operation *op = builder.create(state);
-
-  // Every attribute must have landed as one of the op's inherent attributes with the type
-  // the dialect expects (a mistyped one would silently be dropped from the properties).
-  std::optional<RegisteredOperationName> info = op->getRegisteredInfo();
-  if (!info) {
-    op->erase();
-    return emitNodeError() << "operator '" << node.op_type()
-                           << "' is not registered in the onnx dialect";
-  }
-  for (const NamedAttribute &attr : attrs) {
-    std::optional<Attribute> stored = op->getInherentAttr(attr.getName());
-    if (!llvm::is_contained(info->getAttributeNames(), attr.getName()) || !stored) {
-      op->erase();
-      return emitNodeError() << "attribute '" << attr.getName().getValue()
-                             << "' is not an attribute of " << node.op_type()
-                             << " (opset " << schema->newestVersion() << ")";
-    }
-    if (*stored != attr.getValue()) {
-      op->erase();
-      return emitNodeError() << "attribute '" << attr.getName().getValue()
-                             << "' has the wrong type (" << attr.getValue() << ")";
-    }
-  }
-
-  auto shapeInference = dyn_cast<kiln::onnx::ShapeInferenceOpInterface>(op);
-  if (!shapeInference) {
-    op->erase();
-    return emitNodeError() << "operator '" << node.op_type()
-                           << "' is not supported by kiln yet (no shape inference)";
-  }
-  if (failed(shapeInference.inferShapes())) {
-    op->erase();
+  auto isUsed = [&](unsigned i) {
+    return static_cast<int>(i) < numOutputs && !node.output(i).empty();
+  };
+  FailureOr<SmallVector<Value>> results = kiln::onnx::buildONNXOp(
+      builder, state, [&](Operation *) { return emitNodeError(); }, isUsed,
+      [&](Operation *op) -> LogicalResult {
+        for (int i = 0; i < numOutputs; ++i)
+          if (!node.output(i).empty() && isa<NoneType>(op->getResult(i).getType()))
+            return emitNodeError() << "shape inference gave output '" << node.output(i)
+                                   << "' no type";
+        return success();
+      });
+  if (failed(results))
     return failure();
-  }
-  for (int i = 0; i < numOutputs; ++i)
-    if (!node.output(i).empty() && isa<NoneType>(op->getResult(i).getType())) {
-      op->erase();
-      return emitNodeError() << "shape inference gave output '" << node.output(i)
-                             << "' no type";
-    }
-  // An absent optional output has `none` type (docs/architecture.md), whatever shape
-  // inference made of it.
-  for (int64_t i = 0; i < numResults; ++i)
-    if (i >= numOutputs || node.output(i).empty())
-      op->getResult(i).setType(builder.getNoneType());
-  if (failed(mlir::verify(op))) {
-    op->erase();
-    return failure();
-  }
-
-  // Fold as it is built: constant inputs (Shape -> Gather -> Concat -> Reshape chains)
-  // become constants right away.
-  SmallVector<Value> results(op->getResults());
-  SmallVector<Value> folded;
-  if (succeeded(builder.tryFold(op, folded)) && !folded.empty()) {
-    bool typesKept = folded.size() == results.size();
-    for (auto [a, b] : llvm::zip(folded, results))
-      typesKept &= a.getType() == b.getType();
-    if (typesKept) {
-      results.assign(folded.begin(), folded.end());
-      op->erase();
-    }
-  }
 
   for (int i = 0; i < numOutputs; ++i)
     if (!node.output(i).empty())
-      values[node.output(i)] = results[i];
+      values[node.output(i)] = (*results)[i];
   return success();
 }
 

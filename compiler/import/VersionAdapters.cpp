@@ -145,6 +145,14 @@ static LogicalResult dropConsumedInputs(onnx::NodeProto &node, int64_t, AdapterC
   return success();
 }
 
+/// RNN / GRU / LSTM before 7: `output_sequence` (whether Y is produced; the node's outputs
+/// say so too) was removed; GRU-3 added `linear_before_reset` with the old behavior as its
+/// default.
+static LogicalResult dropOutputSequence(onnx::NodeProto &node, int64_t, AdapterContext &) {
+  removeAttr(node, "output_sequence");
+  return success();
+}
+
 /// Opset < 7 binary ops: `broadcast`/`axis` (limited broadcasting, B aligned at `axis`)
 /// became numpy broadcasting. Same meaning when B aligns with A's trailing dims.
 static LogicalResult legacyBroadcast(onnx::NodeProto &node, int64_t, AdapterContext &ctx) {
@@ -376,6 +384,24 @@ static LogicalResult resize10(onnx::NodeProto &node, int64_t, AdapterContext &) 
   return success();
 }
 
+/// GroupNormalization 18 -> 21: scale and bias went from one value per group to one per
+/// channel; the same when there are as many groups as channels (kiln's expansion read them
+/// per channel before the importer became 1:1).
+static LogicalResult groupNormLegacy(onnx::NodeProto &node, int64_t version,
+                                     AdapterContext &ctx) {
+  auto x = dyn_cast_or_null<RankedTensorType>(ctx.getValueType(inputName(node, 0)));
+  auto scale = dyn_cast_or_null<RankedTensorType>(ctx.getValueType(inputName(node, 1)));
+  auto bias = dyn_cast_or_null<RankedTensorType>(ctx.getValueType(inputName(node, 2)));
+  const onnx::AttributeProto *groups = findAttr(node, "num_groups");
+  if (!x || x.getRank() < 2 || !scale || !bias || !groups || !scale.hasStaticShape() ||
+      !bias.hasStaticShape() || groups->i() != x.getDimSize(1) ||
+      scale.getNumElements() != groups->i() || bias.getNumElements() != groups->i())
+    return ctx.emitNodeError() << "opset-" << version << " GroupNormalization (scale and "
+                               << "bias per group) is supported only with one group per "
+                               << "channel; re-export at opset >= 21";
+  return success();
+}
+
 static const VersionAdapter kAdapters[] = {
     // Attributes that became inputs.
     {"Clip", 1, 11, clipLegacy, "min/max attributes -> inputs"},
@@ -406,6 +432,10 @@ static const VersionAdapter kAdapters[] = {
     {"Concat", 1, 4, concatLegacy, "default axis 1"},
     {"GridSample", 16, 20, gridSampleLegacy, "mode names"},
     {"RoiAlign", 10, 16, roiAlignLegacy, "output_half_pixel coordinates"},
+    {"GroupNormalization", 18, 21, groupNormLegacy, "per-group scale and bias"},
+    {"RNN", 1, 7, dropOutputSequence, "output_sequence removed"},
+    {"GRU", 1, 7, dropOutputSequence, "output_sequence removed"},
+    {"LSTM", 1, 7, dropOutputSequence, "output_sequence removed"},
     {"BatchNormalization", 1, 14, batchNormLegacy, "legacy attributes and outputs"},
     // Removed attributes without change in meaning.
     {"Gemm", 1, 7, gemmLegacy, "broadcast attribute removed"},
@@ -631,7 +661,7 @@ static bool hasChain(const OpSchemaInfo &schema, int64_t version) {
   return true;
 }
 
-LogicalResult kiln::import::adaptToNewestVersion(onnx::NodeProto &node,
+LogicalResult kiln::import::adaptToNewestVersion(::onnx::NodeProto &node,
                                                  const OpSchemaInfo &schema,
                                                  int64_t version, AdapterContext &ctx) {
   int64_t form = version;
@@ -710,7 +740,7 @@ static LogicalResult upsampleToResize(onnx::NodeProto &node, int64_t opset,
   return success();
 }
 
-LogicalResult kiln::import::adaptRemovedOp(onnx::NodeProto &node, int64_t opset,
+LogicalResult kiln::import::adaptRemovedOp(::onnx::NodeProto &node, int64_t opset,
                                            AdapterContext &ctx, bool &handled) {
   handled = false;
   if (node.op_type() == "Scatter") {
@@ -724,4 +754,46 @@ LogicalResult kiln::import::adaptRemovedOp(onnx::NodeProto &node, int64_t opset,
     return success();
   handled = true;
   return upsampleToResize(node, opset, ctx);
+}
+
+LogicalResult kiln::import::adaptToNewestNodes(const ::onnx::NodeProto &node, int64_t opset,
+                                               AdapterContext &ctx, bool &handled,
+                                               llvm::SmallVectorImpl<::onnx::NodeProto> &out) {
+  handled = false;
+  if (node.op_type() != "Hardmax" || opset >= 13 || node.output_size() != 1)
+    return success();
+  auto input = dyn_cast_or_null<RankedTensorType>(ctx.getValueType(inputName(node, 0)));
+  if (!input || !input.hasStaticShape() || input.getRank() == 0)
+    return success(); // the one-node adapter reports it
+  int64_t rank = input.getRank();
+  const ::onnx::AttributeProto *axisAttr = findAttr(node, "axis");
+  int64_t axis = axisAttr ? axisAttr->i() : 1;
+  if (axis < -rank || axis > rank)
+    return ctx.emitNodeError() << "axis " << axis << " is out of range for rank " << rank;
+  if (axis < 0)
+    axis += rank;
+  bool sameAsNewest = axis < rank;
+  for (int64_t d = axis + 1; d < rank; ++d)
+    sameAsNewest &= input.getDimSize(d) == 1;
+  if (sameAsNewest)
+    return success(); // softmaxLegacy rewrites the axis
+  handled = true;
+  std::string base = node.name().empty() ? node.op_type() : node.name();
+  auto add = [&](llvm::StringRef opType, std::vector<std::string> inputs,
+                 std::string output) {
+    ::onnx::NodeProto n;
+    n.set_op_type(opType.str());
+    n.set_name(base + "/" + opType.str());
+    for (const std::string &in : inputs)
+      n.add_input(in);
+    n.add_output(output);
+    out.push_back(std::move(n));
+    return &out.back();
+  };
+  std::string flat = node.output(0) + "/kiln.flatten";
+  std::string hardmax = node.output(0) + "/kiln.hardmax";
+  setIntAttr(*add("Flatten", {inputName(node, 0).str()}, flat), "axis", axis);
+  setIntAttr(*add("Hardmax", {flat}, hardmax), "axis", 1);
+  add("Reshape", {hardmax, addI64Constant(ctx, input.getShape(), "shape")}, node.output(0));
+  return success();
 }

@@ -11,7 +11,7 @@
 #ifndef KILN_COMPILER_IMPORT_VERSIONADAPTERS_H
 #define KILN_COMPILER_IMPORT_VERSIONADAPTERS_H
 
-#include "compiler/import/OpSchemas.h"
+#include "dialects/ONNX/OpSchemas.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -27,6 +27,8 @@ class NodeProto;
 } // namespace onnx
 
 namespace kiln::import {
+
+using ::kiln::onnx::OpSchemaInfo;
 
 /// What an adapter may ask of the importer while it rewrites one node.
 class AdapterContext {
@@ -48,7 +50,7 @@ public:
 /// Rewrites `node`, whose op is in effect at schema `version` of `schema`, into the form of
 /// the op's newest version. Emits an error naming the node, op and version and fails when no
 /// adapter chain exists.
-mlir::LogicalResult adaptToNewestVersion(onnx::NodeProto &node, const OpSchemaInfo &schema,
+mlir::LogicalResult adaptToNewestVersion(::onnx::NodeProto &node, const OpSchemaInfo &schema,
                                          int64_t version, AdapterContext &ctx);
 
 /// Ops that the dialect does not have because ONNX deprecated them, but that an adapter can
@@ -56,8 +58,17 @@ mlir::LogicalResult adaptToNewestVersion(onnx::NodeProto &node, const OpSchemaIn
 /// ScatterElements). When `node` is one,
 /// rewrites it in place (op_type changes) and sets `handled`; the node is then already in
 /// its new op's newest form.
-mlir::LogicalResult adaptRemovedOp(onnx::NodeProto &node, int64_t opset,
+mlir::LogicalResult adaptRemovedOp(::onnx::NodeProto &node, int64_t opset,
                                    AdapterContext &ctx, bool &handled);
+
+/// Old forms that take more than one op of the newest form: Hardmax before opset 13 works
+/// on its input flattened to 2-D at `axis`; where opset 13's `axis` means something else
+/// (a later dimension is not 1) it becomes Flatten -> Hardmax(axis = 1) -> Reshape. When
+/// `node` is one, appends the replacement nodes (in the newest form of their ops, writing
+/// the node's outputs) to `out` and sets `handled`.
+mlir::LogicalResult adaptToNewestNodes(const ::onnx::NodeProto &node, int64_t opset,
+                                       AdapterContext &ctx, bool &handled,
+                                       llvm::SmallVectorImpl<::onnx::NodeProto> &out);
 
 } // namespace kiln::import
 

@@ -26,4 +26,36 @@ def KilnShapeInferencePass
   }];
 }
 
+def KilnDecomposePass : Pass<"kiln-decompose", "mlir::func::FuncOp"> {
+  let summary = "Replace composite onnx ops by the simpler onnx ops of their ONNX function";
+  let description = [{
+    The importer translates every ONNX node into one onnx op, so Attention, LSTM/GRU/RNN,
+    QuantizeLinear/DequantizeLinear, QLinearMatMul/QLinearConv, MatMulInteger/ConvInteger,
+    the losses, ConvTranspose, ... reach the pass pipeline as themselves. This pass
+    rewrites each of them as the computation the ONNX spec's function body (or reference)
+    gives, in simpler onnx ops that kiln lowers: e.g. an LSTM unrolled over its static
+    sequence, QLinearMatMul as a float MatMul between integer casts (when float32
+    accumulation is exact). New ops keep the location of the op they replace, so errors
+    still name its ONNX node; their result types come from the dialect's shape inference
+    and constant operands are folded as the ops are built.
+
+    Ops named in `keep-ops` (e.g. `kiln-decompose{keep-ops=Attention,QLinearMatMul}`)
+    stay as they are, for a later pass that has a kernel for them; from C++,
+    `createKilnDecomposePass(keep)` takes a predicate deciding per op.
+
+    Fails with an error naming the ONNX node on a variant the decomposition does not
+    cover (e.g. LSTM sequence_lens shorter than the sequence).
+
+    ```mlir
+    %y = onnx.Swish %x {alpha = 2.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+    // becomes
+    %a = onnx.Mul %x, %c2 ...   %s = onnx.Sigmoid %a ...   %y = onnx.Mul %x, %s ...
+    ```
+  }];
+  let options = [
+    ListOption<"keepOps", "keep-ops", "std::string",
+               "onnx ops (without the dialect prefix) to leave undecomposed">,
+  ];
+}
+
 #endif // KILN_PASSES_TRANSFORMS_PASSES_TD

@@ -125,6 +125,23 @@ LogicalResult inferRandom(Operation *op) {
   return setResultType(op, 0, *shape, *elementType);
 }
 
+// HannWindow, HammingWindow, BlackmanWindow(size): [size] of output_datatype
+// (float when absent); size is a constant scalar.
+LogicalResult inferWindow(Operation *op) {
+  FailureOr<SmallVector<int64_t>> size = getConstantInts(op, 0, "size");
+  if (failed(size))
+    return failure();
+  if (size->size() != 1 || (*size)[0] < 0) {
+    emitNodeError(op) << "size must be one non-negative value";
+    return failure();
+  }
+  FailureOr<Type> elementType = getElementTypeFromAttr(
+      op, getIntAttr(op, "output_datatype", 1), "output_datatype");
+  if (failed(elementType))
+    return failure();
+  return setResultType(op, 0, {(*size)[0]}, *elementType);
+}
+
 } // namespace
 
 void registerConstantShapeInference(DialectRegistry &registry) {
@@ -134,6 +151,7 @@ void registerConstantShapeInference(DialectRegistry &registry) {
     attachInferShapes<inferRange, RangeOp>(ctx);
     attachInferShapes<inferNoValue, NoValueOp>(ctx);
     attachInferShapes<inferRandom, RandomNormalOp, RandomUniformOp>(ctx);
+    attachInferShapes<inferWindow, HannWindowOp, HammingWindowOp, BlackmanWindowOp>(ctx);
   });
 }
 

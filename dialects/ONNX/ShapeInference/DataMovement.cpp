@@ -512,6 +512,38 @@ LogicalResult inferSize(Operation *op) {
 }
 
 //===----------------------------------------------------------------------===//
+// CenterCropPad
+//===----------------------------------------------------------------------===//
+
+// CenterCropPad(input_data, shape): the input's shape with each of `axes` (all
+// when absent) set to the constant target size.
+LogicalResult inferCenterCropPad(Operation *op) {
+  FailureOr<RankedTensorType> input = getInputType(op, 0, "input_data");
+  FailureOr<SmallVector<int64_t>> target = getConstantInts(op, 1, "shape");
+  if (failed(input) || failed(target))
+    return failure();
+  int64_t rank = input->getRank();
+  SmallVector<int64_t> axes;
+  if (std::optional<SmallVector<int64_t>> given = getI64ArrayAttr(op, "axes"))
+    axes = *given;
+  else
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(op, axes, rank);
+  if (failed(normalized))
+    return failure();
+  if (normalized->size() != target->size()) {
+    emitNodeError(op) << "'shape' needs one value per axis (" << normalized->size()
+                      << "), got " << target->size();
+    return failure();
+  }
+  SmallVector<int64_t> shape(input->getShape());
+  for (auto [axis, size] : llvm::zip(*normalized, *target))
+    shape[axis] = size;
+  return setResultType(op, 0, shape, input->getElementType());
+}
+
+//===----------------------------------------------------------------------===//
 // Expand, Tile, Pad
 //===----------------------------------------------------------------------===//
 
@@ -769,6 +801,7 @@ void registerDataMovementShapeInference(DialectRegistry &registry) {
     attachInferShapes<inferDepthToSpace, DepthToSpaceOp>(ctx);
     attachInferShapes<inferSpaceToDepth, SpaceToDepthOp>(ctx);
     attachInferShapes<inferOneHot, OneHotOp>(ctx);
+    attachInferShapes<inferCenterCropPad, CenterCropPadOp>(ctx);
     attachInferShapes<inferResize, ResizeOp>(ctx);
   });
 }

@@ -55,6 +55,9 @@ void registerDataMovementShapeInference(mlir::DialectRegistry &registry);
 void registerReductionShapeInference(mlir::DialectRegistry &registry);
 void registerConstantShapeInference(mlir::DialectRegistry &registry);
 void registerQuantizationShapeInference(mlir::DialectRegistry &registry);
+void registerRecurrentShapeInference(mlir::DialectRegistry &registry);
+void registerAttentionShapeInference(mlir::DialectRegistry &registry);
+void registerLossShapeInference(mlir::DialectRegistry &registry);
 
 //===----------------------------------------------------------------------===//
 // Operands

@@ -9,14 +9,17 @@
 namespace kiln::onnx {
 
 void registerShapeInferenceModels(mlir::DialectRegistry &registry) {
+  registerAttentionShapeInference(registry);
   registerConstantShapeInference(registry);
   registerConvolutionShapeInference(registry);
   registerDataMovementShapeInference(registry);
   registerElementwiseShapeInference(registry);
   registerLinearShapeInference(registry);
+  registerLossShapeInference(registry);
   registerNormalizationShapeInference(registry);
   registerPoolingShapeInference(registry);
   registerQuantizationShapeInference(registry);
+  registerRecurrentShapeInference(registry);
   registerReductionShapeInference(registry);
 }
 

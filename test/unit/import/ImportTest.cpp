@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/import/ModelImporter.h"
+#include "test/unit/import/ModelBuilder.h"
 #include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/ONNXOps.h"
 
@@ -29,6 +30,7 @@
 
 using namespace mlir;
 using ::testing::HasSubstr;
+using namespace importtest;
 
 namespace {
 
@@ -101,95 +103,6 @@ void registerTestShapeInference(DialectRegistry &registry) {
     SoftmaxOp::attachInterface<TestModel<SameAsInput, SoftmaxOp>>(*ctx);
     UnsqueezeOp::attachInterface<TestModel<UnsqueezeRule, UnsqueezeOp>>(*ctx);
   });
-}
-
-//===----------------------------------------------------------------------===//
-// Building models
-//===----------------------------------------------------------------------===//
-
-/// A dimension: a number, or a dim_param name when `param` is set.
-struct Dim {
-  int64_t value = 0;
-  const char *param = nullptr;
-  Dim(int64_t v) : value(v) {}
-  Dim(const char *p) : param(p) {}
-};
-
-struct ModelBuilder {
-  onnx::ModelProto model;
-
-  explicit ModelBuilder(int64_t opset = 17) {
-    model.set_ir_version(8);
-    model.set_producer_name("kiln-test");
-    model.set_producer_version("1.0");
-    onnx::OperatorSetIdProto *op = model.add_opset_import();
-    op->set_domain("");
-    op->set_version(opset);
-    model.mutable_graph()->set_name("test");
-  }
-  onnx::GraphProto &graph() { return *model.mutable_graph(); }
-
-  onnx::ValueInfoProto *input(const std::string &name, std::vector<Dim> dims,
-                              int elemType = onnx::TensorProto::FLOAT) {
-    onnx::ValueInfoProto *v = graph().add_input();
-    v->set_name(name);
-    auto *t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(elemType);
-    auto *shape = t->mutable_shape();
-    for (const Dim &d : dims) {
-      auto *dim = shape->add_dim();
-      if (d.param)
-        dim->set_dim_param(d.param);
-      else
-        dim->set_dim_value(d.value);
-    }
-    return v;
-  }
-  void output(const std::string &name) { graph().add_output()->set_name(name); }
-
-  onnx::NodeProto *node(const std::string &op, std::vector<std::string> inputs,
-                        std::vector<std::string> outputs, const std::string &name = "") {
-    onnx::NodeProto *n = graph().add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (auto &i : inputs)
-      n->add_input(i);
-    for (auto &o : outputs)
-      n->add_output(o);
-    return n;
-  }
-
-  onnx::TensorProto *floatInit(const std::string &name, std::vector<int64_t> dims,
-                               std::vector<float> data) {
-    onnx::TensorProto *t = graph().add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims)
-      t->add_dims(d);
-    for (float f : data)
-      t->add_float_data(f);
-    return t;
-  }
-};
-
-void addInts(onnx::NodeProto *n, const std::string &name, std::vector<int64_t> v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v)
-    a->add_ints(x);
-}
-void addInt(onnx::NodeProto *n, const std::string &name, int64_t v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-void addFloat(onnx::NodeProto *n, const std::string &name, float v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
 }
 
 /// x[2,3] + w[3] -> Relu -> y.

@@ -226,3 +226,48 @@ func.func @no_shape_inference(%x: tensor<4xf32>) {
   %0 = "onnx.NonZero"(%x) : (tensor<4xf32>) -> none
   return
 }
+
+// -----
+
+func.func @lstm_rank(%x: tensor<5x3xf32>, %w: tensor<1x8x3xf32>, %r: tensor<1x8x2xf32>) {
+  %n = onnx.NoValue : () -> none
+  // expected-error @+1 {{node (LSTM): X and W must have rank 3}}
+  %0:3 = "onnx.LSTM"(%x, %w, %r, %n, %n, %n, %n, %n) : (tensor<5x3xf32>, tensor<1x8x3xf32>, tensor<1x8x2xf32>, none, none, none, none, none) -> (none, none, none)
+  return
+}
+
+// -----
+
+func.func @attention_heads(%q: tensor<1x3x8xf32>, %k: tensor<1x5x8xf32>) {
+  %n = onnx.NoValue : () -> none
+  // expected-error @+1 {{node (Attention): 3-D inputs need q_num_heads and kv_num_heads that divide the hidden sizes}}
+  %0:4 = "onnx.Attention"(%q, %k, %k, %n, %n, %n, %n) {q_num_heads = 3 : i64, kv_num_heads = 2 : i64} : (tensor<1x3x8xf32>, tensor<1x5x8xf32>, tensor<1x5x8xf32>, none, none, none, none) -> (none, none, none, none)
+  return
+}
+
+// -----
+
+func.func @loss_reduction(%x: tensor<3x5xf32>, %t: tensor<3xi64>) {
+  %n = onnx.NoValue : () -> none
+  // expected-error @+1 {{node (NegativeLogLikelihoodLoss): unknown reduction 'max'}}
+  %0 = "onnx.NegativeLogLikelihoodLoss"(%x, %t, %n) {reduction = "max"} : (tensor<3x5xf32>, tensor<3xi64>, none) -> none
+  return
+}
+
+// -----
+
+func.func @center_crop_pad_axes(%x: tensor<4x6xf32>) {
+  %s = onnx.Constant {value = dense<[2, 3]> : tensor<2xi64>} : () -> tensor<2xi64>
+  // expected-error @+1 {{node (CenterCropPad): 'shape' needs one value per axis (1), got 2}}
+  %0 = "onnx.CenterCropPad"(%x, %s) {axes = [1]} : (tensor<4x6xf32>, tensor<2xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @window_size(%x: tensor<2xi64>) {
+  %s = onnx.Constant {value = dense<-1> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{node (HannWindow): size must be one non-negative value}}
+  %0 = "onnx.HannWindow"(%s) : (tensor<i64>) -> none
+  return
+}

@@ -1,6 +1,6 @@
 //===- OpSchemas.cpp - Version history and arity of onnx ops --------------===//
 
-#include "compiler/import/OpSchemas.h"
+#include "dialects/ONNX/OpSchemas.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -8,7 +8,7 @@
 #include <initializer_list>
 #include <vector>
 
-using namespace kiln::import;
+using namespace kiln::onnx;
 
 std::optional<int64_t> OpSchemaInfo::versionAt(int64_t opset) const {
   std::optional<int64_t> found;
@@ -65,7 +65,7 @@ static const SchemaTable &getTable() {
   return table;
 }
 
-const OpSchemaInfo *kiln::import::lookupOpSchema(llvm::StringRef opType) {
+const OpSchemaInfo *kiln::onnx::lookupOpSchema(llvm::StringRef opType) {
   const SchemaTable &table = getTable();
   auto it = table.index.find(opType);
   if (it == table.index.end() || table.entries[it->second].versions.empty())
@@ -73,4 +73,4 @@ const OpSchemaInfo *kiln::import::lookupOpSchema(llvm::StringRef opType) {
   return &table.entries[it->second];
 }
 
-int64_t kiln::import::getNewestKnownOpset() { return getTable().newestOpset; }
+int64_t kiln::onnx::getNewestKnownOpset() { return getTable().newestOpset; }

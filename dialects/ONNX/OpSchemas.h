@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_COMPILER_IMPORT_OPSCHEMAS_H
-#define KILN_COMPILER_IMPORT_OPSCHEMAS_H
+#ifndef KILN_DIALECTS_ONNX_OPSCHEMAS_H
+#define KILN_DIALECTS_ONNX_OPSCHEMAS_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -16,7 +16,7 @@
 #include <optional>
 #include <string>
 
-namespace kiln::import {
+namespace kiln::onnx {
 
 struct OpSchemaInfo {
   std::string name;
@@ -41,6 +41,6 @@ const OpSchemaInfo *lookupOpSchema(llvm::StringRef opType);
 /// The newest opset version any op of the dialect changed at.
 int64_t getNewestKnownOpset();
 
-} // namespace kiln::import
+} // namespace kiln::onnx
 
-#endif // KILN_COMPILER_IMPORT_OPSCHEMAS_H
+#endif // KILN_DIALECTS_ONNX_OPSCHEMAS_H

@@ -1,0 +1,222 @@
+//===- Misc.cpp - kiln-decompose: Hardmax, OneHot, CenterCropPad, ... -----===//
+//
+// Follows the function body the ONNX spec gives for each op (onnx/defs/*/defs.cc of
+// onnx 1.23), as the importer expanded it before kiln-decompose existed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Transforms/Decompose/Expansion.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+using namespace mlir;
+
+namespace kiln::decompose {
+
+// 1 at the first maximum along `axis`, 0 elsewhere. The op is in its opset-13 form (the
+// importer's version adapter takes an older Hardmax there when it means the same).
+LogicalResult expandHardmax(Expansion &e) {
+  V x = e.input(0);
+  RankedTensorType t = e.type(x);
+  if (!t || !t.hasStaticShape() || t.getRank() == 0 ||
+      !onnxFloatType(t.getElementType()))
+    return e.error() << "needs a static float input of rank >= 1", failure();
+  int64_t rank = t.getRank(), axis = e.getInt("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return e.error() << "axis " << axis << " is out of range", failure();
+  if (axis < 0)
+    axis += rank;
+  V idx = e.add("ArgMax", {x}, {intAttr("axis", axis), intAttr("keepdims", 1)});
+  V hit = e.add("Equal", {iota(e, t.getDimSize(axis), axis, rank), idx});
+  e.add("Cast", {hit}, {intAttr("to", onnxFloatType(t.getElementType()))}, e.output(0));
+  return success();
+}
+
+// values[1] where the (wrapped) index equals the position along `axis`,
+// values[0] elsewhere.
+LogicalResult expandOneHot(Expansion &e) {
+  V indices = e.input(0), depth = e.input(1), values = e.input(2);
+  RankedTensorType it = e.type(indices), vt = e.type(values);
+  if (!it || !it.hasStaticShape() || !vt)
+    return e.error() << "needs static indices and values", failure();
+  std::optional<SmallVector<int64_t>> depthValue = e.constantInts(depth);
+  if (!depthValue) {
+    // Float depths are allowed by the spec; read them through a cast.
+    return e.error() << "needs a compile-time constant for the non-constant "
+                        "input 'depth'",
+           failure();
+  }
+  if (depthValue->size() != 1 || (*depthValue)[0] < 1)
+    return e.error() << "depth must be one positive value", failure();
+  int64_t n = (*depthValue)[0];
+  int64_t rank = it.getRank() + 1, axis = e.getInt("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return e.error() << "axis " << axis << " is out of range", failure();
+  if (axis < 0)
+    axis += rank;
+  Type i64 = IntegerType::get(e.ctx.getContext(), 64);
+  V idx = it.getElementType().isInteger(64)
+                        ? indices
+                        : e.add("Cast", {indices}, {intAttr("to", onnxtype::INT64)});
+  // Negative indices count from the end.
+  V wrapped = e.add(
+      "Where", {e.add("Less", {idx, e.scalar(i64, 0)}),
+                e.add("Add", {idx, e.scalar(i64, n)}), idx});
+  V hit = e.add("Equal", {e.unsqueeze(wrapped, {axis}), iota(e, n, axis, rank)});
+  V off = e.add("Gather", {values, e.scalar(i64, 0)}, {intAttr("axis", 0)});
+  V on = e.add("Gather", {values, e.scalar(i64, 1)}, {intAttr("axis", 0)});
+  e.add("Where", {hit, on, off}, {}, e.output(0));
+  return success();
+}
+
+// Crop (centered Slice) or zero-pad (centered Pad) each listed axis to the
+// target size; an odd difference puts the extra element at the end.
+LogicalResult expandCenterCropPad(Expansion &e) {
+  V x = e.input(0);
+  RankedTensorType t = e.type(x);
+  if (!t || !t.hasStaticShape())
+    return e.error() << "needs a static input", failure();
+  std::optional<SmallVector<int64_t>> target = e.constantInts(e.input(1));
+  if (!target)
+    return e.error() << "needs a compile-time constant for the non-constant "
+                        "input 'shape'",
+           failure();
+  int64_t rank = t.getRank();
+  SmallVector<int64_t> axes;
+  if (const Attr *a = findAttr(e.node, "axes"))
+    axes.assign(a->ints().begin(), a->ints().end());
+  else
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  if (axes.size() != target->size())
+    return e.error() << "'shape' needs one value per axis", failure();
+  SmallVector<int64_t> starts, ends, sliceAxes, pads(2 * rank, 0);
+  bool pad = false;
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    if (a < -rank || a >= rank)
+      return e.error() << "axis " << a << " is out of range", failure();
+    int64_t axis = a < 0 ? a + rank : a, dim = t.getDimSize(axis);
+    int64_t want = (*target)[i];
+    if (want < 0)
+      return e.error() << "negative target size " << want, failure();
+    if (want < dim) {
+      int64_t begin = (dim - want) / 2;
+      starts.push_back(begin);
+      ends.push_back(begin + want);
+      sliceAxes.push_back(axis);
+    } else if (want > dim) {
+      pads[axis] = (want - dim) / 2;
+      pads[rank + axis] = want - dim - pads[axis];
+      pad = true;
+    }
+  }
+  V y = x;
+  if (!starts.empty())
+    y = e.add("Slice", {y, e.i64s(starts), e.i64s(ends), e.i64s(sliceAxes)});
+  if (pad)
+    y = e.add("Pad", {y, e.i64s(pads)});
+  e.add("Identity", {y}, {}, e.output(0));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Swish, EyeLike, window functions
+//===----------------------------------------------------------------------===//
+
+// Y = X * Sigmoid(alpha * X).
+LogicalResult expandSwish(Expansion &e) {
+  V x = e.input(0);
+  RankedTensorType t = e.type(x);
+  if (!t || !onnxFloatType(t.getElementType()))
+    return e.error() << "needs a float input", failure();
+  V scaled = e.add("Mul", {x, e.scalar(t.getElementType(), e.getFloat("alpha", 1.0f))});
+  e.add("Mul", {x, e.add("Sigmoid", {scaled})}, {}, e.output(0));
+  return success();
+}
+
+/// A constant of `shape` x `elem` from doubles (floats or integers).
+static V constantOf(Expansion &e, ArrayRef<int64_t> shape, Type elem,
+                       ArrayRef<double> values) {
+  SmallVector<Attribute> attrs;
+  for (double v : values)
+    attrs.push_back(isa<FloatType>(elem)
+                        ? Attribute(FloatAttr::get(elem, v))
+                        : Attribute(IntegerAttr::get(elem, static_cast<int64_t>(v))));
+  return e.ctx.addConstant(
+      DenseElementsAttr::get(RankedTensorType::get(shape, elem), attrs), "values");
+}
+
+/// The element type of an ONNX data type code kiln computes with; null if not.
+static Type typeOfCode(MLIRContext *ctx, int64_t code) {
+  switch (code) {
+  case onnxtype::FLOAT: return Float32Type::get(ctx);
+  case onnxtype::DOUBLE: return Float64Type::get(ctx);
+  case onnxtype::FLOAT16: return Float16Type::get(ctx);
+  case onnxtype::BFLOAT16: return BFloat16Type::get(ctx);
+  case onnxtype::INT32: return IntegerType::get(ctx, 32);
+  case onnxtype::INT64: return IntegerType::get(ctx, 64);
+  case onnxtype::INT8: return IntegerType::get(ctx, 8);
+  case onnxtype::UINT8: return IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  case onnxtype::INT16: return IntegerType::get(ctx, 16);
+  case onnxtype::UINT16: return IntegerType::get(ctx, 16, IntegerType::Unsigned);
+  case onnxtype::UINT32: return IntegerType::get(ctx, 32, IntegerType::Unsigned);
+  case onnxtype::UINT64: return IntegerType::get(ctx, 64, IntegerType::Unsigned);
+  default: return {};
+  }
+}
+
+// Ones on the k-th diagonal of a 2-D tensor shaped like the input: a constant.
+LogicalResult expandEyeLike(Expansion &e) {
+  RankedTensorType t = e.type(e.input(0));
+  if (!t || !t.hasStaticShape() || t.getRank() != 2)
+    return e.error() << "needs a static 2-D input", failure();
+  Type elem = e.hasAttr("dtype") ? typeOfCode(e.ctx.getContext(), e.getInt("dtype", 1))
+                                 : t.getElementType();
+  if (!elem || elem.isInteger(1))
+    return e.error() << "dtype " << e.getInt("dtype", 0) << " is not supported", failure();
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1), k = e.getInt("k", 0);
+  SmallVector<double> values(rows * cols, 0.0);
+  for (int64_t i = 0; i < rows; ++i)
+    if (i + k >= 0 && i + k < cols)
+      values[i * cols + i + k] = 1.0;
+  e.add("Identity", {constantOf(e, {rows, cols}, elem, values)}, {}, e.output(0));
+  return success();
+}
+
+// Hann, Hamming and Blackman windows of a constant size: constants.
+LogicalResult expandWindow(Expansion &e) {
+  std::optional<SmallVector<int64_t>> size = e.constantInts(e.input(0));
+  if (!size)
+    return e.error() << "needs a compile-time constant for the non-constant "
+                        "input 'size'",
+           failure();
+  if (size->size() != 1 || (*size)[0] < 0)
+    return e.error() << "size must be one non-negative value", failure();
+  Type elem = typeOfCode(e.ctx.getContext(), e.getInt("output_datatype", 1));
+  if (!elem)
+    return e.error() << "output_datatype " << e.getInt("output_datatype", 1)
+                     << " is not supported",
+           failure();
+  int64_t n = (*size)[0];
+  double denom = e.getInt("periodic", 1) ? double(n) : double(n - 1);
+  StringRef op = e.node.op_type();
+  SmallVector<double> values;
+  for (int64_t i = 0; i < n; ++i) {
+    double x = denom == 0 ? 0.0 : 2.0 * M_PI * double(i) / denom;
+    if (op == "HannWindow")
+      values.push_back(0.5 - 0.5 * std::cos(x));
+    else if (op == "HammingWindow")
+      values.push_back(25.0 / 46.0 - 21.0 / 46.0 * std::cos(x));
+    else
+      values.push_back(0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2.0 * x));
+  }
+  e.add("Identity", {constantOf(e, {n}, elem, values)}, {}, e.output(0));
+  return success();
+}
+
+} // namespace kiln::decompose

@@ -1,0 +1,80 @@
+// RUN: kiln-opt %s -kiln-decompose -split-input-file | FileCheck %s
+// RUN: kiln-opt %s -kiln-decompose=keep-ops=Swish,Hardmax -split-input-file | FileCheck %s --check-prefix=KEEP
+
+// Swish: X * Sigmoid(alpha * X).
+// CHECK-LABEL: func.func @swish
+// CHECK-NOT: onnx.Swish
+// CHECK: %[[A:.*]] = onnx.Constant {{.*}}dense<2.000000e+00> : tensor<f32>
+// CHECK: %[[S:.*]] = onnx.Mul %arg0, %[[A]]
+// CHECK: %[[G:.*]] = onnx.Sigmoid %[[S]]
+// CHECK: %[[Y:.*]] = onnx.Mul %arg0, %[[G]] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK: return %[[Y]]
+// KEEP-LABEL: func.func @swish
+// KEEP: onnx.Swish
+// KEEP-NOT: onnx.Sigmoid
+func.func @swish(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = onnx.Swish %x {alpha = 2.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Hardmax: one-hot of the first ArgMax along the axis.
+// CHECK-LABEL: func.func @hardmax
+// CHECK-NOT: onnx.Hardmax
+// CHECK: %[[IDX:.*]] = onnx.ArgMax %arg0 {axis = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x1xi64>
+// CHECK: %[[IOTA:.*]] = onnx.Constant {{.*}}dense<{{\[\[}}0, 1, 2]]> : tensor<1x3xi64>
+// CHECK: %[[HIT:.*]] = onnx.Equal %[[IOTA]], %[[IDX]]
+// CHECK: onnx.Cast %[[HIT]] {to = 1 : i64} : (tensor<2x3xi1>) -> tensor<2x3xf32>
+// KEEP-LABEL: func.func @hardmax
+// KEEP: onnx.Hardmax
+func.func @hardmax(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = onnx.Hardmax %x {axis = -1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// OneHot: Where(wrapped indices == iota, on, off).
+// CHECK-LABEL: func.func @one_hot
+// CHECK-NOT: onnx.OneHot
+// CHECK: onnx.Less
+// CHECK: onnx.Where
+// CHECK: onnx.Unsqueeze
+// CHECK: onnx.Equal {{.*}} -> tensor<2x4xi1>
+// CHECK: onnx.Gather
+// CHECK: onnx.Gather
+// CHECK: onnx.Where {{.*}} -> tensor<2x4xf32>
+func.func @one_hot(%i: tensor<2xi64>, %v: tensor<2xf32>) -> tensor<2x4xf32> {
+  %d = onnx.Constant {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+  %0 = onnx.OneHot %i, %d, %v : (tensor<2xi64>, tensor<i64>, tensor<2xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// CenterCropPad: a centered Slice where the target is smaller, a Pad where it is larger.
+// CHECK-LABEL: func.func @center_crop_pad
+// CHECK-NOT: onnx.CenterCropPad
+// CHECK: onnx.Slice {{.*}} -> tensor<2x6xf32>
+// CHECK: onnx.Pad {{.*}} -> tensor<2x8xf32>
+func.func @center_crop_pad(%x: tensor<4x6xf32>) -> tensor<2x8xf32> {
+  %s = onnx.Constant {value = dense<[2, 8]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = onnx.CenterCropPad %x, %s : (tensor<4x6xf32>, tensor<2xi64>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// EyeLike and the windows are constants.
+// CHECK-LABEL: func.func @constants
+// CHECK-NOT: onnx.EyeLike
+// CHECK-NOT: onnx.HannWindow
+// CHECK-DAG: onnx.Constant {{.*}}dense<{{\[\[}}0.000000e+00, 1.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 1.000000e+00]]> : tensor<2x3xf32>
+// CHECK-DAG: onnx.Constant {{.*}}dense<[0.000000e+00, 5.000000e-01, 1.000000e+00, 5.000000e-01]> : tensor<4xf32>
+func.func @constants(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<4xf32>) {
+  %0 = onnx.EyeLike %x {k = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %n = onnx.Constant {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+  %1 = onnx.HannWindow %n : (tensor<i64>) -> tensor<4xf32>
+  return %0, %1 : tensor<2x3xf32>, tensor<4xf32>
+}
