@@ -14,6 +14,7 @@
 #include "compiler/import/VersionAdapters.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/DataTypes.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/ONNXOps.h"
 #include "dialects/ONNX/OpBuilding.h"
@@ -102,24 +103,7 @@ const char *dataTypeName(int32_t dataType) {
 
 /// The MLIR element type of an ONNX data type (docs/architecture.md), or null.
 Type convertElementType(int32_t dataType, MLIRContext *ctx) {
-  auto i = [&](unsigned w) { return IntegerType::get(ctx, w); };
-  auto ui = [&](unsigned w) { return IntegerType::get(ctx, w, IntegerType::Unsigned); };
-  switch (dataType) {
-  case onnx::TensorProto::FLOAT: return Float32Type::get(ctx);
-  case onnx::TensorProto::UINT8: return ui(8);
-  case onnx::TensorProto::INT8: return i(8);
-  case onnx::TensorProto::UINT16: return ui(16);
-  case onnx::TensorProto::INT16: return i(16);
-  case onnx::TensorProto::INT32: return i(32);
-  case onnx::TensorProto::INT64: return i(64);
-  case onnx::TensorProto::BOOL: return i(1);
-  case onnx::TensorProto::FLOAT16: return Float16Type::get(ctx);
-  case onnx::TensorProto::DOUBLE: return Float64Type::get(ctx);
-  case onnx::TensorProto::UINT32: return ui(32);
-  case onnx::TensorProto::UINT64: return ui(64);
-  case onnx::TensorProto::BFLOAT16: return BFloat16Type::get(ctx);
-  default: return {};
-  }
+  return kiln::onnx::getElementTypeOfOnnxDataType(ctx, dataType);
 }
 
 /// Bytes per element in raw_data / external data (bool is one byte).

@@ -2,6 +2,8 @@
 
 #include "passes/Transforms/Decompose/Expansion.h"
 
+#include "dialects/ONNX/DataTypes.h"
+
 #include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/OpBuilding.h"
@@ -255,15 +257,7 @@ MLIRContext *Expansion::Context::getContext() const { return e.op->getContext();
 //===----------------------------------------------------------------------===//
 
 int64_t onnxFloatType(Type t) {
-  if (t.isF32())
-    return onnxtype::FLOAT;
-  if (t.isF16())
-    return onnxtype::FLOAT16;
-  if (t.isF64())
-    return onnxtype::DOUBLE;
-  if (t.isBF16())
-    return onnxtype::BFLOAT16;
-  return 0;
+  return isa<FloatType>(t) ? kiln::onnx::getOnnxDataType(t) : 0;
 }
 
 V iota(Expansion &e, int64_t n, int64_t axis, int64_t rank) {

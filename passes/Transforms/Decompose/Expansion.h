@@ -14,6 +14,7 @@
 #ifndef KILN_PASSES_TRANSFORMS_DECOMPOSE_EXPANSION_H
 #define KILN_PASSES_TRANSFORMS_DECOMPOSE_EXPANSION_H
 
+#include "runtime/include/kiln/model_abi.h" // KILN_DTYPE_*: ONNX dtype ids
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -30,22 +31,6 @@
 namespace kiln::decompose {
 
 /// ONNX TensorProto data type numbers the expansions write into `to` / `dtype`.
-namespace onnxtype {
-enum : int64_t {
-  FLOAT = 1,
-  UINT8 = 2,
-  INT8 = 3,
-  UINT16 = 4,
-  INT16 = 5,
-  INT32 = 6,
-  INT64 = 7,
-  FLOAT16 = 10,
-  DOUBLE = 11,
-  UINT32 = 12,
-  UINT64 = 13,
-  BFLOAT16 = 16,
-};
-} // namespace onnxtype
 
 /// A value an expansion computes with; empty for an absent optional input (ONNX's "").
 class V {

@@ -62,7 +62,7 @@ LogicalResult expandOneHot(Expansion &e) {
   Type i64 = IntegerType::get(e.ctx.getContext(), 64);
   V idx = it.getElementType().isInteger(64)
                         ? indices
-                        : e.add("Cast", {indices}, {intAttr("to", onnxtype::INT64)});
+                        : e.add("Cast", {indices}, {intAttr("to", KILN_DTYPE_INT64)});
   // Negative indices count from the end.
   V wrapped = e.add(
       "Where", {e.add("Less", {idx, e.scalar(i64, 0)}),
@@ -154,18 +154,18 @@ static V constantOf(Expansion &e, ArrayRef<int64_t> shape, Type elem,
 /// The element type of an ONNX data type code kiln computes with; null if not.
 static Type typeOfCode(MLIRContext *ctx, int64_t code) {
   switch (code) {
-  case onnxtype::FLOAT: return Float32Type::get(ctx);
-  case onnxtype::DOUBLE: return Float64Type::get(ctx);
-  case onnxtype::FLOAT16: return Float16Type::get(ctx);
-  case onnxtype::BFLOAT16: return BFloat16Type::get(ctx);
-  case onnxtype::INT32: return IntegerType::get(ctx, 32);
-  case onnxtype::INT64: return IntegerType::get(ctx, 64);
-  case onnxtype::INT8: return IntegerType::get(ctx, 8);
-  case onnxtype::UINT8: return IntegerType::get(ctx, 8, IntegerType::Unsigned);
-  case onnxtype::INT16: return IntegerType::get(ctx, 16);
-  case onnxtype::UINT16: return IntegerType::get(ctx, 16, IntegerType::Unsigned);
-  case onnxtype::UINT32: return IntegerType::get(ctx, 32, IntegerType::Unsigned);
-  case onnxtype::UINT64: return IntegerType::get(ctx, 64, IntegerType::Unsigned);
+  case KILN_DTYPE_FLOAT32: return Float32Type::get(ctx);
+  case KILN_DTYPE_FLOAT64: return Float64Type::get(ctx);
+  case KILN_DTYPE_FLOAT16: return Float16Type::get(ctx);
+  case KILN_DTYPE_BFLOAT16: return BFloat16Type::get(ctx);
+  case KILN_DTYPE_INT32: return IntegerType::get(ctx, 32);
+  case KILN_DTYPE_INT64: return IntegerType::get(ctx, 64);
+  case KILN_DTYPE_INT8: return IntegerType::get(ctx, 8);
+  case KILN_DTYPE_UINT8: return IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  case KILN_DTYPE_INT16: return IntegerType::get(ctx, 16);
+  case KILN_DTYPE_UINT16: return IntegerType::get(ctx, 16, IntegerType::Unsigned);
+  case KILN_DTYPE_UINT32: return IntegerType::get(ctx, 32, IntegerType::Unsigned);
+  case KILN_DTYPE_UINT64: return IntegerType::get(ctx, 64, IntegerType::Unsigned);
   default: return {};
   }
 }

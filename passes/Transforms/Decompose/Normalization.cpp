@@ -37,14 +37,14 @@ LogicalResult expandRMSNormalization(Expansion &e) {
   if (axis < 0)
     axis += rank;
   int64_t stash = e.getInt("stash_type", 1);
-  if (stash != onnxtype::FLOAT)
+  if (stash != KILN_DTYPE_FLOAT32)
     return e.error() << "stash_type " << stash << " is not supported (only 1, "
                      << "float)",
            failure();
   Type f32 = Float32Type::get(e.ctx.getContext());
   bool cast = !xType.getElementType().isF32();
   V xu =
-      cast ? e.add("Cast", {x}, {intAttr("to", onnxtype::FLOAT)}) : x;
+      cast ? e.add("Cast", {x}, {intAttr("to", KILN_DTYPE_FLOAT32)}) : x;
   SmallVector<int64_t> axes;
   for (int64_t d = axis; d < rank; ++d)
     axes.push_back(d);

@@ -32,9 +32,9 @@ static int64_t onnxQuantType(Type t) {
   bool u = i.isUnsigned();
   switch (i.getWidth()) {
   case 8:
-    return u ? onnxtype::UINT8 : onnxtype::INT8;
+    return u ? KILN_DTYPE_UINT8 : KILN_DTYPE_INT8;
   case 16:
-    return u ? onnxtype::UINT16 : onnxtype::INT16;
+    return u ? KILN_DTYPE_UINT16 : KILN_DTYPE_INT16;
   default:
     return 0;
   }
@@ -123,19 +123,19 @@ LogicalResult expandQuantizeLinear(Expansion &e) {
     RankedTensorType zt = e.type(zp);
     target = zt ? zt.getElementType() : Type();
   } else {
-    int64_t dtype = e.getInt("output_dtype", onnxtype::UINT8);
+    int64_t dtype = e.getInt("output_dtype", KILN_DTYPE_UINT8);
     MLIRContext *ctx = e.ctx.getContext();
     switch (dtype) {
-    case onnxtype::UINT8:
+    case KILN_DTYPE_UINT8:
       target = IntegerType::get(ctx, 8, IntegerType::Unsigned);
       break;
-    case onnxtype::INT8:
+    case KILN_DTYPE_INT8:
       target = IntegerType::get(ctx, 8);
       break;
-    case onnxtype::UINT16:
+    case KILN_DTYPE_UINT16:
       target = IntegerType::get(ctx, 16, IntegerType::Unsigned);
       break;
-    case onnxtype::INT16:
+    case KILN_DTYPE_INT16:
       target = IntegerType::get(ctx, 16);
       break;
     default:
@@ -180,12 +180,12 @@ LogicalResult checkExactAccumulation(Expansion &e, Type a, Type b, int64_t terms
 
 static V centered(Expansion &e, const V &x, const V &zp,
                      int64_t axis, int64_t rank) {
-  V xf = e.add("Cast", {x}, {intAttr("to", onnxtype::FLOAT)});
+  V xf = e.add("Cast", {x}, {intAttr("to", KILN_DTYPE_FLOAT32)});
   if (zp.empty())
     return xf;
   // Reshape the (known-typed) zero point first: the Cast's type is not known yet.
   V shaped = axis < 0 ? zp : alongAxis(e, zp, axis, rank);
-  V zf = e.add("Cast", {shaped}, {intAttr("to", onnxtype::FLOAT)});
+  V zf = e.add("Cast", {shaped}, {intAttr("to", KILN_DTYPE_FLOAT32)});
   return e.add("Sub", {xf, zf});
 }
 
@@ -200,7 +200,7 @@ LogicalResult expandMatMulInteger(Expansion &e) {
   V a = centered(e, e.input(0), e.input(2), std::max<int64_t>(at.getRank() - 2, 0),
                            at.getRank());
   V b = centered(e, e.input(1), e.input(3), bt.getRank() - 1, bt.getRank());
-  e.add("Cast", {e.add("MatMul", {a, b})}, {intAttr("to", onnxtype::INT32)},
+  e.add("Cast", {e.add("MatMul", {a, b})}, {intAttr("to", KILN_DTYPE_INT32)},
         e.output(0));
   return success();
 }
@@ -218,11 +218,11 @@ LogicalResult expandQLinearMatMul(Expansion &e) {
   V acc = e.add("MatMul", {a, b});
   // a_scale * b_scale / y_scale in the scales' type, applied in float32.
   V factor = e.add("Div", {e.add("Mul", {e.input(1), e.input(4)}), e.input(6)});
-  factor = e.add("Cast", {factor}, {intAttr("to", onnxtype::FLOAT)});
+  factor = e.add("Cast", {factor}, {intAttr("to", KILN_DTYPE_FLOAT32)});
   Type f32 = Float32Type::get(e.ctx.getContext());
   V zpFloat =
       e.input(7).empty() ? V()
-                         : e.add("Cast", {e.input(7)}, {intAttr("to", onnxtype::FLOAT)});
+                         : e.add("Cast", {e.input(7)}, {intAttr("to", KILN_DTYPE_FLOAT32)});
   Type target = yzt ? yzt.getElementType() : at.getElementType();
   if (!onnxQuantType(target))
     return e.error() << "needs an 8- or 16-bit integer output", failure();
@@ -249,7 +249,7 @@ LogicalResult expandConvInteger(Expansion &e) {
   if (failed(checkExactAccumulation(e, xt.getElementType(), wt.getElementType(), terms)))
     return failure();
   V y = integerConv(e, e.input(0), e.input(2), e.input(1), e.input(3), xt.getRank());
-  e.add("Cast", {y}, {intAttr("to", onnxtype::INT32)}, e.output(0));
+  e.add("Cast", {y}, {intAttr("to", KILN_DTYPE_INT32)}, e.output(0));
   return success();
 }
 
@@ -265,16 +265,16 @@ LogicalResult expandQLinearConv(Expansion &e) {
   V acc = integerConv(e, e.input(0), e.input(2), e.input(3), e.input(5), xt.getRank());
   if (!e.input(8).empty()) {
     V bias = e.add("Cast", {alongAxis(e, e.input(8), 1, xt.getRank())},
-                             {intAttr("to", onnxtype::FLOAT)});
+                             {intAttr("to", KILN_DTYPE_FLOAT32)});
     acc = e.add("Add", {acc, bias});
   }
   V scale = e.add("Div", {e.add("Mul", {e.input(1), alongAxis(e, e.input(4), 1, xt.getRank())}),
                                     e.input(6)});
-  scale = e.add("Cast", {scale}, {intAttr("to", onnxtype::FLOAT)});
+  scale = e.add("Cast", {scale}, {intAttr("to", KILN_DTYPE_FLOAT32)});
   Type f32 = Float32Type::get(e.ctx.getContext());
   V zpFloat =
       e.input(7).empty() ? V()
-                         : e.add("Cast", {e.input(7)}, {intAttr("to", onnxtype::FLOAT)});
+                         : e.add("Cast", {e.input(7)}, {intAttr("to", KILN_DTYPE_FLOAT32)});
   Type target = yzt ? yzt.getElementType() : xt.getElementType();
   if (!onnxQuantType(target))
     return e.error() << "needs an 8- or 16-bit integer output", failure();
