@@ -249,6 +249,7 @@ public:
     return Model(m);
   }
 
+  Model() = default; // no model: get() is NULL
   Model(Model &&other) noexcept : model_(std::exchange(other.model_, nullptr)) {}
   Model &operator=(Model &&other) noexcept {
     if (this != &other) {
