@@ -70,6 +70,10 @@ class InferenceSession:
         _compile.check_device(device)
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
             raise InvalidArgument(f"threads must be an integer >= 0, got {threads!r}")
+        if isinstance(path, (bytes, bytearray, memoryview)):
+            raise InvalidArgument(
+                "kiln.InferenceSession takes a path: write serialized model bytes to an "
+                ".onnx file first")
         path = Path(os.fspath(path))
         self.cache_hit: bool | None = None
         if path.suffix == ".onnx":

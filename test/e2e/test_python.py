@@ -233,6 +233,8 @@ def test_bad_arguments(sess, models):
         kiln.InferenceSession(models / "missing.so")
     with pytest.raises(kiln.InvalidArgument, match="cannot load model '.*notelf.so': .*invalid ELF"):
         kiln.InferenceSession(_copy(models, "mlp.onnx", "notelf.so"))
+    with pytest.raises(kiln.InvalidArgument, match="takes a path"):
+        kiln.InferenceSession((models / "mlp.onnx").read_bytes())
     assert kiln.InferenceSession(models / "mlp.so", device="cpu", threads=1).num_threads == 1
 
 
