@@ -334,3 +334,51 @@ def test_compile_and_its_errors(models, tmp_path, monkeypatch):
     monkeypatch.setenv("KILN_EXECUTABLE", str(tmp_path / "no-kiln"))
     with pytest.raises(kiln.KilnNotFound, match="KILN_EXECUTABLE=.*no-kiln is not an executable"):
         kiln.compile(models / "mlp.onnx", tmp_path / "x.so")
+
+
+_GIL_SCRIPT = r'''
+import ctypes, sys, threading, time
+import numpy as np
+import kiln
+
+path = sys.argv[1]
+sess = kiln.InferenceSession(path, threads=1)
+gate = ctypes.CDLL(path)  # the same loaded library as the session's
+entered = ctypes.c_int.in_dll(gate, "fake_add_gate_entered")
+opened = ctypes.c_int.in_dll(gate, "fake_add_gate_open")
+b = np.ones((2, 3), np.float32)
+held = np.full((2, 3), 2.0, np.float32)
+held[0, 0] = -5000  # the fake model waits in this run until the gate opens
+result = {}
+t = threading.Thread(target=lambda: result.setdefault("held", sess.run(["sum"], {"a": held, "b": b})))
+t.start()
+deadline = time.monotonic() + 30
+while not entered.value:  # Python runs here only if the run released the GIL
+    if time.monotonic() > deadline:
+        sys.exit("the held run never started")
+    time.sleep(0.001)
+# A second run on the same session while the first is inside the model.
+(other,) = sess.run(["sum"], {"a": np.full((2, 3), 3.0, np.float32), "b": b})
+assert t.is_alive() and other.tolist() == [[4.0] * 3] * 2, other
+opened.value = 1
+t.join()
+assert result["held"][0][0, 1] == 3.0, result
+print("ok")
+'''
+
+
+def test_run_releases_the_gil(tmp_path):
+    """The unit tests' fake model holds a run (a[0] == -5000) until its gate opens;
+    meanwhile this Python thread must run, and run the session again. In a
+    subprocess with a time limit: a run that kept the GIL would hang it."""
+    fake = harness.build_dir() / "test" / "unit" / "runtime" / "models" / "fake_model.so"
+    if not fake.is_file():
+        pytest.skip(f"{fake} not built (the runtime's unit tests build it)")
+    script = tmp_path / "gil.py"
+    script.write_text(_GIL_SCRIPT)
+    try:
+        proc = subprocess.run([sys.executable, str(script), str(fake)], capture_output=True,
+                              text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a run held the GIL: the script hung", pytrace=False)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
