@@ -47,8 +47,9 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev
   # build tools
   cmake ninja-build ccache build-essential pkg-config
-  # Python for tests and generators (.venv)
-  python3 python3-venv
+  # Python for tests and generators (.venv); its headers for the kiln package's
+  # extension module (python/)
+  python3 python3-venv python3-dev
   # cross-compiling for AArch64 Linux (kiln --target aarch64-linux-gnu, the
   # CMake toolchain file cmake/toolchains/aarch64-linux-gnu.cmake) and running
   # the results under qemu in the tests
