@@ -85,6 +85,21 @@ def models(tmp_path_factory) -> Path:
         [helper.make_tensor_value_info("s", TensorProto.FLOAT, [1024])],
         initializer=[numpy_helper.from_array(np.array([1], np.int64), "axes")])
     onnx.save(helper.make_model(g, opset_imports=OPSET, ir_version=8), d / "big.onnx")
+    # bool, float16, int32, uint8 in and out.
+    ins = [helper.make_tensor_value_info("m", TensorProto.BOOL, [3]),
+           helper.make_tensor_value_info("h", TensorProto.FLOAT16, [3]),
+           helper.make_tensor_value_info("i", TensorProto.INT32, [3]),
+           helper.make_tensor_value_info("u", TensorProto.UINT8, [3])]
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in ("mf", "hf", "if")]
+    outs += [helper.make_tensor_value_info("nm", TensorProto.BOOL, [3]),
+             helper.make_tensor_value_info("h2", TensorProto.FLOAT16, [3]),
+             helper.make_tensor_value_info("u2", TensorProto.UINT8, [3])]
+    nodes = [helper.make_node("Cast", [a], [b], to=TensorProto.FLOAT)
+             for a, b in (("m", "mf"), ("h", "hf"), ("i", "if"))]
+    nodes += [helper.make_node("Not", ["m"], ["nm"]), helper.make_node("Add", ["h", "h"], ["h2"]),
+              helper.make_node("Add", ["u", "u"], ["u2"])]
+    onnx.save(helper.make_model(helper.make_graph(nodes, "types", ins, outs),
+                                opset_imports=OPSET, ir_version=8), d / "types.onnx")
     kiln.compile(d / "mlp.onnx", d / "mlp.so")
     kiln.compile(d / "big.onnx", d / "big.so")
     return d
@@ -149,6 +164,20 @@ def test_run_selects_outputs(sess, models):
     want = harness.ort_run(models / "mlp.onnx", feeds)
     np.testing.assert_allclose(y, want["y"], rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(rows, want["rows"], rtol=1e-4, atol=1e-5)
+
+
+def test_element_types_match_onnxruntime(models):
+    import onnxruntime
+    feeds = {"m": np.array([True, False, True]), "h": np.array([1.5, -2, 3], np.float16),
+             "i": np.array([1, -2, 3], np.int32), "u": np.array([1, 2, 200], np.uint8)}
+    ours = kiln.InferenceSession(models / "types.onnx", threads=1)
+    theirs = onnxruntime.InferenceSession(models / "types.onnx")
+    for get in ("get_inputs", "get_outputs"):
+        assert [(a.name, a.type, a.shape) for a in getattr(ours, get)()] == \
+            [(a.name, a.type, a.shape) for a in getattr(theirs, get)()]
+    for got, want in zip(ours.run(None, feeds), theirs.run(None, feeds)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
 
 
 def test_inputs_in_other_layouts_and_python_values(sess):
