@@ -66,7 +66,8 @@ std::vector<unsigned char> ones(const kiln::TensorInfo &info) {
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
+  if (argc < 2 || argc > 3 ||
+      (argc == 3 && std::strspn(argv[2], "0123456789") != std::strlen(argv[2]))) {
     std::cerr << "usage: " << argv[0] << " MODEL.so [THREADS]\n";
     return 2;
   }
