@@ -34,14 +34,16 @@ HERE = Path(__file__).parent
 OPSET = [helper.make_opsetid("", 17)]
 
 
-@pytest.fixture(autouse=True)
-def _kiln_env(monkeypatch, tmp_path_factory):
+@pytest.fixture(scope="module", autouse=True)
+def _kiln_env(tmp_path_factory):
     """The build's kiln and a private cache: never the user's ~/.cache/kiln."""
     exe = harness.tool_path("kiln")
     if not exe.is_file():
         pytest.fail(f"{exe} not found: build kiln first", pytrace=False)
-    monkeypatch.setenv("KILN_EXECUTABLE", str(exe))
-    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "kiln-cache"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KILN_EXECUTABLE", str(exe))
+        mp.setenv("KILN_CACHE_DIR", str(tmp_path_factory.mktemp("kiln-cache")))
+        yield
 
 
 def _mlp() -> onnx.ModelProto:
@@ -66,7 +68,7 @@ def _mlp() -> onnx.ModelProto:
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory) -> Path:
+def models(_kiln_env, tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("py-models")
     onnx.save(_mlp(), d / "mlp.onnx")
     # An op from a domain kiln does not know: a compile error naming the node.
