@@ -12,15 +12,19 @@
 # 2. .venv: a Python virtual environment in the repository with the exact versions of
 #    requirements.txt (reinstalled only when that file changes).
 # 3. build/: CMake + Ninja, Release without debug info, clang-22, ccache when present.
+# 4. The Python package `kiln` (python/) built against build/ and installed into .venv
+#    (offline: its build backend and nanobind come from requirements.txt; redone only
+#    when python/ or the runtime changed).
 #
 # Idempotent: a second run installs nothing and only rebuilds what changed.
 #
 # Options:
 #   --dry-run     print what would run, change nothing
 #   --skip-apt    do not check or install Debian packages
-#   --skip-venv   do not create or update .venv
+#   --skip-venv   do not create or update .venv (nor install the Python package)
 #   --skip-build  do not configure or build
 #   --configure-only  configure build/ but do not compile
+#   --skip-python do not install the Python package into .venv
 #   -h, --help    this text
 # Environment:
 #   KILN_BUILD_DIR      build folder (default: build)
@@ -43,8 +47,9 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev
   # build tools
   cmake ninja-build ccache build-essential pkg-config
-  # Python for tests and generators (.venv)
-  python3 python3-venv
+  # Python for tests and generators (.venv); its headers for the kiln package's
+  # extension module (python/)
+  python3 python3-venv python3-dev
   # cross-compiling for AArch64 Linux (kiln --target aarch64-linux-gnu, the
   # CMake toolchain file cmake/toolchains/aarch64-linux-gnu.cmake) and running
   # the results under qemu in the tests
@@ -57,6 +62,7 @@ DO_APT=1
 DO_VENV=1
 DO_BUILD=1
 DO_COMPILE=1
+DO_PYTHON=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) DRY_RUN=1 ;;
@@ -64,6 +70,7 @@ while [ $# -gt 0 ]; do
     --skip-venv) DO_VENV=0 ;;
     --skip-build) DO_BUILD=0 ;;
     --configure-only) DO_COMPILE=0 ;;
+    --skip-python) DO_PYTHON=0 ;;
     -h|--help) sed -n '2,/^#===-----/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -164,8 +171,36 @@ build() {
   run cmake --build "$BUILD_DIR" "${jobs[@]}"
 }
 
+#===--- 4. The Python package ---------------------------------------------===#
+install_python_package() {
+  say "Python package kiln (python/ into $VENV)"
+  if [ ! -x "$VENV/bin/python" ]; then
+    echo "no $VENV: skipped"
+    return 0
+  fi
+  local build_abs stamp="$VENV/.kiln-python.sha256" want have=""
+  build_abs="$(cd "$BUILD_DIR" 2>/dev/null && pwd)" || die "$BUILD_DIR does not exist"
+  # What the installed package is made of: its sources, the runtime's, the build it
+  # points at and the interpreter.
+  want="$( (cd "$ROOT" && find python runtime -path python/build -prune -o -type f -print |
+      LC_ALL=C sort | xargs sha256sum; echo "$build_abs";
+      "$VENV/bin/python" -c 'import sys; print(sys.version)') | sha256sum | cut -d' ' -f1)"
+  [ -f "$stamp" ] && have="$(cat "$stamp")"
+  if [ "$want" = "$have" ] && "$VENV/bin/python" -c 'import kiln' >/dev/null 2>&1; then
+    echo "python/ unchanged since the last install"
+    return 0
+  fi
+  # No build isolation: nanobind and scikit-build-core are pinned in requirements.txt,
+  # so this needs no network.
+  run "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input \
+    --no-build-isolation --no-deps --force-reinstall \
+    --config-settings=cmake.define.kiln_DIR="$build_abs" "$ROOT/python"
+  if [ "$DRY_RUN" = 0 ]; then echo "$want" >"$stamp"; fi
+}
+
 start=$SECONDS
 [ "$DO_APT" = 1 ] && install_packages
 [ "$DO_VENV" = 1 ] && setup_venv
 [ "$DO_BUILD" = 1 ] && build
+[ "$DO_PYTHON" = 1 ] && [ "$DO_VENV" = 1 ] && [ "$DO_BUILD" = 1 ] && [ "$DO_COMPILE" = 1 ] && install_python_package
 say "setup done in $((SECONDS - start)) s"

@@ -2,6 +2,8 @@
 //
 // kiln-run model.so [--input NAME=file.npy ...] [--output-dir DIR]
 //                   [--threads N] [--repeat N] [--seed S] [--inspect]
+// kiln-run model.so --bench [--warmup N] [--duration S | --count N]
+//                   [--concurrency N]      (Bench.cpp; what `kiln bench` runs)
 //
 // Links the kiln runtime and the C++ standard library only (no LLVM/MLIR), so
 // loading a model here costs what it costs a user's program. Errors print one
@@ -10,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime.h"
+#include "tools/kiln-run/Bench.h"
 
 #include <algorithm>
 #include <cctype>
@@ -40,6 +43,8 @@ struct Error : std::runtime_error {
 const char *const kUsage =
     "usage: kiln-run MODEL.so [--input NAME=FILE.npy ...] [--output-dir DIR]\n"
     "                [--threads N] [--repeat N] [--seed S]\n"
+    "       kiln-run MODEL.so --bench [--warmup N] [--duration S | --count N]\n"
+    "                [--concurrency N] [--threads N] [--input ...] [--seed S]\n"
     "\n"
     "Runs a model compiled by kiln. Inputs without --input get seeded random\n"
     "data (floats ~standard normal, integers uniform in [0,100), bool 0/1).\n"
@@ -56,7 +61,14 @@ const char *const kUsage =
     "  --seed S               seed for the random inputs (default 0)\n"
     "  --inspect              print the descriptor, open_ms (time spent in\n"
     "                         kiln_model_open) and ready_ns (the steady clock\n"
-    "                         when the model was ready) instead of running\n";
+    "                         when the model was ready) instead of running\n"
+    "  --bench                benchmark (what `kiln bench` runs): print latency\n"
+    "                         percentiles (latency_ms p50= p90= p99=) and\n"
+    "                         throughput_per_s instead of the outputs\n"
+    "  --warmup N             untimed runs per concurrent caller (default 10)\n"
+    "  --duration S           seconds of timed runs (default 3)\n"
+    "  --count N              timed runs in all, instead of a duration\n"
+    "  --concurrency N        concurrent callers, a run context each (default 1)\n";
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -483,7 +495,19 @@ struct Options {
   uint64_t repeat = 0;
   uint64_t seed = 0;
   bool inspect = false; ///< print the descriptor instead of running
+  bool bench = false;   ///< benchmark instead of printing outputs
+  std::vector<std::string> benchFlags; ///< given, to refuse them without --bench
+  kiln_run::BenchOptions benchOptions;
 };
+
+double parseSeconds(const std::string &flag, const std::string &value) {
+  char *end = nullptr;
+  errno = 0;
+  double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end || errno || !(v > 0) || v > 1e6)
+    throw Error(flag + " expects a number of seconds > 0, got '" + value + "'");
+  return v;
+}
 
 Options parseArgs(int argc, char **argv) {
   Options options;
@@ -497,6 +521,10 @@ Options parseArgs(int argc, char **argv) {
       options.inspect = true;
       continue;
     }
+    if (arg == "--bench") {
+      options.bench = true;
+      continue;
+    }
     if (arg.size() > 1 && arg[0] == '-') {
       std::string flag = arg, value;
       size_t eq = arg.find('=');
@@ -506,7 +534,9 @@ Options parseArgs(int argc, char **argv) {
         value = arg.substr(eq + 1);
       }
       static const std::set<std::string> known = {
-          "--input", "--output-dir", "--threads", "--repeat", "--seed"};
+          "--input",  "--output-dir", "--threads",    "--repeat",
+          "--seed",   "--warmup",     "--duration",   "--count",
+          "--concurrency"};
       if (!known.count(flag))
         throw Error("unknown option '" + flag + "' (see kiln-run --help)");
       if (!inlineValue) {
@@ -531,6 +561,23 @@ Options parseArgs(int argc, char **argv) {
           throw Error("--repeat must be at least 1");
       } else if (flag == "--seed") {
         options.seed = parseUnsigned(flag, value, UINT64_MAX);
+      } else if (flag == "--warmup") {
+        options.benchOptions.warmup = parseUnsigned(flag, value, 100000000);
+        options.benchFlags.push_back(flag);
+      } else if (flag == "--duration") {
+        options.benchOptions.seconds = parseSeconds(flag, value);
+        options.benchFlags.push_back(flag);
+      } else if (flag == "--count") {
+        options.benchOptions.count = parseUnsigned(flag, value, 1000000000);
+        if (options.benchOptions.count == 0)
+          throw Error("--count must be at least 1");
+        options.benchFlags.push_back(flag);
+      } else if (flag == "--concurrency") {
+        options.benchOptions.concurrency =
+            (uint32_t)parseUnsigned(flag, value, 1024);
+        if (options.benchOptions.concurrency == 0)
+          throw Error("--concurrency must be at least 1");
+        options.benchFlags.push_back(flag);
       }
       continue;
     }
@@ -540,6 +587,19 @@ Options parseArgs(int argc, char **argv) {
   }
   if (options.model.empty())
     throw Error(std::string("no model file given\n") + kUsage);
+  if (!options.bench && !options.benchFlags.empty())
+    throw Error(options.benchFlags.front() + " needs --bench");
+  if (options.bench) {
+    auto has = [&](const char *f) {
+      return std::find(options.benchFlags.begin(), options.benchFlags.end(),
+                       f) != options.benchFlags.end();
+    };
+    if (has("--count") && has("--duration"))
+      throw Error("--bench takes --duration or --count, not both");
+    if (options.repeat || !options.outputDir.empty() || options.inspect)
+      throw Error("--bench does not combine with --repeat, --output-dir or "
+                  "--inspect");
+  }
   return options;
 }
 
@@ -700,6 +760,17 @@ int runMain(int argc, char **argv) {
     t.shape = arrays[i].shape.data();
     t.data = arrays[i].data.data();
     t.byte_size = arrays[i].data.size();
+  }
+
+  if (options.bench) {
+    kiln_run::BenchResult result =
+        kiln_run::runBench(model.get(), inputs, options.benchOptions);
+    kiln_run::printBench(result, options.benchOptions,
+                         kiln_model_num_threads(model.get()));
+    std::fflush(stdout);
+    if (std::ferror(stdout))
+      throw Error("cannot write to standard output");
+    return 0;
   }
 
   // Outputs: the runtime allocates them on the first run; later runs reuse

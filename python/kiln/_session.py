@@ -1,0 +1,147 @@
+"""kiln.InferenceSession: onnxruntime's interface over the kiln runtime."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from . import _compile, _kiln
+from ._errors import InvalidArgument
+
+try:  # numpy has no bfloat16; ml_dtypes (an onnx dependency) does
+    from ml_dtypes import bfloat16 as _bfloat16
+except ImportError:
+    _bfloat16 = None
+
+# kiln's dtype names -> onnxruntime's type strings and numpy dtypes.
+_ORT_TYPE = {
+    "float32": "tensor(float)", "float64": "tensor(double)",
+    "float16": "tensor(float16)", "bfloat16": "tensor(bfloat16)",
+    "int8": "tensor(int8)", "int16": "tensor(int16)", "int32": "tensor(int32)",
+    "int64": "tensor(int64)", "uint8": "tensor(uint8)", "uint16": "tensor(uint16)",
+    "uint32": "tensor(uint32)", "uint64": "tensor(uint64)", "bool": "tensor(bool)",
+}
+_NUMPY = {name: np.dtype(name) for name in _ORT_TYPE if name not in ("bfloat16", "bool")}
+_NUMPY["bool"] = np.dtype(np.bool_)
+_NUMPY["bfloat16"] = np.dtype(_bfloat16) if _bfloat16 is not None else np.dtype(np.uint16)
+
+
+class NodeArg:
+    """An input or output of the model, as onnxruntime's NodeArg: `name`,
+    `type` ("tensor(float)", ...) and `shape` (a list of ints)."""
+
+    __slots__ = ("name", "type", "shape", "dtype")
+
+    def __init__(self, name: str, dtype: str, shape: Sequence[int]):
+        self.name = name
+        self.type = _ORT_TYPE.get(dtype, f"tensor({dtype})")
+        self.shape = list(shape)
+        self.dtype = _NUMPY[dtype]  # the numpy dtype of the tensor (kiln's extra)
+
+    def __repr__(self) -> str:
+        return f"NodeArg(name='{self.name}', type='{self.type}', shape={self.shape})"
+
+
+def _raw(a: np.ndarray) -> np.ndarray:
+    """bfloat16 travels as its uint16 bit patterns (the extension's view)."""
+    if _bfloat16 is not None and a.dtype == _NUMPY["bfloat16"]:
+        return a.view(np.uint16)
+    return a
+
+
+class InferenceSession:
+    """A compiled model, opened once and run many times.
+
+    `path` is a model compiled by kiln (a shared library, `.so`) or an `.onnx`
+    model, which is compiled on first use into the cache ($KILN_CACHE_DIR,
+    default ~/.cache/kiln) and taken from there afterwards. `threads` is the
+    number of threads of one run, the calling thread included (0: one per CPU).
+    `shape` fixes dynamic input dimensions and `cpu` picks the CPU to compile
+    for (kiln compile --shape / --cpu); both only apply to an `.onnx` model.
+    run() may be called from several threads at once; each call releases the GIL.
+    """
+
+    def __init__(self, path: str | os.PathLike, device: str = "auto", threads: int = 0,
+                 *, shape: Mapping[str, Sequence[int]] | None = None,
+                 cpu: str | None = None):
+        _compile.check_device(device)
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+            raise InvalidArgument(f"threads must be an integer >= 0, got {threads!r}")
+        if isinstance(path, (bytes, bytearray, memoryview)):
+            raise InvalidArgument(
+                "kiln.InferenceSession takes a path: write serialized model bytes to an "
+                ".onnx file first")
+        path = Path(os.fspath(path))
+        self.cache_hit: bool | None = None
+        if path.suffix == ".onnx":
+            self.onnx_path: Path | None = path
+            self.model_path, self.cache_hit = _compile.compiled_model(path, shape, cpu)
+        else:
+            if shape is not None or cpu is not None:
+                raise InvalidArgument(
+                    f"shape and cpu apply to an .onnx model, not to the compiled '{path}'")
+            self.onnx_path = None
+            self.model_path = path
+        # The runtime reads a path without '/' from the working directory.
+        self._model = _kiln.Model(str(self.model_path.absolute()), threads)
+        self._inputs = [NodeArg(*d) for d in self._model.inputs()]
+        self._outputs = [NodeArg(*d) for d in self._model.outputs()]
+        self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
+        self._all_output_names = [o.name for o in self._outputs]
+
+    @property
+    def num_threads(self) -> int:
+        """Threads of one run, the calling thread included."""
+        return self._model.num_threads
+
+    def get_inputs(self) -> list[NodeArg]:
+        return list(self._inputs)
+
+    def get_outputs(self) -> list[NodeArg]:
+        return list(self._outputs)
+
+    def run(self, output_names: Sequence[str] | None,
+            input_feed: Mapping[str, Any], run_options: None = None) -> list[np.ndarray]:
+        """Runs the model on `input_feed` ({name: array}) and returns the outputs
+        named in `output_names` (all of them, in model order, for None or []).
+        C-contiguous arrays of the model's dtype are read in place; other
+        layouts are copied, other dtypes are an error (InvalidArgument)."""
+        if run_options is not None:
+            raise InvalidArgument("run_options is not supported by kiln")
+        if not isinstance(input_feed, Mapping):
+            raise InvalidArgument(
+                f"input_feed must be a mapping of input names to arrays, "
+                f"got {type(input_feed).__name__}")
+        wanted: list[int] | None = None
+        if output_names:
+            if isinstance(output_names, str):
+                raise InvalidArgument("output_names must be a list of names, not a string")
+            # An unknown name raises the runtime's NotFound, listing the outputs.
+            wanted = [self._output_index[n] if n in self._output_index
+                      else self._model.find_output(n) for n in output_names]
+        names: list[str] = []
+        arrays: list[np.ndarray] = []
+        for name, value in input_feed.items():
+            if not isinstance(name, str):
+                raise InvalidArgument(f"input names must be strings, got {name!r}")
+            a = value if isinstance(value, np.ndarray) else np.asarray(value)
+            if a.dtype.kind not in "biuf" and a.dtype != _NUMPY["bfloat16"]:
+                raise InvalidArgument(
+                    f"input '{name}': numpy dtype {a.dtype} is not a tensor element "
+                    f"type kiln runs")
+            if not a.dtype.isnative:
+                a = a.astype(a.dtype.newbyteorder("="))
+            if not a.flags.c_contiguous:
+                a = np.ascontiguousarray(a)
+            names.append(name)
+            arrays.append(_raw(a))
+        # Every output gets a buffer: the runtime writes straight into numpy.
+        outputs = [np.empty(o.shape, o.dtype) for o in self._outputs]
+        self._model.run(names, arrays, self._all_output_names,
+                        [_raw(o) for o in outputs])
+        if wanted is None:
+            return outputs
+        return [outputs[i] for i in wanted]

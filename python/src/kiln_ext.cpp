@@ -1,0 +1,183 @@
+//===- kiln_ext.cpp - the kiln._kiln extension: Python over runtime.hpp ---===//
+//
+// The thin compiled layer of the `kiln` package: a model handle whose run()
+// takes numpy arrays in place (no copy) and releases the GIL while the model
+// runs. Everything Python-shaped (feeds as dicts, onnxruntime's type strings,
+// compiling .onnx files) lives in kiln/*.py.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime.hpp"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+/// kiln._errors.from_status(code_name, message): builds the Python exception.
+nb::handle errorFactory;
+
+using Description = std::tuple<std::string, std::string, std::vector<int64_t>>;
+
+std::vector<Description> describe(const std::vector<kiln::TensorInfo> &infos) {
+  std::vector<Description> v;
+  for (const kiln::TensorInfo &t : infos)
+    v.emplace_back(t.name, t.dtypeName(), t.shape.vec());
+  return v;
+}
+
+[[noreturn]] void invalid(const std::string &message) {
+  throw kiln::Error(KILN_STATUS_INVALID_ARGUMENT, message);
+}
+
+/// The kiln element type of an array; `model` is the model's type for the
+/// tensor, which lets uint16 bit patterns stand for bfloat16 (numpy has none).
+kiln_dtype dtypeOf(const nb::dlpack::dtype &t, kiln_dtype model,
+                   const std::string &what) {
+  using Code = nb::dlpack::dtype_code;
+  auto code = static_cast<Code>(t.code);
+  if (t.lanes == 1) {
+    switch (code) {
+    case Code::Int:
+      switch (t.bits) {
+      case 8: return KILN_DTYPE_INT8;
+      case 16: return KILN_DTYPE_INT16;
+      case 32: return KILN_DTYPE_INT32;
+      case 64: return KILN_DTYPE_INT64;
+      }
+      break;
+    case Code::UInt:
+      switch (t.bits) {
+      case 8: return KILN_DTYPE_UINT8;
+      case 16:
+        return model == KILN_DTYPE_BFLOAT16 ? KILN_DTYPE_BFLOAT16
+                                            : KILN_DTYPE_UINT16;
+      case 32: return KILN_DTYPE_UINT32;
+      case 64: return KILN_DTYPE_UINT64;
+      }
+      break;
+    case Code::Float:
+      switch (t.bits) {
+      case 16: return KILN_DTYPE_FLOAT16;
+      case 32: return KILN_DTYPE_FLOAT32;
+      case 64: return KILN_DTYPE_FLOAT64;
+      }
+      break;
+    case Code::Bfloat:
+      if (t.bits == 16)
+        return KILN_DTYPE_BFLOAT16;
+      break;
+    case Code::Bool:
+      if (t.bits == 8)
+        return KILN_DTYPE_BOOL;
+      break;
+    default:
+      break;
+    }
+  }
+  invalid(what + ": its element type (dlpack code " + std::to_string(t.code) +
+          ", " + std::to_string(t.bits) + " bits) is not one kiln runs");
+}
+
+/// Row-major and dense, so the runtime can read it in place.
+template <typename Array>
+void checkContiguous(const Array &a, const std::string &what) {
+  int64_t expected = 1;
+  for (size_t d = a.ndim(); d-- > 0;) {
+    if (a.shape(d) != 1 && a.stride(d) != expected)
+      invalid(what + ": the array is not C-contiguous");
+    expected *= a.shape(d);
+  }
+}
+
+class PyModel {
+public:
+  PyModel(const std::string &path, int32_t threads) {
+    nb::gil_scoped_release release; // opening starts the thread pool
+    model_ = kiln::Model::open(path, {threads});
+  }
+
+  /// Runs with every model output given a caller buffer (numpy arrays the
+  /// caller allocated). The arrays stay referenced by the caller's frame.
+  void run(const std::vector<std::string> &inputNames,
+           const std::vector<nb::ndarray<nb::ro, nb::device::cpu>> &inputs,
+           const std::vector<std::string> &outputNames,
+           const std::vector<nb::ndarray<nb::device::cpu>> &outputs) {
+    if (inputNames.size() != inputs.size() ||
+        outputNames.size() != outputs.size())
+      invalid("run: names and arrays differ in number");
+    std::vector<kiln::Input> in(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const auto &a = inputs[i];
+      std::string what = "input '" + inputNames[i] + "'";
+      kiln_dtype model = KILN_DTYPE_FLOAT32;
+      size_t index;
+      kiln_status found =
+          kiln_model_find_input(model_.get(), inputNames[i].c_str(), &index);
+      if (!found)
+        model = model_.input(index).dtype;
+      kiln_status_free(found); // an unknown name is the run's error to report
+      checkContiguous(a, what);
+      in[i].name = inputNames[i];
+      in[i].dtype = dtypeOf(a.dtype(), model, what);
+      in[i].shape.assign(a.shape_ptr(), a.shape_ptr() + a.ndim());
+      in[i].data = a.data();
+      in[i].byteSize = a.nbytes();
+    }
+    std::vector<kiln::OutputBuffer> out(outputs.size());
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      checkContiguous(outputs[j], "output '" + outputNames[j] + "'");
+      out[j] = {outputNames[j], outputs[j].data(), outputs[j].nbytes()};
+    }
+    nb::gil_scoped_release release;
+    model_.run(in, out);
+  }
+
+  kiln::Model model_;
+};
+
+} // namespace
+
+NB_MODULE(_kiln, m) {
+  m.doc() = "kiln's compiled runtime binding (use the kiln package instead)";
+  m.attr("api_version") = kiln_api_version();
+
+  nb::register_exception_translator([](const std::exception_ptr &p, void *) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const kiln::Error &e) {
+      nb::object exc = errorFactory(e.codeName(), e.what());
+      PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(exc.ptr())),
+                      exc.ptr());
+    }
+  });
+  m.def("_set_error_factory", [](nb::object factory) {
+    errorFactory.dec_ref();
+    errorFactory = factory.release();
+  });
+
+  nb::class_<PyModel>(m, "Model")
+      .def(nb::init<const std::string &, int32_t>(), nb::arg("path"),
+           nb::arg("threads") = 0)
+      .def_prop_ro("name", [](PyModel &s) { return std::string(s.model_.name()); })
+      .def_prop_ro("num_threads", [](PyModel &s) { return s.model_.numThreads(); })
+      .def_prop_ro("scratch_size",
+                   [](PyModel &s) { return s.model_.scratchSize(); })
+      .def("inputs", [](PyModel &s) { return describe(s.model_.inputs()); })
+      .def("outputs", [](PyModel &s) { return describe(s.model_.outputs()); })
+      .def("find_input",
+           [](PyModel &s, const std::string &n) { return s.model_.findInput(n); })
+      .def("find_output",
+           [](PyModel &s, const std::string &n) { return s.model_.findOutput(n); })
+      .def("run", &PyModel::run, nb::arg("input_names"), nb::arg("inputs"),
+           nb::arg("output_names"), nb::arg("outputs"));
+}
