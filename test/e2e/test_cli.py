@@ -73,3 +73,33 @@ def test_kiln_run_binary(compile_cache, tmp_path):
         pytest.skip(f"{compile_cache.kiln.bin_dir / 'kiln-run'} is not built")
     _check(compile_cache, ATTN, CASES["small_attention"], tmp_path, runner="kiln-run",
            run_args=("--threads", "2"))
+
+
+@pytest.mark.compiles(ATTN.key)
+def test_kiln_bench(compile_cache):
+    """`kiln bench` (kiln-run --bench) runs a compiled model and prints latency percentiles
+    and throughput, also with concurrent runs on one opened model."""
+    compiled = compile_cache.get(ATTN)
+    if not compiled.ok:
+        fail(compiled.failure())
+    kiln = compile_cache.kiln
+    for extra in ((), ("--concurrency", "2")):
+        r = harness.run_command([str(kiln.kiln), "bench", str(compiled.artifact), "--count", "20",
+                                 "--threads", "1", *extra], harness.RUN_TIMEOUT)
+        if r.returncode != 0:
+            fail("kiln bench failed\n" + r.describe())
+        assert "latency_ms p50=" in r.stdout and "throughput_per_s" in r.stdout, r.describe()
+
+
+@pytest.mark.parametrize("device", ["vulkan", "cuda", "hip", "tpu"])
+def test_device_not_available(device, tmp_path):
+    """--device names a target of codegen/Target.h; only cpu exists yet: the others fail
+    with a message saying so (no silent CPU fallback), an unknown name is an error."""
+    case = CASES["small_cnn"]
+    model = case.save(tmp_path)
+    kiln = harness.Kiln()
+    r = kiln.compile(model, tmp_path / "m.so", ("--device", device))
+    assert r.returncode == 1, r.describe()
+    assert not (tmp_path / "m.so").exists()
+    expected = "unknown device" if device == "tpu" else "not implemented yet"
+    assert expected in r.stderr and device in r.stderr, r.describe()

@@ -4,6 +4,7 @@
 //                [--shape name=d0,d1,...]... [--name PREFIX]
 //   kiln run model.so [kiln-run options]     (delegates to kiln-run)
 //   kiln inspect model.so                    (prints the model's descriptor)
+//   kiln bench model.so [kiln-run options]   (latency percentiles, throughput)
 //
 // Every error is a message and exit code 1; nothing here may crash on input.
 //
@@ -36,6 +37,8 @@ constexpr const char *kUsage =
     "      --target TRIPLE      target triple (default: the host), e.g.\n"
     "                           aarch64-linux-gnu, aarch64-linux-android24, "
     "arm64-apple-ios\n"
+    "      --device NAME        the device to compile for: cpu (default; the\n"
+    "                           GPU targets vulkan, cuda, hip are not there yet)\n"
     "      --cpu NAME           native (default for the host; generic for "
     "another --target),\n"
     "                           x86-64-v3 (AVX2), x86-64-v4 (AVX-512) or an LLVM "
@@ -52,7 +55,11 @@ constexpr const char *kUsage =
     "OUTPUT.kiln/\n"
     "  kiln run MODEL.so [--input NAME=FILE.npy]... [--output-dir DIR] "
     "[--threads N] [--repeat N] [--seed S]\n"
-    "  kiln inspect MODEL.so\n";
+    "  kiln inspect MODEL.so\n"
+    "  kiln bench MODEL.so [--warmup N] [--duration S | --count N] "
+    "[--concurrency N] [--threads N]\n"
+    "                           p50/p90/p99 latency and throughput (kiln-run "
+    "--bench)\n";
 
 int usageError(const Twine &message) {
   errs() << "kiln: error: " << message << "\n" << kUsage;
@@ -123,6 +130,8 @@ int runCompile(ArrayRef<StringRef> args) {
       options.triple = v;
     } else if (value("--cpu", v)) {
       options.cpu = v;
+    } else if (value("--device", v)) {
+      options.device = v;
     } else if (value("--name", v)) {
       options.name = v;
     } else if (value("--precision", v)) {
@@ -195,7 +204,7 @@ int runCompile(ArrayRef<StringRef> args) {
   return 0;
 }
 
-/// `kiln run` and `kiln inspect` are the runtime-only runner's job: running a
+/// `kiln run`, `kiln inspect` and `kiln bench` are the runtime-only runner's job: running a
 /// model must cost what it costs a user's program, not load LLVM.
 int delegateToRunner(const char *argv0, StringRef subcommand,
                      ArrayRef<StringRef> args) {
@@ -209,6 +218,8 @@ int delegateToRunner(const char *argv0, StringRef subcommand,
   std::vector<StringRef> runnerArgs = {runner};
   if (subcommand == "inspect")
     runnerArgs.push_back("--inspect");
+  else if (subcommand == "bench")
+    runnerArgs.push_back("--bench");
   runnerArgs.insert(runnerArgs.end(), args.begin(), args.end());
   std::string error;
   int rc = sys::ExecuteAndWait(runner, runnerArgs, std::nullopt, {}, 0, 0,
@@ -230,7 +241,7 @@ int main(int argc, char **argv) {
   std::vector<StringRef> args(argv + 2, argv + argc);
   if (command == "compile")
     return runCompile(args);
-  if (command == "run" || command == "inspect")
+  if (command == "run" || command == "inspect" || command == "bench")
     return delegateToRunner(argv[0], command, args);
   if (command == "-h" || command == "--help" || command == "help") {
     outs() << kUsage;
