@@ -85,8 +85,11 @@ FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
     bool avx512 = subtarget->checkFeatures("+avx512f");
     bool avx = subtarget->checkFeatures("+avx");
     target.vectorWidth = avx512 ? 16 : avx ? 8 : 4;
+    target.vectorRegisters = avx512 ? 32 : 16;
   } else {
     target.vectorWidth = 4; // NEON and other 128-bit SIMD
+    // NEON has 32 q registers; another target is not assumed to.
+    target.vectorRegisters = triple.isAArch64() ? 32 : 16;
   }
   return target;
 }
@@ -122,9 +125,13 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   pm.addPass(createCanonicalizerPass());
   // Matmul / conv / depthwise on buffers become register-blocked kernels
   // (weights packed at compile time, accumulators carried in registers).
-  KilnEmitMicrokernelsPassOptions kernelOptions;
-  kernelOptions.vectorWidth = target.vectorWidth;
-  pm.addPass(createKilnEmitMicrokernelsPass(kernelOptions));
+  // The register block of each is chosen for the target first and recorded
+  // on the op (#kiln.kernel_strategy), which the emitter reads.
+  KilnSelectKernelStrategyPassOptions strategyOptions;
+  strategyOptions.vectorWidth = target.vectorWidth;
+  strategyOptions.vectorRegisters = target.vectorRegisters;
+  pm.addPass(createKilnSelectKernelStrategyPass(strategyOptions));
+  pm.addPass(createKilnEmitMicrokernelsPass());
   // Without region simplification: on large loop nests it dominated compile
   // time (38 s of 44 s on MobileNetV2).
   GreedyRewriteConfig cheapCanonicalize;

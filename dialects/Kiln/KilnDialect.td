@@ -8,13 +8,15 @@
 #ifndef KILN_DIALECT_KILN_TD
 #define KILN_DIALECT_KILN_TD
 
+include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Kiln_Dialect : Dialect {
   let name = "kiln";
   let cppNamespace = "::kiln";
-  let summary = "kiln's helper ops (run-time checks)";
+  let summary = "kiln's helper ops (run-time checks) and attributes";
+  let useDefaultAttributePrinterParser = 1;
 }
 
 class Kiln_Op<string mnemonic, list<Trait> traits = []>
@@ -42,6 +44,52 @@ def Kiln_CheckOp : Kiln_Op<"check", [MemoryEffects<[MemWrite]>]> {
   }];
   let arguments = (ins 0DTensorOf<[I1]>:$ok, StrAttr:$message);
   let assemblyFormat = "$ok `,` $message attr-dict `:` type($ok)";
+}
+
+//===----------------------------------------------------------------------===//
+// KernelStrategyAttr
+//===----------------------------------------------------------------------===//
+
+def Kiln_KernelStrategyAttr : AttrDef<Kiln_Dialect, "KernelStrategy"> {
+  let mnemonic = "kernel_strategy";
+  let summary = "how a CPU micro-kernel is blocked for the target";
+  let description = [{
+    Chosen by `kiln-select-kernel-strategy` for a matmul, batch matmul, NHWC
+    convolution, depthwise convolution or NHWC pooling (discardable attribute
+    `kiln.kernel_strategy`) and read by `kiln-emit-microkernels`, which makes
+    no choice of its own:
+     - `vector_width`: lanes of one vector register for the element type;
+     - `registers`: vector registers of the target (16 for SSE / AVX2, 32
+       for AVX-512 / NEON);
+     - `rows` x `vectors`: the register block, output rows (matmul, conv:
+       output pixels; depthwise, pooling: output columns) times vectors of
+       output columns (channels); its `rows * vectors` accumulators, the
+       `vectors` B (filter) vectors and one broadcast (input) register fit
+       in `registers`;
+     - `reduction_block`: reduction steps per pass over the accumulators (a
+       matmul's K is blocked when it is longer; the other kernels do not
+       block, and record their whole reduction).
+
+    Example:
+    ```mlir
+    linalg.matmul {kiln.kernel_strategy = #kiln.kernel_strategy<
+        vector_width = 8, registers = 16, rows = 6, vectors = 2,
+        reduction_block = 64>} ins(...) outs(...)
+    ```
+  }];
+  let parameters = (ins "int64_t":$vectorWidth, "int64_t":$registers,
+                        "int64_t":$rows, "int64_t":$vectors,
+                        "int64_t":$reductionBlock);
+  let assemblyFormat = [{
+    `<` `vector_width` `=` $vectorWidth `,` `registers` `=` $registers `,`
+    `rows` `=` $rows `,` `vectors` `=` $vectors `,`
+    `reduction_block` `=` $reductionBlock `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The discardable attribute the strategy is recorded under.
+    static constexpr ::llvm::StringLiteral kAttrName = "kiln.kernel_strategy";
+  }];
 }
 
 #endif // KILN_DIALECT_KILN_TD
