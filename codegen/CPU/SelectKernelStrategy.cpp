@@ -106,7 +106,7 @@ struct SelectKernelStrategyPass
       getOperation()->emitError()
           << "kiln-select-kernel-strategy: vector-width must be a power of "
              "two and vector-registers at least 8, got "
-          << vectorWidth << " and " << vectorRegisters;
+          << int64_t(vectorWidth) << " and " << int64_t(vectorRegisters);
       return signalPassFailure();
     }
     WalkResult result = getOperation()->walk([&](linalg::LinalgOp op) {
