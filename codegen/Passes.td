@@ -36,15 +36,16 @@ def KilnWinogradConvsPass
   let summary = "Compute 3x3 stride-1 convolutions with constant weights as "
                 "Winograd F(2x2, 3x3)";
   let description = [{
-    On tensors, after kiln-propagate-transposes and before elementwise
-    fusion. An NHWC `linalg.conv_2d_nhwc_hwcf` with a constant 3x3 filter,
-    stride and dilation 1, static shapes and enough tiles and channels
-    becomes an input-transform `linalg.generic` (one result, position-major
+    On tensors, after kiln-propagate-transposes and kiln-select-kernel-strategy
+    and before elementwise fusion. An NHWC `linalg.conv_2d_nhwc_hwcf` whose
+    #kiln.kernel_strategy says `winograd` (a constant 3x3 filter, stride and
+    dilation 1, static f32 shapes and enough tiles and channels for the
+    transforms to pay: the cost model's constants are in
+    SelectKernelStrategy.cpp) becomes an input-transform `linalg.generic` (one result, position-major
     [i][j][n][ty][tx][c]), one `linalg.batch_matmul` of it viewed as
     [16][tiles][C] by the filter transformed at compile time, and an all-parallel output-transform
     `linalg.generic` over the conv's output (identity output map) that
-    fuses with the elementwise ops after it. 2.25x fewer multiplies; the
-    cost model's constants are in WinogradConvs.cpp.
+    fuses with the elementwise ops after it. 2.25x fewer multiplies.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect", "mlir::math::MathDialect"];
@@ -90,8 +91,9 @@ def KilnSelectKernelStrategyPass
     `linalg.matmul` / `linalg.batch_matmul` (plain maps),
     `linalg.conv_2d_nhwc_hwcf`, `linalg.depthwise_conv_2d_nhwc_hwc` and
     `linalg.pooling_nhwc_max` / `_sum` with static shapes and f32 operands,
-    on tensors or buffers (the pipeline runs it on buffers, right before
-    kiln-emit-microkernels, which reads it): the target's vector width and
+    on tensors or buffers (the pipeline runs it on tensors before
+    kiln-winograd-convs, and on buffers right before kiln-emit-microkernels,
+    which reads it): the target's vector width and
     register count (the options) and the register block, rows x vectors of
     output with rows * vectors accumulators + vectors B vectors + one
     broadcast in the register file: 6x2 with 16 registers (SSE xmm, AVX2
@@ -99,7 +101,9 @@ def KilnSelectKernelStrategyPass
     rows) take as many vectors as fit; depthwise / pooling 4x2 (16) or 8x2
     (32) output columns x channel vectors. A matmul's K over 1024 is blocked
     by 512 (reduction_block); the other kernels record their whole
-    reduction.
+    reduction. On tensors, a conv with a constant 3x3 filter, stride and
+    dilation 1, at least 16 2x2 output tiles and C * F >= 14 (C + F) is
+    marked `winograd = true`.
   }];
   let dependentDialects = ["kiln::KilnDialect"];
   let options = [

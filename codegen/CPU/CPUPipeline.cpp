@@ -98,8 +98,13 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   // Tensor level: keep activations channels-last between convolutions, then
   // fuse elementwise chains.
   pm.addNestedPass<func::FuncOp>(createKilnPropagateTransposesPass());
-  // 3x3 convs as Winograd transforms + matrix products; before fusion, so
-  // the output transform fuses with the bias / activation after it.
+  // 3x3 convs as Winograd transforms + matrix products where the kernel
+  // strategy says so; before fusion, so the output transform fuses with the
+  // bias / activation after it.
+  KilnSelectKernelStrategyPassOptions strategyOptions;
+  strategyOptions.vectorWidth = target.vectorWidth;
+  strategyOptions.vectorRegisters = target.vectorRegisters;
+  pm.addPass(createKilnSelectKernelStrategyPass(strategyOptions));
   pm.addNestedPass<func::FuncOp>(createKilnWinogradConvsPass());
   pm.addNestedPass<func::FuncOp>(createKilnFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
@@ -126,10 +131,10 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   // Matmul / conv / depthwise on buffers become register-blocked kernels
   // (weights packed at compile time, accumulators carried in registers).
   // The register block of each is chosen for the target first and recorded
-  // on the op (#kiln.kernel_strategy), which the emitter reads.
-  KilnSelectKernelStrategyPassOptions strategyOptions;
-  strategyOptions.vectorWidth = target.vectorWidth;
-  strategyOptions.vectorRegisters = target.vectorRegisters;
+  // on the op (#kiln.kernel_strategy), which the emitter reads. Chosen again
+  // here (the same choice: it depends on the target and shape only), for the
+  // Winograd products and any op a rewrite since rebuilt without its
+  // attributes (one-shot bufferization keeps them).
   pm.addPass(createKilnSelectKernelStrategyPass(strategyOptions));
   pm.addPass(createKilnEmitMicrokernelsPass());
   // Without region simplification: on large loop nests it dominated compile

@@ -5,8 +5,12 @@
 // micro-kernel is blocked for the target (#kiln.kernel_strategy, read by
 // kiln-emit-microkernels): the vector width and register count (pass
 // options, from the resolved CPU target), the register block (rows x
-// vectors) and the reduction block. The choice depends only on the target
-// and the op's shape, so it is the same on tensors and on buffers.
+// vectors) and the reduction block; on tensors also whether a convolution
+// is computed as Winograd F(2x2, 3x3) (kiln-winograd-convs). The pipeline
+// runs it twice: on tensors before kiln-winograd-convs, and on buffers right
+// before kiln-emit-microkernels (which then sees the Winograd products'
+// batch matmuls too). The register blocking depends only on the target and
+// the op's shape, so both runs give an op the same one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +18,7 @@
 #include "dialects/Kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Matchers.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNSELECTKERNELSTRATEGYPASS
@@ -84,6 +89,42 @@ Blocking chooseBlocking(int64_t cols, int64_t vectorWidth, int64_t regs,
 /// matmuls now unblocked).
 constexpr int64_t kReductionBlock = 512;
 
+// When Winograd F(2x2, 3x3) pays (4 chained convs each, 1 thread, Zen 1
+// AVX2): the products do 2.25x fewer multiplies than the direct conv, but
+// the transforms write and read V and M (16 values per tile and channel, 4x
+// the input and output), and the weights grow by 16/9.
+/// Fewest 2x2 output tiles (the products' rows): 7x7 (16 tiles) with 128 to
+/// 512 channels ran 22-26% faster, 4x4 (4 tiles) broke even, 3x3 with 512
+/// channels lost 5% (the larger weights are read for few rows).
+constexpr int64_t kMinTiles = 16;
+/// Fewest C * F / (C + F): the multiplies saved per tile grow with C * F,
+/// the transforms' work with C + F. C = F = 32 (16) ran 30% faster, C = 16
+/// with F = 64 (12.8) broke even, C = F = 16 (8) lost 20%.
+constexpr int64_t kMinChannelRatio = 14;
+
+/// Whether `conv` (on tensors) is computed as Winograd F(2x2, 3x3): a
+/// constant 3x3 filter, stride and dilation 1, and enough tiles and
+/// channels for the transforms to pay.
+bool chooseWinograd(linalg::Conv2DNhwcHwcfOp conv) {
+  auto ones = [](DenseIntElementsAttr attr) {
+    return llvm::all_of(attr.getValues<int64_t>(),
+                        [](int64_t v) { return v == 1; });
+  };
+  if (!conv.hasPureTensorSemantics() || !ones(conv.getStrides()) ||
+      !ones(conv.getDilations()))
+    return false;
+  auto fType = cast<ShapedType>(conv.getInputs()[1].getType());
+  auto outType = cast<ShapedType>(conv.getOutputs()[0].getType());
+  if (fType.getDimSize(0) != 3 || fType.getDimSize(1) != 3 ||
+      !matchPattern(conv.getInputs()[1], m_Constant()))
+    return false;
+  int64_t n = outType.getDimSize(0), oh = outType.getDimSize(1),
+          ow = outType.getDimSize(2), f = outType.getDimSize(3);
+  int64_t ch = fType.getDimSize(2);
+  int64_t tiles = n * ((oh + 1) / 2) * ((ow + 1) / 2);
+  return tiles >= kMinTiles && ch * f >= kMinChannelRatio * (ch + f);
+}
+
 /// Static shapes of f32 operands (the element type the kernels implement;
 /// other types keep the generic lowering), no empty dimension.
 bool kernelOperands(linalg::LinalgOp op) {
@@ -126,11 +167,11 @@ struct SelectKernelStrategyPass
 
   /// The strategy, verified (null after a diagnostic at `op`).
   kiln::KernelStrategyAttr get(Operation *op, int64_t rows, int64_t vecs,
-                               int64_t reductionBlock) {
+                               int64_t reductionBlock, bool winograd = false) {
     return kiln::KernelStrategyAttr::getChecked(
         [op] { return op->emitOpError(); }, &getContext(),
         int64_t(vectorWidth), int64_t(vectorRegisters), rows, vecs,
-        reductionBlock);
+        reductionBlock, winograd);
   }
 
   /// The strategy of `op`, or nullopt for an op without a micro-kernel.
@@ -160,7 +201,8 @@ struct SelectKernelStrategyPass
       ArrayRef<int64_t> w = shape(conv.getInputs()[1]);
       int64_t pixels = out[0] * out[1] * out[2];
       Blocking blk = chooseBlocking(out[3], vectorWidth, vectorRegisters, pixels);
-      return get(o, std::min(blk.rows, pixels), blk.vecs, w[0] * w[1] * w[2]);
+      return get(o, std::min(blk.rows, pixels), blk.vecs, w[0] * w[1] * w[2],
+                 chooseWinograd(conv));
     }
     if (isa<linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcMaxOp,
             linalg::PoolingNhwcSumOp>(o)) {

@@ -31,7 +31,8 @@ void kiln::KilnDialect::initialize() {
 
 LogicalResult kiln::KernelStrategyAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t vectorWidth,
-    int64_t registers, int64_t rows, int64_t vectors, int64_t reductionBlock) {
+    int64_t registers, int64_t rows, int64_t vectors, int64_t reductionBlock,
+    bool winograd) {
   if (vectorWidth < 1 || !llvm::isPowerOf2_64(vectorWidth))
     return emitError() << "vector_width must be a power of two, got "
                        << vectorWidth;

@@ -68,7 +68,10 @@ def Kiln_KernelStrategyAttr : AttrDef<Kiln_Dialect, "KernelStrategy"> {
        in `registers`;
      - `reduction_block`: reduction steps per pass over the accumulators (a
        matmul's K is blocked when it is longer; the other kernels do not
-       block, and record their whole reduction).
+       block, and record their whole reduction);
+     - `winograd` (convolutions on tensors, printed only when true): the
+       conv is computed as Winograd F(2x2, 3x3) by kiln-winograd-convs
+       (transforms around a batch matmul, which gets its own strategy).
 
     Example:
     ```mlir
@@ -79,11 +82,13 @@ def Kiln_KernelStrategyAttr : AttrDef<Kiln_Dialect, "KernelStrategy"> {
   }];
   let parameters = (ins "int64_t":$vectorWidth, "int64_t":$registers,
                         "int64_t":$rows, "int64_t":$vectors,
-                        "int64_t":$reductionBlock);
+                        "int64_t":$reductionBlock,
+                        DefaultValuedParameter<"bool", "false">:$winograd);
   let assemblyFormat = [{
     `<` `vector_width` `=` $vectorWidth `,` `registers` `=` $registers `,`
     `rows` `=` $rows `,` `vectors` `=` $vectors `,`
-    `reduction_block` `=` $reductionBlock `>`
+    `reduction_block` `=` $reductionBlock
+    (`,` `winograd` `=` $winograd^)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -120,3 +120,23 @@ func.func @no_kernel(%a: memref<8x8xf16>, %b: memref<8x8xf16>, %c: memref<8x8xf1
   linalg.matmul ins(%g, %h : memref<0x8xf32>, memref<8x8xf32>) outs(%o : memref<0x8xf32>)
   return
 }
+
+// -----
+
+// On tensors a conv with a constant 3x3 filter, stride 1, 64 2x2 output
+// tiles and 32 -> 32 channels (C * F / (C + F) = 16 >= 14) is computed as
+// Winograd F(2x2, 3x3) (kiln-winograd-convs); 16 -> 16 channels (8) and a
+// filter that is an argument are not.
+// CHECK-LABEL: func.func @winograd_choice
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}}reduction_block = 288, winograd = true>
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}}reduction_block = 144>
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}}reduction_block = 288>
+func.func @winograd_choice(%x: tensor<1x18x18x32xf32>, %y: tensor<1x18x18x16xf32>, %wa: tensor<3x3x32x32xf32>,
+                           %o: tensor<1x16x16x32xf32>, %p: tensor<1x16x16x16xf32>) -> (tensor<1x16x16x32xf32>, tensor<1x16x16x16xf32>, tensor<1x16x16x32xf32>) {
+  %w = arith.constant dense<1.0> : tensor<3x3x32x32xf32>
+  %w16 = arith.constant dense<1.0> : tensor<3x3x16x16xf32>
+  %a = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x18x18x32xf32>, tensor<3x3x32x32xf32>) outs(%o : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  %b = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%y, %w16 : tensor<1x18x18x16xf32>, tensor<3x3x16x16xf32>) outs(%p : tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %wa : tensor<1x18x18x32xf32>, tensor<3x3x32x32xf32>) outs(%o : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  return %a, %b, %c : tensor<1x16x16x32xf32>, tensor<1x16x16x16xf32>, tensor<1x16x16x32xf32>
+}
