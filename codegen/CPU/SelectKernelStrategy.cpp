@@ -169,9 +169,8 @@ struct SelectKernelStrategyPass
   kiln::KernelStrategyAttr get(Operation *op, int64_t rows, int64_t vecs,
                                int64_t reductionBlock, bool winograd = false) {
     return kiln::KernelStrategyAttr::getChecked(
-        [op] { return op->emitOpError(); }, &getContext(),
-        int64_t(vectorWidth), int64_t(vectorRegisters), rows, vecs,
-        reductionBlock, winograd);
+        [op] { return op->emitOpError(); }, &getContext(), int64_t(vectorWidth),
+        int64_t(vectorRegisters), rows, vecs, reductionBlock, winograd);
   }
 
   /// The strategy of `op`, or nullopt for an op without a micro-kernel.
@@ -183,7 +182,8 @@ struct SelectKernelStrategyPass
     bool batched = isa<linalg::BatchMatmulOp>(o);
     if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(o)) {
       // Plain (non-broadcasting, non-transposed) forms only.
-      if (auto mm = dyn_cast<linalg::MatmulOp>(o); mm && mm.hasUserDefinedMaps())
+      if (auto mm = dyn_cast<linalg::MatmulOp>(o);
+          mm && mm.hasUserDefinedMaps())
         return std::nullopt;
       if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(o);
           bmm && bmm.hasUserDefinedMaps())
@@ -200,7 +200,8 @@ struct SelectKernelStrategyPass
       ArrayRef<int64_t> out = shape(conv.getOutputs()[0]);
       ArrayRef<int64_t> w = shape(conv.getInputs()[1]);
       int64_t pixels = out[0] * out[1] * out[2];
-      Blocking blk = chooseBlocking(out[3], vectorWidth, vectorRegisters, pixels);
+      Blocking blk =
+          chooseBlocking(out[3], vectorWidth, vectorRegisters, pixels);
       return get(o, std::min(blk.rows, pixels), blk.vecs, w[0] * w[1] * w[2],
                  chooseWinograd(conv));
     }

@@ -98,7 +98,8 @@ void emitIf(OpBuilder &b, Location loc, Value cond,
 
 bool innerUnitStride(Value memref) {
   auto type = dyn_cast<MemRefType>(memref.getType());
-  if (!type || !type.hasStaticShape() || !isSupportedElementType(type.getElementType()))
+  if (!type || !type.hasStaticShape() ||
+      !isSupportedElementType(type.getElementType()))
     return false;
   if (type.getLayout().isIdentity())
     return true;
@@ -135,8 +136,9 @@ void emitColumnShapes(
       });
 }
 
-void RowGroups::emit(KernelBuilder &kb, Value g,
-          function_ref<void(KernelBuilder &, Value, int64_t)> block) const {
+void RowGroups::emit(
+    KernelBuilder &kb, Value g,
+    function_ref<void(KernelBuilder &, Value, int64_t)> block) const {
   Location loc = kb.loc;
   // Full blocks run in the loop; the rows after them in up to two blocks.
   bool balance = tailRows && fullRowBlocks > 0 && tailRows * 2 <= mr;
@@ -163,8 +165,8 @@ void RowGroups::emit(KernelBuilder &kb, Value g,
   };
   if (groups == 1)
     return tail(kb.b);
-  Value isLast = arith::CmpIOp::create(kb.b, loc, arith::CmpIPredicate::eq,
-                                       g, kb.idx(groups - 1));
+  Value isLast = arith::CmpIOp::create(kb.b, loc, arith::CmpIPredicate::eq, g,
+                                       kb.idx(groups - 1));
   emitIf(kb.b, loc, isLast, tail, [](OpBuilder &) {});
 }
 

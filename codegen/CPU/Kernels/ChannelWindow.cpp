@@ -36,12 +36,11 @@ LogicalResult emitDepthwise(linalg::DepthwiseConv2DNhwcHwcOp op,
   if (!innerUnitStride(w))
     return failure();
   ArrayRef<int64_t> wShape = cast<MemRefType>(w.getType()).getShape();
-  return channelWindow({op, op.getInputs()[0], w, op.getOutputs()[0],
-                        wShape[0], wShape[1],
-                        llvm::to_vector(op.getStrides().getValues<int64_t>()),
-                        llvm::to_vector(op.getDilations().getValues<int64_t>()),
-                        nullptr},
-                       strategy);
+  return channelWindow(
+      {op, op.getInputs()[0], w, op.getOutputs()[0], wShape[0], wShape[1],
+       llvm::to_vector(op.getStrides().getValues<int64_t>()),
+       llvm::to_vector(op.getDilations().getValues<int64_t>()), nullptr},
+      strategy);
 }
 
 /// NHWC max / sum pooling (MaxPool, and AveragePool's sum before its
@@ -62,12 +61,11 @@ LogicalResult emitPooling(linalg::LinalgOp op, KernelStrategyAttr strategy) {
       return arith::MaximumFOp::create(z.b, z.loc, acc, a);
     return arith::AddFOp::create(z.b, z.loc, acc, a);
   };
-  return channelWindow({op, op.getDpsInputs()[0], Value(), op.getDpsInits()[0],
-                        window[0], window[1],
-                        llvm::to_vector(strides.getValues<int64_t>()),
-                        llvm::to_vector(dilations.getValues<int64_t>()),
-                        combine},
-                       strategy);
+  return channelWindow(
+      {op, op.getDpsInputs()[0], Value(), op.getDpsInits()[0], window[0],
+       window[1], llvm::to_vector(strides.getValues<int64_t>()),
+       llvm::to_vector(dilations.getValues<int64_t>()), combine},
+      strategy);
 }
 
 static LogicalResult channelWindow(const ChannelWindow &cw,
@@ -141,8 +139,8 @@ static LogicalResult channelWindow(const ChannelWindow &cw,
 
     auto columns = [&](KernelBuilder &x, int64_t nvecs, int64_t lastLanes) {
       if (fullRowBlocks) {
-        auto loop = scf::ForOp::create(x.b, loc, x.idx(0),
-                                       x.idx(fullRowBlocks * rows), x.idx(rows));
+        auto loop = scf::ForOp::create(
+            x.b, loc, x.idx(0), x.idx(fullRowBlocks * rows), x.idx(rows));
         OpBuilder::InsertionGuard guard(x.b);
         x.b.setInsertionPointToStart(loop.getBody());
         block(x, loop.getInductionVar(), rows, nvecs, lastLanes);

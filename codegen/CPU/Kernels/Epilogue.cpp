@@ -54,13 +54,13 @@ Value Epilogue::apply(KernelBuilder &kb, Value acc, ArrayRef<Value> loops,
     if (lastDim && lastDim.getPosition() == last)
       map.map(arg, kb.load(input->get(), idx, mask));
     else
-      map.map(arg, kb.splat(memref::LoadOp::create(kb.b, kb.loc,
-                                                   input->get(), idx)));
+      map.map(arg, kb.splat(memref::LoadOp::create(kb.b, kb.loc, input->get(),
+                                                   idx)));
   }
   for (Operation &op : body.without_terminator()) {
     if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
-      map.map(op.getResult(0),
-              kb.splat(arith::ConstantOp::create(kb.b, kb.loc, cst.getValue())));
+      map.map(op.getResult(0), kb.splat(arith::ConstantOp::create(
+                                   kb.b, kb.loc, cst.getValue())));
       continue;
     }
     OperationState state(kb.loc, op.getName());
@@ -102,8 +102,7 @@ void setConvOutput(
 /// the kernel dim behind each of its dims (-1: an added unit dim; see
 /// Epilogue::kernelDims), or nullopt. Both last dims must be the same (the
 /// vector lanes walk them).
-static std::optional<SmallVector<int64_t>>
-unitReshapeDims(Operation *reshape) {
+static std::optional<SmallVector<int64_t>> unitReshapeDims(Operation *reshape) {
   auto expand = dyn_cast<memref::ExpandShapeOp>(reshape);
   auto collapse = dyn_cast<memref::CollapseShapeOp>(reshape);
   if (!expand && !collapse)
@@ -147,9 +146,9 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
   if (!out.getDefiningOp<memref::AllocOp>())
     return std::nullopt;
   Operation *next = kernel->getNextNode();
-  while (next && (isa<arith::ConstantOp, memref::AllocOp, memref::GetGlobalOp>(
-                      next) ||
-                  isa<ViewLikeOpInterface>(next)))
+  while (next &&
+         (isa<arith::ConstantOp, memref::AllocOp, memref::GetGlobalOp>(next) ||
+          isa<ViewLikeOpInterface>(next)))
     next = next->getNextNode();
   auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
   if (!generic || generic.getNumDpsInits() != 1 ||
@@ -195,8 +194,7 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
         continue;
       Operation *top = kernel->getBlock()->findAncestorOpInBlock(*user);
       if (top && top->isBeforeInBlock(kernel) &&
-          llvm::none_of(user->getResultTypes(),
-                        llvm::IsaPred<BaseMemRefType>))
+          llvm::none_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
         continue;
       if (!inPlace || !top || !generic->isBeforeInBlock(top))
         return std::nullopt;
@@ -209,8 +207,10 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
       !generic.getMatchingIndexingMap(init).isIdentity() ||
       !innerUnitStride(init->get()))
     return std::nullopt;
-  if (generic.getRegion().front().getArgument(init->getOperandNumber()).use_empty() ==
-      false)
+  if (generic.getRegion()
+          .front()
+          .getArgument(init->getOperandNumber())
+          .use_empty() == false)
     return std::nullopt;
   std::optional<unsigned> accInput;
   for (OpOperand *input : generic.getDpsInputOperands()) {
@@ -261,10 +261,9 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
     if (op.getNumRegions() || !op.hasTrait<OpTrait::Elementwise>() ||
         !op.hasTrait<OpTrait::Vectorizable>() ||
         !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
-        !llvm::all_of(op.getResultTypes(),
-                      [&](Type t) {
-                        return t == elementType || t.isInteger(1);
-                      }))
+        !llvm::all_of(op.getResultTypes(), [&](Type t) {
+          return t == elementType || t.isInteger(1);
+        }))
       return std::nullopt;
   }
   if (generic.getRegion().front().getTerminator()->getNumOperands() != 1)

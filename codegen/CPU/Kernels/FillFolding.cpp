@@ -15,8 +15,8 @@ void InitFill::erase() {
   auto readsFill = [&](Operation *user) {
     Operation *top = fill->getBlock()->findAncestorOpInBlock(*user);
     return isa<memref::CopyOp>(user) &&
-           (!top || (fill->isBeforeInBlock(top) &&
-                     top->isBeforeInBlock(kernel)));
+           (!top ||
+            (fill->isBeforeInBlock(top) && top->isBeforeInBlock(kernel)));
   };
   if (fill && llvm::none_of(fill->getOperand(1).getUsers(), readsFill))
     fill->erase();

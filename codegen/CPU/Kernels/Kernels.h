@@ -61,7 +61,8 @@ struct KernelBuilder {
     for (int64_t i = 0; i < lanes; ++i)
       bits[i] = true;
     auto type = VectorType::get({vw}, b.getI1Type());
-    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, bits));
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(type, bits));
   }
 
   Value load(Value memref, ValueRange indices, Value m) {
@@ -148,7 +149,6 @@ void emitColumnShapes(
     int64_t fullVecs,
     function_ref<void(KernelBuilder &, int64_t, int64_t)> body);
 
-
 /// Rows per parallel chunk of a matmul or conv (in register blocks).
 constexpr int64_t kRowBlocksPerChunk = 16;
 
@@ -168,8 +168,8 @@ struct RowGroups {
 
   RowGroups(int64_t rows, int64_t mr, int64_t maxBlocksPerGroup)
       : mr(mr), fullRowBlocks(rows / mr), tailRows(rows % mr) {
-    groups = std::max<int64_t>(
-        1, (fullRowBlocks + maxBlocksPerGroup - 1) / maxBlocksPerGroup);
+    groups = std::max<int64_t>(1, (fullRowBlocks + maxBlocksPerGroup - 1) /
+                                      maxBlocksPerGroup);
     blocksPerGroup = (fullRowBlocks + groups - 1) / groups;
   }
 
@@ -240,8 +240,8 @@ void setConvOutput(
 /// last, which writes the filled buffer itself, wherever the fill is).
 struct InitFill {
   Value value;
-  Operation *fill = nullptr;   // fill of `out` (erased unless copies
-                               // between it and `kernel` still read it)
+  Operation *fill = nullptr; // fill of `out` (erased unless copies
+                             // between it and `kernel` still read it)
   Operation *kernel = nullptr;
   Operation *copy = nullptr; // copy into `out` (erased, and its source's
                              // fill when nothing else reads it)
