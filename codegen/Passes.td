@@ -53,15 +53,16 @@ def KilnWinogradConvsPass
   let summary = "Compute 3x3 stride-1 convolutions with constant weights as "
                 "Winograd F(2x2, 3x3)";
   let description = [{
-    On tensors, after kiln-propagate-transposes and before elementwise
-    fusion. An NHWC `linalg.conv_2d_nhwc_hwcf` with a constant 3x3 filter,
-    stride and dilation 1, static shapes and enough tiles and channels
-    becomes an input-transform `linalg.generic` (one result, position-major
+    On tensors, after kiln-propagate-transposes and kiln-select-kernel-strategy
+    and before elementwise fusion. An NHWC `linalg.conv_2d_nhwc_hwcf` whose
+    #kiln.kernel_strategy says `winograd` (a constant 3x3 filter, stride and
+    dilation 1, static f32 shapes and enough tiles and channels for the
+    transforms to pay: the cost model's constants are in
+    SelectKernelStrategy.cpp) becomes an input-transform `linalg.generic` (one result, position-major
     [i][j][n][ty][tx][c]), one `linalg.batch_matmul` of it viewed as
     [16][tiles][C] by the filter transformed at compile time, and an all-parallel output-transform
     `linalg.generic` over the conv's output (identity output map) that
-    fuses with the elementwise ops after it. 2.25x fewer multiplies; the
-    cost model's constants are in WinogradConvs.cpp.
+    fuses with the elementwise ops after it. 2.25x fewer multiplies.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect", "mlir::math::MathDialect"];
@@ -99,31 +100,63 @@ def KilnDecomposePadsPass
                            "mlir::arith::ArithDialect"];
 }
 
+def KilnSelectKernelStrategyPass
+    : Pass<"kiln-select-kernel-strategy", "mlir::ModuleOp"> {
+  let summary = "Choose each micro-kernel's register blocking for the target";
+  let description = [{
+    Records `kiln.kernel_strategy = #kiln.kernel_strategy<...>` on every
+    `linalg.matmul` / `linalg.batch_matmul` (plain maps),
+    `linalg.conv_2d_nhwc_hwcf`, `linalg.depthwise_conv_2d_nhwc_hwc` and
+    `linalg.pooling_nhwc_max` / `_sum` with static shapes and f32 operands,
+    on tensors or buffers (the pipeline runs it on tensors before
+    kiln-winograd-convs, and on buffers right before kiln-emit-microkernels,
+    which reads it): the target's vector width and
+    register count (the options) and the register block, rows x vectors of
+    output with rows * vectors accumulators + vectors B vectors + one
+    broadcast in the register file: 6x2 with 16 registers (SSE xmm, AVX2
+    ymm), 6x4 with 32 (AVX-512 zmm, NEON q); matrix-vector products (1 or 2
+    rows) take as many vectors as fit; depthwise / pooling 4x2 (16) or 8x2
+    (32) output columns x channel vectors. A matmul's K over 1024 is blocked
+    by 512 (reduction_block); the other kernels record their whole
+    reduction. On tensors, a conv with a constant 3x3 filter, stride and
+    dilation 1, at least 16 2x2 output tiles and C * F >= 14 (C + F) is
+    marked `winograd = true`.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes of one vector register (4 SSE / NEON, 8 AVX2, 16 AVX-512)">,
+    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"32",
+           "vector registers of the target (16 SSE / AVX2, 32 AVX-512 / NEON)">
+  ];
+}
+
 def KilnEmitMicrokernelsPass
     : Pass<"kiln-emit-microkernels", "mlir::ModuleOp"> {
   let summary = "Lower matmul and NHWC convolutions on buffers to "
                 "register-blocked micro-kernel loop nests";
   let description = [{
-    Works on linalg ops over buffers (after bufferization). `linalg.matmul`,
-    `linalg.batch_matmul`, `linalg.conv_2d_nhwc_hwcf` and
+    Works on linalg ops over buffers (after bufferization) that carry a
+    `#kiln.kernel_strategy` (kiln-select-kernel-strategy; an op without one
+    keeps the generic lowering, as does an element type other than f32).
+    `linalg.matmul`, `linalg.batch_matmul`, `linalg.conv_2d_nhwc_hwcf` and
     `linalg.depthwise_conv_2d_nhwc_hwc` (and `linalg.pooling_nhwc_max` /
     `_sum`, as the depthwise kernel with max / add for the FMA) become loop
-    nests around a register block (rows x vectors of output: 6x2 ymm on AVX2, 12x2 zmm on
-    AVX-512) whose accumulators are `scf.for` iter_args across the reduction
-    loops; the inner loop is B vector loads, A broadcasts and `vector.fma`.
+    nests around the strategy's register block (rows x vectors of output,
+    e.g. 6x2 ymm on AVX2, 6x4 zmm on AVX-512) whose accumulators are
+    `scf.for` iter_args across the reduction loops; the inner loop is B
+    vector loads, A broadcasts and `vector.fma`.
     Constant B (matmul weights, HWCF filters) is packed at compile time into
     panels `[N/NR][reduction...][NR]` (a new `memref.global`). Edges: fewer
     rows, masked loads/stores for the last vector. A `linalg.fill` of the
     output just before the op (or shared with earlier ops, see
-    docs/pipeline.md) becomes the accumulators' initial value. The
-    outermost loop is an `scf.parallel` marked `kiln.parallel`.
+    docs/pipeline.md) becomes the accumulators' initial value; an
+    elementwise generic right after it that reads its output is applied
+    before the stores (epilogue). The outermost loop is an `scf.parallel`
+    marked `kiln.parallel`.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
                            "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
-  let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes of one vector register (16 for AVX-512, 8 for AVX2, 4 for NEON)">
-  ];
 }
 
 def KilnOutlineParallelLoopsPass

@@ -86,18 +86,26 @@ FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
     bool avx512 = subtarget->checkFeatures("+avx512f");
     bool avx = subtarget->checkFeatures("+avx");
     target.vectorWidth = avx512 ? 16 : avx ? 8 : 4;
+    target.vectorRegisters = avx512 ? 32 : 16;
   } else {
     target.vectorWidth = 4; // NEON and other 128-bit SIMD
+    // NEON has 32 q registers; another target is not assumed to.
+    target.vectorRegisters = triple.isAArch64() ? 32 : 16;
   }
   return target;
 }
 
 void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   // Tensor level: the passes every target shares (codegen/Common).
+  KilnSelectKernelStrategyPassOptions strategyOptions;
+  strategyOptions.vectorWidth = target.vectorWidth;
+  strategyOptions.vectorRegisters = target.vectorRegisters;
   TensorPipelineHooks hooks;
-  hooks.afterLayoutPropagation = [](OpPassManager &pm) {
-    // 3x3 convs as Winograd transforms + matrix products; before fusion, so
-    // the output transform fuses with the bias / activation after it.
+  hooks.afterLayoutPropagation = [strategyOptions](OpPassManager &pm) {
+    // 3x3 convs as Winograd transforms + matrix products where the kernel
+    // strategy says so; before fusion, so the output transform fuses with the
+    // bias / activation after it.
+    pm.addPass(createKilnSelectKernelStrategyPass(strategyOptions));
     pm.addNestedPass<func::FuncOp>(createKilnWinogradConvsPass());
   };
   buildTensorPipeline(pm, hooks);
@@ -119,9 +127,13 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   pm.addPass(createCanonicalizerPass());
   // Matmul / conv / depthwise on buffers become register-blocked kernels
   // (weights packed at compile time, accumulators carried in registers).
-  KilnEmitMicrokernelsPassOptions kernelOptions;
-  kernelOptions.vectorWidth = target.vectorWidth;
-  pm.addPass(createKilnEmitMicrokernelsPass(kernelOptions));
+  // The register block of each is chosen for the target first and recorded
+  // on the op (#kiln.kernel_strategy), which the emitter reads. Chosen again
+  // here (the same choice: it depends on the target and shape only), for the
+  // Winograd products and any op a rewrite since rebuilt without its
+  // attributes (one-shot bufferization keeps them).
+  pm.addPass(createKilnSelectKernelStrategyPass(strategyOptions));
+  pm.addPass(createKilnEmitMicrokernelsPass());
   // Without region simplification: on large loop nests it dominated compile
   // time (38 s of 44 s on MobileNetV2).
   GreedyRewriteConfig cheapCanonicalize;

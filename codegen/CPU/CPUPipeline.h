@@ -22,6 +22,9 @@ struct CPUTarget {
   std::string features; ///< LLVM feature string, e.g. "+avx2,+fma,..."
   /// f32 lanes per vector register (16 with AVX-512, 8 with AVX2, 4 NEON).
   int64_t vectorWidth = 8;
+  /// Vector registers (32 with AVX-512 and on AArch64, 16 for SSE / AVX2):
+  /// the micro-kernels' register blocks fit in them.
+  int64_t vectorRegisters = 16;
   /// Features the runtime checks before running the code, comma-separated
   /// (avx2, fma, avx512f, ...); empty for a baseline build.
   std::string runtimeFeatures;

@@ -33,6 +33,7 @@
 
 #include "codegen/Passes.h"
 #include "codegen/CPU/ConstantData.h"
+#include "dialects/Kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -59,19 +60,6 @@ constexpr int kTapP[4] = {0, 1, 2, 1};
 constexpr int kTapQ[4] = {2, 2, 1, 3};
 constexpr int kPlusRow = 1;
 constexpr int kAT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
-
-// When the rewrite pays (4 chained convs each, 1 thread, Zen 1 AVX2): the
-// products do 2.25x fewer multiplies than the direct conv, but the
-// transforms write and read V and M (16 values per tile and channel, 4x the
-// input and output), and the weights grow by 16/9.
-/// Fewest 2x2 output tiles (the products' rows): 7x7 (16 tiles) with 128 to
-/// 512 channels ran 22-26% faster, 4x4 (4 tiles) broke even, 3x3 with 512
-/// channels lost 5% (the larger weights are read for few rows).
-constexpr int64_t kMinTiles = 16;
-/// Fewest C * F / (C + F): the multiplies saved per tile grow with C * F,
-/// the transforms' work with C + F. C = F = 32 (16) ran 30% faster, C = 16
-/// with F = 64 (12.8) broke even, C = F = 16 (8) lost 20%.
-constexpr int64_t kMinChannelRatio = 14;
 
 /// sum_k coeffs[k] * values[k] for coefficients in {-1, 0, 1}, as adds and
 /// subtracts starting from a +1 term (every row of A^T has one).
@@ -148,8 +136,13 @@ Value padTo(OpBuilder &b, Location loc, Value input, int64_t rows,
                                constant);
 }
 
-/// Rewrites `conv` when it is eligible and worth it.
+/// Rewrites `conv` when its strategy (kiln-select-kernel-strategy, which
+/// weighs whether the transforms pay) says Winograd and it is eligible.
 LogicalResult rewrite(IRRewriter &b, linalg::Conv2DNhwcHwcfOp conv) {
+  auto strategy = conv->getAttrOfType<kiln::KernelStrategyAttr>(
+      kiln::KernelStrategyAttr::kAttrName);
+  if (!strategy || !strategy.getWinograd())
+    return failure();
   if (!conv.hasPureTensorSemantics() ||
       !llvm::all_of(conv.getStrides().getValues<int64_t>(),
                     [](int64_t s) { return s == 1; }) ||
@@ -170,8 +163,6 @@ LogicalResult rewrite(IRRewriter &b, linalg::Conv2DNhwcHwcfOp conv) {
           ow = outType.getDimSize(2), f = outType.getDimSize(3);
   int64_t ch = fType.getDimSize(2);
   int64_t th = (oh + 1) / 2, tw = (ow + 1) / 2, tiles = n * th * tw;
-  if (tiles < kMinTiles || ch * f < kMinChannelRatio * (ch + f))
-    return failure();
   Attribute filterAttr;
   if (!matchPattern(filter, m_Constant(&filterAttr)))
     return failure();

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --kiln-emit-microkernels=vector-width=8 | FileCheck %s
+// RUN: kiln-opt %s --kiln-select-kernel-strategy="vector-width=8 vector-registers=16" --kiln-emit-microkernels | FileCheck %s
 
 // A constant B is packed at compile time into [N/NR][K][NR] panels (20
 // columns -> one zero-padded panel of 24), the fill becomes the accumulators'

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --kiln-emit-microkernels=vector-width=8 | FileCheck %s
+// RUN: kiln-opt %s --kiln-select-kernel-strategy="vector-width=8 vector-registers=16" --kiln-emit-microkernels | FileCheck %s
 
 // A matrix-vector product (one row: a classifier's last layer) has no rows to
 // give the block independent FMA chains, so its block is 1 row x as many

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --kiln-winograd-convs --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-select-kernel-strategy --kiln-winograd-convs --split-input-file | FileCheck %s
 
 // An eligible conv (16x16 output: 64 tiles, 32 -> 32 channels) becomes the
 // input transform (one result, loops (n, ty, tx, i, j, c) stored

@@ -1,0 +1,295 @@
+//===- Kernels.h - shared pieces of the CPU micro-kernels -------*- C++ -*-===//
+//
+// Internal to kiln-emit-microkernels (codegen/CPU/EmitMicrokernels.cpp and
+// codegen/CPU/Kernels/*.cpp): the register-block emitter every kernel family
+// uses (KernelBuilder, BlockSpec, emitBlock), the thread partitioning
+// helpers (emitParallel, RowGroups, emitColumnShapes), epilogue fusion
+// (Epilogue.cpp), fill folding (FillFolding.cpp), compile-time weight
+// packing (WeightPacking.cpp) and the kernel families' entry points. The
+// kernels make no blocking choice: they read the op's
+// #kiln.kernel_strategy (kiln-select-kernel-strategy) and leave an op
+// without one to the generic lowering.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_CPU_KERNELS_KERNELS_H
+#define KILN_CODEGEN_CPU_KERNELS_KERNELS_H
+
+#include "dialects/Kiln/KilnDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+#include <optional>
+
+namespace kiln::kernels {
+
+using namespace mlir;
+
+/// Element types the kernels implement (f32); ops on others keep the generic
+/// lowering.
+inline bool isSupportedElementType(Type type) { return type.isF32(); }
+
+struct KernelBuilder {
+  OpBuilder &b;
+  Location loc;
+  /// Lanes of one vector (the strategy's vector_width).
+  int64_t vw;
+  /// vector<vw x element type>: the element type is the kernel's, passed
+  /// down from its operands.
+  VectorType vt;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y == 0 ? x : add(x, idx(y)); }
+  Value mul(Value x, int64_t y) {
+    return y == 1 ? x : arith::MulIOp::create(b, loc, x, idx(y)).getResult();
+  }
+
+  /// Mask of the first `lanes` lanes, or null for a full vector.
+  Value mask(int64_t lanes) {
+    if (lanes >= vw)
+      return {};
+    SmallVector<bool> bits(vw, false);
+    for (int64_t i = 0; i < lanes; ++i)
+      bits[i] = true;
+    auto type = VectorType::get({vw}, b.getI1Type());
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(type, bits));
+  }
+
+  Value load(Value memref, ValueRange indices, Value m) {
+    if (!m)
+      return vector::LoadOp::create(b, loc, vt, memref, indices);
+    Value zero = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vt, b.getZeroAttr(vt.getElementType())));
+    return vector::MaskedLoadOp::create(b, loc, vt, memref, indices, m, zero);
+  }
+
+  void store(Value value, Value memref, ValueRange indices, Value m) {
+    if (!m)
+      vector::StoreOp::create(b, loc, value, memref, indices);
+    else
+      vector::MaskedStoreOp::create(b, loc, memref, indices, m, value);
+  }
+
+  Value splat(Value scalar) {
+    return vector::BroadcastOp::create(b, loc, vt, scalar);
+  }
+};
+
+/// One register block: `rows` x `vecs` accumulators carried through nested
+/// reduction loops [0, redSizes[i]).
+struct BlockSpec {
+  int64_t rows;
+  int64_t vecs;
+  /// Valid lanes of the last vector (vw when full).
+  int64_t lastLanes;
+  /// Reduction loops: lower and upper bounds.
+  SmallVector<std::pair<Value, Value>> reduction;
+  /// Initial accumulator (i, v).
+  std::function<Value(KernelBuilder &, int64_t, int64_t, Value)> init;
+  /// Stores accumulator (i, v).
+  std::function<void(KernelBuilder &, int64_t, int64_t, Value, Value)> store;
+  /// Broadcast-FMA kernels: the A scalar of row i; depthwise: the input vector
+  /// of (i, v).
+  std::function<Value(KernelBuilder &, ValueRange, int64_t, int64_t, Value)>
+      loadA;
+  /// Vector v of B at the reduction point.
+  std::function<Value(KernelBuilder &, ValueRange, int64_t, Value)> loadB;
+  /// True: A is a scalar broadcast per row (matmul, conv); false: A is a
+  /// vector per (row, vec) (depthwise).
+  bool broadcastA = true;
+  /// Optional: prefetches B some reduction steps ahead.
+  std::function<void(KernelBuilder &, ValueRange)> prefetchB;
+  /// Pooling: combines the A vector into the accumulator (max, add) instead
+  /// of an FMA with B (no loadB).
+  std::function<Value(KernelBuilder &, Value, Value)> combine;
+};
+
+/// Reduction steps of packed B prefetched ahead (with 16 columns, one 64-byte
+/// line each).
+constexpr int64_t kPrefetchSteps = 8;
+/// Packed B panels up to this size stay in L1 across a task's blocks; larger
+/// ones are read from L2 by every block, and prefetched.
+constexpr int64_t kL1PanelBytes = 24 * 1024;
+
+/// Prefetches `memref[indices]` into L1 for reading.
+void prefetch(KernelBuilder &kb, Value memref, ValueRange indices);
+
+/// Emits one register block (see BlockSpec).
+void emitBlock(KernelBuilder &kb, const BlockSpec &spec);
+
+/// Emits `scf.parallel` over [0, n) marked for the thread pool; `body` gets
+/// the index.
+void emitParallel(OpBuilder &b, Location loc, int64_t n,
+                  function_ref<void(OpBuilder &, Value)> body);
+
+/// Emits `scf.if (cond) then {thenFn} else {elseFn}` without results.
+void emitIf(OpBuilder &b, Location loc, Value cond,
+            function_ref<void(OpBuilder &)> thenFn,
+            function_ref<void(OpBuilder &)> elseFn);
+
+/// A statically shaped memref of a supported element type whose innermost
+/// dim is contiguous.
+bool innerUnitStride(Value memref);
+
+/// Emits `body(vecs, lastLanes)` for panel `p` of `panels` column panels
+/// of `fullVecs` vectors: full panels, and the last one when `tailCols`
+/// columns are left (fewer vectors, masked last vector).
+void emitColumnShapes(
+    KernelBuilder &kb, Value p, int64_t fullPanels, int64_t tailCols,
+    int64_t fullVecs,
+    function_ref<void(KernelBuilder &, int64_t, int64_t)> body);
+
+/// Rows per parallel chunk of a matmul or conv (in register blocks).
+constexpr int64_t kRowBlocksPerChunk = 16;
+
+/// Rows split into register blocks of `mr` rows and the blocks into `groups`
+/// parallel chunks of `blocksPerGroup` full blocks; the last group also takes
+/// the rows left over. A group's blocks reuse one column panel of B from
+/// cache.
+///
+/// A short block is latency-bound: its few accumulator chains cannot keep
+/// both FMA units busy (1 row x 2 vectors: 2 chains where ~8 are needed), so
+/// it costs about as much as a 4-row block. The last full block and a short
+/// tail are therefore run as two blocks of balanced height (7 = 4 + 3
+/// instead of 6 + 1: ResNet-50's 7x7 maps have 49 pixels, BERT's 128
+/// tokens end with 2 rows).
+struct RowGroups {
+  int64_t mr, fullRowBlocks, tailRows, groups, blocksPerGroup;
+
+  RowGroups(int64_t rows, int64_t mr, int64_t maxBlocksPerGroup)
+      : mr(mr), fullRowBlocks(rows / mr), tailRows(rows % mr) {
+    groups = std::max<int64_t>(1, (fullRowBlocks + maxBlocksPerGroup - 1) /
+                                      maxBlocksPerGroup);
+    blocksPerGroup = (fullRowBlocks + groups - 1) / groups;
+  }
+
+  /// Emits the blocks of group `g`; `block(row0, rows)` emits one.
+  void emit(KernelBuilder &kb, Value g,
+            function_ref<void(KernelBuilder &, Value, int64_t)> block) const;
+};
+
+//===----------------------------------------------------------------------===//
+// Epilogue fusion (Epilogue.cpp)
+//===----------------------------------------------------------------------===//
+
+/// An elementwise `linalg.generic` right after the kernel that reads its
+/// output (identity map), directly or through a reshape that only adds or
+/// removes unit dims, and writes another buffer of the same shape: it is
+/// applied to the accumulators before they are stored, and the kernel stores
+/// into the generic's output instead (one pass over the result, not three).
+struct Epilogue {
+  linalg::GenericOp generic;
+  Value out;
+  unsigned accInput; // operand index of the kernel's output among the inputs
+  /// Per loop of the generic, the kernel's output dim it walks; -1 for a unit
+  /// dim the kernel's output lacks (index 0). The last loop walks the last
+  /// dim.
+  SmallVector<int64_t> kernelDims;
+
+  /// The generic's loop indices at the kernel's output element `indices`.
+  SmallVector<Value> loopIndices(KernelBuilder &kb,
+                                 ArrayRef<Value> indices) const {
+    SmallVector<Value> loops;
+    for (int64_t d : kernelDims)
+      loops.push_back(d < 0 ? kb.idx(0) : indices[d]);
+    return loops;
+  }
+
+  /// Applies the body to `acc` at element `indices` (of the kernel's
+  /// output), whose last index is the first of a vector of lanes, and stores
+  /// the result into `out`.
+  void store(KernelBuilder &kb, Value acc, ArrayRef<Value> indices,
+             Value mask) const;
+
+  /// Applies the body to `acc` at the generic's loop indices `loops`.
+  Value apply(KernelBuilder &kb, Value acc, ArrayRef<Value> loops,
+              Value mask) const;
+};
+
+/// Finds the epilogue of a kernel writing `out` (see Epilogue); `initCopy`
+/// is the copy of a filled buffer into `out` that the kernel folds, if any.
+std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
+                                     Operation *initCopy);
+
+/// The output side of a conv / depthwise block: accumulator (i, v) starts
+/// from the fill value (or what `out` holds) and is stored at `outIndex(i,
+/// v)` into `out`, or through the epilogue if there is one.
+void setConvOutput(
+    BlockSpec &spec, Value fillValue, Value out,
+    const std::optional<Epilogue> &epilogue,
+    std::function<SmallVector<Value>(KernelBuilder &, int64_t, int64_t)>
+        outIndex);
+
+//===----------------------------------------------------------------------===//
+// Fill folding (FillFolding.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The constant `out` holds when `op` starts, when it comes from a fill of
+/// `out`, or from a copy right before `op` of a buffer filled earlier
+/// (bufferization copies a fill shared by several ops into all but the
+/// last, which writes the filled buffer itself, wherever the fill is).
+struct InitFill {
+  Value value;
+  Operation *fill = nullptr; // fill of `out` (erased unless copies
+                             // between it and `kernel` still read it)
+  Operation *kernel = nullptr;
+  Operation *copy = nullptr; // copy into `out` (erased, and its source's
+                             // fill when nothing else reads it)
+  /// Erases what the kernel folded (after it was emitted).
+  void erase();
+};
+
+/// The fill folded into the accumulators of `op` writing `out`, or none.
+InitFill fusableFill(Operation *op, Value out);
+
+//===----------------------------------------------------------------------===//
+// Weight packing (WeightPacking.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Packs constant B operands at compile time, once per (global, panel width,
+/// reduction rank, batch).
+class WeightPacker {
+public:
+  explicit WeightPacker(ModuleOp module) : module(module), symbols(module) {}
+
+  /// Packs the constant behind `weights` (viewed as [batch][R][N]) into
+  /// panels [batch][NP][redShape...][NR] (no batch dim when `batch` is 0);
+  /// returns the packed buffer or null (not a constant global, or an
+  /// element type the packer does not read).
+  Value pack(OpBuilder &b, Location loc, Value weights,
+             ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
+             int64_t batch = 0);
+
+private:
+  ModuleOp module;
+  SymbolTable symbols;
+  llvm::StringMap<memref::GlobalOp> packedGlobals;
+};
+
+//===----------------------------------------------------------------------===//
+// Kernel families (Matmul.cpp, Conv.cpp, ChannelWindow.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Each replaces `op` (on buffers) by its kernel blocked as `strategy` says,
+/// or fails and leaves `op` unchanged (unsupported layout or element type).
+LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
+                         KernelStrategyAttr strategy, WeightPacker &packer);
+LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
+                       WeightPacker &packer);
+LogicalResult emitDepthwise(linalg::DepthwiseConv2DNhwcHwcOp op,
+                            KernelStrategyAttr strategy);
+LogicalResult emitPooling(linalg::LinalgOp op, KernelStrategyAttr strategy);
+
+} // namespace kiln::kernels
+
+#endif // KILN_CODEGEN_CPU_KERNELS_KERNELS_H
