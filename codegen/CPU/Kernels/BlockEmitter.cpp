@@ -10,9 +10,9 @@
 
 #include "codegen/CPU/Kernels/Kernels.h"
 
-namespace kiln::kernels {
+#include "dialects/Kiln/ABIAttributes.h"
 
-constexpr StringLiteral kParallelAttr = "kiln.parallel";
+namespace kiln::kernels {
 
 void prefetch(KernelBuilder &kb, Value memref, ValueRange indices) {
   memref::PrefetchOp::create(kb.b, kb.loc, memref, indices, /*isWrite=*/false,
@@ -78,7 +78,7 @@ void emitParallel(OpBuilder &b, Location loc, int64_t n,
   auto par = scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{ub}, ValueRange{one},
       [&](OpBuilder &nb, Location, ValueRange ivs) { body(nb, ivs[0]); });
-  par->setAttr(kParallelAttr, b.getUnitAttr());
+  setParallelLoop(par);
 }
 
 void emitIf(OpBuilder &b, Location loc, Value cond,

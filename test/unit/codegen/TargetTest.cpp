@@ -127,7 +127,8 @@ TEST(TensorPipeline, EmptyHooksAddNothing) {
                                       "kiln-decompose-pads"}));
 }
 
-// The CPU's passes in the order they ran before the seam (a pass moved,
+// The CPU's passes in the order they ran before the seam, plus the kernel
+// strategy pass before each of its readers (a pass moved,
 // added or dropped changes results or speed: update this list only with a
 // measurement).
 TEST(CPUTarget, PipelineOrder) {
@@ -142,6 +143,7 @@ TEST(CPUTarget, PipelineOrder) {
             (std::vector<std::string>{
                 // codegen/Common, with the Winograd choice before fusion
                 "kiln-propagate-transposes",
+                "kiln-select-kernel-strategy",
                 "kiln-winograd-convs",
                 "kiln-fuse-elementwise",
                 "canonicalize",
@@ -154,6 +156,7 @@ TEST(CPUTarget, PipelineOrder) {
                 "buffer-results-to-out-params",
                 "cse",
                 "canonicalize",
+                "kiln-select-kernel-strategy",
                 "kiln-emit-microkernels",
                 "canonicalize",
                 "cse",
