@@ -527,8 +527,26 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None
         else:
             repeat = int(min(50, max(5, cfg.round_seconds / max(kiln_est, ort_est, 1e-6))))
         rounds = []
+        def run_baseline(rnd):
+            """The --baseline-build kiln-run's round: (median ms, its output folder)."""
+            base_dir = tmp / f"base-t{threads}-r{rnd}"
+            bcmd = (kiln_run_cmd(cfg.baseline, base_so, input_files, threads)
+                    + ["--repeat", str(repeat), "--output-dir", str(base_dir)])
+            br = subprocess.run(bcmd, capture_output=True, text=True, timeout=cfg.run_timeout)
+            if br.returncode != 0:
+                raise StageError("run (baseline)", tail(br.stderr), bcmd)
+            bm = LAT_RE.search(br.stdout)
+            if not bm:
+                raise StageError("run (baseline)", "no latency line:\n" + tail(br.stdout), bcmd)
+            return float(bm.group(1)), base_dir
+
         for rnd in range(cfg.rounds):
             out_dir = tmp / f"out-t{threads}-r{rnd}"
+            base_round = None
+            # The baseline goes first in odd rounds, so neither build always
+            # runs right after the other's process (caches, frequency).
+            if base_so is not None and rnd % 2 == 1:
+                base_round = run_baseline(rnd)
             cmd = base + ["--repeat", str(repeat), "--output-dir", str(out_dir)]
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=cfg.run_timeout)
             if r.returncode != 0:
@@ -538,18 +556,8 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None
                 raise StageError("run", "no latency line in kiln-run's output:\n" + tail(r.stdout), cmd)
             k_med, k_min, k_max = (float(m.group(i)) for i in (1, 2, 3))
             kiln_threads = int(m.group(5))
-            base_round = None
-            if base_so is not None:
-                base_dir = tmp / f"base-t{threads}-r{rnd}"
-                bcmd = (kiln_run_cmd(cfg.baseline, base_so, input_files, threads)
-                        + ["--repeat", str(repeat), "--output-dir", str(base_dir)])
-                br = subprocess.run(bcmd, capture_output=True, text=True, timeout=cfg.run_timeout)
-                if br.returncode != 0:
-                    raise StageError("run (baseline)", tail(br.stderr), bcmd)
-                bm = LAT_RE.search(br.stdout)
-                if not bm:
-                    raise StageError("run (baseline)", "no latency line:\n" + tail(br.stdout), bcmd)
-                base_round = (float(bm.group(1)), base_dir)
+            if base_so is not None and rnd % 2 == 0:
+                base_round = run_baseline(rnd)
             times = []
             expected = None
             sess.run(None, feeds)  # one untimed run per round, as kiln-run does
@@ -590,7 +598,8 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None
             "ort_max_abs": max(r_["ort_max_abs"] for r_ in rounds),
         }
         if base_so is not None:
-            # kiln / baseline kiln: each round's two kiln-run processes ran back to back.
+            # kiln / baseline kiln: each round's two kiln-run processes ran back to back
+            # (in alternating order).
             base_ratios = [r_["kiln_median"] / r_["base_median"] for r_ in rounds]
             both = matched and all(r_["base_match"] for r_ in rounds)
             entry["baseline"] = {
