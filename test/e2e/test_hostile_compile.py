@@ -1,0 +1,50 @@
+"""The hostile-model corpus (hostile/generate.py), compiled by `kiln compile` under a 4 GiB
+memory cap and a time limit: each must exit 1 with a message naming the node or value,
+never by a signal, never by running out of memory or time. The cases ONNX defines
+(zero-sized dims) must compile."""
+
+from __future__ import annotations
+
+import resource
+import sys
+from pathlib import Path
+
+import pytest
+
+import harness
+from conftest import fail
+
+sys.path.insert(0, str(Path(__file__).parent / "hostile"))
+import generate  # noqa: E402
+
+MEMORY_CAP = 4 << 30  # bytes of address space
+TIME_LIMIT = 60.0  # seconds; each case takes well under one
+
+
+def _cap_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in generate.cases()])
+def test_hostile_compile(case: generate.Case, kiln, tmp_path):
+    model = tmp_path / f"{case.name}.onnx"
+    model.write_bytes(case.data)
+    cmd = kiln.compile_cmd(model, tmp_path / "out.so", case.args)
+    result = harness.run_command(cmd, TIME_LIMIT * harness.timeout_scale(),
+                                 preexec_fn=_cap_memory)
+    what = f"kiln compile ({case.name})"
+    if case.ok:
+        if result.returncode != 0:
+            fail(f"{what}: ONNX defines this model, it must compile\n" + result.describe())
+        return
+    problem = harness.check_clean_failure(result, (), what)
+    if problem:
+        fail(problem)
+    if result.returncode != 1:
+        fail(f"{what}: exit code {result.returncode}, expected 1\n" + result.describe())
+    if "out of memory" in result.stderr:
+        fail(f"{what}: ran out of memory instead of hitting a limit\n" + result.describe())
+    low = result.stderr.lower()
+    missing = [e for e in case.expect if e.lower() not in low]
+    if missing:
+        fail(f"{what}: the message does not mention {missing}\n" + result.describe())
