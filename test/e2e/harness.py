@@ -147,15 +147,14 @@ def kill_group(proc: subprocess.Popen) -> None:
 
 
 def run_command(cmd: Sequence[str | os.PathLike], timeout: float, cwd=None,
-                live: set | None = None, preexec_fn=None) -> Result:
+                live: set | None = None) -> Result:
     """Runs cmd with a time limit; on expiry kills its whole process group (kiln may have
-    started clang or lld). While it runs, the process is in `live` (if given).
-    `preexec_fn` runs in the child before it starts (e.g. to cap its memory)."""
+    started clang or lld). While it runs, the process is in `live` (if given)."""
     cmd = [str(c) for c in cmd]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=cwd, start_new_session=True,
-                            text=True, errors="replace", preexec_fn=preexec_fn)
+                            text=True, errors="replace")
     if live is not None:
         live.add(proc)
     try:

@@ -6,7 +6,9 @@ never by a signal, never by running out of memory or time. The cases ONNX define
 from __future__ import annotations
 
 import resource
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -25,13 +27,28 @@ def _cap_memory():
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
+def _run_capped(cmd: list[str], timeout: float) -> harness.Result:
+    """harness.run_command with the memory cap set in the child before it starts."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, text=True,
+                            errors="replace", preexec_fn=_cap_memory)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        harness.kill_group(proc)
+        out, err = proc.communicate()
+        rc = None
+    return harness.Result(cmd, rc, out, err, time.monotonic() - start, timeout)
+
+
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in generate.cases()])
 def test_hostile_compile(case: generate.Case, kiln, tmp_path):
     model = tmp_path / f"{case.name}.onnx"
     model.write_bytes(case.data)
     cmd = kiln.compile_cmd(model, tmp_path / "out.so", case.args)
-    result = harness.run_command(cmd, TIME_LIMIT * harness.timeout_scale(),
-                                 preexec_fn=_cap_memory)
+    result = _run_capped(cmd, TIME_LIMIT * harness.timeout_scale())
     what = f"kiln compile ({case.name})"
     if case.ok:
         if result.returncode != 0:
