@@ -65,3 +65,47 @@ def test_hostile_compile(case: generate.Case, kiln, tmp_path):
     missing = [e for e in case.expect if e.lower() not in low]
     if missing:
         fail(f"{what}: the message does not mention {missing}\n" + result.describe())
+
+
+def test_model_names_like_kiln_intermediates(kiln, tmp_path):
+    """Graph inputs named like the values kiln once invented (an opset-11 Hardmax's
+    Flatten, the old importer's `<output>/kiln.<Op>.<n>` expansion values) are still what
+    their readers read: the importer's added values get names no model value has, and
+    kiln-decompose's are SSA values with no name at all. Checked against onnxruntime."""
+    import numpy as np
+    from onnx import helper
+    F = generate.F
+    vi = generate._vi
+    nodes = [helper.make_node("Hardmax", ["x"], ["y"], name="hm", axis=1),
+             helper.make_node("Neg", ["y/kiln.flatten"], ["z"], name="neg_flat"),
+             helper.make_node("Neg", ["y/kiln.flatten.0"], ["z0"], name="neg_flat0"),
+             helper.make_node("LpNormalization", ["x"], ["n"], name="lp", axis=-1),
+             helper.make_node("Neg", ["n/kiln.LpNormalization.0"], ["m"], name="neg_lp")]
+    data = generate._model(
+        nodes,
+        [vi("x", F, [2, 3, 4]), vi("y/kiln.flatten", F, [2, 12]),
+         vi("y/kiln.flatten.0", F, [2, 12]), vi("n/kiln.LpNormalization.0", F, [2, 3, 4])],
+        [vi("y", F, [2, 3, 4]), vi("z", F, [2, 12]), vi("z0", F, [2, 12]),
+         vi("n", F, [2, 3, 4]), vi("m", F, [2, 3, 4])], opset=11)
+    model = tmp_path / "names.onnx"
+    model.write_bytes(data)
+    artifact = tmp_path / "names.so"
+    result = kiln.compile(model, artifact)
+    if result.returncode != 0:
+        fail("kiln compile failed\n" + result.describe())
+    rng = np.random.default_rng(0)
+    feeds = {"x": rng.standard_normal((2, 3, 4), np.float32),
+             "y/kiln.flatten": rng.standard_normal((2, 12), np.float32),
+             "y/kiln.flatten.0": rng.standard_normal((2, 12), np.float32),
+             "n/kiln.LpNormalization.0": rng.standard_normal((2, 3, 4), np.float32)}
+    reference = harness.ort_run(model, feeds)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    run = kiln.run(artifact, harness.save_inputs(feeds, tmp_path / "in"), out_dir)
+    if run.returncode != 0:
+        fail("kiln run failed\n" + run.describe())
+    got = harness.load_outputs(out_dir, list(reference))
+    problems = [p for n in reference
+                if (p := harness.compare(n, got[n], reference[n])) is not None]
+    if problems:
+        fail("\n".join(problems))
