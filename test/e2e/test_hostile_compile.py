@@ -109,3 +109,26 @@ def test_model_names_like_kiln_intermediates(kiln, tmp_path):
                 if (p := harness.compare(n, got[n], reference[n])) is not None]
     if problems:
         fail("\n".join(problems))
+
+
+def test_conv_without_input_channels_sums_nothing(kiln, tmp_path):
+    """A Conv over no input channels is the sum of no products: zeros (onnxruntime
+    refuses this model, so the reference is written out)."""
+    import numpy as np
+    case = next(c for c in generate.cases() if c.name == "conv_zero_in_channels")
+    model = tmp_path / "conv.onnx"
+    model.write_bytes(case.data)
+    artifact = tmp_path / "conv.so"
+    result = kiln.compile(model, artifact)
+    if result.returncode != 0:
+        fail("kiln compile failed\n" + result.describe())
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    feeds = {"x": np.zeros((1, 0, 4, 4), np.float32)}
+    run = kiln.run(artifact, harness.save_inputs(feeds, tmp_path / "in"), out_dir)
+    if run.returncode != 0:
+        fail("kiln run failed\n" + run.describe())
+    got = harness.load_outputs(out_dir, ["y"])["y"]
+    problem = harness.compare("y", got, np.zeros((1, 2, 2, 2), np.float32))
+    if problem:
+        fail(problem)

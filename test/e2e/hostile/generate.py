@@ -131,6 +131,17 @@ def cases() -> list[Case]:
         [_scalar("xs", F, 0.5), _scalar("xz", U8, 1), _scalar("ws", F, 0.25),
          _scalar("wz", U8, 2), _scalar("ys", F, 1.0), _scalar("yz", U8, 3)]), (), ok=True))
 
+    # Conv with no input or no output channels: an empty filter once became an empty
+    # LLVM global, and the translation divided by its element count (SIGFPE).
+    add(Case("conv_zero_in_channels", _model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_cin0")],
+        [_vi("x", F, [1, 0, 4, 4])], [_vi("y", F, [1, 2, 2, 2])],
+        [helper.make_tensor("w", F, [2, 0, 3, 3], [])]), (), ok=True))
+    add(Case("conv_zero_out_channels", _model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_cout0")],
+        [_vi("x", F, [1, 2, 4, 4])], [_vi("y", F, [1, 0, 2, 2])],
+        [helper.make_tensor("w", F, [0, 2, 3, 3], [])]), (), ok=True))
+
     # Out-of-memory from tiny files.
     add(Case("constantofshape_huge", _model(
         [helper.make_node("ConstantOfShape", ["shape"], ["y"], name="cos_huge")],
