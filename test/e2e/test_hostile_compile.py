@@ -132,3 +132,18 @@ def test_conv_without_input_channels_sums_nothing(kiln, tmp_path):
     problem = harness.compare("y", got, np.zeros((1, 2, 2, 2), np.float32))
     if problem:
         fail(problem)
+
+
+@pytest.mark.parametrize("args,expect", [
+    (["--max-tensor-bytes=0"], "needs an integer in [1, 2^62], got '0'"),
+    (["--max-unrolled-steps", "many"], "needs an integer in [1, 2^62], got 'many'"),
+    (["--max-table-elements"], "'--max-table-elements' needs a value"),
+])
+def test_limit_flags_reject_bad_values(kiln, tmp_path, args, expect):
+    case = next(c for c in generate.cases() if c.name == "conv_zero_in_channels")
+    model = tmp_path / "m.onnx"
+    model.write_bytes(case.data)
+    result = kiln.compile(model, tmp_path / "m.so", args)
+    problem = harness.check_clean_failure(result, [expect], "kiln compile " + " ".join(args))
+    if problem:
+        fail(problem)

@@ -42,13 +42,6 @@ struct ConstantLowering : OpConversionPattern<onnx::ConstantOp> {
     if (!resultType)
       return onnx::emitNodeError(op)
              << "result must be a static ranked tensor";
-    // No elements, no data: an empty tensor (an empty dense global would reach
-    // the LLVM translation, which divides by its element count).
-    if (resultType.getNumElements() == 0) {
-      rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
-          op, resultType.getShape(), resultType.getElementType());
-      return success();
-    }
     ElementsAttr attr;
     if (auto value = op.getValueAttr()) {
       attr = convertElementsAttrToSignless(value);
