@@ -2,6 +2,8 @@
 #ifndef KILN_COMPILER_OPTIONS_H
 #define KILN_COMPILER_OPTIONS_H
 
+#include "dialects/ONNX/Limits.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -36,6 +38,8 @@ struct CompileOptions {
   llvm::StringMap<std::string> specializedInputs;
   /// Keep intermediate files (object, descriptor source) next to the output.
   bool keepIntermediates = false;
+  /// What the model may make kiln build (the --max-* flags; docs/reliability.md).
+  CompileLimits limits;
 };
 
 } // namespace kiln

@@ -8,6 +8,7 @@
 #include "compiler/import/ModelImporter.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/DataTypes.h"
+#include "dialects/ONNX/Limits.h"
 #include "dialects/ONNX/ONNXDialect.h"
 #include "dialects/ONNX/ShapeInference/ShapeInference.h"
 #include "passes/Conversion/Passes.h"
@@ -133,6 +134,7 @@ LogicalResult compileModel(MLIRContext &context,
     return failure();
   };
 
+  setCompileLimits(options.limits);
   ImportOptions importOptions;
   for (const auto &entry : options.inputShapes)
     importOptions.inputShapes[entry.getKey()] = entry.getValue();

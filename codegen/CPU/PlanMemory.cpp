@@ -15,6 +15,8 @@
 
 #include "codegen/Passes.h"
 #include "dialects/Kiln/ABIAttributes.h"
+#include "dialects/ONNX/Diagnostics.h"
+#include "dialects/ONNX/Limits.h"
 
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -72,6 +74,35 @@ liveRange(memref::AllocOp alloc, Block &body,
   return std::make_pair(first, last);
 }
 
+/// Emits an error on `op` naming the ONNX node it comes from (when its location
+/// has one): `node 'NAME': <message>`.
+InFlightDiagnostic emitBufferError(Operation *op) {
+  InFlightDiagnostic diag = op->emitError();
+  if (std::optional<std::string> name = kiln::onnx::getNodeName(op))
+    diag << "node '" << *name << "': ";
+  return diag;
+}
+
+/// The bytes of a buffer of `type` rounded up to kAlignment, or an error when
+/// they are over the bytes-per-buffer limit (computed without wrapping: shapes
+/// can come from a hostile model).
+FailureOr<int64_t> getBufferBytes(Operation *op, MemRefType type) {
+  int64_t maxBytes = kiln::getCompileLimits().maxTensorBytes;
+  std::optional<int64_t> extent = kiln::getCheckedExtent(type.getShape());
+  std::optional<int64_t> bytes;
+  if (extent)
+    bytes = kiln::getCheckedBytes(llvm::is_contained(type.getShape(), 0) ? 0 : *extent,
+                                  type.getElementTypeBitWidth());
+  if (!bytes || *bytes > maxBytes - kAlignment) {
+    emitBufferError(op) << "a buffer of type " << type
+                        << " is over kiln's limit of " << maxBytes
+                        << " bytes per buffer (--max-tensor-bytes)";
+    return failure();
+  }
+  return std::max<int64_t>(kAlignment,
+                           (*bytes + kAlignment - 1) / kAlignment * kAlignment);
+}
+
 struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -86,24 +117,28 @@ struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
         index[&op] = position++;
 
       SmallVector<Buffer> buffers;
+      bool tooLarge = false;
       for (auto alloc : body.getOps<memref::AllocOp>()) {
         MemRefType type = alloc.getType();
         if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
             !type.getElementType().isIntOrIndexOrFloat() ||
             type.getElementType().isIndex() || type.getMemorySpace())
           continue;
+        FailureOr<int64_t> size = getBufferBytes(alloc, type);
+        if (failed(size)) {
+          tooLarge = true;
+          continue;
+        }
         std::optional<std::pair<int64_t, int64_t>> range =
             liveRange(alloc, body, index);
         if (!range)
           continue;
         // Each element takes whole bytes in memory (an i1 is stored as one
-        // byte by the LLVM lowering, not packed).
-        int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
-        int64_t size = type.getNumElements() * bytes;
-        size = std::max<int64_t>(kAlignment,
-                                 (size + kAlignment - 1) / kAlignment * kAlignment);
-        buffers.push_back({alloc, size, range->first, range->second});
+        // byte by the LLVM lowering, not packed): getBufferBytes.
+        buffers.push_back({alloc, *size, range->first, range->second});
       }
+      if (tooLarge)
+        return signalPassFailure();
 
       // Greedy first fit, largest first.
       SmallVector<Buffer *> order;
@@ -125,7 +160,16 @@ struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
           offset = std::max(offset, hi);
         }
         buffer->offset = offset;
-        total = std::max(total, offset + buffer->size);
+        // Offsets and sizes are below the limit each; their sum is checked.
+        std::optional<int64_t> end = kiln::checkedAdd(offset, buffer->size);
+        if (!end || *end > kiln::getCompileLimits().maxTensorBytes) {
+          emitBufferError(buffer->alloc)
+              << "the scratch arena would be over kiln's limit of "
+              << kiln::getCompileLimits().maxTensorBytes
+              << " bytes per buffer (--max-tensor-bytes)";
+          return signalPassFailure();
+        }
+        total = std::max(total, *end);
         placed.push_back(buffer);
       }
 

@@ -16,6 +16,7 @@
 #include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/DataTypes.h"
 #include "dialects/ONNX/Diagnostics.h"
+#include "dialects/ONNX/Limits.h"
 #include "dialects/ONNX/ONNXOps.h"
 #include "dialects/ONNX/OpBuilding.h"
 #include "dialects/ONNX/OpSchemas.h"
@@ -55,10 +56,6 @@ using kiln::onnx::getNewestKnownOpset;
 using kiln::onnx::lookupOpSchema;
 
 namespace {
-
-/// No single tensor (input, constant, external data) may be larger than this: a bigger
-/// size is a corrupt or hostile model, not a real one.
-constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 36; // 64 GiB
 
 /// Blobs are aligned for vector loads of any width the code generators use.
 constexpr size_t kBlobAlignment = 64;
@@ -113,9 +110,52 @@ uint64_t elementByteSize(Type type) {
   return type.getIntOrFloatBitWidth() / 8;
 }
 
-/// elements *= d; true on overflow.
-bool mulOverflows(uint64_t &elements, int64_t d) {
-  return __builtin_mul_overflow(elements, static_cast<uint64_t>(d), &elements);
+/// The typed data field (the proto field per ONNX data type) of `tensor` and its
+/// number of values; std::nullopt for types without one.
+std::optional<std::pair<const char *, uint64_t>>
+typedDataSize(const onnx::TensorProto &tensor) {
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    return std::make_pair("float_data", uint64_t(tensor.float_data_size()));
+  case onnx::TensorProto::DOUBLE:
+    return std::make_pair("double_data", uint64_t(tensor.double_data_size()));
+  case onnx::TensorProto::INT64:
+    return std::make_pair("int64_data", uint64_t(tensor.int64_data_size()));
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64:
+    return std::make_pair("uint64_data", uint64_t(tensor.uint64_data_size()));
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::BOOL:
+    return std::make_pair("int32_data", uint64_t(tensor.int32_data_size()));
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Error (started by `emit`) unless a tensor of `dims` and `elementType` is within
+/// the elements and bytes per tensor of dialects/ONNX/Limits.h.
+template <typename EmitFn>
+LogicalResult checkTensorSize(llvm::ArrayRef<int64_t> dims, Type elementType,
+                              EmitFn emit) {
+  const kiln::CompileLimits &limits = kiln::getCompileLimits();
+  std::optional<int64_t> extent = kiln::getCheckedExtent(dims);
+  if (!extent || *extent > limits.maxTensorElements)
+    return emit() << "its dimensions multiply to more than kiln's limit of "
+                  << limits.maxTensorElements
+                  << " elements per tensor (--max-tensor-elements)";
+  int64_t elements = llvm::is_contained(dims, 0) ? 0 : *extent;
+  std::optional<int64_t> bytes =
+      kiln::checkedMul(elements, static_cast<int64_t>(elementByteSize(elementType)));
+  if (!bytes || *bytes > limits.maxTensorBytes)
+    return emit() << "it would take more than kiln's limit of "
+                  << limits.maxTensorBytes << " bytes per tensor (--max-tensor-bytes)";
+  return success();
 }
 
 std::string sanitizeResourceName(llvm::StringRef name) {
@@ -149,6 +189,7 @@ public:
     return v ? v.getType() : Type();
   }
   std::string addConstant(DenseElementsAttr value, llvm::StringRef hint) override;
+  std::string freshName(llvm::StringRef hint) override;
   InFlightDiagnostic emitNodeError() override {
     return emitNodeErrorAt(currentLoc, currentNodeName, currentOpType);
   }
@@ -220,6 +261,10 @@ private:
   llvm::StringMap<Value> values; ///< ONNX value name -> SSA value
   Value noValue;
   unsigned freshNameCounter = 0;
+  /// Every value name the model mentions: names kiln invents avoid them all.
+  llvm::StringSet<> modelNames;
+  /// Bytes of the constants imported so far (--max-constant-bytes).
+  uint64_t constantBytes = 0;
 
   // The node being imported, for AdapterContext::emitNodeError.
   Location currentLoc;
@@ -371,21 +416,13 @@ FailureOr<RankedTensorType> ModelImporter::inputType(const onnx::ValueInfoProto 
     }
   }
 
-  uint64_t elements = 1;
-  for (int64_t d : dims)
-    if (d != 0 && (mulOverflows(elements, d) ||
-                   elements > kMaxTensorBytes))
-      return emitError() << "input '" << name << "' shape "
-                         << shapeFlag(dims).substr(name.size() + 9)
-                         << " has too many elements";
-  for (int64_t d : dims)
-    if (d == 0)
-      elements = 0;
-  if (elements * elementByteSize(elementType) > kMaxTensorBytes)
-    return emitError() << "input '" << name << "' would be "
-                       << elements * elementByteSize(elementType)
-                       << " bytes, over kiln's limit of " << kMaxTensorBytes
-                       << " bytes per tensor";
+  if (failed(checkTensorSize(dims, elementType, [&]() {
+        InFlightDiagnostic diag = emitError();
+        diag << "input '" << name << "' of shape "
+             << shapeFlag(dims).substr(name.size() + 9) << ": ";
+        return diag;
+      })))
+    return failure();
   return RankedTensorType::get(dims, elementType);
 }
 
@@ -408,42 +445,54 @@ FailureOr<ElementsAttr> ModelImporter::convertTensor(const onnx::TensorProto &te
     return fail() << "segmented tensors are not supported";
 
   SmallVector<int64_t> dims;
-  uint64_t elements = 1;
-  bool zero = false;
   for (int64_t d : tensor.dims()) {
     if (d < 0)
       return fail() << "negative dimension " << d;
     dims.push_back(d);
-    if (d == 0)
-      zero = true;
-    else if (mulOverflows(elements, d) || elements > kMaxTensorBytes)
-      return fail() << "its dimensions multiply to more elements than kiln accepts";
   }
-  if (zero)
-    elements = 0;
+  if (failed(checkTensorSize(dims, elementType, fail)))
+    return failure();
+  uint64_t elements = 1;
+  for (int64_t d : dims)
+    elements *= static_cast<uint64_t>(d); // fits: checkTensorSize passed
   uint64_t elemBytes = elementByteSize(elementType);
   uint64_t byteSize = elements * elemBytes;
-  if (byteSize > kMaxTensorBytes)
-    return fail() << "it is " << byteSize << " bytes, over kiln's limit of "
-                  << kMaxTensorBytes << " bytes per tensor";
   auto type = RankedTensorType::get(dims, elementType);
-
-  // The tensor's bytes (little-endian, bool as one byte each) in a 64-byte aligned blob.
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(byteSize, kBlobAlignment);
-  MutableArrayRef<char> bytes = blob.getMutableData();
 
   auto sizeMismatch = [&](llvm::StringRef field, uint64_t have, llvm::StringRef unit) {
     return fail() << field << " has " << have << " " << unit << " but its shape "
                   << "and type need " << (unit == "bytes" ? byteSize : elements);
   };
 
+  // Nothing sized by the declared shape is allocated before the data is known to
+  // have that size (a tiny file may declare any shape) and the model's constants
+  // stay within the limit.
   int32_t dt = tensor.data_type();
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+  bool external = tensor.data_location() == onnx::TensorProto::EXTERNAL;
+  if (!external) {
+    if (tensor.has_raw_data()) {
+      if (tensor.raw_data().size() != byteSize)
+        return sizeMismatch("raw_data", tensor.raw_data().size(), "bytes");
+    } else if (std::optional<std::pair<const char *, uint64_t>> field =
+                   typedDataSize(tensor)) {
+      if (field->second != elements)
+        return sizeMismatch(field->first, field->second, "elements");
+    }
+  }
+  uint64_t maxConstantBytes = kiln::getCompileLimits().maxConstantBytes;
+  if (byteSize > maxConstantBytes - std::min(constantBytes, maxConstantBytes))
+    return fail() << "the model's constants would take more than kiln's limit of "
+                  << maxConstantBytes << " bytes (--max-constant-bytes)";
+  constantBytes += byteSize;
+
+  // The tensor's bytes (little-endian, bool as one byte each) in a 64-byte aligned blob.
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(byteSize, kBlobAlignment);
+  MutableArrayRef<char> bytes = blob.getMutableData();
+
+  if (external) {
     if (failed(readExternalData(tensor, modelDir, bytes, fail)))
       return failure();
   } else if (tensor.has_raw_data()) {
-    if (tensor.raw_data().size() != byteSize)
-      return sizeMismatch("raw_data", tensor.raw_data().size(), "bytes");
     if (byteSize)
       std::memcpy(bytes.data(), tensor.raw_data().data(), byteSize);
   } else {
@@ -532,11 +581,19 @@ Value ModelImporter::createConstant(ElementsAttr value, Location loc) {
   return builder.create(state)->getResult(0);
 }
 
-std::string ModelImporter::addConstant(DenseElementsAttr value, llvm::StringRef hint) {
+std::string ModelImporter::freshName(llvm::StringRef hint) {
+  // Not a name of the model's, wherever it appears: a value kiln adds must never
+  // replace (or be replaced by) one of the model's.
   std::string name;
   do {
-    name = currentNodeName + "." + hint.str() + "." + std::to_string(freshNameCounter++);
-  } while (values.count(name));
+    name = hint.str() + "." + std::to_string(freshNameCounter++);
+  } while (modelNames.contains(name) || values.count(name));
+  modelNames.insert(name);
+  return name;
+}
+
+std::string ModelImporter::addConstant(DenseElementsAttr value, llvm::StringRef hint) {
+  std::string name = freshName(currentNodeName + "." + hint.str());
   values[name] = createConstant(cast<ElementsAttr>(value),
                                 nodeLoc(currentNodeName + "." + hint.str()));
   return name;
@@ -829,8 +886,9 @@ LogicalResult ModelImporter::specializeInputs() {
     if (value->getType() != arg.getType())
       return emitError() << "--specialize " << name << ": the value is "
                          << value->getType() << " but the input is " << arg.getType();
-    std::string argKey = "kiln.specialize." + name + ".argument";
-    std::string valueKey = "kiln.specialize." + name + ".value";
+    std::string prefix = "kiln.specialize." + name + ".";
+    std::string argKey = freshName(prefix + "argument");
+    std::string valueKey = freshName(prefix + "value");
     values[argKey] = arg;
     values[valueKey] = createConstant(*value, loc);
     values[name] = values[valueKey];
@@ -851,21 +909,23 @@ LogicalResult ModelImporter::specializeInputs() {
       }
       return n;
     };
-    std::string prefix = "kiln.specialize." + name + ".";
+    std::string equal = freshName(prefix + "equal"),
+                equalI32 = freshName(prefix + "equal_i32"),
+                all = freshName(prefix + "all"), ok = freshName(prefix + "ok");
     SmallVector<onnx::NodeProto> guard = {
-        node("Equal", {argKey, valueKey}, prefix + "equal"),
-        node("Cast", {prefix + "equal"}, prefix + "equal_i32",
+        node("Equal", {argKey, valueKey}, equal),
+        node("Cast", {equal}, equalI32,
              std::make_pair(StringRef("to"), int64_t(onnx::TensorProto::INT32))),
-        node("ReduceMin", {prefix + "equal_i32"}, prefix + "all",
+        node("ReduceMin", {equalI32}, all,
              std::make_pair(StringRef("keepdims"), int64_t(0))),
-        node("Cast", {prefix + "all"}, prefix + "ok",
+        node("Cast", {all}, ok,
              std::make_pair(StringRef("to"), int64_t(onnx::TensorProto::BOOL))),
     };
     for (const onnx::NodeProto &n : guard)
       if (failed(importNode(n, -1)))
         return failure();
     OpBuilder::InsertionGuard insertion(builder);
-    kiln::CheckOp::create(builder, loc, values.lookup(prefix + "ok"),
+    kiln::CheckOp::create(builder, loc, values.lookup(ok),
                           builder.getStringAttr("input '" + name +
                                                 "' differs from the value the model was "
                                                 "compiled for (--specialize)"));
@@ -1044,7 +1104,12 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
 LogicalResult ModelImporter::buildResults() {
   const onnx::GraphProto &graph = model.graph();
   SmallVector<Value> returned;
+  llvm::StringSet<> outputNames;
   for (const onnx::ValueInfoProto &output : graph.output()) {
+    // The runtime binds outputs by name: two with one name could never both be read.
+    if (!outputNames.insert(output.name()).second)
+      return emitError() << "graph output '" << output.name()
+                         << "' is listed twice; outputs need distinct names";
     Value v = values.lookup(output.name());
     if (!v)
       return emitError() << "graph output '" << output.name()
@@ -1095,6 +1160,21 @@ FailureOr<OwningOpRef<ModuleOp>> ModelImporter::run() {
     producer += (producer.empty() ? "" : " ") + model.producer_version();
   (*module)->setAttr("onnx.producer", builder.getStringAttr(producer));
 
+  const onnx::GraphProto &graph = model.graph();
+  for (const onnx::ValueInfoProto &v : graph.input())
+    modelNames.insert(v.name());
+  for (const onnx::ValueInfoProto &v : graph.output())
+    modelNames.insert(v.name());
+  for (const onnx::ValueInfoProto &v : graph.value_info())
+    modelNames.insert(v.name());
+  for (const onnx::TensorProto &t : graph.initializer())
+    modelNames.insert(t.name());
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &name : node.input())
+      modelNames.insert(name);
+    for (const std::string &name : node.output())
+      modelNames.insert(name);
+  }
   if (failed(createFunction()))
     return failure();
   FailureOr<SmallVector<int>> order = sortNodes();

@@ -790,8 +790,8 @@ LogicalResult kiln::import::adaptToNewestNodes(const ::onnx::NodeProto &node, in
     out.push_back(std::move(n));
     return &out.back();
   };
-  std::string flat = node.output(0) + "/kiln.flatten";
-  std::string hardmax = node.output(0) + "/kiln.hardmax";
+  std::string flat = ctx.freshName(node.output(0) + "/kiln.flatten");
+  std::string hardmax = ctx.freshName(node.output(0) + "/kiln.hardmax");
   setIntAttr(*add("Flatten", {inputName(node, 0).str()}, flat), "axis", axis);
   setIntAttr(*add("Hardmax", {flat}, hardmax), "axis", 1);
   add("Reshape", {hardmax, addI64Constant(ctx, input.getShape(), "shape")}, node.output(0));

@@ -39,6 +39,9 @@ public:
   /// Builds an onnx.Constant holding `value` and returns the fresh value name under which
   /// the node can use it as an input.
   virtual std::string addConstant(mlir::DenseElementsAttr value, llvm::StringRef hint) = 0;
+  /// A value name starting with `hint` that no value of the model has or will have, for
+  /// the outputs of the nodes an adapter adds.
+  virtual std::string freshName(llvm::StringRef hint) = 0;
   /// Starts an error about the node: `node 'NAME' (OpType, opset N): `.
   virtual mlir::InFlightDiagnostic emitNodeError() = 0;
   virtual mlir::MLIRContext *getContext() = 0;

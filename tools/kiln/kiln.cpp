@@ -17,6 +17,7 @@
 #include "mlir/IR/MLIRContext.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -24,6 +25,9 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <new>
+#include <optional>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -53,6 +57,10 @@ constexpr const char *kUsage =
     "      --precision fp32     numeric precision (only fp32 so far)\n"
     "      --keep-intermediates keep the object and descriptor source in "
     "OUTPUT.kiln/\n"
+    "      --max-tensor-elements N, --max-tensor-bytes N, --max-unrolled-steps N,\n"
+    "      --max-table-elements N, --max-constant-bytes N\n"
+    "                           what a model may make kiln build (defaults and\n"
+    "                           meaning: docs/reliability.md)\n"
     "  kiln run MODEL.so [--input NAME=FILE.npy]... [--output-dir DIR] "
     "[--threads N] [--repeat N] [--seed S]\n"
     "  kiln inspect MODEL.so\n"
@@ -60,6 +68,25 @@ constexpr const char *kUsage =
     "[--concurrency N] [--threads N]\n"
     "                           p50/p90/p99 latency and throughput (kiln-run "
     "--bench)\n";
+
+/// Limits are at most 2^62, so sums of two sizes within them never wrap.
+constexpr int64_t kMaxLimit = int64_t(1) << 62;
+
+/// The field of `limits` a --max-* flag (`--max-x N` or `--max-x=N`) sets.
+std::optional<int64_t *> limitFlag(StringRef arg, kiln::CompileLimits &limits) {
+  StringRef flag = arg.take_front(arg.find('='));
+  if (flag == "--max-tensor-elements")
+    return &limits.maxTensorElements;
+  if (flag == "--max-tensor-bytes")
+    return &limits.maxTensorBytes;
+  if (flag == "--max-unrolled-steps")
+    return &limits.maxUnrolledSteps;
+  if (flag == "--max-table-elements")
+    return &limits.maxTableElements;
+  if (flag == "--max-constant-bytes")
+    return &limits.maxConstantBytes;
+  return std::nullopt;
+}
 
 int usageError(const Twine &message) {
   errs() << "kiln: error: " << message << "\n" << kUsage;
@@ -160,6 +187,15 @@ int runCompile(ArrayRef<StringRef> args) {
           return usageError("--specialize expects NAME=FILE.pb (got '" + v + "')");
         options.specializedInputs[name] = file.str();
       }
+    } else if (std::optional<int64_t *> limit = limitFlag(arg, options.limits)) {
+      std::string flag = arg.take_front(arg.find('=')).str(), text;
+      if (!value(flag, text) || text == "\x01")
+        return usageError("option '" + flag + "' needs a value");
+      int64_t n;
+      if (StringRef(text).getAsInteger(10, n) || n <= 0 || n > kMaxLimit)
+        return usageError("option '" + flag +
+                          "' needs an integer in [1, 2^62], got '" + text + "'");
+      **limit = n;
     } else if (arg == "--keep-intermediates") {
       options.keepIntermediates = true;
     } else if (arg.starts_with("-")) {
@@ -233,8 +269,24 @@ int delegateToRunner(const char *argv0, StringRef subcommand,
 
 } // namespace
 
+/// The last line of defense when memory runs out anyway (a model within the
+/// limits that still needs more than the process may use): an error and exit
+/// code 1, not an abort.
+[[noreturn]] void outOfMemory() {
+  static const char message[] =
+      "kiln: error: out of memory while compiling (the model needs more memory "
+      "than this process may use; lower the --max-* limits to find the node, "
+      "docs/reliability.md)\n";
+  // Nothing that allocates: write(2) and _exit.
+  (void)!::write(2, message, sizeof(message) - 1);
+  ::_exit(1);
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  std::set_new_handler(outOfMemory);
+  llvm::install_bad_alloc_error_handler(
+      [](void *, const char *, bool) { outOfMemory(); });
   if (argc < 2)
     return usageError("no command given");
   StringRef command = argv[1];

@@ -51,12 +51,27 @@ LogicalResult inferAttention(Operation *op) {
     headSize = q->getDimSize(3);
     vHeadSize = v->getDimSize(3);
   }
+  // Grouped-query attention shares each K/V head among qHeads / kvHeads query
+  // heads: ONNX needs a positive multiple (no K/V head at all is an error, not
+  // a division by zero).
+  int64_t vHeads = rank == 4 ? v->getDimSize(1) : kvHeads;
+  if (kvHeads <= 0 || qHeads % kvHeads != 0 || vHeads != kvHeads) {
+    emitNodeError(op) << "Q has " << qHeads << " heads, K " << kvHeads
+                      << " and V " << vHeads
+                      << "; K and V need the same positive number of heads "
+                         "that divides Q's";
+    return failure();
+  }
+  CheckedDims dims;
+  int64_t qHidden = dims.mul(qHeads, vHeadSize);
+  if (failed(dims.check(op)))
+    return failure();
   int64_t pastLen = *pastKey ? pastKey->getDimSize(2) : 0;
   int64_t totalLen = pastLen + kvLen;
   Type elem = q->getElementType();
   SmallVector<int64_t> y = rank == 4
                                ? SmallVector<int64_t>{batch, qHeads, qLen, vHeadSize}
-                               : SmallVector<int64_t>{batch, qLen, qHeads * vHeadSize};
+                               : SmallVector<int64_t>{batch, qLen, qHidden};
   if (failed(setResultType(op, 0, y, elem)) ||
       failed(setResultType(op, 1, {batch, kvHeads, totalLen, headSize}, elem)) ||
       failed(setResultType(op, 2, {batch, kvHeads, totalLen, vHeadSize}, elem)))

@@ -100,8 +100,18 @@ LogicalResult inferRange(Operation *op) {
     emitNodeError(op) << "delta must not be 0";
     return failure();
   }
-  int64_t n = std::max<int64_t>(
-      0, static_cast<int64_t>(std::ceil((v[1] - v[0]) / v[2])));
+  // The count is checked as a double before it becomes an integer: an infinite
+  // or huge limit would convert to anything.
+  double count = std::ceil((v[1] - v[0]) / v[2]);
+  int64_t max = getCompileLimits().maxTensorElements;
+  if (!std::isfinite(count) || count > static_cast<double>(max)) {
+    emitNodeError(op) << "start " << v[0] << ", limit " << v[1] << " and delta "
+                      << v[2] << " make " << count << " elements, over kiln's "
+                      << "limit of " << max
+                      << " elements per tensor (--max-tensor-elements)";
+    return failure();
+  }
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
   return setResultType(op, 0, {n}, start->getElementType());
 }
 

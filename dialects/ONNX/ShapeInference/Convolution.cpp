@@ -78,7 +78,8 @@ LogicalResult inferConvGeneric(Operation *op, unsigned xIndex, unsigned wIndex,
   if (failed(c))
     return failure();
   int64_t channels = c->x.getDimSize(1), m = c->w.getDimSize(0);
-  if (channels != c->w.getDimSize(1) * c->group) {
+  if (std::optional<int64_t>(channels) !=
+      checkedMul(c->w.getDimSize(1), c->group)) {
     emitNodeError(op) << "input channels " << channels << " do not match W "
                       << c->w << " with group " << c->group
                       << " (expected W.shape[1] * group = " << channels << ")";
@@ -139,8 +140,10 @@ LogicalResult inferConvTranspose(Operation *op) {
                       << " do not match W.shape[0] of " << c->w;
     return failure();
   }
-  int64_t m = c->w.getDimSize(1) * c->group;
-  if (failed(checkBias(op, 2, m)))
+  CheckedDims dims;
+  int64_t m = dims.mul(c->w.getDimSize(1), c->group);
+  if (failed(dims.check(op, "W.shape[1] * group")) ||
+      failed(checkBias(op, 2, m)))
     return failure();
   int64_t n = c->x.getRank() - 2;
   FailureOr<WindowParams> params = getWindowParams(op, n, c->kernel);
@@ -172,15 +175,20 @@ LogicalResult inferConvTranspose(Operation *op) {
       shape.push_back((*outputShape)[i]);
     } else if (params->autoPad == "SAME_UPPER" ||
                params->autoPad == "SAME_LOWER") {
-      shape.push_back(in * params->strides[i]);
+      shape.push_back(dims.mul(in, params->strides[i]));
     } else {
       int64_t pads = params->autoPad == "VALID"
                          ? 0
-                         : params->pads[i] + params->pads[i + n];
-      shape.push_back(params->strides[i] * (in - 1) + outputPadding[i] +
-                      (c->kernel[i] - 1) * params->dilations[i] + 1 - pads);
+                         : dims.add(params->pads[i], params->pads[i + n]);
+      int64_t span = dims.add(dims.mul(params->strides[i], in - 1),
+                              outputPadding[i]);
+      int64_t kernel =
+          dims.add(dims.mul(c->kernel[i] - 1, params->dilations[i]), 1);
+      shape.push_back(dims.sub(dims.add(span, kernel), pads));
     }
   }
+  if (failed(dims.check(op)))
+    return failure();
   return setResultType(op, 0, shape, c->x.getElementType());
 }
 

@@ -19,6 +19,19 @@ using namespace mlir;
 namespace kiln::onnx {
 namespace {
 
+/// A dimension computed in floating point (Resize's scales), as an integer; an
+/// error naming `input` when it is not finite or over the elements limit.
+FailureOr<int64_t> toDimension(Operation *op, double value, StringRef input) {
+  int64_t max = getCompileLimits().maxTensorElements;
+  if (!(value >= 0) || value > static_cast<double>(max)) {
+    emitNodeError(op) << "input '" << input << "' makes an output dimension of "
+                      << value << ", outside [0, " << max
+                      << "] (--max-tensor-elements)";
+    return failure();
+  }
+  return static_cast<int64_t>(value);
+}
+
 Type getI64(Operation *op) { return IntegerType::get(op->getContext(), 64); }
 
 //===----------------------------------------------------------------------===//
@@ -152,7 +165,13 @@ LogicalResult inferReshape(Operation *op) {
       d = data->getDimSize(i);
     }
     shape.push_back(d);
-    known *= d;
+    std::optional<int64_t> product = checkedMul(known, d);
+    if (!product) {
+      emitNodeError(op) << "shape's dimensions multiply to more than 64-bit "
+                           "integers hold";
+      return failure();
+    }
+    known = *product;
   }
   int64_t total = data->getNumElements();
   if (inferred != -1) {
@@ -257,7 +276,7 @@ LogicalResult inferSplit(Operation *op) {
                         << numResults << " outputs";
       return failure();
     }
-    int64_t chunk = (dim + n - 1) / n;
+    int64_t chunk = dim == 0 ? 0 : (dim - 1) / n + 1;
     if (dim > 0 && dim - chunk * (n - 1) <= 0) {
       emitNodeError(op) << "cannot split axis " << *axis << " of size " << dim
                         << " into " << n << " outputs";
@@ -473,11 +492,15 @@ LogicalResult inferSlice(Operation *op) {
     if (step > 0) {
       start = std::clamp<int64_t>(start, 0, dim);
       end = std::clamp<int64_t>(end, 0, dim);
-      size = end > start ? (end - start + step - 1) / step : 0;
+      size = end > start ? (end - start - 1) / step + 1 : 0;
     } else {
       start = std::clamp<int64_t>(start, 0, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
-      size = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+      // -step would overflow for INT64_MIN; the span is below 2^63.
+      size = start <= end ? 0
+             : step == std::numeric_limits<int64_t>::min()
+                 ? 1
+                 : (start - end - 1) / (-step) + 1;
     }
     shape[axis] = size;
   }
@@ -578,13 +601,16 @@ LogicalResult inferTile(Operation *op) {
     return failure();
   }
   SmallVector<int64_t> shape;
+  CheckedDims dims;
   for (auto [d, r] : llvm::zip(x->getShape(), *repeats)) {
     if (r < 0) {
       emitNodeError(op) << "repeats has negative value " << r;
       return failure();
     }
-    shape.push_back(d * r);
+    shape.push_back(dims.mul(d, r));
   }
+  if (failed(dims.check(op, "input shape times repeats")))
+    return failure();
   return setResultType(op, 0, shape, x->getElementType());
 }
 
@@ -620,8 +646,12 @@ LogicalResult inferPad(Operation *op) {
     return failure();
   }
   SmallVector<int64_t> shape(x->getShape());
+  CheckedDims dims;
   for (int64_t i = 0; i < n; ++i)
-    shape[axes[i]] += (*pads)[i] + (*pads)[i + n];
+    shape[axes[i]] =
+        dims.add(shape[axes[i]], dims.add((*pads)[i], (*pads)[i + n]));
+  if (failed(dims.check(op, "input shape plus pads")))
+    return failure();
   return setResultType(op, 0, shape, x->getElementType());
 }
 
@@ -634,7 +664,10 @@ LogicalResult inferDepthToSpace(Operation *op) {
   if (failed(x))
     return failure();
   int64_t b = getIntAttr(op, "blocksize", 0);
-  if (x->getRank() != 4 || b <= 0 || x->getDimSize(1) % (b * b) != 0) {
+  CheckedDims dims;
+  int64_t b2 = dims.mul(b, b);
+  if (x->getRank() != 4 || b <= 0 || dims.failed() ||
+      x->getDimSize(1) % b2 != 0) {
     emitNodeError(op)
         << "input " << *x
         << " must be 4-D with channels divisible by blocksize^2 (blocksize = "
@@ -642,8 +675,11 @@ LogicalResult inferDepthToSpace(Operation *op) {
     return failure();
   }
   ArrayRef<int64_t> s = x->getShape();
-  return setResultType(op, 0, {s[0], s[1] / (b * b), s[2] * b, s[3] * b},
-                       x->getElementType());
+  SmallVector<int64_t> shape = {s[0], s[1] / b2, dims.mul(s[2], b),
+                                dims.mul(s[3], b)};
+  if (failed(dims.check(op)))
+    return failure();
+  return setResultType(op, 0, shape, x->getElementType());
 }
 
 LogicalResult inferSpaceToDepth(Operation *op) {
@@ -659,8 +695,12 @@ LogicalResult inferSpaceToDepth(Operation *op) {
     return failure();
   }
   ArrayRef<int64_t> s = x->getShape();
-  return setResultType(op, 0, {s[0], s[1] * b * b, s[2] / b, s[3] / b},
-                       x->getElementType());
+  CheckedDims dims;
+  SmallVector<int64_t> shape = {s[0], dims.mul(dims.mul(s[1], b), b), s[2] / b,
+                                s[3] / b};
+  if (failed(dims.check(op)))
+    return failure();
+  return setResultType(op, 0, shape, x->getElementType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -689,8 +729,18 @@ LogicalResult inferOneHot(Operation *op) {
   FailureOr<int64_t> axis = normalizeAxis(op, getIntAttr(op, "axis", -1), rank);
   if (failed(axis))
     return failure();
+  // The depth is a generated table's size (kiln-decompose's iota); checked
+  // before it becomes an integer.
+  double d = (*depth)[0];
+  int64_t maxDepth = getCompileLimits().maxTableElements;
+  if (!(d >= 0) || d > static_cast<double>(maxDepth)) {
+    emitNodeError(op) << "depth " << d << " is negative or over kiln's limit of "
+                      << maxDepth << " elements per generated table "
+                      << "(--max-table-elements)";
+    return failure();
+  }
   SmallVector<int64_t> shape(indices->getShape());
-  shape.insert(shape.begin() + *axis, static_cast<int64_t>((*depth)[0]));
+  shape.insert(shape.begin() + *axis, static_cast<int64_t>(d));
   return setResultType(op, 0, shape, values->getElementType());
 }
 
@@ -748,9 +798,13 @@ LogicalResult inferResize(Operation *op) {
             static_cast<float>(size) / static_cast<float>(x->getDimSize(axis));
         scale = notLarger ? std::min(scale, s) : std::max(scale, s);
       }
-      for (int64_t axis : axes)
-        shape[axis] = static_cast<int64_t>(
-            std::round(scale * static_cast<float>(x->getDimSize(axis))));
+      for (int64_t axis : axes) {
+        FailureOr<int64_t> size = toDimension(
+            op, std::round(double(scale) * double(x->getDimSize(axis))), "sizes");
+        if (failed(size))
+          return failure();
+        shape[axis] = *size;
+      }
     } else {
       emitNodeError(op) << "unknown keep_aspect_ratio_policy '" << policy
                         << "'";
@@ -771,8 +825,14 @@ LogicalResult inferResize(Operation *op) {
       emitNodeError(op) << "scales must be positive, got " << scale;
       return failure();
     }
-    shape[axis] = static_cast<int64_t>(std::floor(
-        static_cast<float>(x->getDimSize(axis)) * static_cast<float>(scale)));
+    FailureOr<int64_t> size = toDimension(
+        op,
+        std::floor(static_cast<float>(x->getDimSize(axis)) *
+                   static_cast<float>(scale)),
+        "scales");
+    if (failed(size))
+      return failure();
+    shape[axis] = *size;
   }
   return setResultType(op, 0, shape, x->getElementType());
 }

@@ -4,6 +4,7 @@
 
 #include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/Diagnostics.h"
+#include "dialects/ONNX/Limits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -139,8 +140,46 @@ LogicalResult setResultType(Operation *op, unsigned index,
       return failure();
     }
   }
+  if (failed(checkTensorSize(op, shape, elementType,
+                             "output " + std::to_string(index))))
+    return failure();
   op->getResult(index).setType(RankedTensorType::get(shape, elementType));
   return success();
+}
+
+LogicalResult checkTensorSize(Operation *op, ArrayRef<int64_t> shape,
+                              Type elementType, StringRef what) {
+  const CompileLimits &limits = getCompileLimits();
+  std::optional<int64_t> extent = getCheckedExtent(shape);
+  if (!extent || *extent > limits.maxTensorElements) {
+    InFlightDiagnostic diag = emitNodeError(op);
+    diag << what << " would have shape ";
+    printShape(diag, shape);
+    diag << ", over kiln's limit of " << limits.maxTensorElements
+         << " elements per tensor (--max-tensor-elements)";
+    return failure();
+  }
+  if (!elementType.isIntOrFloat())
+    return success();
+  int64_t elements = llvm::is_contained(shape, 0) ? 0 : *extent;
+  std::optional<int64_t> bytes =
+      getCheckedBytes(elements, elementType.getIntOrFloatBitWidth());
+  if (!bytes || *bytes > limits.maxTensorBytes) {
+    InFlightDiagnostic diag = emitNodeError(op);
+    diag << what << " would have shape ";
+    printShape(diag, shape);
+    diag << " of " << elementType << ", over kiln's limit of "
+         << limits.maxTensorBytes << " bytes per tensor (--max-tensor-bytes)";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult CheckedDims::check(Operation *op, StringRef what) const {
+  if (!overflowed)
+    return success();
+  emitNodeError(op) << what << " overflows 64-bit integers";
+  return failure();
 }
 
 //===----------------------------------------------------------------------===//
@@ -219,6 +258,7 @@ FailureOr<SmallVector<int64_t>> normalizeAxes(Operation *op,
 }
 
 int64_t getNumElements(ArrayRef<int64_t> shape) {
+  // Every shape here passed checkTensorSize: its product fits.
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;
@@ -320,12 +360,16 @@ computeWindowOutputShape(Operation *op, ArrayRef<int64_t> input,
                          WindowParams &params) {
   int64_t n = input.size();
   SmallVector<int64_t> out;
+  // Attributes may hold any int64: every sum and product is checked.
+  CheckedDims dims;
   for (int64_t i = 0; i < n; ++i) {
     int64_t in = input[i], stride = params.strides[i];
-    int64_t effKernel = (params.kernel[i] - 1) * params.dilations[i] + 1;
+    int64_t effKernel =
+        dims.add(dims.mul(params.kernel[i] - 1, params.dilations[i]), 1);
     if (params.autoPad == "SAME_UPPER" || params.autoPad == "SAME_LOWER") {
-      int64_t o = (in + stride - 1) / stride;
-      int64_t total = std::max<int64_t>(0, (o - 1) * stride + effKernel - in);
+      int64_t o = in == 0 ? 0 : (in - 1) / stride + 1;
+      int64_t total = std::max<int64_t>(
+          0, dims.sub(dims.add(dims.mul(o - 1, stride), effKernel), in));
       int64_t small = total / 2, large = total - small;
       bool upper = params.autoPad == "SAME_UPPER";
       params.pads[i] = upper ? small : large;
@@ -337,7 +381,9 @@ computeWindowOutputShape(Operation *op, ArrayRef<int64_t> input,
       params.pads[i] = 0;
       params.pads[i + n] = 0;
     }
-    int64_t padded = in + params.pads[i] + params.pads[i + n];
+    int64_t padded = dims.add(in, dims.add(params.pads[i], params.pads[i + n]));
+    if (failed(dims.check(op, "the window's size or padding")))
+      return failure();
     if (padded < effKernel) {
       emitNodeError(op)
           << "kernel of size " << effKernel
@@ -347,7 +393,7 @@ computeWindowOutputShape(Operation *op, ArrayRef<int64_t> input,
     }
     int64_t o;
     if (params.ceilMode) {
-      o = (padded - effKernel + stride - 1) / stride + 1;
+      o = padded - effKernel == 0 ? 1 : (padded - effKernel - 1) / stride + 2;
       // The last window must start inside the input or the begin padding.
       if ((o - 1) * stride >= in + params.pads[i])
         --o;
@@ -356,6 +402,8 @@ computeWindowOutputShape(Operation *op, ArrayRef<int64_t> input,
     }
     out.push_back(o);
   }
+  if (failed(dims.check(op, "the window's size or padding")))
+    return failure();
   return out;
 }
 

@@ -11,6 +11,7 @@
 #ifndef KILN_DIALECTS_ONNX_SHAPEINFERENCE_SHAPEHELPERS_H
 #define KILN_DIALECTS_ONNX_SHAPEINFERENCE_SHAPEHELPERS_H
 
+#include "dialects/ONNX/Limits.h"
 #include "dialects/ONNX/ONNXDialect.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -98,14 +99,44 @@ mlir::LogicalResult emitNonConstantInput(mlir::Operation *op,
 //===----------------------------------------------------------------------===//
 
 /// Sets result `index` to tensor<shape x elementType>. Fails (with an error) on
-/// a negative dimension.
+/// a negative dimension and on a tensor over the limits (checkTensorSize).
 mlir::LogicalResult setResultType(mlir::Operation *op, unsigned index,
                                   llvm::ArrayRef<int64_t> shape,
                                   mlir::Type elementType);
 
+/// Error unless a tensor of `shape` and `elementType` is within the limits of
+/// dialects/ONNX/Limits.h (elements and bytes per tensor, computed without
+/// wrapping); `what` names it in the message ("output 0").
+mlir::LogicalResult checkTensorSize(mlir::Operation *op,
+                                    llvm::ArrayRef<int64_t> shape,
+                                    mlir::Type elementType,
+                                    llvm::StringRef what);
+
 //===----------------------------------------------------------------------===//
 // Shapes
 //===----------------------------------------------------------------------===//
+
+/// Dimension arithmetic that cannot wrap: each step checks for int64 overflow
+/// and remembers it (the step's value is then 0); check() reports it. Used
+/// wherever a dimension is computed from model-given numbers (Tile's repeats,
+/// pads, strides, block sizes), so a wrapped size never looks valid.
+class CheckedDims {
+public:
+  int64_t mul(int64_t a, int64_t b) { return step(kiln::checkedMul(a, b)); }
+  int64_t add(int64_t a, int64_t b) { return step(kiln::checkedAdd(a, b)); }
+  int64_t sub(int64_t a, int64_t b) { return step(kiln::checkedSub(a, b)); }
+  bool failed() const { return overflowed; }
+  /// Emits `node ...: <what> overflows 64-bit integers` after an overflow.
+  mlir::LogicalResult check(mlir::Operation *op,
+                            llvm::StringRef what = "the output shape") const;
+
+private:
+  int64_t step(std::optional<int64_t> v) {
+    overflowed |= !v;
+    return v.value_or(0);
+  }
+  bool overflowed = false;
+};
 
 /// Multidirectional (numpy) broadcast of `shapes`; error on incompatible
 /// dimensions.

@@ -96,6 +96,22 @@ struct ConvertONNXToLinalgPass
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
 
+    // Constants with no elements hold no data: empty tensors. Done after the
+    // patterns, which may read them (a Reduce's empty `axes`); an empty dense
+    // constant would become an empty LLVM global, and MLIR's translation
+    // divides by its element count.
+    module.walk([&](arith::ConstantOp op) {
+      auto type = dyn_cast<RankedTensorType>(op.getType());
+      if (!type || !type.hasStaticShape() || type.getNumElements() != 0)
+        return;
+      OpBuilder b(op);
+      op.replaceAllUsesWith(
+          tensor::EmptyOp::create(b, op.getLoc(), type.getShape(),
+                                  type.getElementType())
+              .getResult());
+      op.erase();
+    });
+
     // Absent optional inputs/outputs: no lowered op reads a `none` value.
     bool noneUsed = false;
     module.walk([&](kiln::onnx::NoValueOp op) {

@@ -306,7 +306,9 @@ ElementsAttr transposeElementsAttr(ElementsAttr attr, ArrayRef<int64_t> perm,
   if (!attrType || !attrType.hasStaticShape())
     return nullptr;
   SmallVector<int64_t> srcShape(shape.empty() ? attrType.getShape() : shape);
-  if (srcShape.size() != perm.size() ||
+  // No elements: nothing to move at compile time (and an empty constant would
+  // become an empty global, which the LLVM translation divides by).
+  if (srcShape.size() != perm.size() || attrType.getNumElements() == 0 ||
       ShapedType::getNumElements(srcShape) != attrType.getNumElements())
     return nullptr;
   SmallVector<int64_t> dstShape = applyPermutation(srcShape, perm);

@@ -175,7 +175,7 @@ LogicalResult expandAttention(Expansion &e) {
 
   // Grouped-query attention: each K/V head serves qHeads / kvHeads Q heads.
   if (qHeads != kvHeads) {
-    if (qHeads % kvHeads)
+    if (kvHeads <= 0 || qHeads % kvHeads)
       return e.error() << "q heads (" << qHeads << ") must be a multiple of "
                        << "kv heads (" << kvHeads << ")",
              failure();

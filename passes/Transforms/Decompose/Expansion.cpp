@@ -6,6 +6,7 @@
 
 #include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/Diagnostics.h"
+#include "dialects/ONNX/Limits.h"
 #include "dialects/ONNX/OpBuilding.h"
 #include "dialects/ONNX/OpSchemas.h"
 
@@ -175,6 +176,16 @@ InFlightDiagnostic Expansion::error() {
   return kiln::onnx::emitNodeError(op);
 }
 
+LogicalResult Expansion::checkTable(int64_t elements, StringRef what) {
+  int64_t max = kiln::getCompileLimits().maxTableElements;
+  if (elements <= max)
+    return success();
+  error() << what << " would be a table of " << elements
+          << " elements, over kiln's limit of " << max
+          << " elements per generated table (--max-table-elements)";
+  return failure();
+}
+
 V Expansion::add(StringRef opType, ArrayRef<V> inputs, ArrayRef<Attr> attrs,
                  Output result) {
   if (hasFailed)
@@ -261,6 +272,8 @@ int64_t onnxFloatType(Type t) {
 }
 
 V iota(Expansion &e, int64_t n, int64_t axis, int64_t rank) {
+  if (failed(e.checkTable(n, "an index table")))
+    return V();
   SmallVector<int64_t> values, shape(rank, 1);
   for (int64_t i = 0; i < n; ++i)
     values.push_back(i);

@@ -141,6 +141,9 @@ public:
   std::optional<llvm::SmallVector<int64_t>> constantInts(V value) const;
   /// Starts an error naming the op's node: `node 'NAME' (OpType, opset N): `.
   mlir::InFlightDiagnostic error();
+  /// Error unless a table of `elements` elements that the expansion generates
+  /// at compile time (`what`) is within kiln's limit (dialects/ONNX/Limits.h).
+  mlir::LogicalResult checkTable(int64_t elements, llvm::StringRef what);
 
   /// Builds `opType` (the newest form of the op) on `inputs` and returns its first result;
   /// with `result`, that value becomes the op's output. After a failure (an error was

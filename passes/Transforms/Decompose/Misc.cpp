@@ -180,9 +180,11 @@ LogicalResult expandEyeLike(Expansion &e) {
   if (!elem || elem.isInteger(1))
     return e.error() << "dtype " << e.getInt("dtype", 0) << " is not supported", failure();
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1), k = e.getInt("k", 0);
+  if (failed(e.checkTable(t.getNumElements(), "the identity matrix")))
+    return failure();
   SmallVector<double> values(rows * cols, 0.0);
   for (int64_t i = 0; i < rows; ++i)
-    if (i + k >= 0 && i + k < cols)
+    if (k >= -i && k < cols - i) // i + k in [0, cols), for any k
       values[i * cols + i + k] = 1.0;
   e.add("Identity", {constantOf(e, {rows, cols}, elem, values)}, {}, e.output(0));
   return success();
@@ -203,6 +205,8 @@ LogicalResult expandWindow(Expansion &e) {
                      << " is not supported",
            failure();
   int64_t n = (*size)[0];
+  if (failed(e.checkTable(n, "the window")))
+    return failure();
   double denom = e.getInt("periodic", 1) ? double(n) : double(n - 1);
   StringRef op = e.node.op_type();
   SmallVector<double> values;

@@ -231,6 +231,16 @@ LogicalResult expandQLinearMatMul(Expansion &e) {
   return success();
 }
 
+/// The products one output element of a conv with filter `wt` sums: the filter's
+/// elements per output channel (computed without dividing by the channel count,
+/// which may be 0).
+static int64_t termsPerOutputChannel(RankedTensorType wt) {
+  int64_t terms = 1;
+  for (int64_t d : wt.getShape().drop_front())
+    terms *= d; // bounded: the type passed the size limits
+  return terms;
+}
+
 /// Conv over zero-point-centered float copies of integer inputs.
 static V integerConv(Expansion &e, const V &x, const V &xzp,
                         const V &w, const V &wzp, int64_t rank) {
@@ -245,7 +255,7 @@ LogicalResult expandConvInteger(Expansion &e) {
   RankedTensorType xt = e.type(e.input(0)), wt = e.type(e.input(1));
   if (!xt || !wt || !wt.hasStaticShape() || wt.getRank() < 3)
     return e.error() << "needs static inputs", failure();
-  int64_t terms = wt.getNumElements() / wt.getDimSize(0);
+  int64_t terms = termsPerOutputChannel(wt);
   if (failed(checkExactAccumulation(e, xt.getElementType(), wt.getElementType(), terms)))
     return failure();
   V y = integerConv(e, e.input(0), e.input(2), e.input(1), e.input(3), xt.getRank());
@@ -259,7 +269,7 @@ LogicalResult expandQLinearConv(Expansion &e) {
   RankedTensorType yzt = e.type(e.input(7));
   if (!xt || !wt || !wt.hasStaticShape() || wt.getRank() < 3)
     return e.error() << "needs static inputs", failure();
-  int64_t terms = wt.getNumElements() / wt.getDimSize(0);
+  int64_t terms = termsPerOutputChannel(wt);
   if (failed(checkExactAccumulation(e, xt.getElementType(), wt.getElementType(), terms)))
     return failure();
   V acc = integerConv(e, e.input(0), e.input(2), e.input(3), e.input(5), xt.getRank());

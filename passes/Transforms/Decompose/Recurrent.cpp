@@ -7,6 +7,8 @@
 
 #include "passes/Transforms/Decompose/Expansion.h"
 
+#include "dialects/ONNX/Limits.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -49,6 +51,12 @@ public:
       x = e.add("Transpose", {x}, {intsAttr("perm", {1, 0, 2})});
     seq = xType.getDimSize(layout == 1 ? 1 : 0);
     batch = xType.getDimSize(layout == 1 ? 0 : 1);
+    // The recurrence is unrolled: one copy of the cell per step.
+    int64_t maxSteps = getCompileLimits().maxUnrolledSteps;
+    if (seq > maxSteps)
+      return e.error() << "a sequence of " << seq << " steps is over kiln's limit of "
+                       << maxSteps << " unrolled steps (--max-unrolled-steps)",
+             failure();
     hidden = e.getInt("hidden_size", wType.getDimSize(1) / gates);
     if (wType.getDimSize(0) != dirs || wType.getDimSize(1) != gates * hidden)
       return e.error() << "W must have shape [" << dirs << ", " << gates * hidden

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/import/ModelImporter.h"
+#include "dialects/ONNX/Limits.h"
 #include "test/unit/import/ModelBuilder.h"
 #include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/ONNXOps.h"
@@ -458,8 +459,10 @@ TEST_F(ImportTest, OverflowingDims) {
   m.input("x", {int64_t(1) << 40, int64_t(1) << 40});
   m.node("Relu", {"x"}, {"y"}, "relu");
   m.output("y");
-  EXPECT_THAT(importError(m), HasSubstr("input 'x' shape 1099511627776,1099511627776 has "
-                                        "too many elements"));
+  EXPECT_THAT(importError(m),
+              HasSubstr("input 'x' of shape 1099511627776,1099511627776: its dimensions "
+                        "multiply to more than kiln's limit of 17179869184 elements per "
+                        "tensor (--max-tensor-elements)"));
 
   ModelBuilder m2 = addReluModel();
   onnx::TensorProto *w = m2.graph().mutable_initializer(0);
@@ -467,7 +470,44 @@ TEST_F(ImportTest, OverflowingDims) {
   w->add_dims(int64_t(1) << 62);
   w->add_dims(int64_t(1) << 62);
   EXPECT_THAT(importError(m2), HasSubstr("tensor 'w': its dimensions multiply to more "
-                                         "elements than kiln accepts"));
+                                         "than kiln's limit"));
+}
+
+// A tiny file may declare any shape: the data's size is checked before anything that
+// large is allocated (32 GiB here, within the per-tensor limits).
+TEST_F(ImportTest, DataSizeCheckedBeforeAllocating) {
+  ModelBuilder m = addReluModel();
+  onnx::TensorProto *w = m.graph().mutable_initializer(0);
+  w->clear_dims();
+  w->add_dims(int64_t(1) << 33);
+  w->clear_float_data();
+  w->set_raw_data(std::string(8, '\0'));
+  EXPECT_THAT(importError(m), HasSubstr("tensor 'w': raw_data has 8 bytes but its shape "
+                                        "and type need 34359738368"));
+  w->clear_raw_data();
+  w->add_float_data(1);
+  EXPECT_THAT(importError(m), HasSubstr("tensor 'w': float_data has 1 elements but its "
+                                        "shape and type need 8589934592"));
+}
+
+TEST_F(ImportTest, ConstantBytesLimit) {
+  kiln::CompileLimits limits;
+  limits.maxConstantBytes = 8;
+  kiln::setCompileLimits(limits);
+  std::string error = importError(addReluModel()); // w: 3 floats, 12 bytes
+  kiln::setCompileLimits(kiln::CompileLimits());
+  EXPECT_THAT(error, HasSubstr("tensor 'w': the model's constants would take more than "
+                               "kiln's limit of 8 bytes (--max-constant-bytes)"));
+}
+
+TEST_F(ImportTest, GraphOutputListedTwice) {
+  ModelBuilder m;
+  m.input("x", {2});
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  m.output("y");
+  m.output("y");
+  EXPECT_THAT(importError(m), HasSubstr("graph output 'y' is listed twice; outputs need "
+                                        "distinct names"));
 }
 
 TEST_F(ImportTest, RawDataShorterThanDims) {

@@ -185,6 +185,25 @@ TEST_F(OneToOneTest, LegacyHardmax) {
                             "tensor<2x3x1xf32>"));
 }
 
+// Values the importer adds (an old Hardmax's Flatten and Hardmax) get names no value of
+// the model has: a graph input named like one is still what its readers read.
+TEST_F(OneToOneTest, InventedNamesNeverReplaceModelValues) {
+  ModelBuilder m(11);
+  m.input("x", {2, 3, 4});
+  m.input("y/kiln.flatten", {2, 12});
+  m.input("y/kiln.flatten.0", {2, 12});
+  m.node("Hardmax", {"x"}, {"y"}, "hm");
+  m.node("Neg", {"y/kiln.flatten"}, {"z"}, "neg");
+  m.node("Neg", {"y/kiln.flatten.0"}, {"z0"}, "neg0");
+  m.output("y");
+  m.output("z");
+  m.output("z0");
+  std::string ir = importModel(m);
+  ASSERT_NE(ir, "") << errors;
+  EXPECT_THAT(ir, HasSubstr("onnx.Neg %arg1 : (tensor<2x12xf32>)"));
+  EXPECT_THAT(ir, HasSubstr("onnx.Neg %arg2 : (tensor<2x12xf32>)"));
+}
+
 // GroupNormalization-18 scales per group: the same as 21's per channel only with one
 // group per channel.
 TEST_F(OneToOneTest, LegacyGroupNormalization) {

@@ -174,3 +174,16 @@ func.func @cast_same(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "onnx.Cast"(%a) {to = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A constant with no elements is an empty tensor: no empty dense global reaches the
+// LLVM translation (which divides by the element count).
+// CHECK-LABEL: func.func @constant_no_elements
+// CHECK-NOT:     arith.constant
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<2x0x3xf32>
+// CHECK:         return %[[E]]
+func.func @constant_no_elements() -> tensor<2x0x3xf32> {
+  %0 = "onnx.Constant"() {value = dense<> : tensor<2x0x3xf32>} : () -> tensor<2x0x3xf32>
+  return %0 : tensor<2x0x3xf32>
+}

@@ -81,3 +81,17 @@ func.func @conv_1d_dilated(%x: tensor<2x3x10xf32>, %w: tensor<5x3x3xf32>) -> ten
   %0 = "onnx.Conv"(%x, %w, %none) <{dilations = [2]}> : (tensor<2x3x10xf32>, tensor<5x3x3xf32>, none) -> tensor<2x5x6xf32>
   return %0 : tensor<2x5x6xf32>
 }
+
+// -----
+
+// Filters with no elements (no input channels) are not relaid out at compile time: no
+// empty constant is made.
+// CHECK-LABEL: func.func @conv_no_input_channels
+// CHECK-NOT:     kiln_transposed
+// CHECK:         linalg.conv_2d_nhwc_hwcf
+func.func @conv_no_input_channels(%x: tensor<1x0x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  %none = "onnx.NoValue"() : () -> none
+  %w = "onnx.Constant"() {value = dense<> : tensor<2x0x3x3xf32>} : () -> tensor<2x0x3x3xf32>
+  %0 = "onnx.Conv"(%x, %w, %none) : (tensor<1x0x4x4xf32>, tensor<2x0x3x3xf32>, none) -> tensor<1x2x2x2xf32>
+  return %0 : tensor<1x2x2x2xf32>
+}

@@ -93,3 +93,17 @@ func.func @qlinear_conv(%x: tensor<1x1x4x4xui8>, %xs: tensor<f32>, %xz: tensor<u
   %0 = onnx.QLinearConv %x, %xs, %xz, %w, %ws, %wz, %ys, %yz, %b {pads = [1, 1, 1, 1]} : (tensor<1x1x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<2x1x3x3xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>, tensor<2xi32>) -> tensor<1x2x4x4xui8>
   return %0 : tensor<1x2x4x4xui8>
 }
+
+// -----
+
+// No output channels: an empty output, as ONNX defines it (the accumulation check no
+// longer divides by the channel count).
+// CHECK-LABEL: func.func @conv_integer_no_output_channels
+// CHECK-NOT: onnx.ConvInteger
+// CHECK: onnx.Conv {{.*}} -> tensor<1x0x2x2xf32>
+// CHECK: onnx.Cast {{.*}} -> tensor<1x0x2x2xi32>
+func.func @conv_integer_no_output_channels(%x: tensor<1x1x4x4xui8>, %w: tensor<0x1x3x3xui8>) -> tensor<1x0x2x2xi32> {
+  %none = onnx.NoValue : () -> none
+  %0 = onnx.ConvInteger %x, %w, %none, %none : (tensor<1x1x4x4xui8>, tensor<0x1x3x3xui8>, none, none) -> tensor<1x0x2x2xi32>
+  return %0 : tensor<1x0x2x2xi32>
+}
