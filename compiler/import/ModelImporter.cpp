@@ -198,18 +198,7 @@ public:
     Value v = name.empty() ? Value() : values.lookup(name);
     if (!v)
       return std::nullopt;
-    if (auto ints = kiln::onnx::getConstantIntValues(v))
-      return ints;
-    auto floats = kiln::onnx::getConstantFloatValues(v);
-    if (!floats)
-      return std::nullopt;
-    SmallVector<int64_t> truncated;
-    for (double f : *floats) {
-      if (!std::isfinite(f) || std::fabs(f) > 9.0e18)
-        return std::nullopt;
-      truncated.push_back(static_cast<int64_t>(f));
-    }
-    return truncated;
+    return kiln::onnx::getConstantIntegralValues(v);
   }
 
 private:

@@ -9,6 +9,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -152,6 +153,21 @@ std::optional<SmallVector<int64_t>> getConstantIntValues(Value value) {
 
 std::optional<SmallVector<double>> getConstantFloatValues(Value value) {
   return getFloatValues(getConstantAttr(value));
+}
+
+std::optional<SmallVector<int64_t>> getConstantIntegralValues(Value value) {
+  if (auto ints = getConstantIntValues(value))
+    return ints;
+  auto floats = getConstantFloatValues(value);
+  if (!floats)
+    return std::nullopt;
+  SmallVector<int64_t> truncated;
+  for (double f : *floats) {
+    if (!std::isfinite(f) || std::fabs(f) > 9.0e18)
+      return std::nullopt;
+    truncated.push_back(static_cast<int64_t>(f));
+  }
+  return truncated;
 }
 
 DenseElementsAttr toDenseElements(ElementsAttr attr, int64_t maxElements) {

@@ -39,6 +39,13 @@ getConstantIntValues(mlir::Value value);
 std::optional<llvm::SmallVector<double>>
 getConstantFloatValues(mlir::Value value);
 
+/// The constant behind `value` as integers: an integer constant's values, or
+/// a float constant's values truncated toward zero (ONNX lets shape-like
+/// inputs of some ops be floats); nullopt when not constant or a float is not
+/// finite or beyond +-9e18.
+std::optional<llvm::SmallVector<int64_t>>
+getConstantIntegralValues(mlir::Value value);
+
 /// `attr` as an inline DenseElementsAttr (a DenseResourceElementsAttr is
 /// decoded; an inline one returned as is). Null for non-int/float element
 /// types, dynamic shapes, unreadable blobs, or more than `maxElements`

@@ -157,18 +157,7 @@ std::string Expansion::getString(StringRef name, StringRef dflt) const {
 std::optional<SmallVector<int64_t>> Expansion::constantInts(V value) const {
   if (value.empty())
     return std::nullopt;
-  if (auto ints = kiln::onnx::getConstantIntValues(value))
-    return ints;
-  auto floats = kiln::onnx::getConstantFloatValues(value);
-  if (!floats)
-    return std::nullopt;
-  SmallVector<int64_t> truncated;
-  for (double f : *floats) {
-    if (!std::isfinite(f) || std::fabs(f) > 9.0e18)
-      return std::nullopt;
-    truncated.push_back(static_cast<int64_t>(f));
-  }
-  return truncated;
+  return kiln::onnx::getConstantIntegralValues(value);
 }
 
 InFlightDiagnostic Expansion::error() {
