@@ -342,10 +342,12 @@ def gen_inc(kept, versions):
                onnx.__version__)
     out.append("//")
     out.append("// KILN_ONNX_OP(name, {since_versions...}, minIn, maxIn, variadicIn, minOut,")
-    out.append("//              maxOut, variadicOut)")
+    out.append("//              maxOut, variadicOut, requiredAttributes)")
     out.append("// One entry per op of ONNXOps.td, sorted by name. `versions` lists every opset")
     out.append("// at which the op changed (ascending); a max of -1 means unbounded (variadic).")
     out.append("// Counts are those of the newest version, i.e. of the dialect op.")
+    out.append("// requiredAttributes: the attributes the op must have, comma-separated (the")
+    out.append("// dialect op's accessors of these assume they are present).")
     out.append("// The macro must be defined by the includer; it is undefined at the end. The")
     out.append("// version list is a braced list whose commas split macro arguments, so take it")
     out.append("// through __VA_ARGS__: #define KILN_ONNX_OP(NAME, ...) f(NAME, __VA_ARGS__)")
@@ -358,9 +360,10 @@ def gen_inc(kept, versions):
         mi, xi, vi = arity(s.inputs)
         mo, xo, vo = arity(s.outputs)
         vs = ", ".join(str(v) for v in sorted(versions[s.name]))
-        out.append('KILN_ONNX_OP("%s", /*versions*/ {%s}, %d, %d, %s, %d, %d, %s)' % (
+        required = ",".join(sorted(a.name for a in s.attributes.values() if a.required))
+        out.append('KILN_ONNX_OP("%s", /*versions*/ {%s}, %d, %d, %s, %d, %d, %s, "%s")' % (
             s.name, vs, mi, xi, "true" if vi else "false", mo, xo,
-            "true" if vo else "false"))
+            "true" if vo else "false", required))
     out.append("")
     out.append("#undef KILN_ONNX_OP")
     return "\n".join(out) + "\n"

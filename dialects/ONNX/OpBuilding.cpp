@@ -50,6 +50,18 @@ buildONNXOp(OpBuilder &builder, OperationState &state,
     }
   }
 
+  // A required attribute that is absent would be dereferenced by the op's
+  // accessors (shape inference runs before the verifier could say so).
+  if (const OpSchemaInfo *schema = lookupOpSchema(opType)) {
+    for (StringRef name : schema->requiredAttributes) {
+      std::optional<Attribute> stored = op->getInherentAttr(name);
+      if (!stored || !*stored) {
+        emitError(op) << "required attribute '" << name << "' is missing";
+        return fail();
+      }
+    }
+  }
+
   auto shapeInference = dyn_cast<ShapeInferenceOpInterface>(op);
   if (!shapeInference) {
     emitError(op) << "operator '" << opType

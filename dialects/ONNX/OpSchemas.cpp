@@ -27,7 +27,8 @@ std::optional<int64_t> OpSchemaInfo::nextVersion(int64_t version) const {
 
 static OpSchemaInfo makeEntry(const char *name, std::initializer_list<int64_t> versions,
                               int64_t minIn, int64_t maxIn, bool variadicIn,
-                              int64_t minOut, int64_t maxOut, bool variadicOut) {
+                              int64_t minOut, int64_t maxOut, bool variadicOut,
+                              llvm::StringRef requiredAttributes) {
   OpSchemaInfo info;
   info.name = name;
   info.versions.assign(versions.begin(), versions.end());
@@ -38,6 +39,9 @@ static OpSchemaInfo makeEntry(const char *name, std::initializer_list<int64_t> v
   info.minOutputs = minOut;
   info.maxOutputs = maxOut;
   info.variadicOutputs = variadicOut;
+  llvm::SmallVector<llvm::StringRef> required;
+  requiredAttributes.split(required, ',', -1, /*KeepEmpty=*/false);
+  info.requiredAttributes.assign(required.begin(), required.end());
   return info;
 }
 

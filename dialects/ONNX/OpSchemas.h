@@ -26,6 +26,9 @@ struct OpSchemaInfo {
   bool variadicInputs = false;
   int64_t minOutputs = 0, maxOutputs = 0; ///< maxOutputs is -1 when unbounded.
   bool variadicOutputs = false;
+  /// Attributes every node of the op must carry (the schema's required ones;
+  /// static strings).
+  llvm::SmallVector<llvm::StringRef, 2> requiredAttributes;
 
   int64_t newestVersion() const { return versions.back(); }
   /// The schema version in effect at model opset `opset` (the greatest version <= opset),

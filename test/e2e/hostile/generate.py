@@ -257,6 +257,14 @@ def cases() -> list[Case]:
     valid = _model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
                    [_vi("x", F, [2])], [_vi("y", F, [2])])
     add(Case("truncated", valid[: len(valid) // 2], ("model",)))
+    # A required attribute left out (found by kiln-fuzz-import: the op's accessor was
+    # dereferenced by shape inference before the verifier ran).
+    add(Case("cast_without_to", _model(
+        [helper.make_node("Cast", ["x"], ["y"], name="cast_no_to")],
+        [_vi("x", F, [2])], [_vi("y", F, [2])]), ("cast_no_to", "'to'", "missing")))
+    add(Case("concat_without_axis", _model(
+        [helper.make_node("Concat", ["x", "x"], ["y"], name="concat_no_axis")],
+        [_vi("x", F, [2])], [_vi("y", F, [4])]), ("concat_no_axis", "'axis'", "missing")))
     return out
 
 
