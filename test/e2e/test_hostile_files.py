@@ -10,6 +10,7 @@ import os
 import shutil
 import struct
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -347,9 +348,7 @@ def test_header_named_abi_compiles(kiln, tmp_path):
     user.write_text('#include "abi.h"\n'
                     "const kiln_model_desc *get(void) { return abi_descriptor(); }\n"
                     "int n = ABI_NUM_INPUTS;\n")
-    root = harness.build_dir().parent if (harness.build_dir().parent / "runtime").is_dir() \
-        else None
-    include = [f"-I{root / 'runtime' / 'include'}"] if root else []
-    proc = subprocess.run([cc, "-fsyntax-only", f"-I{tmp_path}", *include, str(user)],
+    include = Path(__file__).resolve().parents[2] / "runtime" / "include"
+    proc = subprocess.run([cc, "-fsyntax-only", f"-I{tmp_path}", f"-I{include}", str(user)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
