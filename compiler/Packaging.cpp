@@ -153,10 +153,7 @@ bool appendArtifactChecksum(StringRef path, std::string &error) {
     return false;
   }
   StringRef data = (*buffer)->getBuffer();
-  uint64_t hash = kiln_artifact_hash_final(
-      kiln_artifact_hash_update(KILN_ARTIFACT_HASH_INIT, data.data(),
-                                data.size()),
-      data.size());
+  uint64_t hash = kiln_artifact_hash(data.data(), data.size());
   unsigned char trailer[KILN_ARTIFACT_TRAILER_SIZE];
   kiln_artifact_store_le64(trailer, data.size());
   kiln_artifact_store_le64(trailer + 8, hash);

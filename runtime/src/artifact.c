@@ -98,19 +98,20 @@ kiln_status kiln_check_artifact(const char *path) {
                             path, (unsigned long long)want_length,
                             (unsigned long long)length);
   }
-  enum { CHUNK = 1 << 20 }; /* a multiple of 8 (artifact.h) */
+  enum { CHUNK = 1 << 20 }; /* a multiple of 32 (artifact.h) */
   unsigned char *buf = (unsigned char *)malloc(CHUNK);
   if (!buf) {
     close(fd);
     return kiln_out_of_memory_status();
   }
-  uint64_t h = KILN_ARTIFACT_HASH_INIT;
+  kiln_artifact_hash_state state;
+  kiln_artifact_hash_init(&state);
   for (uint64_t at = 0; at < length;) {
     size_t n = length - at < CHUNK ? (size_t)(length - at) : (size_t)CHUNK;
     err = kiln_pread_all(fd, buf, n, at);
     if (err)
       break;
-    h = kiln_artifact_hash_update(h, buf, n);
+    kiln_artifact_hash_update(&state, buf, n);
     at += n;
   }
   free(buf);
@@ -118,7 +119,7 @@ kiln_status kiln_check_artifact(const char *path) {
   if (err)
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "cannot read model '%s': %s", path, strerror(err));
-  h = kiln_artifact_hash_final(h, length);
+  uint64_t h = kiln_artifact_hash_final(&state, length);
   if (h != want_hash)
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "cannot open model '%s': the file is damaged: "
