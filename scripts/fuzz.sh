@@ -90,6 +90,18 @@ for case in models.all_cases():
         path = case.save(pathlib.Path(tmp))
         if path.stat().st_size < 200_000:  # small models mutate faster
             shutil.copy(path, out / f"{case.name}.onnx")
+# The fuzzer's folder holds a 4 KiB weights.bin: tensors that name it are read.
+for offset in (None, 64):
+    model = models._external_model("weights.bin", offset=offset)
+    (out / f"external-{offset}.onnx").write_bytes(model.SerializeToString())
+for bad in models.bad_cases():
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            path = bad.write(pathlib.Path(tmp))
+        except Exception:
+            continue
+        if path.is_file() and path.stat().st_size < 200_000:
+            shutil.copy(path, out / f"bad-{bad.name}.onnx")
 PY
       ;;
   esac
