@@ -2,7 +2,8 @@
 where a file is expected, symlink tricks in external data, malformed .npy inputs, bool
 inputs other than 0/1, and names the packaging once mangled. Each must be rejected with
 a message (or, for the names, work), never a signal or a hang: every command runs under
-a time limit (harness.ERROR_TIMEOUT) and in its own process group."""
+a time limit (harness.ERROR_TIMEOUT) and in its own process group, the runs under a
+4 GiB address-space cap."""
 
 from __future__ import annotations
 
@@ -55,10 +56,21 @@ def _expect_clean_failure(result, expect_any, what):
         fail(problem)
 
 
+# Address-space cap for the runs on hostile files (KiB): a file must not make the runner
+# allocate what its header claims. Not under a sanitizer, whose shadow memory needs more.
+MEMORY_CAP_KIB = 4 << 20
+
+
+def _capped(cmd):
+    if "ASAN_OPTIONS" in os.environ or "TSAN_OPTIONS" in os.environ:
+        return cmd
+    return ["bash", "-c", f'ulimit -v {MEMORY_CAP_KIB} && exec "$@"', "capped", *map(str, cmd)]
+
+
 def _run(kiln, artifact, inputs, tmp_path, runner="kiln"):
     out = tmp_path / "out"
     out.mkdir(exist_ok=True)
-    cmd = kiln.run_cmd(artifact, inputs, out, runner=runner)
+    cmd = _capped(kiln.run_cmd(artifact, inputs, out, runner=runner))
     return harness.run_command(cmd, harness.ERROR_TIMEOUT * harness.timeout_scale())
 
 
