@@ -221,8 +221,9 @@ void describeAndRun(kiln_model *model, Reader &r) {
     if (total > (1u << 20))
       return; // too large to run here; the open was what counted
     buffers.emplace_back(bytes ? bytes : 1, r.u8() % 3);
-    kiln_tensor t{info.name, info.dtype,          info.rank, info.shape,
-                  buffers.back().data(), bytes};
+    kiln_tensor t{
+        info.name, info.dtype, info.rank, info.shape, buffers.back().data(),
+        bytes};
     if (i < ni)
       inputs.push_back(t);
     else

@@ -54,8 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fclose(f);
   mlir::MLIRContext context(env.registry,
                             mlir::MLIRContext::Threading::DISABLED);
-  mlir::ScopedDiagnosticHandler quiet(&context,
-                                      [](mlir::Diagnostic &) { return mlir::success(); });
+  mlir::ScopedDiagnosticHandler quiet(
+      &context, [](mlir::Diagnostic &) { return mlir::success(); });
   kiln::ImportOptions options;
   auto module = kiln::importOnnxModel(context, env.model, options);
   (void)module;

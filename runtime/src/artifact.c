@@ -1,4 +1,5 @@
-/*===- runtime/src/artifact.c - Checking a model file before dlopen --------===*/
+/*===- runtime/src/artifact.c - Checking a model file before dlopen
+ * --------===*/
 #if !defined(_GNU_SOURCE) && defined(__linux__)
 #define _GNU_SOURCE
 #endif
@@ -18,8 +19,8 @@
 static int kiln_pread_all(int fd, void *buf, size_t size, uint64_t offset) {
   size_t done = 0;
   while (done < size) {
-    ssize_t n = pread(fd, (char *)buf + done, size - done,
-                      (off_t)(offset + done));
+    ssize_t n =
+        pread(fd, (char *)buf + done, size - done, (off_t)(offset + done));
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
@@ -53,13 +54,13 @@ kiln_status kiln_check_artifact(const char *path) {
   kiln_status status = NULL;
   if (fstat(fd, &st) != 0) {
     int err = errno;
-    status = kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                              "cannot open model '%s': %s", path,
-                              strerror(err));
+    status =
+        kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                         "cannot open model '%s': %s", path, strerror(err));
   } else if (S_ISDIR(st.st_mode)) {
-    status = kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                              "cannot open model '%s': it is a directory",
-                              path);
+    status =
+        kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                         "cannot open model '%s': it is a directory", path);
   } else if (!S_ISREG(st.st_mode)) {
     status = kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "cannot open model '%s': it is not a regular "

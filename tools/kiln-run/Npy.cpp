@@ -1,4 +1,5 @@
-//===- Npy.cpp - Reading .npy files for kiln-run ----------------------------===//
+//===- Npy.cpp - Reading .npy files for kiln-run
+//----------------------------===//
 //
 // The reader of kiln-run's --input files, apart from the tool so that
 // fuzz/npy_fuzzer.cpp runs it on arbitrary bytes. Every malformed file is a
@@ -146,10 +147,10 @@ std::string npyCode(kiln_dtype dtype) {
   switch (dtype) {
 #define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
   case KILN_DTYPE_##NAME:                                                      \
-    return std::string(1, CLASS == KILN_DTYPE_CLASS_FLOAT      ? 'f'           \
-                          : CLASS == KILN_DTYPE_CLASS_SIGNED   ? 'i'           \
-                          : CLASS == KILN_DTYPE_CLASS_BOOL     ? 'b'           \
-                                                               : 'u') +        \
+    return std::string(1, CLASS == KILN_DTYPE_CLASS_FLOAT    ? 'f'             \
+                          : CLASS == KILN_DTYPE_CLASS_SIGNED ? 'i'             \
+                          : CLASS == KILN_DTYPE_CLASS_BOOL   ? 'b'             \
+                                                             : 'u') +            \
            std::to_string(BYTES);
     KILN_DTYPE_TABLE(KILN_X)
 #undef KILN_X
@@ -158,7 +159,8 @@ std::string npyCode(kiln_dtype dtype) {
   }
 }
 
-static kiln_dtype dtypeFromDescr(const std::string &descr, const std::string &path) {
+static kiln_dtype dtypeFromDescr(const std::string &descr,
+                                 const std::string &path) {
   if (descr.size() < 3)
     throw NpyError(path + ": unsupported .npy dtype '" + descr + "'");
   char order = descr[0];
@@ -173,11 +175,11 @@ static kiln_dtype dtypeFromDescr(const std::string &descr, const std::string &pa
   if (dtype == KILN_DTYPE_UNDEFINED ||
       (order != '<' && order != '>' && order != '|' && order != '='))
     throw NpyError(path + ": unsupported .npy dtype '" + descr +
-                "' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)");
+                   "' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)");
   size_t size = kiln_dtype_size(dtype);
   if (size > 1 && order == '>')
     throw NpyError(path + ": big-endian .npy data ('" + descr +
-                "') is not supported; save it little-endian");
+                   "') is not supported; save it little-endian");
   return dtype;
 }
 
@@ -200,7 +202,7 @@ NpyArray parseNpy(const char *data, size_t size, const std::string &path) {
     headerStart = 12;
   } else {
     throw NpyError(path + ": unsupported .npy format version " +
-                std::to_string(major) + "." + std::to_string(minor));
+                   std::to_string(major) + "." + std::to_string(minor));
   }
   if (bytes.size() - headerStart < headerLen)
     throw NpyError(path + ": truncated .npy header");
@@ -212,27 +214,28 @@ NpyArray parseNpy(const char *data, size_t size, const std::string &path) {
   array.dtype = dtypeFromDescr(descr, path);
   if (fortran && array.shape.size() > 1)
     throw NpyError(path + ": Fortran-order .npy arrays are not supported; save "
-                       "with np.ascontiguousarray");
+                          "with np.ascontiguousarray");
   uint64_t count = 1;
   for (int64_t d : array.shape) {
     if (d != 0 && count > UINT64_MAX / 16 / (uint64_t)d)
-      throw NpyError(path + ": shape " +
-                  shapeString(array.shape.data(), (int32_t)array.shape.size()) +
-                  " is too large");
+      throw NpyError(
+          path + ": shape " +
+          shapeString(array.shape.data(), (int32_t)array.shape.size()) +
+          " is too large");
     count *= (uint64_t)d;
   }
   uint64_t need = count * kiln_dtype_size(array.dtype);
   size_t have = bytes.size() - headerStart - headerLen;
   if (have != need)
-    throw NpyError(path + ": holds " + std::to_string(have) +
-                " bytes of data, but dtype '" + descr + "' and shape " +
-                shapeString(array.shape.data(), (int32_t)array.shape.size()) +
-                " need " + std::to_string(need) +
-                (have < need ? " (truncated file?)" : ""));
+    throw NpyError(
+        path + ": holds " + std::to_string(have) +
+        " bytes of data, but dtype '" + descr + "' and shape " +
+        shapeString(array.shape.data(), (int32_t)array.shape.size()) +
+        " need " + std::to_string(need) +
+        (have < need ? " (truncated file?)" : ""));
   array.data.assign(bytes.begin() + headerStart + headerLen, bytes.end());
   return array;
 }
-
 
 NpyArray readNpyFile(const std::string &path) {
   // O_NONBLOCK and fstat: a FIFO or device given as an input is an error,
@@ -246,9 +249,9 @@ NpyArray readNpyFile(const std::string &path) {
     bool isDir = S_ISDIR(st.st_mode);
     ::close(fd);
     throw NpyError("cannot read '" + path + "': " +
-                   (err ? std::strerror(err)
-                        : isDir ? "it is a directory"
-                                : "it is not a regular file"));
+                   (err     ? std::strerror(err)
+                    : isDir ? "it is a directory"
+                            : "it is not a regular file"));
   }
   std::string bytes;
   bytes.resize(static_cast<size_t>(st.st_size));

@@ -32,7 +32,8 @@ int main(int argc, char **argv) {
   }
   unsigned char trailer[KILN_ARTIFACT_TRAILER_SIZE];
   kiln_artifact_store_le64(trailer, length);
-  kiln_artifact_store_le64(trailer + 8, kiln_artifact_hash_final(&state, length));
+  kiln_artifact_store_le64(trailer + 8,
+                           kiln_artifact_hash_final(&state, length));
   memcpy(trailer + 16, KILN_ARTIFACT_MAGIC, 8);
   if (fseek(f, 0, SEEK_END) != 0 ||
       fwrite(trailer, 1, sizeof(trailer), f) != sizeof(trailer) ||
