@@ -217,9 +217,11 @@ void describeAndRun(kiln_model *model, Reader &r) {
                : kiln_model_find_output(model, info.name, &index);
     kiln_status_free(s);
     size_t bytes = kiln_tensor_info_byte_size(&info);
+    // Too large to run here (the open was what counted); compared so that a
+    // size near SIZE_MAX cannot wrap the total.
+    if (bytes > (size_t(1) << 20) - total)
+      return;
     total += bytes;
-    if (total > (1u << 20))
-      return; // too large to run here; the open was what counted
     buffers.emplace_back(bytes ? bytes : 1, r.u8() % 3);
     kiln_tensor t{
         info.name, info.dtype, info.rank, info.shape, buffers.back().data(),
