@@ -7,6 +7,8 @@
 # build folder and runs each for SECONDS (default 60) on its corpus, seeded first
 # from kiln's own test models (test/e2e/models.py) and a few .npy files and
 # descriptors. TARGETs: npy, descriptor, import (default: all three).
+# First each target runs the inputs of fuzz/regressions/<target>/ (once found crashing,
+# since fixed); fuzz/open-crashes/ holds found crashes not fixed yet.
 # A crash, sanitizer report, timeout (> 25 s for one input) or out-of-memory
 # (> 2 GiB) fails the run: the input is saved under <build>/fuzz/artifacts/<target>/
 # and the script exits 1. Each run prints its counts (inputs tried, corpus size)
@@ -120,6 +122,15 @@ for t in "${TARGETS[@]}"; do
   art="$WORK/artifacts/$t"
   log="$WORK/$t.log"
   mkdir -p "$art"
+  # Inputs that once crashed a target (fuzz/regressions/<target>/) must not any more.
+  if [ -d "$ROOT/fuzz/regressions/$t" ]; then
+    if ! "$bin" -runs=0 "$ROOT"/fuzz/regressions/"$t"/* >"$WORK/$t.regressions.log" 2>&1; then
+      echo "   $t: a regression input crashes again:" >&2
+      grep -E 'ERROR: |runtime error|SUMMARY|Running:' "$WORK/$t.regressions.log" | head -8 >&2
+      failed=1
+      continue
+    fi
+  fi
   printf '== fuzz %s for %s s\n' "$t" "$DURATION"
   fork=()
   [ "$JOBS" -gt 1 ] && fork=(-fork="$JOBS" -ignore_crashes=0)
