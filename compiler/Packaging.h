@@ -40,7 +40,17 @@ struct ModelInfo {
 };
 
 /// Turns `name` into a valid C identifier (used for symbol prefixes).
+/// A C identifier from `name`; `kiln` and `kiln_*` (kiln's own names, in
+/// any case) and names starting with a digit get an `m_` in front.
 std::string sanitizeSymbolPrefix(llvm::StringRef name);
+
+/// False, with `error` set, when a tensor name cannot be bound by the runtime
+/// (it contains a NUL byte).
+bool checkModelNames(const ModelInfo &model, std::string &error);
+
+/// Appends the checksum trailer kiln_model_open verifies before dlopen
+/// (runtime/src/artifact.h) to the linked library at `path`.
+bool appendArtifactChecksum(llvm::StringRef path, std::string &error);
 
 /// The C source of the descriptor and the `run` adapter. `forSharedLibrary`
 /// also defines the fixed-name `kiln_model_descriptor` (what the runtime's

@@ -10,7 +10,10 @@
 #      onnxruntime, plus bad-input tests. The reference models come from
 #      $KILN_MODELS_DIR (default ../shared/models beside the repository); without them
 #      their tests are skipped (in CI, CI=true, they fail).
-#   3. the conformance suite (test/conformance/run.py --check): every ONNX backend node
+#   3. a fuzz smoke run: each libFuzzer target of fuzz/ (scripts/fuzz.sh) for
+#      KILN_FUZZ_SECONDS (default 25) seconds, under ASan and UBSan; skipped when the
+#      compiler has no libFuzzer;
+#   4. the conformance suite (test/conformance/run.py --check): every ONNX backend node
 #      test of the pinned onnx package through kiln and onnxruntime; fails when a test in
 #      test/conformance/expected_pass.txt stops passing, when any test crashes, or when a
 #      test computes wrong numbers and is not listed in known_failures.txt.
@@ -19,7 +22,8 @@
 # Options:
 #   --no-ctest        skip step 1
 #   --no-e2e          skip step 2
-#   --no-conformance  skip step 3
+#   --no-fuzz         skip step 3
+#   --no-conformance  skip step 4
 #   -- ARGS...        pass ARGS to pytest (e.g. -- -k conv -x)
 # Environment:
 #   KILN_BUILD_DIR    build folder (default: build)
@@ -33,12 +37,14 @@ cd "$ROOT" || exit 2
 
 RUN_CTEST=1
 RUN_E2E=1
+RUN_FUZZ=1
 RUN_CONFORMANCE=1
 PYTEST_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-ctest) RUN_CTEST=0 ;;
     --no-e2e) RUN_E2E=0 ;;
+    --no-fuzz) RUN_FUZZ=0 ;;
     --no-conformance) RUN_CONFORMANCE=0 ;;
     --) shift; PYTEST_ARGS=("$@"); break ;;
     -h|--help) sed -n '2,/^#===-----/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -61,6 +67,7 @@ mkdir -p "$RESULTS"
 
 ctest_status=skipped
 e2e_status=skipped
+fuzz_status=skipped
 conformance_status=skipped
 failed=0
 
@@ -84,6 +91,18 @@ if [ "$RUN_E2E" = 1 ]; then
   esac
 fi
 
+if [ "$RUN_FUZZ" = 1 ]; then
+  if grep -q '^KILN_HAVE_LIBFUZZER:INTERNAL=1' "$BUILD_DIR/CMakeCache.txt"; then
+    printf '\n== fuzz smoke run (libFuzzer, ASan+UBSan, %s s per target)\n' \
+      "${KILN_FUZZ_SECONDS:-25}"
+    bash "$ROOT/scripts/fuzz.sh" --duration "${KILN_FUZZ_SECONDS:-25}"
+    rc=$?
+    if [ $rc -eq 0 ]; then fuzz_status=passed; else fuzz_status="FAILED (exit $rc)"; failed=1; fi
+  else
+    fuzz_status="skipped (no libFuzzer in this compiler)"
+  fi
+fi
+
 if [ "$RUN_CONFORMANCE" = 1 ]; then
   printf '\n== conformance (ONNX backend node tests, kiln and onnxruntime)\n'
   "$PYTHON" "$ROOT/test/conformance/run.py" --check --quiet \
@@ -94,6 +113,7 @@ fi
 
 # Summary from the JUnit files both runners wrote.
 printf '\n== summary\n'
+printf '  fuzz   %s\n' "$fuzz_status"
 "$PYTHON" - "$RESULTS" "$ctest_status" "$e2e_status" "$conformance_status" <<'EOF'
 import sys
 import xml.etree.ElementTree as ET

@@ -80,26 +80,50 @@ LogicalResult kiln::import::readExternalData(
     return emitError() << "external data path '" << location
                        << "' contains a backslash; use '/' separators";
 
-  llvm::SmallString<256> joined(modelDir);
-  llvm::sys::path::append(joined, location);
-  llvm::SmallString<256> canonical;
-  if (std::error_code ec = llvm::sys::fs::real_path(joined, canonical, /*expand_tilde=*/false))
-    return emitError() << "cannot open external data file '" << location << "' ("
-                       << joined << "): " << ec.message();
-  llvm::SmallString<256> prefix(modelDir);
-  if (!prefix.ends_with("/"))
-    prefix += "/";
-  if (!llvm::StringRef(canonical).starts_with(prefix))
-    return emitError() << "external data path '" << location << "' resolves to '"
-                       << canonical << "', outside the model's folder '" << modelDir << "'";
-
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; anything but a regular file is
-  // rejected below.
-  FileCloser file;
-  file.fd = ::open(canonical.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (file.fd < 0)
-    return emitError() << "cannot open external data file '" << location
+  // Opened component by component from the model's folder with O_NOFOLLOW, and
+  // the checks below are on the opened file (fstat): nothing can swap a path
+  // component for a symlink between a check and the open.
+  FileCloser dir;
+  std::string dirPath = modelDir.str();
+  dir.fd = ::open(dirPath.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir.fd < 0)
+    return emitError() << "cannot open the model's folder '" << modelDir
                        << "': " << std::strerror(errno);
+  llvm::SmallVector<llvm::StringRef> components;
+  llvm::StringRef(location).split(components, '/', /*MaxSplit=*/-1,
+                                  /*KeepEmpty=*/false);
+  llvm::erase_if(components, [](llvm::StringRef c) { return c == "."; });
+  if (components.empty())
+    return emitError() << "external data path '" << location << "' names no file";
+  FileCloser file;
+  for (size_t i = 0; i < components.size(); ++i) {
+    std::string component = components[i].str();
+    bool last = i + 1 == components.size();
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; anything but a
+    // regular file is rejected below.
+    int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+                (last ? O_NONBLOCK : O_DIRECTORY);
+    int fd = ::openat(dir.fd, component.c_str(), flags);
+    if (fd < 0) {
+      int err = errno;
+      struct stat lst;
+      if ((err == ELOOP || err == ENOTDIR) &&
+          ::fstatat(dir.fd, component.c_str(), &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+          S_ISLNK(lst.st_mode))
+        return emitError() << "external data path '" << location
+                           << "' goes through the symlink '" << component
+                           << "'; symlinks are not followed (they could lead outside "
+                              "the model's folder)";
+      return emitError() << "cannot open external data file '" << location << "': "
+                         << std::strerror(err);
+    }
+    if (last) {
+      file.fd = fd;
+    } else {
+      ::close(dir.fd);
+      dir.fd = fd;
+    }
+  }
   struct stat st;
   if (::fstat(file.fd, &st) != 0)
     return emitError() << "cannot stat external data file '" << location

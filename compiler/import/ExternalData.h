@@ -2,8 +2,10 @@
 //
 // Tensors stored outside the model (`data_location = EXTERNAL`) name a file relative to the
 // model's folder. The path is checked before anything is read: no absolute path, no `..`
-// component, and its canonical path (symlinks followed) must stay inside the model's
-// canonical folder; the byte range must lie within the file.
+// component; the file is then opened component by component from the model's folder
+// (openat with O_NOFOLLOW, so no symlink is followed and nothing can swap one in between
+// a check and the open), must be a regular file (fstat of the opened file), and the byte
+// range must lie within it.
 //
 //===----------------------------------------------------------------------===//
 

@@ -60,6 +60,11 @@ KILN_INTERNAL const char *kiln_memory_kind_name(uint32_t kind);
 /* model.c: whether a static tensor's byte size fits in size_t. */
 KILN_INTERNAL int kiln_tensor_desc_fits(const kiln_tensor_desc *t);
 
+/* artifact.c: opens `path` without blocking, refuses anything but a regular
+ * file and checks its checksum trailer (artifact.h), all with plain reads,
+ * before dlopen may see it; NULL when it is intact. */
+KILN_INTERNAL kiln_status kiln_check_artifact(const char *path);
+
 /* thread_pool.c: a pool of `num_threads - 1` workers plus the caller. It is
  * also the kiln_exec_context handed to entry functions (it starts with a
  * kiln_exec_context_header). */

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -132,6 +131,9 @@ static void *kiln_arena_alloc(size_t size, size_t alignment) {
     void *p = NULL;
     return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : NULL;
   }
+  /* Rounding up must not wrap: a size near SIZE_MAX would become 0. */
+  if (size > SIZE_MAX - (KILN_HUGE_PAGE - 1))
+    return NULL;
   size_t rounded = (size + KILN_HUGE_PAGE - 1) & ~(KILN_HUGE_PAGE - 1);
   void *p = NULL;
   if (posix_memalign(&p, KILN_HUGE_PAGE, rounded) != 0)
@@ -204,8 +206,11 @@ static kiln_status kiln_context_new(kiln_model *model,
     pthread_mutex_unlock(&model->lock);
   }
   if (!rc->scratch && model->scratch_size > 0) {
-    rc->scratch =
-        kiln_arena_alloc((size_t)model->scratch_size, model->scratch_align);
+#if SIZE_MAX < UINT64_MAX
+    if (model->scratch_size <= SIZE_MAX)
+#endif
+      rc->scratch =
+          kiln_arena_alloc((size_t)model->scratch_size, model->scratch_align);
     if (!rc->scratch) {
       kiln_context_free(rc);
       return kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
@@ -340,17 +345,11 @@ kiln_status kiln_model_open(const char *path, const kiln_model_options *options,
   if (!path || !out_model)
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "%s is NULL",
                             path ? "out_model" : "path");
-  struct stat st;
-  if (stat(path, &st) != 0) {
-    int err = errno;
-    return kiln_make_status(err == ENOENT || err == ENOTDIR
-                                ? KILN_STATUS_NOT_FOUND
-                                : KILN_STATUS_INVALID_ARGUMENT,
-                            "cannot open model '%s': %s", path, strerror(err));
-  }
-  if (S_ISDIR(st.st_mode))
-    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                            "cannot open model '%s': it is a directory", path);
+  /* A FIFO must not block, a truncated or damaged file must not reach the
+   * dynamic loader (which may fault on it). */
+  kiln_status checked = kiln_check_artifact(path);
+  if (checked)
+    return checked;
 
   /* dlopen searches the library path for a name without '/'; a file name
    * given by the user means the file in the working directory. */
@@ -607,6 +606,17 @@ static kiln_status kiln_bind_inputs(kiln_run_context *rc,
     if (!t->data && need > 0)
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "input '%s': data is NULL", t->name);
+    if (want->dtype == KILN_DTYPE_BOOL && need > 0) {
+      /* The code reads a bool as a byte and may test any bit of it: a value
+       * other than 0 or 1 would give answers that depend on the op. */
+      const unsigned char *b = (const unsigned char *)t->data;
+      for (size_t e = 0; e < need; ++e)
+        if (b[e] > 1)
+          return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                                  "input '%s': bool element %zu is %u; bools "
+                                  "must be 0 or 1",
+                                  t->name, e, (unsigned)b[e]);
+    }
     rc->input_ptrs[i] = t->data;
   }
   for (uint32_t i = 0; i < desc->num_inputs; ++i) {

@@ -15,7 +15,10 @@ typedef struct v1_tensor_desc {
 
 typedef int32_t (*v1_entry_fn)(void *const *, void *const *, void *, void *);
 
-typedef struct v1_model_desc {
+/* The tag is kiln_model_desc, as in the old model_abi.h: the function's type
+ * is then the one the runtime calls it through (UBSan's -fsanitize=function
+ * compares them). */
+typedef struct kiln_model_desc {
   uint32_t abi_version; /* 1 */
   const char *name;
   const char *producer;

@@ -1,6 +1,9 @@
 // Tests of the public runtime API (runtime.h) against the fake models.
 #include "kiln/runtime.h"
+#include "artifact.h"
 #include "test_util.h"
+
+#include <sys/stat.h>
 
 #include <gtest/gtest.h>
 
@@ -16,7 +19,23 @@ using kiln_test::statusString;
 
 extern "C" const kiln_model_desc *fake_add_descriptor(void);
 
+// Under ASan (-DKILN_SANITIZE=address), a huge allocation returns NULL, as
+// malloc does, instead of aborting: the tests check the runtime's answer.
+extern "C" const char *__asan_default_options() {
+  return "allocator_may_return_null=1";
+}
+
 namespace {
+
+/// `data` with kiln's checksum trailer (runtime/src/artifact.h) appended.
+std::string sealed(const std::string &data) {
+  unsigned char trailer[KILN_ARTIFACT_TRAILER_SIZE];
+  kiln_artifact_store_le64(trailer, data.size());
+  kiln_artifact_store_le64(trailer + 8,
+                           kiln_artifact_hash(data.data(), data.size()));
+  memcpy(trailer + 16, KILN_ARTIFACT_MAGIC, 8);
+  return data + std::string(reinterpret_cast<char *>(trailer), sizeof(trailer));
+}
 
 struct ModelCloser {
   void operator()(kiln_model *m) const { kiln_model_close(m); }
@@ -341,6 +360,34 @@ TEST(Validation, BuffersAndPointers) {
   }
 }
 
+TEST(Validation, BoolInputsMustBeZeroOrOne) {
+  // The fake descriptor with input 'a' as bool: the entry reads 24 bytes of
+  // it as floats, so the buffer below is 24 bytes.
+  kiln_model_desc desc = *fake_add_descriptor();
+  kiln_tensor_desc inputs[2] = {desc.inputs[0], desc.inputs[1]};
+  inputs[0].dtype = KILN_DTYPE_BOOL;
+  desc.inputs = inputs;
+  kiln_model *raw = nullptr;
+  kiln_model_options options;
+  kiln_model_options_init(&options);
+  options.num_threads = 1;
+  ASSERT_EQ(statusString(kiln_model_open_descriptor(&desc, &options, &raw)),
+            "OK");
+  ModelPtr model(raw);
+  FakeRun run;
+  alignas(8) unsigned char flags[24] = {1, 0, 1, 1, 0, 0};
+  run.inputs[0] = {"a", KILN_DTYPE_BOOL, 2, kShape23, flags, 6};
+  EXPECT_EQ(run.run(model.get()), "OK");
+  flags[4] = 2;
+  EXPECT_EQ(run.run(model.get()),
+            "INVALID_ARGUMENT: input 'a': bool element 4 is 2; bools must be "
+            "0 or 1");
+  flags[4] = 0xff;
+  EXPECT_EQ(run.run(model.get()),
+            "INVALID_ARGUMENT: input 'a': bool element 4 is 255; bools must "
+            "be 0 or 1");
+}
+
 TEST(Validation, RuntimeCheckFailure) {
   ModelPtr model = openFake();
   FakeRun r;
@@ -391,12 +438,124 @@ TEST(Open, NotASharedLibrary) {
   std::string path = dir.file("garbage.so");
   kiln_test::writeFile(path, "this is not an ELF file\n");
   kiln_model *model = nullptr;
+  // Without kiln's checksum trailer the file never reaches dlopen.
+  EXPECT_EQ(statusString(kiln_model_open(path.c_str(), nullptr, &model)),
+            "INVALID_ARGUMENT: cannot open model '" + path +
+                "': the file is damaged or not a kiln model library: it has "
+                "no kiln checksum trailer (truncated, or not written by kiln "
+                "compile --emit so)");
+  // With one, dlopen's own error is reported.
+  kiln_test::writeFile(path, sealed("this is not an ELF file\n"));
   std::string s = statusString(kiln_model_open(path.c_str(), nullptr, &model));
   EXPECT_EQ(s.rfind("INVALID_ARGUMENT: cannot load model '" + path + "': ", 0), 0u)
       << s;
   EXPECT_EQ(statusString(kiln_model_open(dir.path().c_str(), nullptr, &model)),
             "INVALID_ARGUMENT: cannot open model '" + dir.path() +
                 "': it is a directory");
+}
+
+TEST(Open, TruncatedOrDamagedLibrary) {
+  kiln_test::TempDir dir;
+  std::string good = kiln_test::readFile(modelPath("fake_model"));
+  std::string path = dir.file("m.so");
+  kiln_model *model = nullptr;
+  // Every truncation is refused before dlopen (which may fault on it).
+  for (size_t cut : {size_t(0), size_t(10), good.size() / 2, good.size() - 1}) {
+    kiln_test::writeFile(path, good.substr(0, cut));
+    std::string s = statusString(kiln_model_open(path.c_str(), nullptr, &model));
+    EXPECT_EQ(s.rfind("INVALID_ARGUMENT: cannot open model '" + path +
+                          "': the file is damaged",
+                      0),
+              0u)
+        << cut << ": " << s;
+    EXPECT_EQ(model, nullptr);
+  }
+  std::string flipped = good;
+  flipped[flipped.size() / 3] ^= 0x40;
+  kiln_test::writeFile(path, flipped);
+  std::string s = statusString(kiln_model_open(path.c_str(), nullptr, &model));
+  EXPECT_NE(s.find("the file is damaged: checksum "), std::string::npos) << s;
+  // Bytes appended after the trailer.
+  kiln_test::writeFile(path, good + "junk");
+  s = statusString(kiln_model_open(path.c_str(), nullptr, &model));
+  EXPECT_NE(s.find("the file is damaged"), std::string::npos) << s;
+  kiln_test::writeFile(path, good);
+  EXPECT_EQ(statusString(kiln_model_open(path.c_str(), nullptr, &model)), "OK");
+  kiln_model_close(model);
+}
+
+TEST(Open, ChecksumIsTheDocumentedHash) {
+  // docs/reliability.md's definition, word by word, against artifact.h's
+  // four-lane loop, in one call and streamed in 32-byte multiples.
+  auto reference = [](const std::string &d) {
+    const uint64_t P = KILN_ARTIFACT_HASH_PRIME;
+    uint64_t lane[4];
+    for (int l = 0; l < 4; ++l)
+      lane[l] = KILN_ARTIFACT_HASH_INIT + l;
+    size_t words = d.size() / 32 * 4;
+    for (size_t i = 0; i < words; ++i)
+      lane[i % 4] = (lane[i % 4] ^ kiln_artifact_load_le64(
+                                       (const unsigned char *)d.data() + 8 * i)) *
+                    P;
+    for (size_t i = words * 8; i < d.size(); ++i)
+      lane[0] = (lane[0] ^ (unsigned char)d[i]) * P;
+    uint64_t h = KILN_ARTIFACT_HASH_INIT;
+    for (int l = 0; l < 4; ++l)
+      h = (h ^ lane[l]) * P;
+    return h ^ d.size();
+  };
+  std::string data;
+  for (int i = 0; i < 1000; ++i)
+    data += static_cast<char>(i * 37 + (i >> 3));
+  for (size_t size : {0, 1, 7, 8, 31, 32, 33, 100, 999, 1000}) {
+    std::string d = data.substr(0, size);
+    EXPECT_EQ(kiln_artifact_hash(d.data(), d.size()), reference(d)) << size;
+    kiln_artifact_hash_state s;
+    kiln_artifact_hash_init(&s);
+    size_t first = size / 64 * 32;
+    kiln_artifact_hash_update(&s, d.data(), first);
+    kiln_artifact_hash_update(&s, d.data() + first, size - first);
+    EXPECT_EQ(kiln_artifact_hash_final(&s, size), reference(d)) << size;
+  }
+  EXPECT_NE(kiln_artifact_hash("a", 1), kiln_artifact_hash("b", 1));
+}
+
+TEST(Open, OnlyRegularFiles) {
+  kiln_test::TempDir dir;
+  std::string fifo = dir.file("model.so");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  kiln_model *model = nullptr;
+  // Must return at once (a blocking open would wait for a writer forever).
+  EXPECT_EQ(statusString(kiln_model_open(fifo.c_str(), nullptr, &model)),
+            "INVALID_ARGUMENT: cannot open model '" + fifo +
+                "': it is not a regular file (a FIFO, socket or device)");
+  EXPECT_EQ(statusString(kiln_model_open("/dev/null", nullptr, &model)),
+            "INVALID_ARGUMENT: cannot open model '/dev/null': it is not a "
+            "regular file (a FIFO, socket or device)");
+}
+
+TEST(Open, HugeScratchIsRefused) {
+  // A scratch size near SIZE_MAX once wrapped to a 0-byte arena when rounded
+  // up to huge pages; it must be an error, never a small arena.
+  kiln_model_desc desc = *fake_add_descriptor();
+  for (uint64_t size : {UINT64_C(0xffffffffffffff00),
+                        UINT64_MAX - (UINT64_C(2) << 20) + 1,
+                        UINT64_C(1) << 62}) {
+    kiln_memory_need need = desc.memory_needs[0];
+    need.size = size;
+    desc.memory_needs = &need;
+    kiln_model *model = nullptr;
+    kiln_model_options options;
+    kiln_model_options_init(&options);
+    options.num_threads = 1;
+    std::string s =
+        statusString(kiln_model_open_descriptor(&desc, &options, &model));
+    EXPECT_TRUE(s.rfind("INVALID_ARGUMENT: ", 0) == 0 ||
+                s.rfind("OUT_OF_MEMORY: ", 0) == 0)
+        << size << ": " << s;
+    EXPECT_EQ(model, nullptr) << size;
+    desc = *fake_add_descriptor();
+  }
 }
 
 TEST(Open, ModelNeedingExportedRuntimeSymbol) {
