@@ -168,8 +168,10 @@ struct RowGroups {
 
   RowGroups(int64_t rows, int64_t mr, int64_t maxBlocksPerGroup)
       : mr(mr), fullRowBlocks(rows / mr), tailRows(rows % mr) {
-    groups = std::max<int64_t>(1, (fullRowBlocks + maxBlocksPerGroup - 1) /
-                                      maxBlocksPerGroup);
+    // ceil(fullRowBlocks / maxBlocksPerGroup) without the a + b - 1 that
+    // overflows for maxBlocksPerGroup = INT64_MAX (found by UBSan).
+    groups = std::max<int64_t>(
+        1, fullRowBlocks == 0 ? 0 : 1 + (fullRowBlocks - 1) / maxBlocksPerGroup);
     blocksPerGroup = (fullRowBlocks + groups - 1) / groups;
   }
 
