@@ -39,6 +39,8 @@ cd "$ROOT"
 APT_PACKAGES=(
   # LLVM / MLIR 22 (Debian 12's bookworm-security suite)
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools lld-22 clang-22
+  # libFuzzer and the sanitizer runtimes (scripts/fuzz.sh, -DKILN_SANITIZE)
+  libclang-rt-22-dev
   # LLVM's CMake package refers to zlib and zstd targets
   zlib1g-dev libzstd-dev
   # ONNX protobuf classes
