@@ -151,10 +151,7 @@ static LogicalResult channelWindow(const ChannelWindow &cw,
 
     emitColumnShapes(k2, p, fullPanels, tailCols, vecs, columns);
   });
-  if (epilogue)
-    epilogue->generic->erase();
-  fill.erase();
-  op->erase();
+  eraseLoweredOps(op, fill, epilogue);
   return success();
 }
 

@@ -183,10 +183,7 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
 
         rowGroups.emit(k2, g, block);
       });
-  if (epilogue)
-    epilogue->generic->erase();
-  fill.erase();
-  op->erase();
+  eraseLoweredOps(op, fill, epilogue);
   return success();
 }
 

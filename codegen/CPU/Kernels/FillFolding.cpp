@@ -84,4 +84,12 @@ InitFill fusableFill(Operation *op, Value out) {
   return {fill.value(), fill, op, nullptr};
 }
 
+void eraseLoweredOps(Operation *kernel, InitFill &fill,
+                     const std::optional<Epilogue> &epilogue) {
+  if (epilogue)
+    epilogue->generic->erase();
+  fill.erase();
+  kernel->erase();
+}
+
 } // namespace kiln::kernels

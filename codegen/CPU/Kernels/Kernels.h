@@ -254,6 +254,11 @@ struct InitFill {
 /// The fill folded into the accumulators of `op` writing `out`, or none.
 InitFill fusableFill(Operation *op, Value out);
 
+/// Erases what a kernel replaced once its loops are emitted: the epilogue
+/// generic it applied, the fill it folded and the linalg op itself.
+void eraseLoweredOps(Operation *kernel, InitFill &fill,
+                     const std::optional<Epilogue> &epilogue);
+
 //===----------------------------------------------------------------------===//
 // Weight packing (WeightPacking.cpp)
 //===----------------------------------------------------------------------===//

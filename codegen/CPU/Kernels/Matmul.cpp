@@ -167,10 +167,7 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
     emitColumnShapes(k2, p, fullPanels, tailCols, strategy.getVectors(),
                      columns);
   });
-  if (epilogue)
-    epilogue->generic->erase();
-  fill.erase();
-  op->erase();
+  eraseLoweredOps(op, fill, epilogue);
   return success();
 }
 
