@@ -54,9 +54,6 @@ KILN_INTERNAL kiln_status kiln_check_descriptor(const kiln_model_desc *desc);
 /* The model's host-scratch memory need, or NULL. */
 KILN_INTERNAL const kiln_memory_need *
 kiln_host_scratch_need(const kiln_model_desc *desc);
-/* "host", "spirv", ... / "host-scratch", ...; NULL for an unknown value. */
-KILN_INTERNAL const char *kiln_executable_format_name(uint32_t format);
-KILN_INTERNAL const char *kiln_memory_kind_name(uint32_t kind);
 /* model.c: whether a static tensor's byte size fits in size_t. */
 KILN_INTERNAL int kiln_tensor_desc_fits(const kiln_tensor_desc *t);
 

@@ -405,34 +405,16 @@ Options parseArgs(int argc, char **argv) {
 
 const char *orNone(const char *text) { return text ? text : "(none)"; }
 
+/// A format / memory-kind name for printing ("unknown" for a value the
+/// runtime has no name for; an opened descriptor has none).
 const char *formatName(uint32_t format) {
-  switch (format) {
-  case KILN_EXECUTABLE_HOST:
-    return "host";
-  case KILN_EXECUTABLE_SPIRV:
-    return "spirv";
-  case KILN_EXECUTABLE_PTX:
-    return "ptx";
-  case KILN_EXECUTABLE_CUBIN:
-    return "cubin";
-  case KILN_EXECUTABLE_HSACO:
-    return "hsaco";
-  }
-  return "unknown";
+  const char *name = kiln_executable_format_name(format);
+  return name ? name : "unknown";
 }
 
 const char *memoryKindName(uint32_t kind) {
-  switch (kind) {
-  case KILN_MEMORY_HOST_SCRATCH:
-    return "host-scratch";
-  case KILN_MEMORY_DEVICE_LOCAL:
-    return "device-local";
-  case KILN_MEMORY_HOST_VISIBLE:
-    return "host-visible";
-  case KILN_MEMORY_DEVICE_CONSTANT:
-    return "device-constant";
-  }
-  return "unknown";
+  const char *name = kiln_memory_kind_name(kind);
+  return name ? name : "unknown";
 }
 
 /// `kiln inspect`: what the compiled model says about itself, one `key: value`

@@ -113,6 +113,13 @@ const char *kiln_dtype_name(kiln_dtype dtype);
 /* Bytes per element (bool: 1), or 0 for an unknown dtype. */
 size_t kiln_dtype_size(kiln_dtype dtype);
 
+/* A fixed name of a descriptor's executable format (kiln_executable_format in
+ * model_abi.h: "host", "spirv", "ptx", "cubin", "hsaco") or memory kind
+ * (kiln_memory_kind: "host-scratch", "device-local", "host-visible",
+ * "device-constant"); NULL for a value that is none of them. Static storage. */
+const char *kiln_executable_format_name(uint32_t format);
+const char *kiln_memory_kind_name(uint32_t kind);
+
 /*===----------------------------------------------------------------------===*
  * Tensors
  *===----------------------------------------------------------------------===*/
