@@ -247,7 +247,7 @@ void describeAndRun(kiln_model *model, Reader &r) {
 /// with plain file I/O (never dlopen, which trusts its input).
 void checkAsFile(const uint8_t *data, size_t size) {
   static std::string path = [] {
-    char dir[] = "/tmp/kiln-fuzz-XXXXXX";
+    char dir[] = "/tmp/kiln_fuzz_XXXXXX";
     if (!mkdtemp(dir))
       abort();
     return std::string(dir) + "/model.so";

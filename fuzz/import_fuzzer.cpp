@@ -27,7 +27,7 @@ struct Env {
   std::string dir, model;
   mlir::DialectRegistry registry;
   Env() {
-    char tmpl[] = "/tmp/kiln-fuzz-import-XXXXXX";
+    char tmpl[] = "/tmp/kiln_fuzz_import-XXXXXX";
     if (!mkdtemp(tmpl))
       abort();
     dir = tmpl;

@@ -20,7 +20,7 @@
 #   --jobs N       N fuzzing processes per target at once (libFuzzer -fork=N); default 1
 # Environment:
 #   KILN_BUILD_DIR  build folder (default: build), configured with clang by setup.sh
-# Reproduce a crash:  <build>/bin/kiln-fuzz-<target> <artifact file>
+# Reproduce a crash:  <build>/bin/kiln_fuzz_<target> <artifact file>
 #===----------------------------------------------------------------------===#
 set -uo pipefail
 
@@ -54,7 +54,7 @@ PYTHON="$ROOT/.venv/bin/python"
 
 if [ "$BUILD" = 1 ]; then
   names=()
-  for t in "${TARGETS[@]}"; do names+=("kiln-fuzz-$t"); done
+  for t in "${TARGETS[@]}"; do names+=("kiln_fuzz_$t"); done
   ninja -C "$BUILD_DIR" "${names[@]}" >"$WORK.build.log" 2>&1 || {
     echo "fuzz.sh: building ${names[*]} failed (is the compiler clang with libFuzzer?):" >&2
     tail -20 "$WORK.build.log" >&2; exit 2; }
@@ -118,7 +118,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:${UBSAN_OPTIONS:-}"
 failed=0
 for t in "${TARGETS[@]}"; do
   seed "$t"
-  bin="$BUILD_DIR/bin/kiln-fuzz-$t"
+  bin="$BUILD_DIR/bin/kiln_fuzz_$t"
   art="$WORK/artifacts/$t"
   log="$WORK/$t.log"
   mkdir -p "$art"

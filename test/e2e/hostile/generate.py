@@ -257,7 +257,7 @@ def cases() -> list[Case]:
     valid = _model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
                    [_vi("x", F, [2])], [_vi("y", F, [2])])
     add(Case("truncated", valid[: len(valid) // 2], ("model",)))
-    # A required attribute left out (found by kiln-fuzz-import: the op's accessor was
+    # A required attribute left out (found by kiln_fuzz_import: the op's accessor was
     # dereferenced by shape inference before the verifier ran).
     add(Case("cast_without_to", _model(
         [helper.make_node("Cast", ["x"], ["y"], name="cast_no_to")],
