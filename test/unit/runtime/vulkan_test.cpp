@@ -614,6 +614,83 @@ TEST(Vulkan, RunOnDeviceBuffers) {
 }
 
 //===----------------------------------------------------------------------===//
+// A Vulkan model as a shared library (fake_vulkan_model.c)
+//===----------------------------------------------------------------------===//
+
+const float kA[6] = {1, 2, 3, 4, 5, 6};
+const float kB[6] = {0.5f, -20, 0.25f, -40, 1, -60};
+const float kW[6] = {1, 2, 3, 4, 5, 6}; // the model's weights
+
+TEST(VulkanLibrary, OpenAndRun) {
+  REQUIRE_VULKAN();
+  kiln_model *raw = nullptr;
+  ASSERT_EQ(statusString(kiln_model_open(
+                kiln_test::modelPath("fake_vulkan_model").c_str(), nullptr,
+                &raw)),
+            "OK");
+  ModelHandle model(raw);
+  EXPECT_STREQ(kiln_model_device(model.get()), "vulkan");
+  std::vector<float> a(kA, kA + 6), b(kB, kB + 6), sum(6);
+  int64_t shape[] = {2, 3};
+  kiln_tensor inputs[2] = {floatTensor("a", a), floatTensor("b", b)};
+  for (kiln_tensor &t : inputs)
+    t.rank = 2, t.shape = shape;
+  kiln_tensor output = floatTensor("sum", sum);
+  ASSERT_EQ(statusString(kiln_model_run(model.get(), inputs, 2, &output, 1)),
+            "OK");
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(sum[i], (kA[i] + kB[i]) * kW[i]) << i;
+}
+
+kiln_test::CommandResult kilnRun(std::vector<std::string> args) {
+  args.insert(args.begin(), KILN_RUN_PATH);
+  return kiln_test::runCommand(args);
+}
+
+TEST(VulkanLibrary, KilnRunDevice) {
+  REQUIRE_VULKAN();
+  kiln_test::TempDir dir;
+  kiln_test::writeNpy(dir.file("a.npy"), "<f4", {2, 3}, kA, sizeof(kA));
+  kiln_test::writeNpy(dir.file("b.npy"), "<f4", {2, 3}, kB, sizeof(kB));
+  std::string model = kiln_test::modelPath("fake_vulkan_model");
+  for (const char *device : {"vulkan", "auto", "vulkan:0"}) {
+    std::string out = dir.file(std::string("out_") + device);
+    kiln_test::CommandResult r =
+        kilnRun({model, "--device", device, "--input",
+                 "a=" + dir.file("a.npy"), "--input", "b=" + dir.file("b.npy"),
+                 "--output-dir", out});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.out, "sum float32 [2,3]\n");
+    kiln_test::NpyContents sum = kiln_test::readNpy(out + "/sum.npy");
+    ASSERT_EQ(sum.data.size(), 24u);
+    float values[6];
+    std::memcpy(values, sum.data.data(), sizeof(values));
+    for (int i = 0; i < 6; ++i)
+      EXPECT_EQ(values[i], (kA[i] + kB[i]) * kW[i]) << device << " " << i;
+  }
+  kiln_test::CommandResult r = kilnRun({model, "--device", "cpu"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_EQ(r.err, "kiln-run: error: " + model +
+                       ": model 'fake_vulkan' holds only Vulkan code (spirv): "
+                       "it cannot run on device 'cpu' (compile it for the "
+                       "CPU, or open it with device 'vulkan' or 'auto')\n");
+  std::string cpuModel = kiln_test::modelPath("fake_model");
+  r = kilnRun({cpuModel, "--device=vulkan"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_EQ(r.err, "kiln-run: error: " + cpuModel +
+                       ": model 'fake_add' holds only CPU code: it cannot run "
+                       "on device 'vulkan' (compile it with `kiln compile "
+                       "--device vulkan`, or open it with device 'cpu' or "
+                       "'auto')\n");
+  r = kilnRun({cpuModel, "--device", "cpu"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  r = kilnRun({cpuModel, "--device", "tpu"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_EQ(r.err, "kiln-run: error: --device expects auto, cpu, vulkan or "
+                   "vulkan:DEVICE, got 'tpu'\n");
+}
+
+//===----------------------------------------------------------------------===//
 // Device choice
 //===----------------------------------------------------------------------===//
 
