@@ -485,6 +485,21 @@ static kiln_status kiln_vk_pick_device(kiln_gpu_model *gpu,
   return NULL;
 }
 
+/* Whether KILN_VULKAN_MASK_FEATURES (name,...) lists `name`: a feature (or
+ * "hostVisibleDeviceLocal", device-local memory the host can map) taken for
+ * absent, to see (and test) how the runtime does on a device without it. */
+static int kiln_vk_masked(const char *name) {
+  const char *mask = getenv("KILN_VULKAN_MASK_FEATURES");
+  size_t len = strlen(name);
+  for (const char *p = mask; p && *p;) {
+    size_t item = strcspn(p, ",");
+    if (item == len && strncmp(p, name, len) == 0)
+      return 1;
+    p += item + (p[item] == ',');
+  }
+  return 0;
+}
+
 static int kiln_vk_has_extension(const VkExtensionProperties *exts,
                                  uint32_t n, const char *name) {
   for (uint32_t i = 0; i < n; ++i)
@@ -555,19 +570,9 @@ static kiln_status kiln_vk_create_device(kiln_gpu_model *gpu) {
       s16.uniformAndStorageBuffer16BitAccess,
       s16.storagePushConstant16,
   };
-  /* KILN_VULKAN_MASK_FEATURES=name,...: features taken for absent, to see
-   * (and test) how a model that needs one is refused on a device without. */
-  const char *mask = getenv("KILN_VULKAN_MASK_FEATURES");
-  for (unsigned b = 0; mask && b < KILN_SPIRV_NUM_FEATURES; ++b) {
-    const char *name = kiln_spirv_feature_name(b);
-    size_t len = strlen(name);
-    for (const char *p = mask; *p;) {
-      size_t item = strcspn(p, ",");
-      if (item == len && strncmp(p, name, len) == 0)
-        have[b] = VK_FALSE;
-      p += item + (p[item] == ',');
-    }
-  }
+  for (unsigned b = 0; b < KILN_SPIRV_NUM_FEATURES; ++b)
+    if (kiln_vk_masked(kiln_spirv_feature_name(b)))
+      have[b] = VK_FALSE;
   const kiln_model_desc *desc = gpu->desc;
   for (uint32_t e = 0; e < desc->num_executables; ++e) {
     const kiln_executable_desc *x = &desc->executables[e];
@@ -921,7 +926,8 @@ static kiln_status kiln_vk_upload_constants(kiln_gpu_model *gpu) {
         VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, what, buffer);
     if (status)
       return status;
-    if (buffer->flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+    if ((buffer->flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
+        !kiln_vk_masked("hostVisibleDeviceLocal")) {
       void *mapped = NULL;
       VkResult r = gpu->vk.vkMapMemory(gpu->device, buffer->memory, 0,
                                        VK_WHOLE_SIZE, 0, &mapped);

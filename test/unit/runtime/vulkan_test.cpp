@@ -350,8 +350,13 @@ TEST(Vulkan, AddRunsAndResubmits) {
 
 // y = x * w + bias: the weights at 256-aligned offsets of one constant
 // buffer, the product in an arena slice that the second dispatch reads.
-TEST(Vulkan, WeightsAndArena) {
+// Uploaded by mapping (lavapipe's device memory is host-visible), and through
+// a staging buffer as on a discrete GPU.
+class VulkanWeights : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(VulkanWeights, WeightsAndArena) {
   REQUIRE_VULKAN();
+  ScopedEnv mask("KILN_VULKAN_MASK_FEATURES", GetParam());
   const int64_t n = 100;
   ModelBuilder m;
   m.input("x", {n});
@@ -384,6 +389,12 @@ TEST(Vulkan, WeightsAndArena) {
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(y[i], x[i] * weights[128 + i] + weights[i]) << i;
 }
+
+INSTANTIATE_TEST_SUITE_P(Upload, VulkanWeights,
+                         ::testing::Values(nullptr, "hostVisibleDeviceLocal"),
+                         [](const ::testing::TestParamInfo<const char *> &i) {
+                           return std::string(i.param ? "Staged" : "Mapped");
+                         });
 
 // Three dependent dispatches through the arena, each with its own push
 // constants: y = ((2x + 1) * 3) - 5.
