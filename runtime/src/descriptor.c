@@ -308,8 +308,11 @@ static kiln_status kiln_check_memory(const kiln_model_desc *desc,
       return KILN_MALFORMED(name, "memory need %u has no bound but the model "
                                   "has no symbols",
                             (unsigned)m);
-    if ((need->kind == KILN_MEMORY_DEVICE_CONSTANT) !=
-        (need->initial_data != NULL && need->size > 0))
+    /* Device-constant memory comes with its bytes (an empty one may have
+     * none); no other kind has any. */
+    int constant = need->kind == KILN_MEMORY_DEVICE_CONSTANT;
+    if ((constant && need->size > 0 && !need->initial_data) ||
+        (!constant && need->initial_data))
       return KILN_MALFORMED(name, "memory need %u (%s) %s initial data",
                             (unsigned)m, kind,
                             need->initial_data ? "has" : "lacks");

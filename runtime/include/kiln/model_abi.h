@@ -277,7 +277,8 @@ typedef struct kiln_memory_need {
    * on has no maximum. */
   uint64_t size;
   uint64_t alignment; /* a power of two; the runtime gives at least 64 */
-  /* KILN_MEMORY_DEVICE_CONSTANT: `size` bytes to upload; other kinds: NULL. */
+  /* KILN_MEMORY_DEVICE_CONSTANT: `size` bytes to upload (NULL allowed when
+   * `size` is 0); other kinds: NULL. */
   const void *initial_data;
 } kiln_memory_need;
 

@@ -926,6 +926,8 @@ static kiln_status kiln_vk_upload_constants(kiln_gpu_model *gpu) {
         VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, what, buffer);
     if (status)
       return status;
+    if (need->size == 0)
+      continue; /* no weights: a buffer only so that bindings are valid */
     if ((buffer->flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
         !kiln_vk_masked("hostVisibleDeviceLocal")) {
       void *mapped = NULL;

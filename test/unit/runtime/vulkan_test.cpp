@@ -130,7 +130,7 @@ public:
     need.kind = KILN_MEMORY_DEVICE_CONSTANT;
     need.size = weights.back().size() * sizeof(float);
     need.alignment = 256;
-    need.initial_data = weights.back().data();
+    need.initial_data = weights.back().empty() ? nullptr : weights.back().data();
     needs.push_back(need);
     return (uint32_t)needs.size() - 1;
   }
@@ -395,6 +395,29 @@ INSTANTIATE_TEST_SUITE_P(Upload, VulkanWeights,
                          [](const ::testing::TestParamInfo<const char *> &i) {
                            return std::string(i.param ? "Staged" : "Mapped");
                          });
+
+// What the compiler emits for a model without weights or transients: both
+// memory needs, empty.
+TEST(Vulkan, EmptyMemoryNeeds) {
+  REQUIRE_VULKAN();
+  const int64_t n = 10;
+  ModelBuilder m;
+  buildAdd(m, n);
+  m.constants({});
+  m.arena(0);
+  std::string error;
+  ModelHandle model(openOn(m.build(), "vulkan", &error));
+  ASSERT_TRUE(model.get()) << error;
+  std::vector<float> a(n, 1.5f), b(n, 2.0f), c(n);
+  int64_t shape[] = {n};
+  kiln_tensor inputs[2] = {floatTensor("a", a), floatTensor("b", b)};
+  inputs[0].rank = inputs[1].rank = 1;
+  inputs[0].shape = inputs[1].shape = shape;
+  kiln_tensor output = floatTensor("c", c);
+  ASSERT_EQ(statusString(kiln_model_run(model.get(), inputs, 2, &output, 1)),
+            "OK");
+  EXPECT_EQ(c[9], 3.5f);
+}
 
 // Three dependent dispatches through the arena, each with its own push
 // constants: y = ((2x + 1) * 3) - 5.
