@@ -578,6 +578,23 @@ static kiln_status kiln_vk_create_device(kiln_gpu_model *gpu) {
     const kiln_executable_desc *x = &desc->executables[e];
     if (x->format != KILN_EXECUTABLE_SPIRV)
       continue;
+    /* "vulkanX.Y": the Vulkan version the module was built for (its SPIR-V
+     * version follows from it). */
+    unsigned major = 1, minor = 0;
+    if (sscanf(x->target, "vulkan%u.%u", &major, &minor) == 2 &&
+        VK_MAKE_API_VERSION(0, major, minor, 0) >
+            VK_MAKE_API_VERSION(
+                0, VK_API_VERSION_MAJOR(gpu->properties.apiVersion),
+                VK_API_VERSION_MINOR(gpu->properties.apiVersion), 0))
+      return kiln_make_status(
+          KILN_STATUS_UNSUPPORTED,
+          "model '%s': spirv executable %u (kernels '%s'%s) is built for %s, "
+          "but Vulkan device '%s' supports Vulkan %u.%u",
+          gpu->name, (unsigned)e, x->num_kernels ? x->kernel_names[0] : "",
+          x->num_kernels > 1 ? ", ..." : "", x->target,
+          gpu->properties.deviceName,
+          (unsigned)VK_API_VERSION_MAJOR(gpu->properties.apiVersion),
+          (unsigned)VK_API_VERSION_MINOR(gpu->properties.apiVersion));
     uint32_t needs = 0;
     char error[160];
     if (!kiln_spirv_scan(x->data, x->size, &needs, error, sizeof(error)))

@@ -872,6 +872,21 @@ TEST(Vulkan, MissingDeviceFeature) {
       << error;
 }
 
+TEST(Vulkan, NewerVulkanThanTheDevice) {
+  REQUIRE_VULKAN();
+  ModelBuilder m;
+  buildAdd(m, 8);
+  m.executables[0].target = "vulkan9.9";
+  std::string error;
+  EXPECT_EQ(openOn(m.build(), "vulkan", &error), nullptr);
+  EXPECT_EQ(error.rfind("UNSUPPORTED: model 'vk_test': spirv executable 0 "
+                        "(kernels 'add', ...) is built for vulkan9.9, but "
+                        "Vulkan device '",
+                        0),
+            0u)
+      << error;
+}
+
 TEST(Vulkan, DeviceLimits) {
   REQUIRE_VULKAN();
   ModelBuilder m;
