@@ -854,6 +854,25 @@ TEST(Vulkan, DeviceMemoryLimit) {
   }
 }
 
+// More than the device has: refused before anything reads the weights.
+TEST(Vulkan, WeightsLargerThanTheDevice) {
+  REQUIRE_VULKAN();
+  ModelBuilder m;
+  m.input("x", {16});
+  m.output("y", {16});
+  uint32_t c = m.constants({1.0f});
+  m.needs[c].size = uint64_t(1) << 44; // 16 TiB; only 4 bytes behind it
+  uint32_t e = m.module("elementwise", {"add", "mul", "scale"});
+  m.dispatch(e, 1, 1, 64, {{IN, 0}, {MEM, c, 0, 64}, {OUT, 0}}, {16});
+  std::string error;
+  EXPECT_EQ(openOn(m.build(), "vulkan", &error), nullptr);
+  EXPECT_EQ(error.rfind("OUT_OF_MEMORY: model 'vk_test' on Vulkan device '", 0),
+            0u)
+      << error;
+  EXPECT_NE(error.find("the weights (memory need 0)"), std::string::npos)
+      << error;
+}
+
 TEST(Vulkan, MissingDeviceFeature) {
   REQUIRE_VULKAN();
   ScopedEnv env("KILN_VULKAN_MASK_FEATURES", "shaderFloat64,shaderInt8");
