@@ -981,6 +981,10 @@ kiln_status kiln_gpu_open(const kiln_model_desc *desc, const char *selector,
   gpu->name = desc->name ? desc->name : "?";
   atomic_init(&gpu->memory_used, 0);
   atomic_init(&gpu->lost, 0);
+  gpu->status_need = -1;
+  for (uint32_t m = 0; m < desc->num_memory_needs; ++m)
+    if (desc->memory_needs[m].flags & KILN_MEMORY_RUN_STATUS)
+      gpu->status_need = m;
   kiln_status status = NULL;
   int64_t limit = kiln_vk_memory_limit();
   if (limit < 0)

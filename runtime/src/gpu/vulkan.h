@@ -70,6 +70,7 @@
   X(vkCmdPushConstants)                                                        \
   X(vkCmdDispatch)                                                             \
   X(vkCmdCopyBuffer)                                                           \
+  X(vkCmdFillBuffer)                                                           \
   X(vkCmdPipelineBarrier)                                                      \
   X(vkCreateFence)                                                             \
   X(vkDestroyFence)                                                            \
@@ -129,6 +130,7 @@ struct kiln_gpu_model {
   uint32_t push_size;
   VkDeviceSize alignment; /* every binding offset inside our buffers */
   kiln_vk_buffer *constants; /* per memory need (device-constant ones set) */
+  int64_t status_need; /* the KILN_MEMORY_RUN_STATUS need, or -1 */
 };
 
 /* vulkan.c, for vulkan_run.c */

@@ -62,6 +62,7 @@ struct kiln_gpu_context {
    * output; in `staging` of each input and output. */
   VkDeviceSize *need_offset, *input_offset, *output_offset;
   VkDeviceSize *input_staging, *output_staging;
+  VkDeviceSize status_staging; /* the run status (KILN_MEMORY_RUN_STATUS) */
   VkDescriptorPool descriptor_pool;
   VkDescriptorSet *sets; /* per dispatch */
   VkCommandPool command_pool;
@@ -161,6 +162,7 @@ static kiln_status kiln_create_buffers(kiln_gpu_context *ctx) {
     ctx->output_staging[o] =
         kiln_place(&staged, kiln_output_bytes(desc, o), 64);
   }
+  ctx->status_staging = kiln_place(&staged, 4, 64);
   kiln_status status = kiln_vk_buffer_create(
       gpu, end + 256,
       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
@@ -263,6 +265,38 @@ typedef struct kiln_touched {
   VkDeviceSize begin, end;
 } kiln_touched;
 
+/* Whether a binding addresses the run status: kernels only ever store a
+ * failed check's number there, so any order of those stores is right and
+ * they need no barrier. */
+static int kiln_is_status(const kiln_gpu_model *gpu,
+                          const kiln_binding_desc *b) {
+  return b->kind == KILN_BINDING_MEMORY &&
+         (int64_t)b->index == gpu->status_need;
+}
+
+/* The run status starts at 0 (before the barrier that precedes the first
+ * dispatch) ... */
+static void kiln_record_status_reset(const kiln_gpu_context *ctx,
+                                     VkCommandBuffer cb) {
+  const kiln_gpu_model *gpu = ctx->gpu;
+  if (gpu->status_need >= 0)
+    gpu->vk.vkCmdFillBuffer(cb, ctx->device.buffer,
+                            ctx->need_offset[gpu->status_need], 4, 0);
+}
+
+/* ... and is copied to staging after the last (after the barrier that
+ * follows it). */
+static void kiln_record_status_copy(const kiln_gpu_context *ctx,
+                                    VkCommandBuffer cb) {
+  const kiln_gpu_model *gpu = ctx->gpu;
+  if (gpu->status_need < 0)
+    return;
+  VkBufferCopy region = {ctx->need_offset[gpu->status_need],
+                         ctx->status_staging, 4};
+  gpu->vk.vkCmdCopyBuffer(cb, ctx->device.buffer, ctx->staging.buffer, 1,
+                          &region);
+}
+
 /* Every dispatch, in table order; a barrier before one that binds bytes that
  * a dispatch since the last barrier bound too, unless both are weights
  * (read only). Which bindings a kernel writes is not in the descriptor, so
@@ -282,6 +316,8 @@ static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
     int depends = 0;
     for (uint32_t b = 0; b < x->num_bindings && !depends; ++b) {
       VkDescriptorBufferInfo info;
+      if (kiln_is_status(gpu, &x->bindings[b]))
+        continue;
       kiln_resolve(ctx, &x->bindings[b], &info);
       if (info.buffer != ctx->device.buffer)
         continue; /* weights: only read */
@@ -299,6 +335,8 @@ static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
     }
     for (uint32_t b = 0; b < x->num_bindings; ++b) {
       VkDescriptorBufferInfo info;
+      if (kiln_is_status(gpu, &x->bindings[b]))
+        continue;
       kiln_resolve(ctx, &x->bindings[b], &info);
       if (info.buffer != ctx->device.buffer)
         continue;
@@ -374,6 +412,7 @@ static kiln_status kiln_record_run(kiln_gpu_context *ctx) {
   if (n)
     vk->vkCmdCopyBuffer(cb, ctx->staging.buffer, ctx->device.buffer, n,
                         regions);
+  kiln_record_status_reset(ctx, cb);
   kiln_barrier(vk, cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
                VK_ACCESS_TRANSFER_WRITE_BIT,
                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -395,6 +434,7 @@ static kiln_status kiln_record_run(kiln_gpu_context *ctx) {
   if (n)
     vk->vkCmdCopyBuffer(cb, ctx->device.buffer, ctx->staging.buffer, n,
                         regions);
+  kiln_record_status_copy(ctx, cb);
   free(regions);
   kiln_barrier(vk, cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
                VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
@@ -492,6 +532,27 @@ static kiln_status kiln_run_failed(kiln_gpu_context *ctx, kiln_status status) {
   return wrapped;
 }
 
+/* A failed run-time check the kernels stored in the run status. */
+static kiln_status kiln_check_run_status(kiln_gpu_context *ctx) {
+  const kiln_gpu_model *gpu = ctx->gpu;
+  const kiln_model_desc *desc = gpu->desc;
+  if (gpu->status_need < 0)
+    return NULL;
+  uint32_t check;
+  memcpy(&check, (unsigned char *)ctx->staging.mapped + ctx->status_staging,
+         4);
+  if (check == 0)
+    return NULL;
+  if (check <= desc->num_check_messages && desc->check_messages[check - 1])
+    return kiln_make_status(KILN_STATUS_RUNTIME_CHECK_FAILED, "%s",
+                            desc->check_messages[check - 1]);
+  return kiln_make_status(KILN_STATUS_INTERNAL,
+                          "model '%s' stored run status %u, which names no "
+                          "check (it has %u check messages)",
+                          gpu->name, (unsigned)check,
+                          (unsigned)desc->num_check_messages);
+}
+
 kiln_status kiln_gpu_run(kiln_gpu_context *ctx, void *const *inputs,
                          void *const *outputs) {
   kiln_gpu_model *gpu = ctx->gpu;
@@ -506,6 +567,9 @@ kiln_status kiln_gpu_run(kiln_gpu_context *ctx, void *const *inputs,
       kiln_vk_submit_wait(gpu, 1, &ctx->commands, ctx->fence, "the run");
   if (status)
     return kiln_run_failed(ctx, status);
+  status = kiln_check_run_status(ctx);
+  if (status)
+    return status;
   for (uint32_t o = 0; o < desc->num_outputs; ++o) {
     size_t bytes = kiln_output_bytes(desc, o);
     if (bytes)
@@ -557,9 +621,10 @@ kiln_status kiln_gpu_run_device(kiln_gpu_context *ctx,
     size_t bytes = kiln_input_bytes(desc, i);
     VkBufferCopy region = {input_offsets[i], ctx->input_offset[i], bytes};
     if (bytes)
-      vk->vkCmdCopyBuffer(cb, kiln_buffer_handle(input_buffers[i]), ctx->device.buffer,
-                          1, &region);
+      vk->vkCmdCopyBuffer(cb, kiln_buffer_handle(input_buffers[i]),
+                          ctx->device.buffer, 1, &region);
   }
+  kiln_record_status_reset(ctx, cb);
   kiln_barrier(vk, cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
                VK_ACCESS_TRANSFER_WRITE_BIT,
                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -576,9 +641,10 @@ kiln_status kiln_gpu_run_device(kiln_gpu_context *ctx,
     size_t bytes = kiln_output_bytes(desc, o);
     VkBufferCopy region = {ctx->output_offset[o], output_offsets[o], bytes};
     if (bytes)
-      vk->vkCmdCopyBuffer(cb, ctx->device.buffer, kiln_buffer_handle(output_buffers[o]),
-                          1, &region);
+      vk->vkCmdCopyBuffer(cb, ctx->device.buffer,
+                          kiln_buffer_handle(output_buffers[o]), 1, &region);
   }
+  kiln_record_status_copy(ctx, cb);
   /* The caller's later work on the outputs, on any queue, sees them. */
   kiln_barrier(vk, cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
                VK_ACCESS_TRANSFER_WRITE_BIT,
@@ -589,7 +655,7 @@ kiln_status kiln_gpu_run_device(kiln_gpu_context *ctx,
   if (r != VK_SUCCESS)
     return kiln_vk_error(gpu, r, "cannot record the device run");
   status = kiln_vk_submit_wait(gpu, 1, &cb, ctx->fence, "the device run");
-  return status ? kiln_run_failed(ctx, status) : NULL;
+  return status ? kiln_run_failed(ctx, status) : kiln_check_run_status(ctx);
 }
 
 #endif /* KILN_HAVE_VULKAN */

@@ -494,6 +494,75 @@ TEST(Vulkan, NarrowTypes) {
   }
 }
 
+// A run-time check in a kernel: the run-status memory need.
+TEST(Vulkan, RunTimeCheck) {
+  REQUIRE_VULKAN();
+  const int64_t n = 20;
+  ModelBuilder m;
+  m.input("x", {n});
+  m.output("y", {n});
+  m.output("z", {n});
+  uint32_t arena = m.arena(512);
+  uint32_t status = m.arena(4);
+  m.needs[status].flags = KILN_MEMORY_RUN_STATUS;
+  uint32_t e = m.module("check", {"copy_nonnegative"});
+  // Two checks on the same status, no barrier needed between them.
+  m.dispatch(e, 0, 3, 8, {{IN, 0}, {MEM, arena, 0, n * 4}, {MEM, status}},
+             {(uint32_t)n, 1});
+  m.dispatch(e, 0, 3, 8, {{MEM, arena, 0, n * 4}, {OUT, 0}, {MEM, status}},
+             {(uint32_t)n, 2});
+  m.dispatch(e, 0, 3, 8, {{IN, 0}, {OUT, 1}, {MEM, status}}, {(uint32_t)n, 3});
+  const char *messages[] = {"node 'Gather_0' (Gather, opset 13): index out "
+                            "of range",
+                            "second", "third"};
+  kiln_model_desc desc = *m.build();
+  desc.num_check_messages = 3;
+  desc.check_messages = messages;
+  std::string error;
+  ModelHandle model(openOn(&desc, "vulkan", &error));
+  ASSERT_TRUE(model.get()) << error;
+  std::vector<float> x(n), y(n), z(n);
+  int64_t shape[] = {n};
+  for (int round = 0; round < 3; ++round) {
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = (float)i;
+    if (round == 1)
+      x[7] = -1.0f; // every dispatch fails its check: any may win
+    kiln_tensor input = floatTensor("x", x);
+    input.rank = 1, input.shape = shape;
+    kiln_tensor outputs[2] = {floatTensor("y", y), floatTensor("z", z)};
+    std::string result =
+        statusString(kiln_model_run(model.get(), &input, 1, outputs, 2));
+    if (round == 1) {
+      EXPECT_TRUE(result == "RUNTIME_CHECK_FAILED: " + std::string(messages[0]) ||
+                  result == "RUNTIME_CHECK_FAILED: second" ||
+                  result == "RUNTIME_CHECK_FAILED: third")
+          << result;
+      continue;
+    }
+    // The status is reset each run: a failure does not stick.
+    ASSERT_EQ(result, "OK");
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(y[i], x[i]) << i;
+  }
+  // A status that names no check.
+  desc.num_check_messages = 0;
+  ModelHandle bad(openOn(&desc, "vulkan", &error));
+  ASSERT_TRUE(bad.get()) << error;
+  x[3] = -5.0f;
+  kiln_tensor input = floatTensor("x", x);
+  input.rank = 1, input.shape = shape;
+  kiln_tensor outputs[2] = {floatTensor("y", y), floatTensor("z", z)};
+  std::string result =
+      statusString(kiln_model_run(bad.get(), &input, 1, outputs, 2));
+  EXPECT_EQ(result.rfind("INTERNAL: model 'vk_test' stored run status ", 0),
+            0u)
+      << result;
+  EXPECT_NE(result.find(", which names no check (it has 0 check messages)"),
+            std::string::npos)
+      << result;
+}
+
 //===----------------------------------------------------------------------===//
 // Threads and contexts
 //===----------------------------------------------------------------------===//
@@ -1090,6 +1159,20 @@ TEST_F(VulkanDescriptor, OtherDeviceFormatsNotYet) {
                           "runtime (its device back end runs spirv, on "
                           "Vulkan)");
   }
+}
+
+TEST_F(VulkanDescriptor, RunStatusNeeds) {
+  uint32_t status = m.arena(2);
+  m.needs[status].flags = KILN_MEMORY_RUN_STATUS;
+  EXPECT_EQ(open(), malformed + "memory need 0 holds the run status but is "
+                                "device-local memory of 2 bytes; it must be "
+                                "device-local, at least 4 bytes");
+  m.needs[status].size = 4;
+  uint32_t second = m.arena(4);
+  m.needs[second].flags = KILN_MEMORY_RUN_STATUS;
+  EXPECT_EQ(open(), malformed + "more than one run-status memory need");
+  m.needs[second].flags = 2;
+  EXPECT_EQ(open(), malformed + "memory need 1 has unknown flags 0x2");
 }
 
 TEST_F(VulkanDescriptor, HostVisibleMemoryNotYet) {
