@@ -766,7 +766,8 @@ static kiln_status kiln_vk_create_pipelines(kiln_gpu_model *gpu) {
   uint32_t ne = desc->num_executables;
   gpu->modules = (VkShaderModule *)calloc(ne ? ne : 1, sizeof(VkShaderModule));
   gpu->kernel_base = (uint32_t *)calloc(ne ? ne : 1, sizeof(uint32_t));
-  if (!gpu->modules || !gpu->kernel_base)
+  gpu->written = (uint64_t *)calloc(ne ? ne : 1, sizeof(uint64_t));
+  if (!gpu->modules || !gpu->kernel_base || !gpu->written)
     return kiln_out_of_memory_status();
   for (uint32_t e = 0; e < ne; ++e) {
     gpu->kernel_base[e] = gpu->num_pipelines;
@@ -812,6 +813,7 @@ static kiln_status kiln_vk_create_pipelines(kiln_gpu_model *gpu) {
     const kiln_executable_desc *x = &desc->executables[e];
     if (x->format != KILN_EXECUTABLE_SPIRV)
       continue;
+    gpu->written[e] = kiln_spirv_written_bindings(x->data, x->size);
     /* The driver may read the code as words: give it an aligned copy when
      * the artifact's is not. */
     void *copy = NULL;
@@ -981,6 +983,7 @@ kiln_status kiln_gpu_open(const kiln_model_desc *desc, const char *selector,
   gpu->name = desc->name ? desc->name : "?";
   atomic_init(&gpu->memory_used, 0);
   atomic_init(&gpu->lost, 0);
+  atomic_init(&gpu->dispatch_barriers, 0);
   gpu->status_need = -1;
   for (uint32_t m = 0; m < desc->num_memory_needs; ++m)
     if (desc->memory_needs[m].flags & KILN_MEMORY_RUN_STATUS)
@@ -1053,7 +1056,12 @@ void kiln_gpu_close(kiln_gpu_model *gpu) {
   free(gpu->pipelines);
   free(gpu->kernel_base);
   free(gpu->modules);
+  free(gpu->written);
   free(gpu);
+}
+
+uint32_t kiln_gpu_dispatch_barriers(kiln_gpu_model *gpu) {
+  return atomic_load(&gpu->dispatch_barriers);
 }
 
 void kiln_gpu_handles(const kiln_gpu_model *gpu, kiln_vulkan_handles *out) {

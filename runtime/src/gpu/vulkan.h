@@ -131,6 +131,8 @@ struct kiln_gpu_model {
   VkDeviceSize alignment; /* every binding offset inside our buffers */
   kiln_vk_buffer *constants; /* per memory need (device-constant ones set) */
   int64_t status_need; /* the KILN_MEMORY_RUN_STATUS need, or -1 */
+  uint64_t *written; /* per executable: kiln_spirv_written_bindings */
+  atomic_uint dispatch_barriers; /* recorded between dispatches (tests) */
 };
 
 /* vulkan.c, for vulkan_run.c */

@@ -263,6 +263,7 @@ static void kiln_barrier(const kiln_vk_fns *vk, VkCommandBuffer cb,
 typedef struct kiln_touched {
   VkBuffer buffer;
   VkDeviceSize begin, end;
+  int written; /* the dispatch's kernel may write it */
 } kiln_touched;
 
 /* Whether a binding addresses the run status: kernels only ever store a
@@ -298,9 +299,10 @@ static void kiln_record_status_copy(const kiln_gpu_context *ctx,
 }
 
 /* Every dispatch, in table order; a barrier before one that binds bytes that
- * a dispatch since the last barrier bound too, unless both are weights
- * (read only). Which bindings a kernel writes is not in the descriptor, so
- * any overlap of non-constant memory counts as a dependence. */
+ * a dispatch since the last barrier bound too, when either may write them
+ * (what a kernel writes comes from its module's code,
+ * kiln_spirv_written_bindings; weights are never written). Dispatches that
+ * only read what the others since the barrier touch run without one. */
 static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
                                           VkCommandBuffer cb) {
   kiln_gpu_model *gpu = ctx->gpu;
@@ -311,8 +313,10 @@ static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
   if (!touched)
     return kiln_out_of_memory_status();
   VkPipeline bound = VK_NULL_HANDLE;
+  uint32_t barriers = 0;
   for (uint32_t d = 0; d < desc->num_dispatches; ++d) {
     const kiln_dispatch_desc *x = &desc->dispatches[d];
+    uint64_t written = gpu->written[x->executable];
     int depends = 0;
     for (uint32_t b = 0; b < x->num_bindings && !depends; ++b) {
       VkDescriptorBufferInfo info;
@@ -321,12 +325,15 @@ static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
       kiln_resolve(ctx, &x->bindings[b], &info);
       if (info.buffer != ctx->device.buffer)
         continue; /* weights: only read */
+      int writes = (written >> (b < 63 ? b : 63)) & 1;
       for (size_t t = 0; t < count && !depends; ++t)
-        depends = touched[t].buffer == info.buffer &&
+        depends = (writes || touched[t].written) &&
+                  touched[t].buffer == info.buffer &&
                   touched[t].begin < info.offset + info.range &&
                   info.offset < touched[t].end;
     }
     if (depends) {
+      ++barriers;
       kiln_barrier(vk, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                    VK_ACCESS_SHADER_WRITE_BIT,
                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -349,8 +356,9 @@ static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
         }
         touched = grown, capacity *= 2;
       }
-      touched[count++] =
-          (kiln_touched){info.buffer, info.offset, info.offset + info.range};
+      touched[count++] = (kiln_touched){
+          info.buffer, info.offset, info.offset + info.range,
+          (int)((written >> (b < 63 ? b : 63)) & 1)};
     }
     VkPipeline pipeline =
         gpu->pipelines[gpu->kernel_base[x->executable] + x->kernel];
@@ -369,6 +377,7 @@ static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
                       x->workgroup_count[2]);
   }
   free(touched);
+  atomic_store(&gpu->dispatch_barriers, barriers);
   return NULL;
 }
 

@@ -30,6 +30,11 @@
 
 using kiln_test::statusString;
 
+// Runtime internals the tests look at (hidden symbols of the static library).
+extern "C" uint64_t kiln_spirv_written_bindings(const void *data,
+                                                uint64_t size);
+extern "C" uint32_t kiln_model_dispatch_barriers(kiln_model *model);
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -439,6 +444,7 @@ TEST(Vulkan, ChainOfThreeWithPushConstants) {
   std::string error;
   ModelHandle model(openOn(m.build(), "vulkan", &error));
   ASSERT_TRUE(model.get()) << error;
+  EXPECT_EQ(kiln_model_dispatch_barriers(model.get()), 2u);
   std::vector<float> x(n), y(n);
   for (int64_t i = 0; i < n; ++i)
     x[i] = (float)i * 0.5f;
@@ -452,6 +458,65 @@ TEST(Vulkan, ChainOfThreeWithPushConstants) {
     for (int64_t i = 0; i < n; ++i)
       ASSERT_EQ(y[i], (2.0f * x[i] + 1.0f) * 3.0f - 5.0f) << i;
   }
+}
+
+// Dispatches that only read what the others touch need no barrier: three
+// scales of one input into disjoint arena slices run without one, the adds
+// that read the slices wait for them. y = 2x + 3x, w = 2x + 4x.
+TEST(Vulkan, BarriersOnlyWhereNeeded) {
+  REQUIRE_VULKAN();
+  const int64_t n = 40;
+  ModelBuilder m;
+  m.input("x", {n});
+  m.output("y", {n});
+  m.output("w", {n});
+  uint32_t arena = m.arena(3 * 256);
+  uint32_t e = m.module("elementwise", {"add", "mul", "scale"});
+  for (uint32_t k = 0; k < 3; ++k)
+    m.dispatch(e, 2, 2, 32, {{IN, 0}, {MEM, arena, 256 * k, n * 4}},
+               {(uint32_t)n, bitsOf(2.0f + k), bitsOf(0.0f)});
+  m.dispatch(e, 0, 1, 64,
+             {{MEM, arena, 0, n * 4}, {MEM, arena, 256, n * 4}, {OUT, 0}},
+             {(uint32_t)n});
+  m.dispatch(e, 0, 1, 64,
+             {{MEM, arena, 0, n * 4}, {MEM, arena, 512, n * 4}, {OUT, 1}},
+             {(uint32_t)n});
+  std::string error;
+  ModelHandle model(openOn(m.build(), "vulkan", &error));
+  ASSERT_TRUE(model.get()) << error;
+  // One, before the first add: it covers the second add too, which shares
+  // only a slice both read with the first.
+  EXPECT_EQ(kiln_model_dispatch_barriers(model.get()), 1u);
+  std::vector<float> x(n), y(n), w(n);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = (float)i - 7.0f;
+  int64_t shape[] = {n};
+  kiln_tensor input = floatTensor("x", x);
+  input.rank = 1, input.shape = shape;
+  kiln_tensor outputs[2] = {floatTensor("y", y), floatTensor("w", w)};
+  ASSERT_EQ(statusString(kiln_model_run(model.get(), &input, 1, outputs, 2)),
+            "OK");
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(y[i], 2.0f * x[i] + 3.0f * x[i]) << i;
+    ASSERT_EQ(w[i], 2.0f * x[i] + 4.0f * x[i]) << i;
+  }
+}
+
+TEST(Spirv, WrittenBindings) {
+  std::vector<char> elementwise = loadSpirv("elementwise");
+  ASSERT_FALSE(elementwise.empty());
+  // add/mul write binding 2, scale binding 1; binding 0 is only read.
+  EXPECT_EQ(kiln_spirv_written_bindings(elementwise.data(), elementwise.size()),
+            0x6u);
+  std::vector<char> convert = loadSpirv("convert");
+  EXPECT_EQ(kiln_spirv_written_bindings(convert.data(), convert.size()), 0x2u);
+  std::vector<char> check = loadSpirv("check");
+  EXPECT_EQ(kiln_spirv_written_bindings(check.data(), check.size()), 0x6u);
+  // A damaged module: everything may be written.
+  check.resize(check.size() - 4);
+  check.back() = 0x7f;
+  EXPECT_EQ(kiln_spirv_written_bindings(check.data(), check.size()),
+            ~uint64_t(0));
 }
 
 // 8- and 16-bit storage: the features the runtime enables when present.
