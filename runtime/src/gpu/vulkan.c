@@ -937,6 +937,12 @@ static kiln_status kiln_vk_upload_constants(kiln_gpu_model *gpu) {
     char what[64];
     snprintf(what, sizeof(what), "the weights (memory need %u)", (unsigned)m);
     kiln_vk_buffer *buffer = &gpu->constants[m];
+    if (need->size > ((uint64_t)1 << 56))
+      return kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
+                              "model '%s': %s has %llu bytes, more than any "
+                              "device holds",
+                              gpu->name, what,
+                              (unsigned long long)need->size);
     /* Device-local, and mapped when the device lets the host see it (an
      * integrated GPU, lavapipe), which saves the staging copy. */
     kiln_status status = kiln_vk_buffer_create(

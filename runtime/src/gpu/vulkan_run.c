@@ -84,10 +84,20 @@ static VkDeviceSize kiln_align(VkDeviceSize value, VkDeviceSize alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
+/* More than any device has: layouts past it are refused, and sums of
+ * sizes below it cannot wrap. */
+#define KILN_VK_MAX_BYTES ((VkDeviceSize)1 << 56)
+
 /* A region of `bytes` in a buffer laid out so far up to *end: padded so that
- * even an empty one can be bound (4 bytes at least). */
+ * even an empty one can be bound (4 bytes at least). Past KILN_VK_MAX_BYTES,
+ * *end sticks there (and the caller refuses the layout). */
 static VkDeviceSize kiln_place(VkDeviceSize *end, uint64_t bytes,
                                VkDeviceSize alignment) {
+  if (*end > KILN_VK_MAX_BYTES || bytes > KILN_VK_MAX_BYTES ||
+      alignment > KILN_VK_MAX_BYTES) {
+    *end = KILN_VK_MAX_BYTES + 1;
+    return 0;
+  }
   VkDeviceSize offset = kiln_align(*end, alignment);
   *end = offset + kiln_align(bytes ? bytes : 4, 4);
   return offset;
@@ -147,7 +157,7 @@ static kiln_status kiln_create_buffers(kiln_gpu_context *ctx) {
     if (need->kind != KILN_MEMORY_DEVICE_LOCAL)
       continue;
     VkDeviceSize alignment = gpu->alignment;
-    while (alignment < need->alignment)
+    while (alignment < need->alignment && alignment <= KILN_VK_MAX_BYTES)
       alignment *= 2;
     ctx->need_offset[m] = kiln_place(&end, need->size, alignment);
   }
@@ -163,6 +173,11 @@ static kiln_status kiln_create_buffers(kiln_gpu_context *ctx) {
         kiln_place(&staged, kiln_output_bytes(desc, o), 64);
   }
   ctx->status_staging = kiln_place(&staged, 4, 64);
+  if (end > KILN_VK_MAX_BYTES || staged > KILN_VK_MAX_BYTES)
+    return kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
+                            "model '%s': a run needs more than 2^56 bytes of "
+                            "device memory",
+                            gpu->name);
   kiln_status status = kiln_vk_buffer_create(
       gpu, end + 256,
       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
@@ -187,6 +202,11 @@ static kiln_status kiln_create_descriptors(kiln_gpu_context *ctx) {
   uint32_t nd = desc->num_dispatches, nb = gpu->max_bindings;
   if (nb == 0)
     return NULL; /* no dispatch binds anything: no sets */
+  if ((uint64_t)nd * nb > UINT32_MAX)
+    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                            "model '%s': %u dispatches of up to %u bindings "
+                            "are more descriptors than one pool holds",
+                            gpu->name, (unsigned)nd, (unsigned)nb);
   VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nd * nb};
   VkDescriptorPoolCreateInfo pool_info = {
       VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};

@@ -1007,6 +1007,24 @@ TEST(Vulkan, WeightsLargerThanTheDevice) {
       << error;
 }
 
+// An arena no device holds: refused when the run context is laid out, not
+// wrapped around into a small buffer.
+TEST(Vulkan, HugeArena) {
+  REQUIRE_VULKAN();
+  ModelBuilder m;
+  m.input("x", {16});
+  m.output("y", {16});
+  uint32_t arena = m.arena(uint64_t(1) << 62);
+  uint32_t arena2 = m.arena(uint64_t(1) << 62);
+  uint32_t e = m.module("elementwise", {"add", "mul", "scale"});
+  m.dispatch(e, 2, 1, 32, {{IN, 0}, {MEM, arena, 0, 64}}, {16, 0, 0});
+  m.dispatch(e, 2, 1, 32, {{MEM, arena2, 0, 64}, {OUT, 0}}, {16, 0, 0});
+  std::string error;
+  EXPECT_EQ(openOn(m.build(), "vulkan", &error), nullptr);
+  EXPECT_EQ(error, "OUT_OF_MEMORY: model 'vk_test': a run needs more than 2^56 "
+                   "bytes of device memory");
+}
+
 TEST(Vulkan, MissingDeviceFeature) {
   REQUIRE_VULKAN();
   ScopedEnv env("KILN_VULKAN_MASK_FEATURES", "shaderFloat64,shaderInt8");
