@@ -1,6 +1,7 @@
 /*===- runtime/src/gpu/vulkan.h - The Vulkan back end's shared state -------===*
  *
- * Shared by vulkan.c (loader, device, model) and vulkan_run.c (run contexts).
+ * Shared by vulkan_device.c (loader, device, memory), vulkan.c (opening a
+ * model) and vulkan_run.c (run contexts).
  * Included only where the Vulkan headers exist (KILN_HAVE_VULKAN).
  *===----------------------------------------------------------------------===*/
 #ifndef KILN_RUNTIME_GPU_VULKAN_H
@@ -135,7 +136,20 @@ struct kiln_gpu_model {
   atomic_uint dispatch_barriers; /* recorded between dispatches (tests) */
 };
 
-/* vulkan.c, for vulkan_run.c */
+/* vulkan_device.c: opening the device, in this order. */
+/* KILN_VULKAN_MEMORY_LIMIT in bytes (0: none), or -1 when malformed. */
+KILN_INTERNAL int64_t kiln_vk_memory_limit(void);
+KILN_INTERNAL kiln_status kiln_vk_load(kiln_gpu_model *gpu);
+KILN_INTERNAL kiln_status kiln_vk_create_instance(kiln_gpu_model *gpu);
+/* `selector`: see kiln_gpu_open. */
+KILN_INTERNAL kiln_status kiln_vk_pick_device(kiln_gpu_model *gpu,
+                                              const char *selector);
+/* Also refuses a module that needs a feature the device lacks. */
+KILN_INTERNAL kiln_status kiln_vk_create_device(kiln_gpu_model *gpu);
+/* Whether KILN_VULKAN_MASK_FEATURES lists `name`. */
+KILN_INTERNAL int kiln_vk_masked(const char *name);
+
+/* vulkan_device.c and vulkan.c, for vulkan_run.c */
 KILN_INTERNAL kiln_status kiln_vk_error(const kiln_gpu_model *gpu,
                                         VkResult result, const char *format,
                                         ...) KILN_PRINTF(3, 4);
