@@ -112,12 +112,12 @@ static kiln_status kiln_vk_check_limits(kiln_gpu_model *gpu) {
                               (unsigned)lim->maxPushConstantsSize);
     if (x->num_bindings > lim->maxPerStageDescriptorStorageBuffers ||
         x->num_bindings > lim->maxDescriptorSetStorageBuffers)
-      return kiln_make_status(KILN_STATUS_UNSUPPORTED,
-                              "model '%s': dispatch %u (kernel '%s') binds %u "
-                              "storage buffers; Vulkan device '%s' allows %u",
-                              gpu->name, (unsigned)d, kernel,
-                              (unsigned)x->num_bindings, dev,
-                              (unsigned)lim->maxPerStageDescriptorStorageBuffers);
+      return kiln_make_status(
+          KILN_STATUS_UNSUPPORTED,
+          "model '%s': dispatch %u (kernel '%s') binds %u "
+          "storage buffers; Vulkan device '%s' allows %u",
+          gpu->name, (unsigned)d, kernel, (unsigned)x->num_bindings, dev,
+          (unsigned)lim->maxPerStageDescriptorStorageBuffers);
     for (uint32_t b = 0; b < x->num_bindings; ++b) {
       const kiln_binding_desc *bd = &x->bindings[b];
       VkDeviceSize range = kiln_vk_binding_range(gpu, bd);
@@ -167,8 +167,9 @@ static kiln_status kiln_vk_create_pipelines(kiln_gpu_model *gpu) {
   if (!gpu->pipelines)
     return kiln_out_of_memory_status();
 
-  VkDescriptorSetLayoutBinding *bindings = (VkDescriptorSetLayoutBinding *)calloc(
-      gpu->max_bindings ? gpu->max_bindings : 1, sizeof(*bindings));
+  VkDescriptorSetLayoutBinding *bindings =
+      (VkDescriptorSetLayoutBinding *)calloc(
+          gpu->max_bindings ? gpu->max_bindings : 1, sizeof(*bindings));
   if (!bindings)
     return kiln_out_of_memory_status();
   for (uint32_t b = 0; b < gpu->max_bindings; ++b) {
@@ -262,10 +263,11 @@ static kiln_status kiln_vk_upload_staged(kiln_gpu_model *gpu,
                                          uint64_t size, const char *what) {
   const kiln_vk_fns *vk = &gpu->vk;
   kiln_vk_buffer staging;
-  kiln_status status = kiln_vk_buffer_create(
-      gpu, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
-      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-      0, what, &staging);
+  kiln_status status =
+      kiln_vk_buffer_create(gpu, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                            0, what, &staging);
   if (status)
     return status;
   memcpy(staging.mapped, data, (size_t)size);
@@ -330,8 +332,7 @@ static kiln_status kiln_vk_upload_constants(kiln_gpu_model *gpu) {
       return kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
                               "model '%s': %s has %llu bytes, more than any "
                               "device holds",
-                              gpu->name, what,
-                              (unsigned long long)need->size);
+                              gpu->name, what, (unsigned long long)need->size);
     /* Device-local, and mapped when the device lets the host see it (an
      * integrated GPU, lavapipe), which saves the staging copy. */
     kiln_status status = kiln_vk_buffer_create(
@@ -361,8 +362,8 @@ static kiln_status kiln_vk_upload_constants(kiln_gpu_model *gpu) {
         return kiln_vk_error(gpu, r, "cannot flush %s", what);
       continue;
     }
-    status = kiln_vk_upload_staged(gpu, buffer, need->initial_data,
-                                   need->size, what);
+    status = kiln_vk_upload_staged(gpu, buffer, need->initial_data, need->size,
+                                   what);
     if (status)
       return status;
   }
@@ -393,8 +394,8 @@ kiln_status kiln_gpu_open(const kiln_model_desc *desc, const char *selector,
   gpu->memory_limit = (uint64_t)(limit > 0 ? limit : 0);
   if (!status) {
     if (pthread_mutex_init(&gpu->queue_lock, NULL) != 0)
-      status = kiln_make_status(KILN_STATUS_INTERNAL,
-                                "pthread_mutex_init failed");
+      status =
+          kiln_make_status(KILN_STATUS_INTERNAL, "pthread_mutex_init failed");
     else
       gpu->queue_lock_ready = 1;
   }

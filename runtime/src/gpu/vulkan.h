@@ -93,8 +93,8 @@ typedef struct kiln_vk_fns {
 typedef struct kiln_vk_buffer {
   VkBuffer buffer;
   VkDeviceMemory memory;
-  VkDeviceSize size;     /* what was asked for */
-  VkDeviceSize charged;  /* what the allocation counts against the limit */
+  VkDeviceSize size;    /* what was asked for */
+  VkDeviceSize charged; /* what the allocation counts against the limit */
   VkMemoryPropertyFlags flags; /* of the memory type it got */
   void *mapped; /* when asked for HOST_VISIBLE memory: its mapping */
 } kiln_vk_buffer;
@@ -129,10 +129,10 @@ struct kiln_gpu_model {
   VkPipelineLayout pipeline_layout; /* that set + push_size bytes */
   uint32_t max_bindings;
   uint32_t push_size;
-  VkDeviceSize alignment; /* every binding offset inside our buffers */
+  VkDeviceSize alignment;    /* every binding offset inside our buffers */
   kiln_vk_buffer *constants; /* per memory need (device-constant ones set) */
-  int64_t status_need; /* the KILN_MEMORY_RUN_STATUS need, or -1 */
-  uint64_t *written; /* per executable: kiln_spirv_written_bindings */
+  int64_t status_need;       /* the KILN_MEMORY_RUN_STATUS need, or -1 */
+  uint64_t *written;         /* per executable: kiln_spirv_written_bindings */
   atomic_uint dispatch_barriers; /* recorded between dispatches (tests) */
 };
 
@@ -156,13 +156,10 @@ KILN_INTERNAL kiln_status kiln_vk_error(const kiln_gpu_model *gpu,
 /* A buffer of `size` bytes with `usage`, in memory with `required` property
  * flags (preferring `preferred` too); counts against the memory limit; `what`
  * names it in messages. */
-KILN_INTERNAL kiln_status kiln_vk_buffer_create(kiln_gpu_model *gpu,
-                                                VkDeviceSize size,
-                                                VkBufferUsageFlags usage,
-                                                VkMemoryPropertyFlags required,
-                                                VkMemoryPropertyFlags preferred,
-                                                const char *what,
-                                                kiln_vk_buffer *out);
+KILN_INTERNAL kiln_status kiln_vk_buffer_create(
+    kiln_gpu_model *gpu, VkDeviceSize size, VkBufferUsageFlags usage,
+    VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
+    const char *what, kiln_vk_buffer *out);
 KILN_INTERNAL void kiln_vk_buffer_destroy(kiln_gpu_model *gpu,
                                           kiln_vk_buffer *buffer);
 /* Submits `cb` under the queue lock and waits for `fence`. */

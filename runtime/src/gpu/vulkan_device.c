@@ -87,9 +87,8 @@ kiln_status kiln_vk_error(const kiln_gpu_model *gpu, VkResult result,
   }
   kiln_strbuf buf = {0};
   kiln_strbuf_appendf(&buf, "model '%s' on Vulkan device '%s': ", gpu->name,
-                      gpu->properties.deviceName[0]
-                          ? gpu->properties.deviceName
-                          : "(none yet)");
+                      gpu->properties.deviceName[0] ? gpu->properties.deviceName
+                                                    : "(none yet)");
   va_list args;
   va_start(args, format);
   kiln_status detail = kiln_make_status_v(code, format, args);
@@ -203,8 +202,8 @@ kiln_status kiln_vk_buffer_create(kiln_gpu_model *gpu, VkDeviceSize size,
     r = vk->vkBindBufferMemory(gpu->device, out->buffer, out->memory, 0);
   out->size = size;
   out->flags = gpu->memory.memoryTypes[type].propertyFlags;
-  if (r == VK_SUCCESS && ((required | preferred) &
-                          VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
+  if (r == VK_SUCCESS &&
+      ((required | preferred) & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
       (out->flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
     r = vk->vkMapMemory(gpu->device, out->memory, 0, VK_WHOLE_SIZE, 0,
                         &out->mapped);
@@ -276,8 +275,9 @@ kiln_status kiln_vk_load(kiln_gpu_model *gpu) {
                             "vkGetInstanceProcAddr)",
                             gpu->name, path);
   memcpy(&gpu->vk.vkGetInstanceProcAddr, &sym, sizeof(sym));
-  gpu->vk.vkCreateInstance = (PFN_vkCreateInstance)gpu->vk.vkGetInstanceProcAddr(
-      NULL, "vkCreateInstance");
+  gpu->vk.vkCreateInstance =
+      (PFN_vkCreateInstance)gpu->vk.vkGetInstanceProcAddr(NULL,
+                                                          "vkCreateInstance");
   if (!gpu->vk.vkCreateInstance)
     return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                             "model '%s': the Vulkan loader '%s' has no "
@@ -321,7 +321,7 @@ kiln_status kiln_vk_create_instance(kiln_gpu_model *gpu) {
   if (r != VK_SUCCESS)
     return kiln_vk_error(gpu, r, "vkCreateInstance failed");
 #define KILN_VK_LOAD(fn)                                                       \
-  vk->fn = (PFN_##fn)vk->vkGetInstanceProcAddr(gpu->instance, #fn);           \
+  vk->fn = (PFN_##fn)vk->vkGetInstanceProcAddr(gpu->instance, #fn);            \
   if (!vk->fn)                                                                 \
     return kiln_make_status(KILN_STATUS_UNSUPPORTED,                           \
                             "model '%s': the Vulkan loader lacks " #fn,        \
@@ -382,8 +382,7 @@ static int kiln_vk_name_matches(const char *name, const char *part) {
   return 0;
 }
 
-kiln_status kiln_vk_pick_device(kiln_gpu_model *gpu,
-                                       const char *selector) {
+kiln_status kiln_vk_pick_device(kiln_gpu_model *gpu, const char *selector) {
   kiln_vk_fns *vk = &gpu->vk;
   const char *from = "the device option";
   if (!selector || !selector[0]) {
@@ -422,8 +421,8 @@ kiln_status kiln_vk_pick_device(kiln_gpu_model *gpu,
                         p.deviceName);
     if (selector) {
       if ((index >= 0 && (uint32_t)index == d) ||
-          (index < 0 && chosen < 0 && kiln_vk_name_matches(p.deviceName,
-                                                           selector)))
+          (index < 0 && chosen < 0 &&
+           kiln_vk_name_matches(p.deviceName, selector)))
         chosen = (int)d;
       continue;
     }
@@ -458,8 +457,7 @@ kiln_status kiln_vk_pick_device(kiln_gpu_model *gpu,
   int family = kiln_vk_compute_family(gpu, gpu->physical);
   if (gpu->properties.apiVersion < VK_API_VERSION_1_1 || family < 0)
     return kiln_make_status(
-        KILN_STATUS_UNSUPPORTED,
-        "model '%s': Vulkan device '%s' %s", gpu->name,
+        KILN_STATUS_UNSUPPORTED, "model '%s': Vulkan device '%s' %s", gpu->name,
         gpu->properties.deviceName,
         family < 0 ? "has no compute queue"
                    : "supports only Vulkan 1.0; kiln needs 1.1");
@@ -482,8 +480,8 @@ int kiln_vk_masked(const char *name) {
   return 0;
 }
 
-static int kiln_vk_has_extension(const VkExtensionProperties *exts,
-                                 uint32_t n, const char *name) {
+static int kiln_vk_has_extension(const VkExtensionProperties *exts, uint32_t n,
+                                 const char *name) {
   for (uint32_t i = 0; i < n; ++i)
     if (strcmp(exts[i].extensionName, name) == 0)
       return 1;
@@ -590,8 +588,7 @@ kiln_status kiln_vk_create_device(kiln_gpu_model *gpu) {
             "model '%s': spirv executable %u (kernels '%s'%s) needs the "
             "Vulkan feature %s (SPIR-V capability %s), which device '%s' "
             "lacks",
-            gpu->name, (unsigned)e,
-            x->num_kernels ? x->kernel_names[0] : "",
+            gpu->name, (unsigned)e, x->num_kernels ? x->kernel_names[0] : "",
             x->num_kernels > 1 ? ", ..." : "", kiln_spirv_feature_name(b),
             kiln_spirv_capability_name(b), gpu->properties.deviceName);
   }
@@ -619,7 +616,7 @@ kiln_status kiln_vk_create_device(kiln_gpu_model *gpu) {
   if (r != VK_SUCCESS)
     return kiln_vk_error(gpu, r, "vkCreateDevice failed");
 #define KILN_VK_LOAD(fn)                                                       \
-  vk->fn = (PFN_##fn)vk->vkGetDeviceProcAddr(gpu->device, #fn);               \
+  vk->fn = (PFN_##fn)vk->vkGetDeviceProcAddr(gpu->device, #fn);                \
   if (!vk->fn)                                                                 \
     return kiln_make_status(KILN_STATUS_UNSUPPORTED,                           \
                             "model '%s': the Vulkan driver lacks " #fn,        \

@@ -126,8 +126,7 @@ static void kiln_resolve(const kiln_gpu_context *ctx,
     out->offset = ctx->output_offset[b->index] + b->offset;
     break;
   default:
-    if (gpu->desc->memory_needs[b->index].kind ==
-        KILN_MEMORY_DEVICE_CONSTANT) {
+    if (gpu->desc->memory_needs[b->index].kind == KILN_MEMORY_DEVICE_CONSTANT) {
       out->buffer = gpu->constants[b->index].buffer;
       out->offset = b->offset;
     } else {
@@ -144,8 +143,10 @@ static kiln_status kiln_create_buffers(kiln_gpu_context *ctx) {
            no = desc->num_outputs;
   ctx->need_offset = (VkDeviceSize *)calloc(nm ? nm : 1, sizeof(VkDeviceSize));
   ctx->input_offset = (VkDeviceSize *)calloc(ni ? ni : 1, sizeof(VkDeviceSize));
-  ctx->output_offset = (VkDeviceSize *)calloc(no ? no : 1, sizeof(VkDeviceSize));
-  ctx->input_staging = (VkDeviceSize *)calloc(ni ? ni : 1, sizeof(VkDeviceSize));
+  ctx->output_offset =
+      (VkDeviceSize *)calloc(no ? no : 1, sizeof(VkDeviceSize));
+  ctx->input_staging =
+      (VkDeviceSize *)calloc(ni ? ni : 1, sizeof(VkDeviceSize));
   ctx->output_staging =
       (VkDeviceSize *)calloc(no ? no : 1, sizeof(VkDeviceSize));
   if (!ctx->need_offset || !ctx->input_offset || !ctx->output_offset ||
@@ -162,13 +163,13 @@ static kiln_status kiln_create_buffers(kiln_gpu_context *ctx) {
     ctx->need_offset[m] = kiln_place(&end, need->size, alignment);
   }
   for (uint32_t i = 0; i < ni; ++i) {
-    ctx->input_offset[i] = kiln_place(&end, kiln_input_bytes(desc, i),
-                                      gpu->alignment);
+    ctx->input_offset[i] =
+        kiln_place(&end, kiln_input_bytes(desc, i), gpu->alignment);
     ctx->input_staging[i] = kiln_place(&staged, kiln_input_bytes(desc, i), 64);
   }
   for (uint32_t o = 0; o < no; ++o) {
-    ctx->output_offset[o] = kiln_place(&end, kiln_output_bytes(desc, o),
-                                       gpu->alignment);
+    ctx->output_offset[o] =
+        kiln_place(&end, kiln_output_bytes(desc, o), gpu->alignment);
     ctx->output_staging[o] =
         kiln_place(&staged, kiln_output_bytes(desc, o), 64);
   }
@@ -190,7 +191,8 @@ static kiln_status kiln_create_buffers(kiln_gpu_context *ctx) {
   return kiln_vk_buffer_create(
       gpu, staged + 64,
       VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+          VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
       VK_MEMORY_PROPERTY_HOST_CACHED_BIT,
       "a run context's staging memory (inputs, outputs)", &ctx->staging);
 }
@@ -275,8 +277,8 @@ static void kiln_barrier(const kiln_vk_fns *vk, VkCommandBuffer cb,
   VkMemoryBarrier barrier = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   barrier.srcAccessMask = src;
   barrier.dstAccessMask = dst;
-  vk->vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &barrier, 0, NULL,
-                           0, NULL);
+  vk->vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &barrier, 0, NULL, 0,
+                           NULL);
 }
 
 /* A byte range of a buffer some dispatch since the last barrier bound. */
@@ -368,17 +370,17 @@ static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
       if (info.buffer != ctx->device.buffer)
         continue;
       if (count == capacity) {
-        kiln_touched *grown = (kiln_touched *)realloc(
-            touched, 2 * capacity * sizeof(*touched));
+        kiln_touched *grown =
+            (kiln_touched *)realloc(touched, 2 * capacity * sizeof(*touched));
         if (!grown) {
           free(touched);
           return kiln_out_of_memory_status();
         }
         touched = grown, capacity *= 2;
       }
-      touched[count++] = (kiln_touched){
-          info.buffer, info.offset, info.offset + info.range,
-          (int)((written >> (b < 63 ? b : 63)) & 1)};
+      touched[count++] =
+          (kiln_touched){info.buffer, info.offset, info.offset + info.range,
+                         (int)((written >> (b < 63 ? b : 63)) & 1)};
     }
     VkPipeline pipeline =
         gpu->pipelines[gpu->kernel_base[x->executable] + x->kernel];
@@ -405,14 +407,13 @@ static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
  * buffers) completes before this run writes them. */
 static void kiln_barrier_from_earlier_runs(const kiln_vk_fns *vk,
                                            VkCommandBuffer cb) {
-  kiln_barrier(vk, cb,
-               VK_PIPELINE_STAGE_TRANSFER_BIT |
-                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-               VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-               VK_PIPELINE_STAGE_TRANSFER_BIT |
-                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-               VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
-                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  kiln_barrier(
+      vk, cb,
+      VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+      VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+      VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
 }
 
 /* The whole run on host tensors, recorded once: staging -> device, the
@@ -422,7 +423,8 @@ static kiln_status kiln_record_run(kiln_gpu_context *ctx) {
   const kiln_model_desc *desc = gpu->desc;
   const kiln_vk_fns *vk = &gpu->vk;
   VkCommandBuffer cb = ctx->commands;
-  VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  VkCommandBufferBeginInfo begin = {
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VkResult r = vk->vkBeginCommandBuffer(cb, &begin);
   if (r != VK_SUCCESS)
     return kiln_vk_error(gpu, r, "vkBeginCommandBuffer failed");
@@ -435,8 +437,7 @@ static kiln_status kiln_record_run(kiln_gpu_context *ctx) {
   uint32_t n = 0;
   for (uint32_t i = 0; i < ni; ++i)
     if (kiln_input_bytes(desc, i))
-      regions[n++] = (VkBufferCopy){ctx->input_staging[i],
-                                    ctx->input_offset[i],
+      regions[n++] = (VkBufferCopy){ctx->input_staging[i], ctx->input_offset[i],
                                     kiln_input_bytes(desc, i)};
   if (n)
     vk->vkCmdCopyBuffer(cb, ctx->staging.buffer, ctx->device.buffer, n,
@@ -457,9 +458,9 @@ static kiln_status kiln_record_run(kiln_gpu_context *ctx) {
   n = 0;
   for (uint32_t o = 0; o < no; ++o)
     if (kiln_output_bytes(desc, o))
-      regions[n++] = (VkBufferCopy){ctx->output_offset[o],
-                                    ctx->output_staging[o],
-                                    kiln_output_bytes(desc, o)};
+      regions[n++] =
+          (VkBufferCopy){ctx->output_offset[o], ctx->output_staging[o],
+                         kiln_output_bytes(desc, o)};
   if (n)
     vk->vkCmdCopyBuffer(cb, ctx->device.buffer, ctx->staging.buffer, n,
                         regions);
@@ -568,8 +569,7 @@ static kiln_status kiln_check_run_status(kiln_gpu_context *ctx) {
   if (gpu->status_need < 0)
     return NULL;
   uint32_t check;
-  memcpy(&check, (unsigned char *)ctx->staging.mapped + ctx->status_staging,
-         4);
+  memcpy(&check, (unsigned char *)ctx->staging.mapped + ctx->status_staging, 4);
   if (check == 0)
     return NULL;
   if (check <= desc->num_check_messages && desc->check_messages[check - 1])
@@ -639,7 +639,8 @@ kiln_status kiln_gpu_run_device(kiln_gpu_context *ctx,
    * around the dispatches. */
   VkCommandBuffer cb = ctx->device_commands;
   r = vk->vkResetCommandPool(gpu->device, ctx->device_pool, 0);
-  VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  VkCommandBufferBeginInfo begin = {
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   if (r == VK_SUCCESS)
     r = vk->vkBeginCommandBuffer(cb, &begin);

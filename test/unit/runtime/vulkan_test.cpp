@@ -135,7 +135,8 @@ public:
     need.kind = KILN_MEMORY_DEVICE_CONSTANT;
     need.size = weights.back().size() * sizeof(float);
     need.alignment = 256;
-    need.initial_data = weights.back().empty() ? nullptr : weights.back().data();
+    need.initial_data =
+        weights.back().empty() ? nullptr : weights.back().data();
     needs.push_back(need);
     return (uint32_t)needs.size() - 1;
   }
@@ -249,8 +250,8 @@ void buildAdd(ModelBuilder &m, int64_t n) {
   m.input("b", {n});
   m.output("c", {n});
   uint32_t e = m.module("elementwise", {"add", "mul", "scale"});
-  m.dispatch(e, 0, (uint32_t)((n + 63) / 64), 64,
-             {{IN, 0}, {IN, 1}, {OUT, 0}}, {(uint32_t)n});
+  m.dispatch(e, 0, (uint32_t)((n + 63) / 64), 64, {{IN, 0}, {IN, 1}, {OUT, 0}},
+             {(uint32_t)n});
 }
 
 kiln_model *openOn(const kiln_model_desc *desc, const char *device,
@@ -375,9 +376,11 @@ TEST_P(VulkanWeights, WeightsAndArena) {
   uint32_t c = m.constants(weights);
   uint32_t arena = m.arena(256 + 512);
   uint32_t e = m.module("elementwise", {"add", "mul", "scale"});
-  m.dispatch(e, 1, 2, 64, {{IN, 0}, {MEM, c, 512, n * 4}, {MEM, arena, 256, n * 4}},
+  m.dispatch(e, 1, 2, 64,
+             {{IN, 0}, {MEM, c, 512, n * 4}, {MEM, arena, 256, n * 4}},
              {(uint32_t)n});
-  m.dispatch(e, 0, 2, 64, {{MEM, arena, 256, n * 4}, {MEM, c, 0, n * 4}, {OUT, 0}},
+  m.dispatch(e, 0, 2, 64,
+             {{MEM, arena, 256, n * 4}, {MEM, c, 0, n * 4}, {OUT, 0}},
              {(uint32_t)n});
   std::string error;
   ModelHandle model(openOn(m.build(), "vulkan", &error));
@@ -599,7 +602,8 @@ TEST(Vulkan, RunTimeCheck) {
     std::string result =
         statusString(kiln_model_run(model.get(), &input, 1, outputs, 2));
     if (round == 1) {
-      EXPECT_TRUE(result == "RUNTIME_CHECK_FAILED: " + std::string(messages[0]) ||
+      EXPECT_TRUE(result ==
+                      "RUNTIME_CHECK_FAILED: " + std::string(messages[0]) ||
                   result == "RUNTIME_CHECK_FAILED: second" ||
                   result == "RUNTIME_CHECK_FAILED: third")
           << result;
@@ -620,8 +624,7 @@ TEST(Vulkan, RunTimeCheck) {
   kiln_tensor outputs[2] = {floatTensor("y", y), floatTensor("z", z)};
   std::string result =
       statusString(kiln_model_run(bad.get(), &input, 1, outputs, 2));
-  EXPECT_EQ(result.rfind("INTERNAL: model 'vk_test' stored run status ", 0),
-            0u)
+  EXPECT_EQ(result.rfind("INTERNAL: model 'vk_test' stored run status ", 0), 0u)
       << result;
   EXPECT_NE(result.find(", which names no check (it has 0 check messages)"),
             std::string::npos)
@@ -764,19 +767,19 @@ TEST(Vulkan, RunOnDeviceBuffers) {
   kiln_device_tensor inputs[2] = {{"b", handle, 1024, 1024},
                                   {"a", handle, 0, 1024}};
   kiln_device_tensor output = {"c", handle, 4112, 1024};
-  ASSERT_EQ(statusString(kiln_model_run_device(model.get(), inputs, 2, &output,
-                                               1)),
-            "OK");
+  ASSERT_EQ(
+      statusString(kiln_model_run_device(model.get(), inputs, 2, &output, 1)),
+      "OK");
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(mapped[1028 + i], (float)i + 100.0f) << i;
   output.byte_size = 1000;
-  EXPECT_EQ(statusString(kiln_model_run_device(model.get(), inputs, 2, &output,
-                                               1)),
-            "INVALID_ARGUMENT: output 'c': device buffer has 1000 bytes, "
-            "needs 1024");
-  EXPECT_EQ(statusString(kiln_model_run_device(model.get(), inputs, 1, &output,
-                                               0)),
-            "INVALID_ARGUMENT: missing input 'a' (float32 [256])");
+  EXPECT_EQ(
+      statusString(kiln_model_run_device(model.get(), inputs, 2, &output, 1)),
+      "INVALID_ARGUMENT: output 'c': device buffer has 1000 bytes, "
+      "needs 1024");
+  EXPECT_EQ(
+      statusString(kiln_model_run_device(model.get(), inputs, 1, &output, 0)),
+      "INVALID_ARGUMENT: missing input 'a' (float32 [256])");
   vkDestroyBuffer(device, buffer, nullptr);
   vkFreeMemory(device, memory, nullptr);
 }
@@ -792,10 +795,10 @@ const float kW[6] = {1, 2, 3, 4, 5, 6}; // the model's weights
 TEST(VulkanLibrary, OpenAndRun) {
   REQUIRE_VULKAN();
   kiln_model *raw = nullptr;
-  ASSERT_EQ(statusString(kiln_model_open(
-                kiln_test::modelPath("fake_vulkan_model").c_str(), nullptr,
-                &raw)),
-            "OK");
+  ASSERT_EQ(
+      statusString(kiln_model_open(
+          kiln_test::modelPath("fake_vulkan_model").c_str(), nullptr, &raw)),
+      "OK");
   ModelHandle model(raw);
   EXPECT_STREQ(kiln_model_device(model.get()), "vulkan");
   std::vector<float> a(kA, kA + 6), b(kB, kB + 6), sum(6);
@@ -824,9 +827,8 @@ TEST(VulkanLibrary, KilnRunDevice) {
   for (const char *device : {"vulkan", "auto", "vulkan:0"}) {
     std::string out = dir.file(std::string("out_") + device);
     kiln_test::CommandResult r =
-        kilnRun({model, "--device", device, "--input",
-                 "a=" + dir.file("a.npy"), "--input", "b=" + dir.file("b.npy"),
-                 "--output-dir", out});
+        kilnRun({model, "--device", device, "--input", "a=" + dir.file("a.npy"),
+                 "--input", "b=" + dir.file("b.npy"), "--output-dir", out});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_EQ(r.out, "sum float32 [2,3]\n");
     kiln_test::NpyContents sum = kiln_test::readNpy(out + "/sum.npy");
@@ -1236,8 +1238,8 @@ TEST_F(VulkanDescriptor, OtherDeviceFormatsNotYet) {
     m.executables[0].format = f.format;
     m.executables[0].target = f.target;
     EXPECT_EQ(open(), std::string("UNSUPPORTED: model 'vk_test' has a ") +
-                          f.name + " executable (for '" + f.target + "'): " +
-                          f.name +
+                          f.name + " executable (for '" + f.target +
+                          "'): " + f.name +
                           " executables are not supported yet by this "
                           "runtime (its device back end runs spirv, on "
                           "Vulkan)");
