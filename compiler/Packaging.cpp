@@ -306,7 +306,7 @@ std::string generateDescriptorSource(const ModelInfo &model,
      << model.scratchAlignment << ", 0},\n};\n\n";
   os << "static const kiln_model_desc kiln_descriptor = {\n"
      << "  .abi_version = KILN_MODEL_ABI_VERSION,\n"
-     << "  .name = " << cString(p) << ",\n"
+     << "  .name = " << cString(model.name.empty() ? p : model.name) << ",\n"
      << "  .producer = " << cString(model.producer) << ",\n"
      << "  .target_triple = " << cString(model.triple) << ",\n"
      << "  .cpu = " << cString(model.cpu) << ",\n"

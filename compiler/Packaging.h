@@ -26,6 +26,9 @@ struct TensorInfo {
 /// Everything the descriptor says about a compiled model.
 struct ModelInfo {
   std::string prefix; ///< symbol prefix: `<prefix>_main`, `<prefix>_descriptor`
+  /// The descriptor's `name`, when not the prefix (a CPU variant's prefix
+  /// carries its CPU; its name is the model's).
+  std::string name;
   std::string producer;
   std::string triple;
   std::string cpu;

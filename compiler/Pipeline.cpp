@@ -302,6 +302,7 @@ LogicalResult compileModel(MLIRContext &context,
     OwningOpRef<ModuleOp> copy = module.clone();
     CompiledVariant variant;
     variant.name = cpu;
+    variant.info.name = prefix;
     if (failed(compileVariant(*copy, options, cpu,
                               variantSymbolPrefix(prefix, cpu),
                               PackageKind::Object, workDir, writeOutput,
