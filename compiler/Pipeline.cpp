@@ -245,10 +245,19 @@ LogicalResult compileModel(MLIRContext &context,
   // `-o out/m.so` with `out/` missing: the folder is made, as a build
   // system's output folder would be, not left to the linker to fail on.
   StringRef outputDir = llvm::sys::path::parent_path(options.outputPath);
-  if (!outputDir.empty() && !llvm::sys::fs::is_directory(outputDir))
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+  if (!outputDir.empty() && !llvm::sys::fs::is_directory(outputDir)) {
+    // create_directories() takes an existing file for an existing folder.
+    std::error_code ec =
+        llvm::sys::fs::exists(outputDir)
+            ? std::make_error_code(std::errc::not_a_directory)
+            : llvm::sys::fs::create_directories(outputDir);
+    if (ec)
       return fail("cannot create the output folder '" + outputDir +
                   "': " + ec.message());
+  }
+  if (llvm::sys::fs::is_directory(options.outputPath))
+    return fail("cannot write '" + options.outputPath +
+                "': it is a folder (-o names the file to write)");
   if (options.emit == EmitKind::MLIR)
     return writeOutput([&](raw_ostream &os) { module.print(os); });
 
