@@ -2,6 +2,7 @@
 // runtime picks from it (options.cpu_variant, KILN_CPU, the CPU's features,
 // KILN_CPU_DISABLE to stand in for a smaller CPU).
 #include "kiln/runtime.h"
+#include "kiln/runtime.hpp"
 #include "test_util.h"
 
 #include <gtest/gtest.h>
@@ -186,6 +187,16 @@ TEST_F(Variants, PlainDescriptorIsOneVariant) {
                                                     &options, &model)),
             "OK");
   kiln_model_close(model);
+}
+
+TEST_F(Variants, CppWrapper) {
+  kiln::Options options;
+  options.threads = 1;
+  options.cpuVariant = "base";
+  kiln::Model model = kiln::Model::openArtifact(&gArtifact, options);
+  EXPECT_STREQ(model.variant(), "base");
+  options.cpuVariant = "nope";
+  EXPECT_THROW(kiln::Model::openArtifact(&gArtifact, options), kiln::Error);
 }
 
 TEST(CpuDisable, MasksNamedFeaturesOnly) {
