@@ -56,6 +56,11 @@ bool expandCpuVariants(StringRef tripleName, StringRef cpu,
     }
     cpus.push_back(name.str());
   }
+  if (cpus.size() > 1 && triple.isOSBinFormatMachO()) {
+    error = "several CPU variants in one artifact are not supported for " +
+            triple.str() + " yet (Mach-O): compile one --cpu per artifact";
+    return false;
+  }
   return true;
 }
 
@@ -164,11 +169,6 @@ bool packageVariants(const ModelInfo &model,
                      MutableArrayRef<CompiledVariant> variants,
                      PackageKind kind, StringRef workDir, StringRef outputPath,
                      std::string &error) {
-  if (Triple(model.triple).isOSBinFormatMachO()) {
-    error = "several CPU variants in one artifact are not supported for " +
-            model.triple + " yet: compile one --cpu per artifact";
-    return false;
-  }
   // Most capable first: the runtime takes the first variant the CPU runs.
   std::stable_sort(variants.begin(), variants.end(),
                    [](const CompiledVariant &a, const CompiledVariant &b) {

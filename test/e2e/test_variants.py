@@ -260,6 +260,8 @@ def test_static_object_cpu_variant_option(choose_program):
     (["--cpu", "armv8.2-a+nosuchext", "--target", "aarch64-linux-gnu"],
      "unknown AArch64 extension 'nosuchext'"),
     (["--cpu", "x86-64-v3,nosuchcpu"], "unknown CPU 'nosuchcpu'"),
+    (["--cpu", "portable", "--target", "arm64-apple-ios", "--emit", "obj"],
+     "several CPU variants in one artifact are not supported for arm64-apple-ios"),
 ])
 def test_cpu_list_errors(args, expect, kiln, model, tmp_path):
     result = kiln.compile(model, tmp_path / "m.so", [*CASE.compile_args, *args])
