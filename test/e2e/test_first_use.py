@@ -153,3 +153,20 @@ def test_kiln_add_model_cpu_default(cpu_arg, want, cmake, kiln, model, tmp_path)
     variants = sorted({m.group(1) for s in symbols if (m := re.match(r"cnn_(x86_64_v\d)_main$", s))})
     assert variants == want, symbols
     assert "cnn_main" in symbols and "cnn_descriptor" in symbols
+
+
+def test_docs_say_how_to_install_and_what_kiln_needs():
+    """README and docs/embedding.md give the install command line and the LLVM/MLIR 22
+    runtime dependency of the installed kiln, and explain the arm64 example's
+    Python3_EXECUTABLE (issue 20)."""
+    readme = (harness.REPO / "README.md").read_text()
+    embedding = (harness.REPO / "docs" / "embedding.md").read_text()
+    for text, where in ((readme, "README.md"), (embedding, "docs/embedding.md")):
+        assert "cmake --install build --prefix" in text, f"{where}: no install command line"
+        assert re.search(r"LLVM and MLIR 22 shared libraries|LLVM and MLIR 22", text), \
+            f"{where}: does not say the installed kiln needs LLVM/MLIR 22"
+    example = embedding[embedding.index("### Linux arm64"):]
+    example = example[:example.index("### Android")]
+    assert "Python3_EXECUTABLE` is the example's own need" in example, \
+        "the arm64 example's Python3_EXECUTABLE is not explained"
+    assert "--cpu portable" in embedding and "CPU native" in embedding
