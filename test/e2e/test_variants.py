@@ -313,3 +313,20 @@ def test_aarch64_portable_under_qemu(qemu_cpu, expect, a64_kiln_run, kiln, model
                 if (p := harness.compare(n, got[n], reference[n], CASE.rtol, CASE.atol))]
     if problems:
         fail(f"{expect} under qemu {qemu_cpu}:\n" + "\n".join(problems))
+
+
+def test_runtime_without_tables_opens_the_portable_variant(portable_so):
+    """A runtime from before variant tables looks up only kiln_model_descriptor: in a
+    multi-variant .so it is the most portable variant (x86-64-v2), under the model's name."""
+    import ctypes
+
+    class Head(ctypes.Structure):  # the fields every ABI version starts with, then v2's
+        _fields_ = [("abi_version", ctypes.c_uint32), ("name", ctypes.c_char_p),
+                    ("producer", ctypes.c_char_p), ("target_triple", ctypes.c_char_p),
+                    ("cpu", ctypes.c_char_p), ("cpu_features", ctypes.c_char_p)]
+
+    library = ctypes.CDLL(str(portable_so))
+    library.kiln_model_descriptor.restype = ctypes.POINTER(Head)
+    head = library.kiln_model_descriptor().contents
+    assert (head.abi_version, head.name, head.cpu) == (2, b"cnn", b"x86-64-v2")
+    assert hasattr(library, "kiln_artifact_descriptor")
