@@ -125,7 +125,6 @@ FailureOr<func::FuncOp> prepareEntry(ModuleOp module, ModelInfo &info) {
   return entry;
 }
 
-
 using WriteOutputFn =
     llvm::function_ref<LogicalResult(llvm::function_ref<void(raw_ostream &)>)>;
 
