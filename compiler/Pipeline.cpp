@@ -267,6 +267,10 @@ LogicalResult compileModel(MLIRContext &context,
   std::string prefix = sanitizeSymbolPrefix(
       options.name.empty() ? llvm::sys::path::stem(options.outputPath).str()
                            : options.name);
+  if (cpus.size() > 1 && options.device != "cpu")
+    return fail("several CPUs (--cpu " + options.cpu +
+                ") are variants of the cpu device, not of --device " +
+                options.device);
   if (cpus.size() > 1 && options.emit == EmitKind::LLVMIR)
     return fail("--emit llvm takes one --cpu (got " + options.cpu + ")");
 

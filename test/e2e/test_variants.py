@@ -255,6 +255,7 @@ def test_static_object_cpu_variant_option(choose_program):
     (["--cpu", "x86-64-v3,x86-64-v3"], "--cpu names 'x86-64-v3' twice"),
     (["--cpu", "x86-64-v3,,x86-64-v4"], "has an empty CPU name"),
     (["--cpu", "portable", "--emit", "llvm"], "--emit llvm takes one --cpu"),
+    (["--cpu", "portable", "--device", "vulkan"], "are variants of the cpu device"),
     (["--cpu", "portable", "--target", "riscv64-linux-gnu"],
      "--cpu portable has no CPU set for riscv64"),
     (["--cpu", "armv8.2-a+nosuchext", "--target", "aarch64-linux-gnu"],
