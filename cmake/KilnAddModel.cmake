@@ -5,11 +5,18 @@
 #   kiln_add_model(<target> MODEL <model.onnx>
 #                  [NAME <prefix>]            symbol prefix (default: the model file's
 #                                             stem made a C identifier)
-#                  [OPTIONS <kiln compile options>...]   e.g. --shape x=1,3,224,224 --cpu NAME
+#                  [CPU <cpu>[,<cpu>...]]     what `kiln compile --cpu` gets (default:
+#                                             KILN_DEFAULT_CPU, else `portable`: one variant
+#                                             per CPU level of the architecture, the best
+#                                             picked when the program opens the model;
+#                                             `native` for a build that runs only on
+#                                             machines like the one compiling)
+#                  [OPTIONS <kiln compile options>...]   e.g. --shape x=1,3,224,224
 #                  [DEPENDS <files>...])      more files the compile reads (external data)
 #
-# At build time it runs `kiln compile --emit obj --name <prefix> [--target <triple>]`
-# for the target of the toolchain in use (kiln_target_triple() below), adds the
+# At build time it runs `kiln compile --emit obj --name <prefix> --cpu <cpu>
+# [--target <triple>]` for the target of the toolchain in use (kiln_target_triple()
+# below; Apple targets get one variant, kiln's default CPU), adds the
 # object to <target>, puts the generated header <prefix>.h on its include path
 # and links the kiln runtime (kiln::runtime), built from source by the same
 # toolchain. The compile re-runs when the model, a DEPENDS file or kiln itself
@@ -115,10 +122,10 @@ function(_kiln_add_runtime)
 endfunction()
 
 function(kiln_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "MODEL;NAME" "OPTIONS;DEPENDS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "MODEL;NAME;CPU" "OPTIONS;DEPENDS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "kiln_add_model: unknown arguments '${ARG_UNPARSED_ARGUMENTS}' "
-                        "(kiln_add_model(<target> MODEL <file> [NAME <prefix>] "
+                        "(kiln_add_model(<target> MODEL <file> [NAME <prefix>] [CPU <cpu>] "
                         "[OPTIONS ...] [DEPENDS ...]))")
   endif()
   if(NOT TARGET ${target})
@@ -131,6 +138,19 @@ function(kiln_add_model target)
     message(FATAL_ERROR "kiln_add_model: KILN_EXECUTABLE is not set (use find_package(kiln))")
   endif()
   get_filename_component(model "${ARG_MODEL}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  # A mistyped path fails here, not at build time with the build tool's "missing and
+  # no known rule"; a model another rule of this directory writes is fine.
+  get_source_file_property(model_generated "${model}" GENERATED)
+  if(NOT EXISTS "${model}" AND NOT model_generated)
+    message(FATAL_ERROR "kiln_add_model(${target}): MODEL '${ARG_MODEL}' does not exist "
+                        "(looked for ${model}; a relative path is taken from "
+                        "${CMAKE_CURRENT_SOURCE_DIR}). A model written at build time must be "
+                        "the OUTPUT of an add_custom_command() in this directory.")
+  endif()
+  if(IS_DIRECTORY "${model}")
+    message(FATAL_ERROR "kiln_add_model(${target}): MODEL '${ARG_MODEL}' is a directory, "
+                        "not an .onnx file")
+  endif()
   if(ARG_NAME)
     set(name "${ARG_NAME}")
   else()
@@ -138,8 +158,15 @@ function(kiln_add_model target)
   endif()
   string(MAKE_C_IDENTIFIER "${name}" cname)
   if(NOT cname STREQUAL name)
-    message(FATAL_ERROR "kiln_add_model(${target}): the model name '${name}' is no C "
-                        "identifier; pass NAME <prefix> (for example ${cname})")
+    if(ARG_NAME)
+      message(FATAL_ERROR "kiln_add_model(${target}): NAME '${name}' is no C identifier "
+                          "(it prefixes the model's C symbols: letters, digits and _); "
+                          "for example NAME ${cname}")
+    else()
+      message(FATAL_ERROR "kiln_add_model(${target}): the model file's name '${name}' is "
+                          "no C identifier, so it cannot be the symbol prefix; pass "
+                          "NAME <prefix> (for example NAME ${cname})")
+    endif()
   endif()
   get_target_property(names ${target} KILN_MODEL_NAMES)
   if(names AND name IN_LIST names)
@@ -156,6 +183,31 @@ function(kiln_add_model target)
     set(target_text "${triple}")
   endif()
 
+  # The CPU variants: CPU, else KILN_DEFAULT_CPU, else `portable` (what ships: the
+  # program opens on every CPU of the architecture and runs the best variant). A
+  # --cpu in OPTIONS is left alone. Apple objects hold one variant (Mach-O has no
+  # relocatable link in lld): kiln's default CPU.
+  set(cpu_args "")
+  set(cpu_text "")
+  if(NOT "--cpu" IN_LIST ARG_OPTIONS AND NOT ARG_OPTIONS MATCHES "(^|;)--cpu=")
+    if(ARG_CPU)
+      set(cpu "${ARG_CPU}")
+    elseif(KILN_DEFAULT_CPU)
+      set(cpu "${KILN_DEFAULT_CPU}")
+    elseif(triple MATCHES "apple")
+      set(cpu "")
+    else()
+      set(cpu "portable")
+    endif()
+    if(cpu)
+      set(cpu_args --cpu "${cpu}")
+      set(cpu_text ", cpu ${cpu}")
+    endif()
+  elseif(ARG_CPU)
+    message(FATAL_ERROR "kiln_add_model(${target}): CPU and a --cpu in OPTIONS both given; "
+                        "keep one")
+  endif()
+
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/kiln_models/${name}")
   file(MAKE_DIRECTORY "${dir}")
   set(object "${dir}/${name}.o")
@@ -163,9 +215,9 @@ function(kiln_add_model target)
   add_custom_command(
     OUTPUT "${object}" "${header}"
     COMMAND "${KILN_EXECUTABLE}" compile "${model}" -o "${object}" --emit obj
-            --name "${name}" ${target_args} ${ARG_OPTIONS}
+            --name "${name}" ${target_args} ${cpu_args} ${ARG_OPTIONS}
     DEPENDS "${model}" "${KILN_EXECUTABLE}" ${ARG_DEPENDS}
-    COMMENT "kiln: compiling ${ARG_MODEL} as '${name}' for ${target_text}"
+    COMMENT "kiln: compiling ${ARG_MODEL} as '${name}' for ${target_text}${cpu_text}"
     VERBATIM)
   set_source_files_properties("${object}" PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
   set_source_files_properties("${header}" PROPERTIES GENERATED TRUE HEADER_FILE_ONLY TRUE)

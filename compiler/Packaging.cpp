@@ -20,8 +20,6 @@ using namespace llvm;
 
 namespace kiln {
 
-namespace {
-
 /// A C string literal for `text`.
 std::string cString(StringRef text) {
   std::string out = "\"";
@@ -36,6 +34,8 @@ std::string cString(StringRef text) {
   }
   return out + "\"";
 }
+
+namespace {
 
 std::string shapeList(ArrayRef<int64_t> shape) {
   std::string out;
@@ -65,6 +65,8 @@ void writeTensorTable(raw_ostream &os, StringRef table,
   os << "};\n";
 }
 
+} // namespace
+
 /// The tool named `name` from the LLVM installation kiln was built against,
 /// unless the environment variable `envOverride` names another.
 std::string findTool(StringRef name, const char *envOverride) {
@@ -84,6 +86,9 @@ bool runTool(ArrayRef<std::string> args, StringRef workDir,
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   SmallString<256> logPath(workDir);
   sys::path::append(logPath, "tool-output.txt");
+  // A fresh log per tool: the file is not truncated when reopened, and an
+  // error must not end with the tail of an earlier tool's warnings.
+  sys::fs::remove(logPath);
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
                                           StringRef(logPath)};
   std::string execError;
@@ -110,8 +115,6 @@ bool writeFile(StringRef path, StringRef contents, std::string &error) {
   os << contents;
   return true;
 }
-
-} // namespace
 
 std::string sanitizeSymbolPrefix(StringRef name) {
   std::string out;
@@ -173,8 +176,6 @@ bool appendArtifactChecksum(StringRef path, std::string &error) {
   return true;
 }
 
-namespace {
-
 /// The parameter list of `<prefix>_main`, shared by the descriptor source and
 /// the header so the two always agree.
 std::string entryParameters(const ModelInfo &model, bool named) {
@@ -185,6 +186,8 @@ std::string entryParameters(const ModelInfo &model, bool named) {
     out += "void *" + (named ? "output" + std::to_string(i) : "") + ", ";
   return out + "int32_t *" + (named ? "status" : "");
 }
+
+namespace {
 
 /// C type of one element, for the header (16-bit floats as their bits).
 const char *elementCType(int32_t dtype) {
@@ -240,6 +243,8 @@ bool isApple(StringRef triple) {
   return t.isOSBinFormatMachO();
 }
 
+} // namespace
+
 /// The folder holding `kiln/model_abi.h`: beside an installed kiln
 /// (`<prefix>/bin/kiln` -> `<prefix>/include`), else the source tree's.
 std::string runtimeIncludeDir() {
@@ -254,8 +259,6 @@ std::string runtimeIncludeDir() {
   }
   return KILN_RUNTIME_INCLUDE_DIR;
 }
-
-} // namespace
 
 std::string generateDescriptorSource(const ModelInfo &model,
                                      bool forSharedLibrary) {
@@ -287,7 +290,7 @@ std::string generateDescriptorSource(const ModelInfo &model,
         "                                void *scratch, kiln_exec_context "
         "*context) {\n"
         "  int32_t status = 0;\n"
-     << "  __attribute__((noinline)) " << p << "_main_ctx(";
+     << "  [[clang::noinline]] " << p << "_main_ctx(";
   for (size_t i = 0; i < model.inputs.size(); ++i)
     os << "inputs[" << i << "], ";
   for (size_t i = 0; i < model.outputs.size(); ++i)
@@ -303,7 +306,7 @@ std::string generateDescriptorSource(const ModelInfo &model,
      << model.scratchAlignment << ", 0},\n};\n\n";
   os << "static const kiln_model_desc kiln_descriptor = {\n"
      << "  .abi_version = KILN_MODEL_ABI_VERSION,\n"
-     << "  .name = " << cString(p) << ",\n"
+     << "  .name = " << cString(model.name.empty() ? p : model.name) << ",\n"
      << "  .producer = " << cString(model.producer) << ",\n"
      << "  .target_triple = " << cString(model.triple) << ",\n"
      << "  .cpu = " << cString(model.cpu) << ",\n"
@@ -389,6 +392,7 @@ std::string generateModelHeader(const ModelInfo &model) {
   };
   describe("input", model.inputs);
   describe("output", model.outputs);
+  os << model.extraHeaderDeclarations;
   os << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
   return header;
 }
@@ -441,7 +445,10 @@ bool packageModel(const ModelInfo &model, PackageKind kind,
     SmallString<256> versionScript(workDir);
     sys::path::append(versionScript, "exports.map");
     std::string script = "{\n  global:\n    kiln_model_descriptor;\n    " +
-                         model.prefix + "_descriptor;\n  local: *;\n};\n";
+                         model.prefix + "_descriptor;\n";
+    for (const std::string &symbol : model.extraExports)
+      script += "    " + symbol + ";\n";
+    script += "  local: *;\n};\n";
     if (!writeFile(versionScript, script, error))
       return false;
     if (runTool({clang, "--target=" + model.triple, "-shared", "-fuse-ld=lld",

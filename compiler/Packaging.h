@@ -26,6 +26,9 @@ struct TensorInfo {
 /// Everything the descriptor says about a compiled model.
 struct ModelInfo {
   std::string prefix; ///< symbol prefix: `<prefix>_main`, `<prefix>_descriptor`
+  /// The descriptor's `name`, when not the prefix (a CPU variant's prefix
+  /// carries its CPU; its name is the model's).
+  std::string name;
   std::string producer;
   std::string triple;
   std::string cpu;
@@ -37,6 +40,12 @@ struct ModelInfo {
   uint64_t scratchSize = 0;
   /// Alignment the entry assumes of the arena's base (a power of two).
   uint64_t scratchAlignment = 64;
+  /// C text the header adds after the tensor macros (a multi-variant
+  /// artifact's table, compiler/Variants.cpp).
+  std::string extraHeaderDeclarations;
+  /// Symbols a .so exports beside the descriptor functions (a multi-variant
+  /// artifact's table functions).
+  std::vector<std::string> extraExports;
 };
 
 /// Turns `name` into a valid C identifier (used for symbol prefixes).
@@ -81,6 +90,24 @@ bool packageModel(const ModelInfo &model, PackageKind kind,
 
 /// The header path written for `outputPath` (its extension replaced by .h).
 std::string headerPathFor(llvm::StringRef outputPath);
+
+// Shared with the packaging of multi-variant artifacts (Variants.cpp).
+
+/// A C string literal for `text`.
+std::string cString(llvm::StringRef text);
+/// The parameter list of `<prefix>_main` (named: input0, ..., status).
+std::string entryParameters(const ModelInfo &model, bool named);
+/// The tool `name` of kiln's LLVM installation, or the one `envOverride`
+/// names.
+std::string findTool(llvm::StringRef name, const char *envOverride);
+/// Runs `args` (output to a log in `workDir`); false with the command and its
+/// output in `error` when it fails.
+bool runTool(llvm::ArrayRef<std::string> args, llvm::StringRef workDir,
+             std::string &error);
+bool writeFile(llvm::StringRef path, llvm::StringRef contents,
+               std::string &error);
+/// The folder holding `kiln/model_abi.h` for the descriptor's compile.
+std::string runtimeIncludeDir();
 
 } // namespace kiln
 

@@ -5,6 +5,7 @@
 #include "codegen/Passes.h"
 #include "codegen/Target.h"
 #include "compiler/Packaging.h"
+#include "compiler/Variants.h"
 #include "compiler/import/ModelImporter.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/DataTypes.h"
@@ -124,6 +125,91 @@ FailureOr<func::FuncOp> prepareEntry(ModuleOp module, ModelInfo &info) {
   return entry;
 }
 
+using WriteOutputFn =
+    llvm::function_ref<LogicalResult(llvm::function_ref<void(raw_ostream &)>)>;
+
+/// Compiles the imported `module` (consumed: lowered in place) for one CPU
+/// under the symbol prefix `prefix`: runs the passes, records the
+/// descriptor's `info` and writes the object with the descriptor linked in
+/// to `objectPath` in `workDir` (--emit llvm: the LLVM IR, via writeOutput).
+LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
+                             StringRef cpu, StringRef prefix, PackageKind kind,
+                             StringRef workDir, WriteOutputFn writeOutput,
+                             ModelInfo &info, std::string &objectPath) {
+  MLIRContext &context = *module.getContext();
+  Location fileLoc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
+  auto fail = [&](const Twine &message) {
+    emitError(fileLoc) << message;
+    return failure();
+  };
+  std::string error;
+  std::unique_ptr<TargetBackend> target = createTargetBackend(
+      options.device, TargetOptions{options.triple, cpu.str()}, error);
+  if (!target)
+    return fail(error);
+
+  info.prefix = prefix.str();
+  if (failed(prepareEntry(module, info)))
+    return failure();
+
+  PassManager pm(&context);
+  // Composite ops (Attention, LSTM, QLinearConv, ...) become the ops kiln lowers.
+  pm.addNestedPass<func::FuncOp>(createKilnDecomposePass());
+  pm.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertONNXToLinalgPass());
+  // The target sees linalg-on-tensors: what it cannot compile is an error
+  // naming the node before any of its passes runs.
+  pm.addPass(createKilnCheckTargetSupportPass(*target));
+  target->buildPipeline(pm);
+  // Verifying the whole module after every pass is costly on large models
+  // (it showed up in MobileNetV2 profiles); the result is verified once.
+  pm.enableVerifier(std::getenv("KILN_VERIFY_EACH_PASS") != nullptr);
+  // Debugging aids for compiler engineers (documented in docs/pipeline.md).
+  if (std::getenv("KILN_PASS_TIMING"))
+    pm.enableTiming();
+  if (std::getenv("KILN_PRINT_IR_AFTER_ALL")) {
+    context.disableMultithreading();
+    pm.enableIRPrinting();
+  }
+  if (failed(pm.run(module)) || failed(mlir::verify(module)))
+    return failure();
+  ExecutableInfo executable = target->getExecutableInfo(module);
+  info.triple = executable.triple;
+  // An AArch64 architecture (armv8.2-a+dotprod) is the generic CPU to LLVM;
+  // the descriptor keeps the name the variant was asked by.
+  info.cpu = cpu.starts_with("armv") ? cpu.str() : executable.cpu;
+  info.runtimeFeatures = executable.runtimeFeatures;
+  info.scratchSize = executable.scratchSize;
+  info.checkMessages = std::move(executable.checkMessages);
+
+  SerializeOptions serializeOptions;
+  serializeOptions.entrySymbol = info.prefix + "_main";
+  if (options.emit == EmitKind::LLVMIR) {
+    LogicalResult result = success();
+    if (failed(writeOutput([&](raw_ostream &os) {
+          result = target->printExecutable(module, serializeOptions, os, error);
+        })) ||
+        failed(result))
+      return fail(error);
+    return success();
+  }
+
+  // The descriptor (C, compiled to bitcode) is linked into the model's LLVM
+  // module: one object, whatever the object format.
+  std::string descriptorBitcode;
+  if (!compileDescriptor(info, kind, workDir, descriptorBitcode, error))
+    return fail(error);
+  SmallString<256> object(workDir);
+  llvm::sys::path::append(object, info.prefix + ".o");
+  serializeOptions.linkBitcode = {descriptorBitcode};
+  if (failed(target->serializeExecutable(module, serializeOptions, object,
+                                         error)))
+    return fail(error);
+  objectPath = std::string(object);
+  return success();
+}
+
 } // namespace
 
 LogicalResult compileModel(MLIRContext &context,
@@ -155,94 +241,91 @@ LogicalResult compileModel(MLIRContext &context,
     out.keep();
     return success();
   };
+  // `-o out/m.so` with `out/` missing: the folder is made, as a build
+  // system's output folder would be, not left to the linker to fail on.
+  StringRef outputDir = llvm::sys::path::parent_path(options.outputPath);
+  if (!outputDir.empty() && !llvm::sys::fs::is_directory(outputDir)) {
+    // create_directories() takes an existing file for an existing folder.
+    std::error_code ec =
+        llvm::sys::fs::exists(outputDir)
+            ? std::make_error_code(std::errc::not_a_directory)
+            : llvm::sys::fs::create_directories(outputDir);
+    if (ec)
+      return fail("cannot create the output folder '" + outputDir +
+                  "': " + ec.message());
+  }
+  if (llvm::sys::fs::is_directory(options.outputPath))
+    return fail("cannot write '" + options.outputPath +
+                "': it is a folder (-o names the file to write)");
   if (options.emit == EmitKind::MLIR)
     return writeOutput([&](raw_ostream &os) { module.print(os); });
 
   std::string error;
-  std::unique_ptr<TargetBackend> target = createTargetBackend(
-      options.device, TargetOptions{options.triple, options.cpu}, error);
-  if (!target)
+  SmallVector<std::string> cpus;
+  if (!expandCpuVariants(options.triple, options.cpu, cpus, error))
     return fail(error);
-
-  ModelInfo info;
-  info.prefix = sanitizeSymbolPrefix(
+  std::string prefix = sanitizeSymbolPrefix(
       options.name.empty() ? llvm::sys::path::stem(options.outputPath).str()
                            : options.name);
-  if (failed(prepareEntry(module, info)))
-    return failure();
-
-  PassManager pm(&context);
-  // Composite ops (Attention, LSTM, QLinearConv, ...) become the ops kiln lowers.
-  pm.addNestedPass<func::FuncOp>(createKilnDecomposePass());
-  pm.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createConvertONNXToLinalgPass());
-  // The target sees linalg-on-tensors: what it cannot compile is an error
-  // naming the node before any of its passes runs.
-  pm.addPass(createKilnCheckTargetSupportPass(*target));
-  target->buildPipeline(pm);
-  // Verifying the whole module after every pass is costly on large models
-  // (it showed up in MobileNetV2 profiles); the result is verified once.
-  pm.enableVerifier(std::getenv("KILN_VERIFY_EACH_PASS") != nullptr);
-  // Debugging aids for compiler engineers (documented in docs/pipeline.md).
-  if (std::getenv("KILN_PASS_TIMING"))
-    pm.enableTiming();
-  if (std::getenv("KILN_PRINT_IR_AFTER_ALL")) {
-    context.disableMultithreading();
-    pm.enableIRPrinting();
-  }
-  if (failed(pm.run(module)) || failed(mlir::verify(module)))
-    return failure();
-  ExecutableInfo executable = target->getExecutableInfo(module);
-  info.triple = executable.triple;
-  info.cpu = executable.cpu;
-  info.runtimeFeatures = executable.runtimeFeatures;
-  info.scratchSize = executable.scratchSize;
-  info.checkMessages = std::move(executable.checkMessages);
-
-  SerializeOptions serializeOptions;
-  serializeOptions.entrySymbol = info.prefix + "_main";
-  if (options.emit == EmitKind::LLVMIR) {
-    LogicalResult result = success();
-    if (failed(writeOutput([&](raw_ostream &os) {
-          result = target->printExecutable(module, serializeOptions, os, error);
-        })) ||
-        failed(result))
-      return fail(error);
-    return success();
-  }
+  if (cpus.size() > 1 && options.device != "cpu")
+    return fail("several CPUs (--cpu " + options.cpu +
+                ") are variants of the cpu device, not of --device " +
+                options.device);
+  if (cpus.size() > 1 && options.emit == EmitKind::LLVMIR)
+    return fail("--emit llvm takes one --cpu (got " + options.cpu + ")");
 
   // Intermediate files live in a private directory, removed at the end.
   SmallString<256> workDir;
-  if (options.keepIntermediates) {
-    workDir = options.outputPath + ".kiln";
-    llvm::sys::fs::create_directories(workDir);
-  } else if (std::error_code ec =
-                 llvm::sys::fs::createUniqueDirectory("kiln", workDir)) {
-    return fail("cannot create a temporary directory: " + ec.message());
+  if (options.emit != EmitKind::LLVMIR) {
+    if (options.keepIntermediates) {
+      workDir = options.outputPath + ".kiln";
+      llvm::sys::fs::create_directories(workDir);
+    } else if (std::error_code ec =
+                   llvm::sys::fs::createUniqueDirectory("kiln", workDir)) {
+      return fail("cannot create a temporary directory: " + ec.message());
+    }
   }
   auto cleanup = llvm::make_scope_exit([&] {
-    if (!options.keepIntermediates)
+    if (!options.keepIntermediates && !workDir.empty())
       llvm::sys::fs::remove_directories(workDir);
   });
-
   PackageKind kind = options.emit == EmitKind::Object ? PackageKind::Object
                      : options.emit == EmitKind::StaticLibrary
                          ? PackageKind::StaticLibrary
                          : PackageKind::SharedLibrary;
-  // The descriptor (C, compiled to bitcode) is linked into the model's LLVM
-  // module: one object, whatever the object format.
-  std::string descriptorBitcode;
-  if (!compileDescriptor(info, kind, workDir, descriptorBitcode, error))
-    return fail(error);
-  SmallString<256> objectPath(workDir);
-  llvm::sys::path::append(objectPath, info.prefix + ".o");
-  serializeOptions.linkBitcode = {descriptorBitcode};
-  if (failed(target->serializeExecutable(module, serializeOptions, objectPath,
-                                         error)))
-    return fail(error);
-  if (!packageModel(info, kind, objectPath, workDir, options.outputPath,
-                    error))
+  if (cpus.size() == 1) {
+    ModelInfo info;
+    std::string objectPath;
+    if (failed(compileVariant(module, options, cpus[0], prefix, kind, workDir,
+                              writeOutput, info, objectPath)))
+      return failure();
+    if (options.emit == EmitKind::LLVMIR)
+      return success();
+    if (!packageModel(info, kind, objectPath, workDir, options.outputPath,
+                      error))
+      return fail(error);
+    return success();
+  }
+
+  // Several CPUs: the graph compiled once per CPU, each under its own symbol
+  // prefix, from a copy of the imported module (compiler/Variants.h).
+  std::vector<CompiledVariant> variants;
+  for (const std::string &cpu : cpus) {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    CompiledVariant variant;
+    variant.name = cpu;
+    variant.info.name = prefix;
+    if (failed(compileVariant(*copy, options, cpu,
+                              variantSymbolPrefix(prefix, cpu),
+                              PackageKind::Object, workDir, writeOutput,
+                              variant.info, variant.object)))
+      return failure();
+    variants.push_back(std::move(variant));
+  }
+  ModelInfo shared = variants.front().info;
+  shared.prefix = prefix;
+  if (!packageVariants(shared, variants, kind, workDir, options.outputPath,
+                       error))
     return fail(error);
   return success();
 }

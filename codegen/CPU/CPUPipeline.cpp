@@ -17,6 +17,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/AArch64TargetParser.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
@@ -25,11 +26,47 @@ using namespace mlir;
 namespace kiln {
 
 namespace {
-/// x86 features the runtime verifies before running AVX2/AVX-512 code.
+/// x86 features the runtime verifies before running the code: x86-64-v2's
+/// (SSE4.2, POPCNT, ...; a v2 variant must not run on a baseline CPU), then
+/// AVX2/AVX-512's.
 constexpr const char *kCheckedX86Features[] = {
+    "sse3",     "ssse3",    "sse4.1",     "sse4.2",     "popcnt",
+    "cx16",     "sahf",
     "avx",      "avx2",     "fma",        "f16c",       "avx512f",
     "avx512bw", "avx512dq", "avx512vl",   "avx512vnni", "avx512bf16",
     "avxvnni"};
+
+/// AArch64 features beyond the baseline (fp-armv8, neon) that generated code
+/// may use and the runtime can check (AT_HWCAP/AT_HWCAP2, runtime/src/cpu.c).
+constexpr const char *kCheckedAArch64Features[] = {
+    "crc",      "lse",     "rdm",  "fullfp16", "dotprod", "rcpc",
+    "jsconv",   "complxnum", "fp16fml", "flagm", "fptoint", "sb",
+    "i8mm",     "bf16",    "sve",  "sve2",     "aes",     "sha2",
+    "sha3",     "sm4"};
+
+/// An AArch64 architecture with extensions, as clang's -march spells it
+/// ("armv8.2-a+dotprod+fp16"): the generic CPU with the architecture's and
+/// the extensions' LLVM features. False when `spec` is no such name.
+bool parseAArch64ArchSpec(StringRef spec, std::string &features,
+                          std::string &error) {
+  SmallVector<StringRef> parts;
+  spec.split(parts, '+');
+  const llvm::AArch64::ArchInfo *arch = llvm::AArch64::parseArch(parts[0]);
+  if (!arch)
+    return false;
+  features = arch->ArchFeature.str();
+  for (StringRef extension : ArrayRef(parts).drop_front()) {
+    std::optional<llvm::AArch64::ExtensionInfo> info =
+        llvm::AArch64::parseArchExtension(extension);
+    if (!info || info->PosTargetFeature.empty()) {
+      error = "unknown AArch64 extension '" + extension.str() + "' in --cpu " +
+              spec.str();
+      return false;
+    }
+    features += "," + info->PosTargetFeature.str();
+  }
+  return true;
+}
 } // namespace
 
 FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
@@ -59,6 +96,14 @@ FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
     if (!features.empty())
       features.pop_back();
     target.features = features;
+  } else if (triple.isAArch64() && cpu.starts_with("armv")) {
+    target.cpu = "generic";
+    if (!parseAArch64ArchSpec(cpu, target.features, error)) {
+      if (error.empty())
+        error = "unknown AArch64 architecture '" + cpu.str() +
+                "' (e.g. armv8-a, armv8.2-a+dotprod+fp16, armv8.6-a+i8mm)";
+      return failure();
+    }
   } else {
     target.cpu = cpu.str();
   }
@@ -88,6 +133,13 @@ FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
     target.vectorWidth = avx512 ? 16 : avx ? 8 : 4;
     target.vectorRegisters = avx512 ? 32 : 16;
   } else {
+    if (triple.isAArch64()) {
+      std::string checked;
+      for (const char *feature : kCheckedAArch64Features)
+        if (subtarget->checkFeatures(std::string("+") + feature))
+          checked += std::string(checked.empty() ? "" : ",") + feature;
+      target.runtimeFeatures = checked;
+    }
     target.vectorWidth = 4; // NEON and other 128-bit SIMD
     // NEON has 32 q registers; another target is not assumed to.
     target.vectorRegisters = triple.isAArch64() ? 32 : 16;

@@ -4,10 +4,18 @@
  * feature string spells), so the compiler can copy them from its target
  * machine. AVX needs the OS to save YMM state (XCR0 bits 1-2), AVX-512 also
  * opmask/ZMM state (bits 5-7), AMX tile state (bits 17-18).
- * Other architectures: no check yet; every feature is accepted.
+ * AArch64 Linux/Android: getauxval(AT_HWCAP / AT_HWCAP2), the features the
+ * kernel says user space may use, under LLVM's names (dotprod, fullfp16,
+ * i8mm, ...). Other systems and architectures: no check yet; every feature is
+ * accepted.
+ *
+ * KILN_CPU_DISABLE=f1,f2,... makes the named features count as missing (a
+ * trailing '*' matches a prefix: "avx512*"): what a test needs to see the
+ * choice a machine without them would make (docs/runtime-api.md).
  *===----------------------------------------------------------------------===*/
 #include <ctype.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -28,6 +36,38 @@
 #endif
 #endif
 #endif
+
+#if defined(__aarch64__) && (defined(__linux__) || defined(__ANDROID__))
+#include <sys/auxv.h>
+#define KILN_AARCH64_HWCAP 1
+#endif
+
+/* 1 when KILN_CPU_DISABLE names the `len` bytes at `name`. */
+static int kiln_cpu_feature_disabled(const char *name, size_t len) {
+  const char *p = getenv("KILN_CPU_DISABLE");
+  if (!p)
+    return 0;
+  while (*p) {
+    while (*p == ',' || isspace((unsigned char)*p))
+      ++p;
+    const char *start = p;
+    while (*p && *p != ',')
+      ++p;
+    const char *end = p;
+    while (end > start && isspace((unsigned char)end[-1]))
+      --end;
+    size_t n = (size_t)(end - start);
+    if (n == 0)
+      continue;
+    if (start[n - 1] == '*') {
+      if (n - 1 <= len && strncmp(start, name, n - 1) == 0)
+        return 1;
+    } else if (n == len && strncmp(start, name, len) == 0) {
+      return 1;
+    }
+  }
+  return 0;
+}
 
 #ifdef KILN_X86
 
@@ -214,6 +254,8 @@ static int kiln_x86_has(const kiln_x86_cpu *cpu, const char *name,
     const kiln_x86_feature *f = &kiln_x86_features[i];
     if (strlen(f->name) != len || strncmp(f->name, name, len) != 0)
       continue;
+    if (kiln_cpu_feature_disabled(name, len))
+      return 0;
     if (!(cpu->regs[f->leaf][f->reg] & (1u << f->bit)))
       return 0;
     return (cpu->os & f->os) == f->os ? 1 : 0;
@@ -223,24 +265,97 @@ static int kiln_x86_has(const kiln_x86_cpu *cpu, const char *name,
 
 #endif /* KILN_X86 */
 
+#ifdef KILN_AARCH64_HWCAP
+
+/* Linux's arch/arm64/include/uapi/asm/hwcap.h bits; a feature needs every
+ * bit of its mask (fullfp16: scalar and vector half precision). */
+typedef struct kiln_a64_feature {
+  const char *name;
+  uint8_t hwcap2; /* 0: AT_HWCAP, 1: AT_HWCAP2 */
+  uint64_t mask;
+} kiln_a64_feature;
+
+#define KILN_BIT(n) ((uint64_t)1 << (n))
+static const kiln_a64_feature kiln_a64_features[] = {
+    {"fp-armv8", 0, KILN_BIT(0)},
+    {"neon", 0, KILN_BIT(1)},
+    {"aes", 0, KILN_BIT(3) | KILN_BIT(4)}, /* AES + PMULL */
+    {"sha2", 0, KILN_BIT(6)},
+    {"crc", 0, KILN_BIT(7)},
+    {"lse", 0, KILN_BIT(8)}, /* ATOMICS */
+    {"fullfp16", 0, KILN_BIT(9) | KILN_BIT(10)}, /* FPHP + ASIMDHP */
+    {"rdm", 0, KILN_BIT(12)},
+    {"jsconv", 0, KILN_BIT(13)},
+    {"complxnum", 0, KILN_BIT(14)}, /* FCMA */
+    {"rcpc", 0, KILN_BIT(15)},
+    {"sha3", 0, KILN_BIT(17)},
+    {"sm4", 0, KILN_BIT(18) | KILN_BIT(19)}, /* SM3 + SM4 */
+    {"dotprod", 0, KILN_BIT(20)},
+    {"sve", 0, KILN_BIT(22)},
+    {"fp16fml", 0, KILN_BIT(23)},
+    {"flagm", 0, KILN_BIT(27)},
+    {"sb", 0, KILN_BIT(29)},
+    {"sve2", 1, KILN_BIT(1)},
+    {"fptoint", 1, KILN_BIT(8)}, /* FRINT */
+    {"i8mm", 1, KILN_BIT(13)},
+    {"bf16", 1, KILN_BIT(14)},
+};
+#undef KILN_BIT
+
+static int kiln_a64_has(const char *name, size_t len) {
+  for (size_t i = 0; i < sizeof(kiln_a64_features) / sizeof(*kiln_a64_features);
+       ++i) {
+    const kiln_a64_feature *f = &kiln_a64_features[i];
+    if (strlen(f->name) != len || strncmp(f->name, name, len) != 0)
+      continue;
+    if (kiln_cpu_feature_disabled(name, len))
+      return 0;
+    uint64_t caps = (uint64_t)getauxval(f->hwcap2 ? AT_HWCAP2 : AT_HWCAP);
+    return (caps & f->mask) == f->mask ? 1 : 0;
+  }
+  return -1;
+}
+
+#endif /* KILN_AARCH64_HWCAP */
+
+/* 1 available, 0 missing, -1 unknown name (of `len` bytes). */
+static int kiln_cpu_has(const void *cpu, const char *name, size_t len) {
+#if defined(KILN_X86)
+  return kiln_x86_has((const kiln_x86_cpu *)cpu, name, len);
+#elif defined(KILN_AARCH64_HWCAP)
+  (void)cpu;
+  return kiln_a64_has(name, len);
+#else
+  (void)cpu;
+  (void)name;
+  (void)len;
+  return 1;
+#endif
+}
+
 int kiln_cpu_has_feature(const char *feature) {
   if (!feature)
     return -1;
 #ifdef KILN_X86
   kiln_x86_cpu cpu;
   kiln_x86_cpu_read(&cpu);
-  return kiln_x86_has(&cpu, feature, strlen(feature));
+  return kiln_cpu_has(&cpu, feature, strlen(feature));
 #else
-  return 1;
+  return kiln_cpu_has(NULL, feature, strlen(feature));
 #endif
 }
 
 kiln_status kiln_cpu_check_features(const char *features) {
   if (!features)
     return NULL;
+#if defined(KILN_X86) || defined(KILN_AARCH64_HWCAP)
 #ifdef KILN_X86
-  kiln_x86_cpu cpu;
-  kiln_x86_cpu_read(&cpu);
+  kiln_x86_cpu cpu_state;
+  kiln_x86_cpu_read(&cpu_state);
+  const void *cpu = &cpu_state;
+#else
+  const void *cpu = NULL;
+#endif
   kiln_strbuf missing = {0};
   int num_missing = 0;
   const char *p = features;
@@ -262,7 +377,7 @@ kiln_status kiln_cpu_check_features(const char *features) {
     size_t len = (size_t)(end - start);
     if (len == 0)
       continue;
-    int has = kiln_x86_has(&cpu, start, len);
+    int has = kiln_cpu_has(cpu, start, len);
     if (has < 0) {
       kiln_strbuf_free(&missing);
       return kiln_make_status(

@@ -59,6 +59,16 @@ KILN_INTERNAL int kiln_tensor_desc_fits(const kiln_tensor_desc *t);
 /* model.c: a static tensor's byte size (0 on overflow or unknown dtype). */
 KILN_INTERNAL size_t kiln_tensor_desc_byte_size(const kiln_tensor_desc *t);
 
+/* variants.c: checks a variant table's version and structure. */
+KILN_INTERNAL kiln_status
+kiln_check_artifact_table(const kiln_artifact_desc *artifact);
+/* variants.c: the index of the variant to open: `requested` (options.
+ * cpu_variant) or else KILN_CPU by name, else the first CPU variant whose
+ * features this CPU has. */
+KILN_INTERNAL kiln_status kiln_artifact_pick(const kiln_artifact_desc *artifact,
+                                             const char *requested,
+                                             uint32_t *out_index);
+
 /* artifact.c: opens `path` without blocking, refuses anything but a regular
  * file and checks its checksum trailer (artifact.h), all with plain reads,
  * before dlopen may see it; NULL when it is intact. */

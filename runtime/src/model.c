@@ -26,6 +26,8 @@ struct kiln_model {
   uint64_t scratch_size; /* the host-scratch need (0 when none) */
   size_t scratch_align;  /* at least KILN_ALIGNMENT */
   void *caller_scratch;  /* options.scratch, or NULL */
+  const char *variant;   /* the variant opened from a table, or "" */
+  const kiln_artifact_desc *artifact; /* that table, or NULL */
 
   pthread_mutex_t lock;    /* guards the two fields below */
   int caller_scratch_held; /* a context uses caller_scratch */
@@ -381,6 +383,7 @@ static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
   model->scratch_size = scratch_size;
   model->scratch_align = scratch_align;
   model->caller_scratch = options->scratch;
+  model->variant = "";
   /* A device model's host work is copies: no worker threads. */
   status = kiln_thread_pool_create(device_model ? 1 : options->num_threads,
                                    &model->pool);
@@ -402,12 +405,63 @@ static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
   return NULL;
 }
 
+/* A model without a variant table is one variant, named by its `cpu`: a
+ * requested variant must be that one. */
+static kiln_status kiln_check_single_variant(const kiln_model_desc *desc,
+                                             const kiln_model_options *options) {
+  if (!desc || !options || !options->cpu_variant || !*options->cpu_variant ||
+      desc->abi_version != KILN_MODEL_ABI_VERSION)
+    return NULL;
+  const char *cpu = desc->cpu ? desc->cpu : "";
+  if (strcmp(cpu, options->cpu_variant) == 0)
+    return NULL;
+  return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                          "model '%s' has no CPU variant '%s' (chosen by "
+                          "options.cpu_variant): it has no variant table and "
+                          "was compiled for cpu '%s' only (open a "
+                          "multi-variant model with kiln_model_open or "
+                          "kiln_model_open_artifact)",
+                          desc->name ? desc->name : "?",
+                          options->cpu_variant, cpu);
+}
+
 kiln_status kiln_model_open_descriptor(const kiln_model_desc *desc,
                                        const kiln_model_options *options,
                                        kiln_model **out_model) {
   if (!out_model)
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "out_model is NULL");
+  kiln_status status = kiln_check_single_variant(desc, options);
+  if (status)
+    return status;
   return kiln_model_create(desc, NULL, options, out_model);
+}
+
+/* Picks the variant of `artifact` to open and opens it. */
+static kiln_status kiln_model_create_variant(const kiln_artifact_desc *artifact,
+                                             void *library,
+                                             const kiln_model_options *options,
+                                             kiln_model **out_model) {
+  uint32_t index = 0;
+  kiln_status status = kiln_artifact_pick(
+      artifact, options ? options->cpu_variant : NULL, &index);
+  if (status)
+    return status;
+  const kiln_variant_desc *variant = &artifact->variants[index];
+  status = kiln_model_create(variant->descriptor(), library, options,
+                             out_model);
+  if (status)
+    return status;
+  (*out_model)->variant = variant->name;
+  (*out_model)->artifact = artifact;
+  return NULL;
+}
+
+kiln_status kiln_model_open_artifact(const kiln_artifact_desc *artifact,
+                                     const kiln_model_options *options,
+                                     kiln_model **out_model) {
+  if (!out_model)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "out_model is NULL");
+  return kiln_model_create_variant(artifact, NULL, options, out_model);
 }
 
 kiln_status kiln_model_open(const char *path, const kiln_model_options *options,
@@ -443,6 +497,24 @@ kiln_status kiln_model_open(const char *path, const kiln_model_options *options,
                             "cannot load model '%s': %s", path,
                             err ? err : "dlopen failed");
   }
+  /* A variant table first; an artifact without one is a single descriptor. */
+  dlerror();
+  void *table_sym = dlsym(library, KILN_ARTIFACT_SYMBOL);
+  if (table_sym) {
+    kiln_artifact_fn get_table;
+    memcpy(&get_table, &table_sym, sizeof(get_table));
+    kiln_status status =
+        kiln_model_create_variant(get_table(), library, options, out_model);
+    if (status) {
+      dlclose(library);
+      kiln_status wrapped = kiln_make_status(kiln_status_code(status),
+                                             "%s: %s", path,
+                                             kiln_status_message(status));
+      kiln_status_free(status);
+      return wrapped;
+    }
+    return NULL;
+  }
   dlerror();
   void *sym = dlsym(library, KILN_DESCRIPTOR_SYMBOL);
   if (!sym) {
@@ -461,7 +533,9 @@ kiln_status kiln_model_open(const char *path, const kiln_model_options *options,
                             "'%s': %s() returned NULL", path,
                             KILN_DESCRIPTOR_SYMBOL);
   }
-  kiln_status status = kiln_model_create(desc, library, options, out_model);
+  kiln_status status = kiln_check_single_variant(desc, options);
+  if (!status)
+    status = kiln_model_create(desc, library, options, out_model);
   if (status) {
     dlclose(library);
     kiln_status wrapped = kiln_make_status(kiln_status_code(status), "%s: %s",
@@ -498,6 +572,14 @@ const kiln_model_desc *kiln_model_get_descriptor(const kiln_model *model) {
 
 const char *kiln_model_name(const kiln_model *model) {
   return model && model->desc->name ? model->desc->name : "";
+}
+
+const char *kiln_model_variant(const kiln_model *model) {
+  return model && model->variant ? model->variant : "";
+}
+
+const kiln_artifact_desc *kiln_model_get_artifact(const kiln_model *model) {
+  return model ? model->artifact : NULL;
 }
 
 int32_t kiln_model_num_threads(const kiln_model *model) {

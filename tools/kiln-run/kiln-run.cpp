@@ -67,7 +67,9 @@ const char *const kUsage =
     "                         KILN_VULKAN_DEVICE in docs/gpu.md)\n"
     "  --inspect              print the descriptor, open_ms (time spent in\n"
     "                         kiln_model_open) and ready_ns (the steady clock\n"
-    "                         when the model was ready) instead of running\n"
+    "                         when the model was ready, for tools that time the\n"
+    "                         process) instead of running\n"
+    "  --no-ready-ns          with --inspect: leave ready_ns out (kiln inspect)\n"
     "  --bench                benchmark (what `kiln bench` runs): print latency\n"
     "                         percentiles (latency_ms p50= p90= p99=) and\n"
     "                         throughput_per_s instead of the outputs\n"
@@ -301,6 +303,7 @@ struct Options {
   uint64_t repeat = 0;
   uint64_t seed = 0;
   bool inspect = false; ///< print the descriptor instead of running
+  bool readyNs = true;  ///< --inspect prints the ready clock
   bool bench = false;   ///< benchmark instead of printing outputs
   std::vector<std::string> benchFlags; ///< given, to refuse them without --bench
   kiln_run::BenchOptions benchOptions;
@@ -325,6 +328,10 @@ Options parseArgs(int argc, char **argv) {
     }
     if (arg == "--inspect") {
       options.inspect = true;
+      continue;
+    }
+    if (arg == "--no-ready-ns") {
+      options.readyNs = false;
       continue;
     }
     if (arg == "--bench") {
@@ -429,6 +436,29 @@ const char *memoryKindName(uint32_t kind) {
   return name ? name : "unknown";
 }
 
+/// A multi-variant artifact's table: one line per variant, most capable
+/// first, saying which was opened and why the others were not.
+void printVariants(const kiln_model *model) {
+  const kiln_artifact_desc *artifact = kiln_model_get_artifact(model);
+  if (!artifact)
+    return;
+  std::printf("variant: %s\n", kiln_model_variant(model));
+  for (uint32_t i = 0; i < artifact->num_variants; ++i) {
+    const kiln_variant_desc &v = artifact->variants[i];
+    std::string why = "runs here";
+    if (std::strcmp(v.name, kiln_model_variant(model)) == 0) {
+      why = "opened";
+    } else if (std::strcmp(v.device, "cpu") != 0) {
+      why = "not a CPU variant";
+    } else if (kiln_status status = kiln_cpu_check_features(v.cpu_features)) {
+      why = kiln_status_message(status);
+      kiln_status_free(status);
+    }
+    std::printf("variant %u %s %s features=%s (%s)\n", i, v.device, v.name,
+                v.cpu_features[0] ? v.cpu_features : "baseline", why.c_str());
+  }
+}
+
 /// `kiln inspect`: what the compiled model says about itself, one `key: value`
 /// or `kind fields...` line each. Only an opened (validated) descriptor gets
 /// here.
@@ -476,6 +506,7 @@ void printDescriptor(const kiln_model *model) {
     print("input", desc->inputs[i]);
   for (uint32_t i = 0; i < desc->num_outputs; ++i)
     print("output", desc->outputs[i]);
+  printVariants(model);
 }
 
 struct ModelCloser {
@@ -504,10 +535,12 @@ int runMain(int argc, char **argv) {
     // When the model was ready, on the steady clock (CLOCK_MONOTONIC on
     // Linux): a caller that read the clock before starting this process
     // gets process start to model ready, without the exit.
-    std::printf("ready_ns: %lld\n",
-                (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
-                    ready.time_since_epoch())
-                    .count());
+    if (options.readyNs)
+      std::printf(
+          "ready_ns: %lld\n",
+          (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
+              ready.time_since_epoch())
+              .count());
     return 0;
   }
 

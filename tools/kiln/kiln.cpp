@@ -45,8 +45,17 @@ constexpr const char *kUsage =
     "                           GPU targets vulkan, cuda, hip are not there yet)\n"
     "      --cpu NAME           native (default for the host; generic for "
     "another --target),\n"
-    "                           x86-64-v3 (AVX2), x86-64-v4 (AVX-512) or an LLVM "
+    "                           x86-64-v3 (AVX2), x86-64-v4 (AVX-512), an LLVM "
     "CPU name\n"
+    "                           or an AArch64 architecture "
+    "(armv8.2-a+dotprod+fp16)\n"
+    "      --cpu A,B,...        one variant per CPU in one artifact, the best "
+    "the running\n"
+    "                           CPU supports picked at open (KILN_CPU=NAME "
+    "forces one);\n"
+    "                           --cpu portable: x86-64-v2,x86-64-v3,x86-64-v4 "
+    "or\n"
+    "                           armv8-a,armv8.2-a+dotprod+fp16,armv8.6-a+i8mm\n"
     "      --emit KIND          so (default), obj, static-lib, mlir, llvm\n"
     "      --shape NAME=D0,D1   fix the shape of an input with dynamic "
     "dimensions (repeatable)\n"
@@ -252,8 +261,12 @@ int delegateToRunner(const char *argv0, StringRef subcommand,
     return 1;
   }
   std::vector<StringRef> runnerArgs = {runner};
-  if (subcommand == "inspect")
+  if (subcommand == "inspect") {
+    // ready_ns is a clock reading for tools that time the process (bench/),
+    // meaningless to a person reading `kiln inspect`.
     runnerArgs.push_back("--inspect");
+    runnerArgs.push_back("--no-ready-ns");
+  }
   else if (subcommand == "bench")
     runnerArgs.push_back("--bench");
   runnerArgs.insert(runnerArgs.end(), args.begin(), args.end());

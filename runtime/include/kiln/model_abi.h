@@ -342,6 +342,56 @@ typedef struct kiln_model_desc {
 #define KILN_DESCRIPTOR_SYMBOL "kiln_model_descriptor"
 typedef const kiln_model_desc *(*kiln_descriptor_fn)(void);
 
+/*===----------------------------------------------------------------------===*
+ * The artifact: several variants of one model in one file
+ *===----------------------------------------------------------------------===*/
+
+/* An artifact built for several CPUs (`kiln compile --cpu
+ * x86-64-v2,x86-64-v3,x86-64-v4`, or `--cpu portable`) holds one complete
+ * kiln_model_desc per variant (own code, own descriptor; the same graph, so
+ * the same inputs and outputs) and this table of them, which the runtime reads
+ * at open to pick the variant the running machine supports. An artifact of
+ * one variant has no table and is opened through KILN_DESCRIPTOR_SYMBOL, as
+ * every artifact before the table was. The table is versioned on its own: a
+ * variant's model keeps KILN_MODEL_ABI_VERSION. */
+#define KILN_ARTIFACT_ABI_VERSION 1
+
+/* One variant: a device and what it needs of the machine. A later device
+ * variant (Vulkan, CUDA) is one more entry with its own `device`. */
+typedef struct kiln_variant_desc {
+  /* The device the variant's code runs on: "cpu" (the only one a runtime
+   * picks today; a runtime skips devices it does not know). */
+  const char *device;
+  /* The variant's name, what `--cpu` named it, KILN_CPU and
+   * kiln_model_options.cpu_variant select it by, e.g. "x86-64-v3",
+   * "armv8.2-a+dotprod+fp16". */
+  const char *name;
+  /* Comma-separated CPU features the runtime checks before picking it (the
+   * variant model's cpu_features); "" if it runs on the architecture's
+   * baseline. */
+  const char *cpu_features;
+  uint32_t flags;    /* none defined yet: 0 */
+  uint32_t reserved; /* 0 */
+  kiln_descriptor_fn descriptor; /* the variant's model descriptor */
+} kiln_variant_desc;
+
+typedef struct kiln_artifact_desc {
+  uint32_t abi_version; /* KILN_ARTIFACT_ABI_VERSION */
+  uint32_t num_variants; /* >= 1 */
+  const char *name;      /* the model's symbol prefix */
+  /* In order of preference: the runtime picks the first one the machine
+   * runs (the compiler puts the variants needing the most features first,
+   * so the last is the most portable). */
+  const kiln_variant_desc *variants;
+} kiln_artifact_desc;
+
+/* A shared library with the table exports this fixed-name function (and the
+ * prefixed `<name>_artifact` for static links); its KILN_DESCRIPTOR_SYMBOL
+ * then returns the most portable variant, so a runtime that predates the
+ * table still opens it. */
+#define KILN_ARTIFACT_SYMBOL "kiln_artifact_descriptor"
+typedef const kiln_artifact_desc *(*kiln_artifact_fn)(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -216,10 +216,17 @@ typedef struct kiln_model_options {
    *                  (overrides $KILN_VULKAN_DEVICE).
    * See docs/gpu.md. */
   const char *device;
+  /* The CPU variant of a multi-variant artifact to open, by its name
+   * ("x86-64-v3"; `kiln inspect` lists them): INVALID_ARGUMENT when the
+   * artifact has none of that name, UNSUPPORTED when this CPU cannot run it.
+   * NULL (default): the environment variable KILN_CPU when set, else the
+   * first variant this CPU runs (the artifact lists the most capable first).
+   * A model without variants counts as one variant named by its `cpu`. */
+  const char *cpu_variant;
 } kiln_model_options;
 
 /* Sets `options` to the defaults (num_threads 0, no caller scratch, device
- * NULL = auto). */
+ * NULL = auto, the best CPU variant). */
 void kiln_model_options_init(kiln_model_options *options);
 
 /* Loads the kiln model shared library at `path` (dlopen; a path without '/'
@@ -242,6 +249,24 @@ kiln_status kiln_model_open_descriptor(const kiln_model_desc *desc,
                                        const kiln_model_options *options,
                                        kiln_model **out_model);
 
+/* Opens the variant of a multi-variant artifact linked into the program
+ * (`<name>_artifact()` of a statically linked model, model_abi.h) that
+ * `options->cpu_variant`, else KILN_CPU, else this CPU's features select (see
+ * kiln_model_options), as kiln_model_open() does for a .so. `artifact` is
+ * borrowed and must outlive the model. UNSUPPORTED when no variant runs on
+ * this CPU, naming each variant and what it lacks. */
+kiln_status kiln_model_open_artifact(const kiln_artifact_desc *artifact,
+                                     const kiln_model_options *options,
+                                     kiln_model **out_model);
+
+/* The descriptor kiln_model_open_artifact() with default options would open:
+ * the variant KILN_CPU names, else the first this CPU runs; when none fits,
+ * the most portable (last) one, whose open then says what this CPU lacks.
+ * NULL for a NULL or malformed table. What a multi-variant object's
+ * `<name>_descriptor()` returns. */
+const kiln_model_desc *
+kiln_artifact_default_model(const kiln_artifact_desc *artifact);
+
 /* Stops the thread pool, frees the pooled run contexts and their arenas (not
  * a caller's), unloads the library. Every model-owned pointer becomes
  * invalid. NULL is a no-op. Must not race with a run on the same handle;
@@ -255,6 +280,14 @@ const kiln_model_desc *kiln_model_get_descriptor(const kiln_model *model);
 
 /* The model's name (its symbol prefix). Model-owned. */
 const char *kiln_model_name(const kiln_model *model);
+
+/* The name of the variant that was opened ("x86-64-v3"), or "" when the model
+ * was opened from a plain descriptor (no variant table). Model-owned. */
+const char *kiln_model_variant(const kiln_model *model);
+
+/* The variant table the model was opened from, or NULL when it has none.
+ * Model-owned (static data of the artifact). */
+const kiln_artifact_desc *kiln_model_get_artifact(const kiln_model *model);
 
 /* Threads the model runs with (the caller included), >= 1. */
 int32_t kiln_model_num_threads(const kiln_model *model);
@@ -391,12 +424,16 @@ kiln_status kiln_model_run_device(kiln_model *model,
  * `features` (NULL = none) is borrowed.
  * On x86 the names are LLVM's (sse4.2, avx2, fma, f16c, bmi2, avx512f,
  * avx512bw, avx512dq, avx512vl, avx512vnni, avx512bf16, avx512fp16,
- * avxvnni, amx-tile, ...). On other architectures every feature is accepted
- * for now (no check is done). */
+ * avxvnni, amx-tile, ...). On AArch64 Linux and Android they are checked
+ * against getauxval(AT_HWCAP/AT_HWCAP2), under LLVM's names too (crc, lse,
+ * rdm, fullfp16, dotprod, rcpc, i8mm, bf16, sve, ...). Elsewhere every
+ * feature is accepted for now (no check is done). KILN_CPU_DISABLE=a,b,c* in
+ * the environment makes the named features (a trailing '*': every feature
+ * with that prefix) count as missing, to try what a smaller CPU would run. */
 kiln_status kiln_cpu_check_features(const char *features);
 
 /* Whether `feature` (one name, as above) is available: 1 yes, 0 no, -1 name
- * unknown to this runtime. On non-x86 architectures: always 1. */
+ * unknown to this runtime. Where no check is done: always 1. */
 int kiln_cpu_has_feature(const char *feature);
 
 #ifdef __cplusplus

@@ -216,6 +216,7 @@ struct Options {
   void *scratch = nullptr;   // optional caller-owned arena
   size_t scratchSize = 0;
   const char *device = nullptr; // "auto", "cpu", "vulkan", "vulkan:DEVICE"
+  const char *cpuVariant = nullptr; // a multi-variant artifact's CPU variant
 
   kiln_model_options c() const {
     kiln_model_options o;
@@ -224,6 +225,7 @@ struct Options {
     o.scratch = scratch;
     o.scratch_size = scratchSize;
     o.device = device;
+    o.cpu_variant = cpuVariant;
     return o;
   }
 };
@@ -250,6 +252,15 @@ public:
     check(kiln_model_open_descriptor(desc, &o, &m));
     return Model(m);
   }
+  /// A multi-variant model linked into the program (`<name>_artifact()`):
+  /// the variant the options, KILN_CPU or this CPU select.
+  static Model openArtifact(const kiln_artifact_desc *artifact,
+                            const Options &options = {}) {
+    kiln_model_options o = options.c();
+    kiln_model *m = nullptr;
+    check(kiln_model_open_artifact(artifact, &o, &m));
+    return Model(m);
+  }
 
   Model() = default; // no model: get() is NULL
   Model(Model &&other) noexcept : model_(std::exchange(other.model_, nullptr)) {}
@@ -271,6 +282,8 @@ public:
   kiln_model *get() const { return model_; }
 
   const char *name() const { return kiln_model_name(model_); }
+  /// The CPU variant opened ("" for a model without variants).
+  const char *variant() const { return kiln_model_variant(model_); }
   int32_t numThreads() const { return kiln_model_num_threads(model_); }
   uint64_t scratchSize() const { return kiln_model_scratch_size(model_); }
   size_t numInputs() const { return kiln_model_num_inputs(model_); }
