@@ -126,6 +126,18 @@ FailureOr<func::FuncOp> prepareEntry(ModuleOp module, ModelInfo &info) {
 
 } // namespace
 
+void buildLoweringToTargetPipeline(OpPassManager &pm,
+                                   const TargetBackend &target) {
+  // Composite ops (Attention, LSTM, QLinearConv, ...) become the ops kiln lowers.
+  pm.addNestedPass<func::FuncOp>(createKilnDecomposePass());
+  pm.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertONNXToLinalgPass());
+  // The target sees linalg-on-tensors: what it cannot compile is an error
+  // naming the node before any of its passes runs.
+  pm.addPass(createKilnCheckTargetSupportPass(target));
+}
+
 LogicalResult compileModel(MLIRContext &context,
                            const CompileOptions &options) {
   Location fileLoc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
@@ -172,14 +184,7 @@ LogicalResult compileModel(MLIRContext &context,
     return failure();
 
   PassManager pm(&context);
-  // Composite ops (Attention, LSTM, QLinearConv, ...) become the ops kiln lowers.
-  pm.addNestedPass<func::FuncOp>(createKilnDecomposePass());
-  pm.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createConvertONNXToLinalgPass());
-  // The target sees linalg-on-tensors: what it cannot compile is an error
-  // naming the node before any of its passes runs.
-  pm.addPass(createKilnCheckTargetSupportPass(*target));
+  buildLoweringToTargetPipeline(pm, *target);
   target->buildPipeline(pm);
   // Verifying the whole module after every pass is costly on large models
   // (it showed up in MobileNetV2 profiles); the result is verified once.

@@ -3,6 +3,8 @@
 //   kiln compile model.onnx -o model.so [--target T] [--cpu C] [--emit K]
 //                [--shape name=d0,d1,...]... [--name PREFIX]
 //   kiln run model.so [kiln-run options]     (delegates to kiln-run)
+//   kiln check model.onnx                    (what is supported; Check.cpp)
+//   kiln verify model.onnx                   (kiln vs onnxruntime; Verify.cpp)
 //   kiln inspect model.so                    (prints the model's descriptor)
 //   kiln bench model.so [kiln-run options]   (latency percentiles, throughput)
 //
@@ -12,6 +14,7 @@
 
 #include "compiler/Options.h"
 #include "compiler/Pipeline.h"
+#include "tools/kiln/Commands.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -32,6 +35,8 @@
 #include <vector>
 
 using namespace llvm;
+using kiln::tool::parseShape;
+using kiln::tool::printDiagnostic;
 
 namespace {
 
@@ -63,6 +68,15 @@ constexpr const char *kUsage =
     "                           meaning: docs/reliability.md)\n"
     "  kiln run MODEL.so [--input NAME=FILE.npy]... [--output-dir DIR] "
     "[--threads N] [--repeat N] [--seed S]\n"
+    "  kiln check MODEL.onnx [--device NAME] [--shape NAME=D0,D1]... [--quiet]\n"
+    "                           what kiln supports, node by node, without "
+    "compiling;\n"
+    "                           exit code 0 when the model compiles\n"
+    "  kiln verify MODEL.onnx [--input NAME=FILE.npy]... [compile options]\n"
+    "                           compile, run kiln and onnxruntime on the same "
+    "inputs,\n"
+    "                           compare; on a mismatch find the first node that "
+    "differs\n"
     "  kiln inspect MODEL.so\n"
     "  kiln bench MODEL.so [--warmup N] [--duration S | --count N] "
     "[--concurrency N] [--threads N]\n"
@@ -91,43 +105,6 @@ std::optional<int64_t *> limitFlag(StringRef arg, kiln::CompileLimits &limits) {
 int usageError(const Twine &message) {
   errs() << "kiln: error: " << message << "\n" << kUsage;
   return 1;
-}
-
-bool parseShape(StringRef spec, kiln::CompileOptions &options,
-                std::string &error) {
-  auto [name, dims] = spec.rsplit('=');
-  if (name.empty() || dims.empty() || !spec.contains('=')) {
-    error = "--shape expects NAME=D0,D1,... (got '" + spec.str() + "')";
-    return false;
-  }
-  SmallVector<int64_t> shape;
-  SmallVector<StringRef> parts;
-  dims.split(parts, ',');
-  for (StringRef part : parts) {
-    int64_t dim;
-    if (part.trim().getAsInteger(10, dim) || dim < 0) {
-      error = "--shape " + name.str() + ": '" + part.str() +
-              "' is not a non-negative integer";
-      return false;
-    }
-    shape.push_back(dim);
-  }
-  options.inputShapes[name] = shape;
-  return true;
-}
-
-/// Prints diagnostics as `kiln: error: <message>` plus attached notes.
-void printDiagnostic(mlir::Diagnostic &diag) {
-  const char *severity = "error";
-  if (diag.getSeverity() == mlir::DiagnosticSeverity::Warning)
-    severity = "warning";
-  else if (diag.getSeverity() == mlir::DiagnosticSeverity::Note)
-    severity = "note";
-  else if (diag.getSeverity() == mlir::DiagnosticSeverity::Remark)
-    severity = "remark";
-  errs() << "kiln: " << severity << ": " << diag.str() << "\n";
-  for (mlir::Diagnostic &note : diag.getNotes())
-    errs() << "kiln: note: " << note.str() << "\n";
 }
 
 int runCompile(ArrayRef<StringRef> args) {
@@ -269,6 +246,47 @@ int delegateToRunner(const char *argv0, StringRef subcommand,
 
 } // namespace
 
+namespace kiln::tool {
+
+bool parseShape(StringRef spec, CompileOptions &options,
+                std::string &error) {
+  auto [name, dims] = spec.rsplit('=');
+  if (name.empty() || dims.empty() || !spec.contains('=')) {
+    error = "--shape expects NAME=D0,D1,... (got '" + spec.str() + "')";
+    return false;
+  }
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  dims.split(parts, ',');
+  for (StringRef part : parts) {
+    int64_t dim;
+    if (part.trim().getAsInteger(10, dim) || dim < 0) {
+      error = "--shape " + name.str() + ": '" + part.str() +
+              "' is not a non-negative integer";
+      return false;
+    }
+    shape.push_back(dim);
+  }
+  options.inputShapes[name] = shape;
+  return true;
+}
+
+/// Prints diagnostics as `kiln: error: <message>` plus attached notes.
+void printDiagnostic(mlir::Diagnostic &diag) {
+  const char *severity = "error";
+  if (diag.getSeverity() == mlir::DiagnosticSeverity::Warning)
+    severity = "warning";
+  else if (diag.getSeverity() == mlir::DiagnosticSeverity::Note)
+    severity = "note";
+  else if (diag.getSeverity() == mlir::DiagnosticSeverity::Remark)
+    severity = "remark";
+  errs() << "kiln: " << severity << ": " << diag.str() << "\n";
+  for (mlir::Diagnostic &note : diag.getNotes())
+    errs() << "kiln: note: " << note.str() << "\n";
+}
+
+} // namespace kiln::tool
+
 /// The last line of defense when memory runs out anyway (a model within the
 /// limits that still needs more than the process may use): an error and exit
 /// code 1, not an abort.
@@ -293,6 +311,10 @@ int main(int argc, char **argv) {
   std::vector<StringRef> args(argv + 2, argv + argc);
   if (command == "compile")
     return runCompile(args);
+  if (command == "check")
+    return kiln::tool::runCheck(args);
+  if (command == "verify")
+    return kiln::tool::runVerify(argv[0], args);
   if (command == "run" || command == "inspect" || command == "bench")
     return delegateToRunner(argv[0], command, args);
   if (command == "-h" || command == "--help" || command == "help") {
