@@ -5,6 +5,7 @@
 #include "codegen/Passes.h"
 #include "codegen/Target.h"
 #include "compiler/Packaging.h"
+#include "compiler/TestHooks.h"
 #include "compiler/import/ModelImporter.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/DataTypes.h"
@@ -157,6 +158,8 @@ LogicalResult compileModel(MLIRContext &context,
   if (failed(imported))
     return failure();
   ModuleOp module = imported->get();
+  if (failed(applyTestMiscompile(module)))
+    return failure();
 
   auto writeOutput = [&](llvm::function_ref<void(raw_ostream &)> write) {
     std::error_code ec;
