@@ -207,6 +207,7 @@ LogicalResult compileModel(MLIRContext &context,
   info.runtimeFeatures = executable.runtimeFeatures;
   info.scratchSize = executable.scratchSize;
   info.checkMessages = std::move(executable.checkMessages);
+  info.kernelNames = std::move(executable.kernelNames);
 
   SerializeOptions serializeOptions;
   serializeOptions.entrySymbol = info.prefix + "_main";

@@ -69,7 +69,11 @@ const char *const kUsage =
     "  --warmup N             untimed runs per concurrent caller (default 10)\n"
     "  --duration S           seconds of timed runs (default 3)\n"
     "  --count N              timed runs in all, instead of a duration\n"
-    "  --concurrency N        concurrent callers, a run context each (default 1)\n";
+    "  --concurrency N        concurrent callers, a run context each (default 1)\n"
+    "  --profile FILE         write a Chrome trace of the runs' kernels (parallel\n"
+    "                         loops, named by their ONNX nodes) to FILE at exit;\n"
+    "                         - prints the kernels taking the most time instead\n"
+    "                         (the same as KILN_PROFILE=FILE, docs/tools.md)\n";
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -298,6 +302,7 @@ struct Options {
   bool bench = false;   ///< benchmark instead of printing outputs
   std::vector<std::string> benchFlags; ///< given, to refuse them without --bench
   kiln_run::BenchOptions benchOptions;
+  std::string profile; ///< --profile: KILN_PROFILE for the runtime
 };
 
 double parseSeconds(const std::string &flag, const std::string &value) {
@@ -336,7 +341,7 @@ Options parseArgs(int argc, char **argv) {
       static const std::set<std::string> known = {
           "--input",  "--output-dir", "--threads",    "--repeat",
           "--seed",   "--warmup",     "--duration",   "--count",
-          "--concurrency"};
+          "--concurrency", "--profile"};
       if (!known.count(flag))
         throw Error("unknown option '" + flag + "' (see kiln-run --help)");
       if (!inlineValue) {
@@ -349,6 +354,10 @@ Options parseArgs(int argc, char **argv) {
         if (sep == std::string::npos || sep == 0 || sep + 1 == value.size())
           throw Error("--input expects NAME=FILE.npy, got '" + value + "'");
         options.inputs.emplace_back(value.substr(0, sep), value.substr(sep + 1));
+      } else if (flag == "--profile") {
+        if (value.empty())
+          throw Error("--profile needs a file name (or - for a summary)");
+        options.profile = value;
       } else if (flag == "--output-dir") {
         if (value.empty())
           throw Error("--output-dir needs a directory");
@@ -472,6 +481,10 @@ struct ModelCloser {
 
 int runMain(int argc, char **argv) {
   Options options = parseArgs(argc, argv);
+  // The runtime reads KILN_PROFILE when the model is opened and writes the
+  // trace at exit (runtime/src/profile.c).
+  if (!options.profile.empty())
+    setenv("KILN_PROFILE", options.profile.c_str(), 1);
 
   kiln_model_options modelOptions;
   kiln_model_options_init(&modelOptions);
