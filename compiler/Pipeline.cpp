@@ -76,6 +76,18 @@ void registerCompilerDialects(DialectRegistry &registry) {
 
 namespace {
 
+/// Reports the end of the front end (the model on linalg, checked against
+/// the target) to `kiln compile`'s progress lines.
+struct ProgressInstrumentation : public PassInstrumentation {
+  explicit ProgressInstrumentation(std::function<void(StringRef)> report)
+      : report(std::move(report)) {}
+  void runAfterPass(Pass *pass, Operation *) override {
+    if (pass->getArgument() == "kiln-check-target-support")
+      report("lower to linalg");
+  }
+  std::function<void(StringRef)> report;
+};
+
 LogicalResult describeTensor(Location loc, Type type, StringAttr name,
                              TensorInfo &info) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -160,6 +172,16 @@ LogicalResult compileModel(MLIRContext &context,
   ModuleOp module = imported->get();
   if (failed(applyTestMiscompile(module)))
     return failure();
+  auto progress = [&](StringRef stage, const Twine &detail) {
+    if (options.progress)
+      options.progress(stage, detail.str());
+  };
+  if (options.progress) {
+    int64_t ops = 0;
+    module.walk([&](Operation *op) { ops += op->getDialect() &&
+                                            op->getDialect()->getNamespace() == "onnx"; });
+    progress("import", Twine(ops) + " onnx ops");
+  }
 
   auto writeOutput = [&](llvm::function_ref<void(raw_ostream &)> write) {
     std::error_code ec;
@@ -199,8 +221,12 @@ LogicalResult compileModel(MLIRContext &context,
     context.disableMultithreading();
     pm.enableIRPrinting();
   }
+  if (options.progress)
+    pm.addInstrumentation(std::make_unique<ProgressInstrumentation>(
+        [&](StringRef stage) { progress(stage, ""); }));
   if (failed(pm.run(module)) || failed(mlir::verify(module)))
     return failure();
+  progress("codegen", "");
   ExecutableInfo executable = target->getExecutableInfo(module);
   info.triple = executable.triple;
   info.cpu = executable.cpu;
@@ -250,9 +276,11 @@ LogicalResult compileModel(MLIRContext &context,
   if (failed(target->serializeExecutable(module, serializeOptions, objectPath,
                                          error)))
     return fail(error);
+  progress("llvm", "optimized, object written");
   if (!packageModel(info, kind, objectPath, workDir, options.outputPath,
                     error))
     return fail(error);
+  progress("package", options.outputPath);
   return success();
 }
 

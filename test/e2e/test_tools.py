@@ -295,3 +295,41 @@ def test_profile_off_writes_nothing(kiln, mlp_so, tmp_path):
     r = _run([kiln.kiln, "run", mlp_so], cwd=tmp_path)
     assert r.returncode == 0 and "kiln profile" not in r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+#===----------------------------------------------------------------------===//
+# Progress and sizes
+#===----------------------------------------------------------------------===//
+
+
+def test_compile_progress(kiln, tmp_path):
+    model = _mlp(tmp_path / "mlp.onnx", n=16)
+    r = _run([kiln.kiln, "compile", model, "-o", tmp_path / "a.so", "--progress"])
+    assert r.returncode == 0, r.stderr
+    stages = [line.split()[1] for line in r.stderr.splitlines() if line.startswith("kiln: ")]
+    assert stages == ["import", "lower", "codegen", "llvm", "package"], r.stderr
+    assert "8 onnx ops" in r.stderr and "total" in r.stderr
+    # stderr is not a terminal here: nothing by default, nothing with --quiet.
+    for extra in ([], ["--quiet"]):
+        r = _run([kiln.kiln, "compile", model, "-o", tmp_path / "b.so", *extra])
+        assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+def test_inspect_sizes(kiln, mlp_so):
+    r = _run([kiln.kiln, "inspect", mlp_so, "--sizes"])
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    # Two packed 256x256 f32 weights and the bias.
+    assert "weights: 525312 bytes in 3 constants" in out, out
+    assert "scratch: 524288 bytes per run context" in out, out
+    code = int(out.split("code: ")[1].split()[0])
+    assert code > 1000, out
+    kernel_lines = out.split("parallel loops, ")[1].split("  entry (")[0].splitlines()[1:]
+    kernel_sizes = {line.split(None, 1)[1]: int(line.split()[0])
+                    for line in kernel_lines if line.startswith("    ") and line.split()[0].isdigit()}
+    assert any("mm1" in k for k in kernel_sizes) and any("mm2" in k for k in kernel_sizes), out
+    assert all(size > 0 for size in kernel_sizes.values()), out
+    assert sum(kernel_sizes.values()) <= code
+    assert ".rodata" in out and ".text" in out
+    r = _run([kiln.bin_dir / "kiln-run", mlp_so, "--sizes"])
+    assert r.returncode == 1 and "--sizes needs --inspect" in r.stderr, r.stderr

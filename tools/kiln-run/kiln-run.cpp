@@ -14,6 +14,7 @@
 #include "kiln/runtime.h"
 #include "tools/kiln-run/Bench.h"
 #include "tools/kiln-run/Npy.h"
+#include "tools/kiln-run/Sizes.h"
 
 #include <algorithm>
 #include <cctype>
@@ -60,6 +61,8 @@ const char *const kUsage =
     "  --repeat N             run once to warm up, then N timed runs; print\n"
     "                         latency_ms median=X min=Y max=Z (N runs, T threads)\n"
     "  --seed S               seed for the random inputs (default 0)\n"
+    "  --sizes                with --inspect: code, weights and scratch bytes,\n"
+    "                         per section and per kernel\n"
     "  --inspect              print the descriptor, open_ms (time spent in\n"
     "                         kiln_model_open) and ready_ns (the steady clock\n"
     "                         when the model was ready) instead of running\n"
@@ -299,6 +302,7 @@ struct Options {
   uint64_t repeat = 0;
   uint64_t seed = 0;
   bool inspect = false; ///< print the descriptor instead of running
+  bool sizes = false;   ///< with --inspect: where the artifact's bytes go
   bool bench = false;   ///< benchmark instead of printing outputs
   std::vector<std::string> benchFlags; ///< given, to refuse them without --bench
   kiln_run::BenchOptions benchOptions;
@@ -321,6 +325,10 @@ Options parseArgs(int argc, char **argv) {
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
+    }
+    if (arg == "--sizes") {
+      options.sizes = true;
+      continue;
     }
     if (arg == "--inspect") {
       options.inspect = true;
@@ -396,6 +404,8 @@ Options parseArgs(int argc, char **argv) {
   }
   if (options.model.empty())
     throw Error(std::string("no model file given\n") + kUsage);
+  if (options.sizes && !options.inspect)
+    throw Error("--sizes needs --inspect (kiln inspect MODEL --sizes)");
   if (!options.bench && !options.benchFlags.empty())
     throw Error(options.benchFlags.front() + " needs --bench");
   if (options.bench) {
@@ -497,6 +507,8 @@ int runMain(int argc, char **argv) {
   std::unique_ptr<kiln_model, ModelCloser> model(rawModel);
   if (options.inspect) {
     printDescriptor(model.get());
+    if (options.sizes)
+      kiln_run::printSizes(options.model, kiln_model_get_descriptor(model.get()));
     // In-process start-up (load, validate, arena, thread pool): the figure
     // to set beside another engine's in-process session creation.
     std::printf("open_ms: %.3f\n", openTime.count());

@@ -15,6 +15,7 @@
 #include "compiler/Options.h"
 #include "compiler/Pipeline.h"
 #include "tools/kiln/Commands.h"
+#include "tools/kiln/Progress.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -62,6 +63,11 @@ constexpr const char *kUsage =
     "      --precision fp32     numeric precision (only fp32 so far)\n"
     "      --keep-intermediates keep the object and descriptor source in "
     "OUTPUT.kiln/\n"
+    "      --progress, --verbose  a line per stage on stderr (stage, time, "
+    "what it made);\n"
+    "                           default: on a terminal, once a compile takes "
+    "2 s\n"
+    "      --quiet              no stage lines\n"
     "      --max-tensor-elements N, --max-tensor-bytes N, --max-unrolled-steps N,\n"
     "      --max-table-elements N, --max-constant-bytes N\n"
     "                           what a model may make kiln build (defaults and\n"
@@ -77,7 +83,10 @@ constexpr const char *kUsage =
     "inputs,\n"
     "                           compare; on a mismatch find the first node that "
     "differs\n"
-    "  kiln inspect MODEL.so\n"
+    "  kiln inspect MODEL.so [--sizes]\n"
+    "                           the descriptor; --sizes: code, weights and "
+    "scratch bytes,\n"
+    "                           per section and per kernel\n"
     "  kiln bench MODEL.so [--warmup N] [--duration S | --count N] "
     "[--concurrency N] [--threads N]\n"
     "                           p50/p90/p99 latency and throughput (kiln-run "
@@ -110,6 +119,7 @@ int usageError(const Twine &message) {
 int runCompile(ArrayRef<StringRef> args) {
   kiln::CompileOptions options;
   std::string precision = "fp32";
+  auto progressMode = kiln::tool::ProgressReporter::Mode::Auto;
   for (size_t i = 0; i < args.size(); ++i) {
     StringRef arg = args[i];
     auto value = [&](StringRef flag, std::string &out) {
@@ -173,6 +183,10 @@ int runCompile(ArrayRef<StringRef> args) {
         return usageError("option '" + flag +
                           "' needs an integer in [1, 2^62], got '" + text + "'");
       **limit = n;
+    } else if (arg == "--progress" || arg == "--verbose" || arg == "-v") {
+      progressMode = kiln::tool::ProgressReporter::Mode::Always;
+    } else if (arg == "--quiet" || arg == "-q") {
+      progressMode = kiln::tool::ProgressReporter::Mode::Never;
     } else if (arg == "--keep-intermediates") {
       options.keepIntermediates = true;
     } else if (arg.starts_with("-")) {
@@ -204,6 +218,11 @@ int runCompile(ArrayRef<StringRef> args) {
     return usageError("--precision " + precision +
                       " is not supported yet (only fp32)");
 
+  kiln::tool::ProgressReporter reporter(progressMode);
+  if (reporter.enabled())
+    options.progress = [&](StringRef stage, StringRef detail) {
+      reporter.stage(stage, detail);
+    };
   mlir::DialectRegistry registry;
   kiln::registerCompilerDialects(registry);
   mlir::MLIRContext context(registry);
