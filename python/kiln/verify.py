@@ -295,7 +295,15 @@ def write_reproducer(model, node, index: int, values: Mapping[str, object],
     return path, paths
 
 
-def verify(model_path, inputs: Mapping[str, object] | None = None, *, kiln: str = "kiln",
+def _default_kiln() -> str:
+    """The package's kiln (kiln.find_kiln) when imported as kiln.verify, else PATH's."""
+    if __package__:
+        from ._compile import find_kiln
+        return str(find_kiln())
+    return shutil.which("kiln") or "kiln"
+
+
+def verify(model_path, inputs: Mapping[str, object] | None = None, *, kiln: str | None = None,
            compile_args: Sequence[str] = (), run_args: Sequence[str] = (),
            shapes: Mapping[str, Sequence[int]] | None = None, seed: int = 0,
            rtol: float = RTOL, atol: float = ATOL, bisect: bool = True,
@@ -303,10 +311,12 @@ def verify(model_path, inputs: Mapping[str, object] | None = None, *, kiln: str 
     """Compiles `model_path` with `kiln`, compares kiln's outputs with onnxruntime's on
     `inputs` (name -> numpy array; seeded random for the missing ones) and, on a mismatch
     and with `bisect`, finds the first node that differs and writes its reproducer into
-    `reproducer_dir` (default: `<model stem>.repro` in the current folder). Raises
-    VerifyError when kiln or onnxruntime cannot run the model."""
+    `reproducer_dir` (default: `<model stem>.repro` in the current folder). `kiln` is the
+    executable (default: kiln.find_kiln()). Raises VerifyError when kiln or onnxruntime
+    cannot run the model."""
     import onnx
     log = log or (lambda text: print(text, flush=True))
+    kiln = str(kiln or _default_kiln())
     model_path = Path(model_path)
     model = onnx.load(str(model_path))
     shapes = dict(shapes or {})

@@ -415,7 +415,7 @@ int runCheck(ArrayRef<StringRef> args) {
       if (!report.problems.empty())
         os << " " << name;
   } else {
-    os << "the model cannot be imported";
+    os << "the model could not be checked (errors above)";
   }
   if (!checked && unsupported && !modelProblems.empty())
     os << " (and model-level errors)";
