@@ -124,6 +124,11 @@ def random_inputs(model, shapes: Mapping[str, Sequence[int]], given: Mapping[str
     import numpy as np
     rng = np.random.default_rng(seed)
     initializers = {t.name for t in model.graph.initializer}
+    known = {v.name for v in model.graph.input} - initializers
+    for name in given:
+        if name not in known:
+            raise VerifyError(f"--input {name}: the model has no input '{name}' (its inputs: "
+                              f"{', '.join(sorted(known))})")
     feeds = {}
     for value in model.graph.input:
         if value.name in initializers:
@@ -202,10 +207,14 @@ class Runner:
         if done.returncode != 0:
             raise VerifyError(f"kiln run failed ({' '.join(cmd)}):\n"
                               f"{done.stderr.strip() or done.stdout.strip()}")
+        # kiln-run names the files in the model's output order.
+        import onnx
+        order = [o.name for o in onnx.load(str(model_path), load_external_data=False).graph.output]
         taken: set[str] = set()
+        stems = {name: safe_file_stem(name, i, taken) for i, name in enumerate(order)}
         got = {}
-        for i, name in enumerate(output_names):
-            got[name] = np.load(out_dir / f"{safe_file_stem(name, i, taken)}.npy")
+        for name in output_names:
+            got[name] = np.load(out_dir / f"{stems[name]}.npy")
         artifact.unlink(missing_ok=True)
         shutil.rmtree(out_dir, ignore_errors=True)
         return got

@@ -333,3 +333,12 @@ def test_inspect_sizes(kiln, mlp_so):
     assert ".rodata" in out and ".text" in out
     r = _run([kiln.bin_dir / "kiln-run", mlp_so, "--sizes"])
     assert r.returncode == 1 and "--sizes needs --inspect" in r.stderr, r.stderr
+
+
+def test_verify_unknown_input_name(kiln, tmp_path):
+    model = _mlp(tmp_path / "mlp.onnx", n=8)
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((8, 8), np.float32))
+    r = _run([kiln.kiln, "verify", model, "--input", f"nosuch={x}"], cwd=tmp_path)
+    assert r.returncode == 2 and "the model has no input 'nosuch' (its inputs: x)" in r.stderr, \
+        r.stderr
