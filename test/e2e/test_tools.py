@@ -286,9 +286,14 @@ def test_profile_env_and_summary(kiln, mlp_so, tmp_path):
 
 def test_profile_bench(kiln, mlp_so, tmp_path):
     trace = tmp_path / "bench.json"
-    r = _run([kiln.kiln, "bench", mlp_so, "--count", "5", "--warmup", "1", "--profile", trace])
+    r = _run([kiln.kiln, "bench", mlp_so, "--count", "6", "--warmup", "1", "--concurrency", "2",
+              "--threads", "2", "--profile", trace])
     assert r.returncode == 0, r.stderr
-    assert len([e for e in _load_trace(trace) if e.get("cat") == "run"]) == 6
+    events = _load_trace(trace)
+    runs = [e for e in events if e.get("cat") == "run"]
+    # Two callers, one warm-up run each, then 6 timed runs in all, on two threads.
+    assert len(runs) == 2 + 6, len(runs)
+    assert len({e["tid"] for e in runs}) == 2
 
 
 def test_profile_off_writes_nothing(kiln, mlp_so, tmp_path):
