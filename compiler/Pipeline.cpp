@@ -9,6 +9,7 @@
 #include "compiler/import/ModelImporter.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/DataTypes.h"
+#include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/Limits.h"
 #include "dialects/ONNX/ONNXDialect.h"
 #include "dialects/ONNX/ShapeInference/ShapeInference.h"
@@ -87,6 +88,29 @@ struct ProgressInstrumentation : public PassInstrumentation {
   }
   std::function<void(StringRef)> report;
 };
+
+/// "mm1, bias1 +2 more" -> "mm1 (MatMul), bias1 (Add) +2 more". Constant
+/// nodes are left out: their values are shared, not what a kernel computes.
+std::string annotateOpTypes(StringRef kernel,
+                            const llvm::StringMap<std::string> &opTypes) {
+  auto [names, more] = kernel.split(" +");
+  SmallVector<StringRef> parts;
+  names.split(parts, ", ");
+  std::string text;
+  for (StringRef part : parts) {
+    auto it = opTypes.find(part);
+    if (it != opTypes.end() && it->second == "Constant" && parts.size() > 1)
+      continue;
+    if (!text.empty())
+      text += ", ";
+    text += part.str();
+    if (it != opTypes.end())
+      text += " (" + it->second + ")";
+  }
+  if (!more.empty())
+    text += " +" + more.str();
+  return text;
+}
 
 LogicalResult describeTensor(Location loc, Type type, StringAttr name,
                              TensorInfo &info) {
@@ -176,6 +200,14 @@ LogicalResult compileModel(MLIRContext &context,
     if (options.progress)
       options.progress(stage, detail.str());
   };
+  // Node name -> op type: kernels are named "mm1 (MatMul), bias1 (Add)" in
+  // profiles and `kiln inspect --sizes` (the ops are gone by then).
+  llvm::StringMap<std::string> opTypes;
+  module.walk([&](Operation *op) {
+    if (isa<onnx::ONNXDialect>(op->getDialect()))
+      if (std::optional<std::string> node = onnx::getNodeName(op))
+        opTypes.try_emplace(*node, op->getName().stripDialect().str());
+  });
   if (options.progress) {
     int64_t ops = 0;
     module.walk([&](Operation *op) { ops += op->getDialect() &&
@@ -233,7 +265,8 @@ LogicalResult compileModel(MLIRContext &context,
   info.runtimeFeatures = executable.runtimeFeatures;
   info.scratchSize = executable.scratchSize;
   info.checkMessages = std::move(executable.checkMessages);
-  info.kernelNames = std::move(executable.kernelNames);
+  for (const std::string &kernel : executable.kernelNames)
+    info.kernelNames.push_back(annotateOpTypes(kernel, opTypes));
 
   SerializeOptions serializeOptions;
   serializeOptions.entrySymbol = info.prefix + "_main";

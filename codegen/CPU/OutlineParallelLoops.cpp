@@ -44,6 +44,8 @@ bool isRematerializable(Operation *op) {
 
 /// The ONNX nodes a loop computes, for profiles: every node name (NameLoc)
 /// in its own location and its ops', in order of appearance, at most 8.
+/// Constants and globals are left out: they are shared between loops (a
+/// Constant node's value used everywhere is not what a loop computes).
 std::string describeNodes(scf::ParallelOp loop) {
   llvm::SetVector<StringRef> names;
   auto collect = [&](Location loc) {
@@ -54,7 +56,10 @@ std::string describeNodes(scf::ParallelOp loop) {
     });
   };
   collect(loop.getLoc());
-  loop.walk([&](Operation *op) { collect(op->getLoc()); });
+  loop.walk([&](Operation *op) {
+    if (!isRematerializable(op))
+      collect(op->getLoc());
+  });
   constexpr size_t kMaxNames = 8;
   std::string text;
   for (auto [i, name] : llvm::enumerate(names)) {

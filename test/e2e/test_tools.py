@@ -262,7 +262,8 @@ def test_profile_trace_names_nodes(kiln, mlp_so, tmp_path):
     # Every kernel is named by the ONNX nodes it computes (mm1 / mm2 with what fused
     # into them), never by an address.
     assert not any(n.startswith("kernel at") for n in names), names
-    assert any("mm1" in n for n in names) and any("mm2" in n for n in names), names
+    assert any(n.startswith("mm1 (MatMul)") for n in names), names
+    assert any(n.startswith("mm2 (MatMul)") for n in names), names
     assert len(kernels) % 4 == 0
     # Chunks name their kernel and lie within a run.
     assert {e["name"] for e in chunks} <= names
@@ -329,10 +330,13 @@ def test_inspect_sizes(kiln, mlp_so):
     assert "scratch: 524288 bytes per run context" in out, out
     code = int(out.split("code: ")[1].split()[0])
     assert code > 1000, out
-    kernel_lines = out.split("parallel loops, ")[1].split("  entry (")[0].splitlines()[1:]
+    families = out.split("by op family (of each kernel's first node):")[1].split(
+        "  kernels by code size:")[0]
+    assert "MatMul (2 kernels)" in families and "Tanh (1 kernel)" in families, out
+    kernel_lines = out.split("kernels by code size:")[1].split("  entry (")[0].splitlines()[1:]
     kernel_sizes = {line.split(None, 1)[1]: int(line.split()[0])
                     for line in kernel_lines if line.startswith("    ") and line.split()[0].isdigit()}
-    assert any("mm1" in k for k in kernel_sizes) and any("mm2" in k for k in kernel_sizes), out
+    assert {"mm1 (MatMul)", "mm2 (MatMul)", "tanh1 (Tanh)"} <= set(kernel_sizes), out
     assert all(size > 0 for size in kernel_sizes.values()), out
     assert sum(kernel_sizes.values()) <= code
     assert ".rodata" in out and ".text" in out

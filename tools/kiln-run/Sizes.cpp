@@ -177,6 +177,28 @@ void printSizes(const std::string &path, const kiln_model_desc *desc) {
     std::printf("  kernels: %u parallel loops, %" PRIu64
                 " bytes of code; the rest of the graph runs in the entry\n",
                 host->num_kernels, kernelBytes);
+    // Per op family: each kernel under the op type of its first node ("mm1
+    // (MatMul), bias1 (Add)" counts as MatMul).
+    std::map<std::string, std::pair<uint64_t, unsigned>> families;
+    for (const auto &[size, name] : kernels) {
+      std::string text(name), family = "(unknown)";
+      size_t open = text.find(" ("), close = text.find(')');
+      if (open != std::string::npos && close != std::string::npos && close > open)
+        family = text.substr(open + 2, close - open - 2);
+      families[family].first += size;
+      families[family].second += 1;
+    }
+    std::vector<std::pair<std::string, std::pair<uint64_t, unsigned>>> byFamily(
+        families.begin(), families.end());
+    std::sort(byFamily.begin(), byFamily.end(), [](const auto &a, const auto &b) {
+      return a.second.first != b.second.first ? a.second.first > b.second.first
+                                              : a.first < b.first;
+    });
+    std::printf("  kernel code by op family (of each kernel's first node):\n");
+    for (const auto &[family, figures] : byFamily)
+      std::printf("    %10" PRIu64 "  %s (%u kernel%s)\n", figures.first,
+                  family.c_str(), figures.second, figures.second == 1 ? "" : "s");
+    std::printf("  kernels by code size:\n");
     for (size_t k = 0; k < kernels.size() && k < 20; ++k)
       std::printf("    %10" PRIu64 "  %s\n", kernels[k].first, kernels[k].second);
     if (kernels.size() > 20)
