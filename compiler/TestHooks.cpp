@@ -28,9 +28,8 @@ LogicalResult applyTestMiscompile(ModuleOp module) {
       target = op;
   });
   if (!target)
-    return module.emitError()
-           << "KILN_TEST_MISCOMPILE_NODE: no node '" << name
-           << "' with a floating-point tensor result";
+    return module.emitError() << "KILN_TEST_MISCOMPILE_NODE: no node '" << name
+                              << "' with a floating-point tensor result";
   Value result = target->getResult(0);
   auto type = cast<RankedTensorType>(result.getType());
   OpBuilder builder(target->getContext());

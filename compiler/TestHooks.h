@@ -1,4 +1,4 @@
-//===- TestHooks.h - deliberate miscompiles for testing the tools -*- C++ -*-===//
+//===- TestHooks.h - deliberate miscompiles for tests ----------*- C++ -*-===//
 //
 // `kiln verify` must find the node whose result is wrong; its test needs a
 // kiln that computes one node wrong on purpose. KILN_TEST_MISCOMPILE_NODE=NAME

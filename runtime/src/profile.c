@@ -36,10 +36,10 @@
 enum { KILN_EVENT_RUN = 0, KILN_EVENT_KERNEL = 1, KILN_EVENT_CHUNK = 2 };
 
 typedef struct {
-  const void *key;   /* a kernel's body, or a run's label */
+  const void *key; /* a kernel's body, or a run's label */
   int64_t start_ns;
   int64_t end_ns;
-  int64_t a, b;      /* kernel: iterations; chunk: [begin, end) */
+  int64_t a, b; /* kernel: iterations; chunk: [begin, end) */
   int32_t tid;
   int32_t kind;
 } kiln_profile_event;
@@ -50,7 +50,7 @@ typedef struct {
 } kiln_profile_name;
 
 static pthread_once_t kiln_profile_once = PTHREAD_ONCE_INIT;
-static char *kiln_profile_path;   /* NULL: profiling is off */
+static char *kiln_profile_path; /* NULL: profiling is off */
 static kiln_profile_event *kiln_profile_events;
 static atomic_int_fast64_t kiln_profile_count;
 static int64_t kiln_profile_origin;
@@ -101,8 +101,8 @@ static int32_t kiln_profile_thread(void) {
 
 static void kiln_profile_record(int32_t kind, const void *key, int64_t start,
                                 int64_t end, int64_t a, int64_t b) {
-  int_fast64_t slot = atomic_fetch_add_explicit(&kiln_profile_count, 1,
-                                                memory_order_relaxed);
+  int_fast64_t slot =
+      atomic_fetch_add_explicit(&kiln_profile_count, 1, memory_order_relaxed);
   if (slot >= KILN_PROFILE_MAX_EVENTS)
     return;
   kiln_profile_event *e = &kiln_profile_events[slot];
@@ -118,8 +118,8 @@ static void kiln_profile_record(int32_t kind, const void *key, int64_t start,
 static int kiln_profile_add_name(const void *body, const char *name) {
   if (kiln_profile_num_names == kiln_profile_cap_names) {
     size_t cap = kiln_profile_cap_names ? 2 * kiln_profile_cap_names : 64;
-    kiln_profile_name *grown = (kiln_profile_name *)realloc(
-        kiln_profile_names, cap * sizeof(*grown));
+    kiln_profile_name *grown =
+        (kiln_profile_name *)realloc(kiln_profile_names, cap * sizeof(*grown));
     if (!grown)
       return 0;
     kiln_profile_names = grown;
@@ -287,8 +287,8 @@ static void kiln_profile_write(void) {
   int64_t dropped = recorded - (int64_t)count;
   pthread_mutex_lock(&kiln_profile_lock);
   if (kiln_profile_num_names)
-    qsort(kiln_profile_names, kiln_profile_num_names,
-          sizeof(kiln_profile_name), kiln_profile_by_key);
+    qsort(kiln_profile_names, kiln_profile_num_names, sizeof(kiln_profile_name),
+          kiln_profile_by_key);
   if (strcmp(kiln_profile_path, "-") == 0) {
     kiln_profile_summary(count, dropped);
     pthread_mutex_unlock(&kiln_profile_lock);
@@ -302,9 +302,10 @@ static void kiln_profile_write(void) {
     return;
   }
   static const char *const kinds[] = {"run", "kernel", "chunk"};
-  fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"producer\": "
-             "\"kiln\", \"dropped_events\": %" PRId64 "},\n"
-             "\"traceEvents\": [\n",
+  fprintf(f,
+          "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"producer\": "
+          "\"kiln\", \"dropped_events\": %" PRId64 "},\n"
+          "\"traceEvents\": [\n",
           dropped);
   int32_t threads = atomic_load(&kiln_profile_next_tid);
   for (int32_t t = 0; t < threads; ++t)

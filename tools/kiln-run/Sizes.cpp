@@ -171,9 +171,10 @@ void printSizes(const std::string &path, const kiln_model_desc *desc) {
       kernels.emplace_back(size, host->kernel_names[k]);
     }
     // Largest first; kernels of one size in table order.
-    std::sort(kernels.begin(), kernels.end(), [&](const auto &a, const auto &b) {
-      return a.first != b.first ? a.first > b.first : a.second < b.second;
-    });
+    std::sort(
+        kernels.begin(), kernels.end(), [&](const auto &a, const auto &b) {
+          return a.first != b.first ? a.first > b.first : a.second < b.second;
+        });
     std::printf("  kernels: %u parallel loops, %" PRIu64
                 " bytes of code; the rest of the graph runs in the entry\n",
                 host->num_kernels, kernelBytes);
@@ -183,30 +184,35 @@ void printSizes(const std::string &path, const kiln_model_desc *desc) {
     for (const auto &[size, name] : kernels) {
       std::string text(name), family = "(unknown)";
       size_t open = text.find(" ("), close = text.find(')');
-      if (open != std::string::npos && close != std::string::npos && close > open)
+      if (open != std::string::npos && close != std::string::npos &&
+          close > open)
         family = text.substr(open + 2, close - open - 2);
       families[family].first += size;
       families[family].second += 1;
     }
     std::vector<std::pair<std::string, std::pair<uint64_t, unsigned>>> byFamily(
         families.begin(), families.end());
-    std::sort(byFamily.begin(), byFamily.end(), [](const auto &a, const auto &b) {
-      return a.second.first != b.second.first ? a.second.first > b.second.first
-                                              : a.first < b.first;
-    });
+    std::sort(byFamily.begin(), byFamily.end(),
+              [](const auto &a, const auto &b) {
+                return a.second.first != b.second.first
+                           ? a.second.first > b.second.first
+                           : a.first < b.first;
+              });
     std::printf("  kernel code by op family (of each kernel's first node):\n");
     for (const auto &[family, figures] : byFamily)
       std::printf("    %10" PRIu64 "  %s (%u kernel%s)\n", figures.first,
-                  family.c_str(), figures.second, figures.second == 1 ? "" : "s");
+                  family.c_str(), figures.second,
+                  figures.second == 1 ? "" : "s");
     std::printf("  kernels by code size:\n");
     for (size_t k = 0; k < kernels.size() && k < 20; ++k)
-      std::printf("    %10" PRIu64 "  %s\n", kernels[k].first, kernels[k].second);
+      std::printf("    %10" PRIu64 "  %s\n", kernels[k].first,
+                  kernels[k].second);
     if (kernels.size() > 20)
       std::printf("    ... %zu more\n", kernels.size() - 20);
   }
   for (const Symbol &sym : file.symbols)
-    if (sym.type == STT_FUNC && sym.size &&
-        sym.name.size() > 8 && sym.name.compare(sym.name.size() - 8, 8, "main_ctx") == 0)
+    if (sym.type == STT_FUNC && sym.size && sym.name.size() > 8 &&
+        sym.name.compare(sym.name.size() - 8, 8, "main_ctx") == 0)
       std::printf("  entry (sequential code): %" PRIu64 " bytes\n", sym.size);
   std::sort(constants.begin(), constants.end(),
             [](const Symbol *a, const Symbol *b) { return a->size > b->size; });

@@ -97,7 +97,8 @@ std::string formatBytes(int64_t bytes) {
   return text;
 }
 
-/// `name type [d0,d1,...]` with dynamic dims by their parameter ("batch") or `?`.
+/// `name type [d0,d1,...]` with dynamic dims by their parameter ("batch") or
+/// `?`.
 std::string describeValue(const ::onnx::ValueInfoProto &value,
                           SmallVectorImpl<std::string> &dynamicDims) {
   std::string text;
@@ -143,13 +144,14 @@ Message childMessage(Message parent, uint64_t field) {
   case Message::Model:
     return field == 7 ? Message::Graph : Message::Other; // graph
   case Message::Graph:
-    return field == 1   ? Message::Node    // node
-           : field == 5 ? Message::Tensor  // initializer
+    return field == 1   ? Message::Node   // node
+           : field == 5 ? Message::Tensor // initializer
                         : Message::Other;
   case Message::Node:
     return field == 5 ? Message::Attribute : Message::Other; // attribute
   case Message::Attribute:
-    return field == 5 || field == 10 ? Message::Tensor : Message::Other; // t, tensors
+    return field == 5 || field == 10 ? Message::Tensor
+                                     : Message::Other; // t, tensors
   default:
     return Message::Other;
   }
@@ -208,9 +210,8 @@ bool stripTensorData(StringRef message, Message kind, std::string &out) {
       p += length;
       // TensorProto: float_data 4, int32_data 5, int64_data 7, raw_data 9,
       // double_data 10, uint64_data 11.
-      if (kind == Message::Tensor &&
-          (field == 4 || field == 5 || field == 7 || field == 9 ||
-           field == 10 || field == 11))
+      if (kind == Message::Tensor && (field == 4 || field == 5 || field == 7 ||
+                                      field == 9 || field == 10 || field == 11))
         continue;
       Message child = childMessage(kind, field);
       if (child == Message::Other)
@@ -248,7 +249,8 @@ int runCheck(ArrayRef<StringRef> args) {
     auto now = std::chrono::steady_clock::now();
     if (verbose)
       errs() << "kiln check: " << stage << " "
-             << format("%.3f s", std::chrono::duration<double>(now - last).count())
+             << format("%.3f s",
+                       std::chrono::duration<double>(now - last).count())
              << "\n";
     last = now;
   };
@@ -426,7 +428,8 @@ int runCheck(ArrayRef<StringRef> args) {
     for (mlir::Diagnostic &note : diag.getNotes())
       if (!StringRef(note.str()).starts_with("see current operation"))
         message += "; " + note.str();
-    std::optional<std::string> node = kiln::onnx::getNodeName(diag.getLocation());
+    std::optional<std::string> node =
+        kiln::onnx::getNodeName(diag.getLocation());
     if (node) {
       NodeReport &report = nodes[*node];
       if (report.opType.empty())
@@ -497,9 +500,9 @@ int runCheck(ArrayRef<StringRef> args) {
   for (const std::string &problem : modelProblems)
     os << "error: " << problem << "\n";
 
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (checked) {
     os << "result: supported: kiln can compile this model for "
        << options.device << " (" << format("%.2f", seconds) << " s)\n";

@@ -56,7 +56,8 @@ std::optional<std::string> findScript(const char *argv0) {
   sys::path::append(source, "python", "kiln", "verify.py");
   candidates.push_back(std::string(source));
   std::string self = sys::fs::getMainExecutable(argv0, (void *)&findScript);
-  SmallString<256> installed(sys::path::parent_path(sys::path::parent_path(self)));
+  SmallString<256> installed(
+      sys::path::parent_path(sys::path::parent_path(self)));
   sys::path::append(installed, "share", "kiln", "verify.py");
   candidates.push_back(std::string(installed));
   for (const std::string &path : candidates)
