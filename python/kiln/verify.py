@@ -330,6 +330,15 @@ def verify(model_path, inputs: Mapping[str, object] | None = None, *, kiln: str 
     model = onnx.load(str(model_path))
     shapes = dict(shapes or {})
     feeds = random_inputs(model, shapes, dict(inputs or {}), seed)
+    # kiln compiles static shapes: an input with dynamic dims is compiled for the shape of
+    # the value it gets (unless --shape fixed it already).
+    compile_args = list(compile_args)
+    for value in model.graph.input:
+        dims = value.type.tensor_type.shape.dim
+        if value.name in feeds and value.name not in shapes and \
+                any(not d.HasField("dim_value") for d in dims):
+            shape = ",".join(str(d) for d in feeds[value.name].shape)
+            compile_args += ["--shape", f"{value.name}={shape}"]
     tmp = None
     if work_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="kiln-verify-")

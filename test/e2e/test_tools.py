@@ -351,3 +351,18 @@ def test_verify_unknown_input_name(kiln, tmp_path):
     r = _run([kiln.kiln, "verify", model, "--input", f"nosuch={x}"], cwd=tmp_path)
     assert r.returncode == 2 and "the model has no input 'nosuch' (its inputs: x)" in r.stderr, \
         r.stderr
+
+
+def test_verify_dynamic_dims(kiln, tmp_path):
+    model = _one_op(tmp_path / "dyn.onnx", "Sigmoid", dims=("batch", 4))
+    # Without a shape: a clear error; with --shape or a given input: compiled for it.
+    r = _run([kiln.kiln, "verify", model], cwd=tmp_path)
+    assert r.returncode == 2 and "give --shape x=D0,D1,... or --input x=FILE.npy" in r.stderr, \
+        r.stderr
+    r = _run([kiln.kiln, "verify", model, "--shape", "x=3,4"], cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    x = tmp_path / "x.npy"
+    np.save(x, np.ones((5, 4), np.float32))
+    r = _run([kiln.kiln, "verify", model, "--input", f"x={x}"], cwd=tmp_path)
+    assert r.returncode == 0 and "result: kiln matches onnxruntime" in r.stdout, \
+        r.stdout + r.stderr
