@@ -297,6 +297,11 @@ def test_profile_bench(kiln, mlp_so, tmp_path):
     assert len({e["tid"] for e in runs}) == 2
 
 
+def test_profile_unwritable(kiln, mlp_so, tmp_path):
+    r = _run([kiln.kiln, "run", mlp_so, "--profile", tmp_path / "no" / "such" / "t.json"])
+    assert r.returncode == 1 and "--profile: cannot write" in r.stderr, r.stderr
+
+
 def test_profile_off_writes_nothing(kiln, mlp_so, tmp_path):
     r = _run([kiln.kiln, "run", mlp_so], cwd=tmp_path)
     assert r.returncode == 0 and "kiln profile" not in r.stderr

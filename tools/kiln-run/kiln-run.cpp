@@ -493,8 +493,17 @@ int runMain(int argc, char **argv) {
   Options options = parseArgs(argc, argv);
   // The runtime reads KILN_PROFILE when the model is opened and writes the
   // trace at exit (runtime/src/profile.c).
-  if (!options.profile.empty())
+  if (!options.profile.empty()) {
+    // A trace that cannot be written is an error now, not after the runs.
+    if (options.profile != "-") {
+      std::FILE *trace = std::fopen(options.profile.c_str(), "w");
+      if (!trace)
+        throw Error("--profile: cannot write '" + options.profile +
+                    "': " + std::strerror(errno));
+      std::fclose(trace);
+    }
     setenv("KILN_PROFILE", options.profile.c_str(), 1);
+  }
 
   kiln_model_options modelOptions;
   kiln_model_options_init(&modelOptions);
