@@ -238,7 +238,7 @@ static void kiln_profile_summary(size_t count, int64_t dropped) {
   if (!totals)
     return;
   size_t used = 0;
-  int64_t runs = 0, run_ns = 0;
+  int64_t runs = 0, run_ns = 0, kernel_ns = 0;
   for (size_t i = 0; i < count; ++i) {
     const kiln_profile_event *e = &kiln_profile_events[i];
     if (e->kind == KILN_EVENT_RUN) {
@@ -254,6 +254,7 @@ static void kiln_profile_summary(size_t count, int64_t dropped) {
     if (j == used)
       totals[used++].key = e->key;
     totals[j].total_ns += e->end_ns - e->start_ns;
+    kernel_ns += e->end_ns - e->start_ns;
     ++totals[j].calls;
   }
   qsort(totals, used, sizeof(*totals), kiln_profile_by_time);
@@ -273,6 +274,12 @@ static void kiln_profile_summary(size_t count, int64_t dropped) {
   }
   if (used > 20)
     fprintf(stderr, "  ... %zu more kernels\n", used - 20);
+  /* Kernels run inside runs, one at a time per run: the rest is the entry's
+   * sequential code (ops too small to split over threads). */
+  if (run_ns >= kernel_ns)
+    fprintf(stderr, "  %10.3f %7s %10s %5.1f%%  (sequential code between kernels)\n",
+            (double)(run_ns - kernel_ns) / 1e6, "", "",
+            run_ns ? 100.0 * (double)(run_ns - kernel_ns) / (double)run_ns : 0.0);
   if (dropped)
     fprintf(stderr, "  (%" PRId64 " events past the first %d dropped)\n",
             dropped, KILN_PROFILE_MAX_EVENTS);
