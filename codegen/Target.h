@@ -50,6 +50,10 @@ struct ExecutableInfo {
   int64_t scratchSize = 0;
   /// Message of run-time check N at position N - 1.
   std::vector<std::string> checkMessages;
+  /// The ONNX nodes each kernel of the host code computes (an outlined
+  /// parallel loop), in the order of the executable's `<entry>_kernels`
+  /// table of body pointers: what profiles name (model_abi.h).
+  std::vector<std::string> kernelNames;
 };
 
 /// How to serialize an executable.

@@ -6,7 +6,9 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
 
+#include <functional>
 #include <string>
 
 namespace kiln {
@@ -40,6 +42,9 @@ struct CompileOptions {
   bool keepIntermediates = false;
   /// What the model may make kiln build (the --max-* flags; docs/reliability.md).
   CompileLimits limits;
+  /// Called as each stage of the compile ends, with its name and what it
+  /// produced ("415 ops"); null: not called (`kiln compile`'s progress lines).
+  std::function<void(llvm::StringRef stage, llvm::StringRef detail)> progress;
 };
 
 } // namespace kiln

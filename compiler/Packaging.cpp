@@ -296,11 +296,29 @@ std::string generateDescriptorSource(const ModelInfo &model,
   for (size_t i = 0; i < model.outputs.size(); ++i)
     os << "outputs[" << i << "], ";
   os << "&status, scratch, context);\n  return status;\n}\n\n";
+  // The kernels (outlined parallel loops): their body pointers (the
+  // `<p>_main_kernels` table the code generator emits) and the ONNX nodes
+  // they compute, for profiles.
+  size_t numKernels = model.kernelNames.size();
+  if (numKernels) {
+    os << "extern void *const " << p << "_main_kernels[" << numKernels
+       << "];\n"
+       << "static const char *const kiln_kernel_names[] = {\n";
+    for (const std::string &name : model.kernelNames)
+      os << "  " << cString(name) << ",\n";
+    os << "};\n\n";
+  }
   // One host executable (the adapter above) and one host-scratch memory
   // need; no symbols, no shape function, no device code (model_abi.h).
   os << "static const kiln_executable_desc kiln_executables[] = {\n"
      << "  {KILN_EXECUTABLE_HOST, 0, " << cString(model.triple)
-     << ", kiln_run, 0, 0, 0, 0, 0},\n};\n\n"
+     << ", kiln_run, 0, ";
+  if (numKernels)
+    os << p << "_main_kernels, sizeof(void *) * " << numKernels << "ull, "
+       << numKernels << ", kiln_kernel_names";
+  else
+    os << "0, 0, 0, 0";
+  os << "},\n};\n\n"
      << "static const kiln_memory_need kiln_memory[] = {\n"
      << "  {KILN_MEMORY_HOST_SCRATCH, 0, " << model.scratchSize << "ull, "
      << model.scratchAlignment << ", 0},\n};\n\n";

@@ -36,6 +36,8 @@ struct ModelInfo {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   std::vector<std::string> checkMessages;
+  /// The ONNX nodes of each kernel in `<prefix>_main_kernels` (profiles).
+  std::vector<std::string> kernelNames;
   /// Bytes of the scratch arena the entry needs (kiln-plan-memory).
   uint64_t scratchSize = 0;
   /// Alignment the entry assumes of the arena's base (a power of two).

@@ -5,10 +5,12 @@
 #include "codegen/Passes.h"
 #include "codegen/Target.h"
 #include "compiler/Packaging.h"
+#include "compiler/TestHooks.h"
 #include "compiler/Variants.h"
 #include "compiler/import/ModelImporter.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/DataTypes.h"
+#include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/Limits.h"
 #include "dialects/ONNX/ONNXDialect.h"
 #include "dialects/ONNX/ShapeInference/ShapeInference.h"
@@ -76,6 +78,41 @@ void registerCompilerDialects(DialectRegistry &registry) {
 
 namespace {
 
+/// Reports the end of the front end (the model on linalg, checked against
+/// the target) to `kiln compile`'s progress lines.
+struct ProgressInstrumentation : public PassInstrumentation {
+  explicit ProgressInstrumentation(std::function<void(StringRef)> report)
+      : report(std::move(report)) {}
+  void runAfterPass(Pass *pass, Operation *) override {
+    if (pass->getArgument() == "kiln-check-target-support")
+      report("lower to linalg");
+  }
+  std::function<void(StringRef)> report;
+};
+
+/// "mm1, bias1 +2 more" -> "mm1 (MatMul), bias1 (Add) +2 more". Constant
+/// nodes are left out: their values are shared, not what a kernel computes.
+std::string annotateOpTypes(StringRef kernel,
+                            const llvm::StringMap<std::string> &opTypes) {
+  auto [names, more] = kernel.split(" +");
+  SmallVector<StringRef> parts;
+  names.split(parts, ", ");
+  std::string text;
+  for (StringRef part : parts) {
+    auto it = opTypes.find(part);
+    if (it != opTypes.end() && it->second == "Constant" && parts.size() > 1)
+      continue;
+    if (!text.empty())
+      text += ", ";
+    text += part.str();
+    if (it != opTypes.end())
+      text += " (" + it->second + ")";
+  }
+  if (!more.empty())
+    text += " +" + more.str();
+  return text;
+}
+
 LogicalResult describeTensor(Location loc, Type type, StringAttr name,
                              TensorInfo &info) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -127,6 +164,7 @@ FailureOr<func::FuncOp> prepareEntry(ModuleOp module, ModelInfo &info) {
 
 using WriteOutputFn =
     llvm::function_ref<LogicalResult(llvm::function_ref<void(raw_ostream &)>)>;
+using ProgressFn = llvm::function_ref<void(StringRef, const Twine &)>;
 
 /// Compiles the imported `module` (consumed: lowered in place) for one CPU
 /// under the symbol prefix `prefix`: runs the passes, records the
@@ -135,6 +173,8 @@ using WriteOutputFn =
 LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
                              StringRef cpu, StringRef prefix, PackageKind kind,
                              StringRef workDir, WriteOutputFn writeOutput,
+                             ProgressFn progress,
+                             const llvm::StringMap<std::string> &opTypes,
                              ModelInfo &info, std::string &objectPath) {
   MLIRContext &context = *module.getContext();
   Location fileLoc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
@@ -153,14 +193,7 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
     return failure();
 
   PassManager pm(&context);
-  // Composite ops (Attention, LSTM, QLinearConv, ...) become the ops kiln lowers.
-  pm.addNestedPass<func::FuncOp>(createKilnDecomposePass());
-  pm.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createConvertONNXToLinalgPass());
-  // The target sees linalg-on-tensors: what it cannot compile is an error
-  // naming the node before any of its passes runs.
-  pm.addPass(createKilnCheckTargetSupportPass(*target));
+  buildLoweringToTargetPipeline(pm, *target);
   target->buildPipeline(pm);
   // Verifying the whole module after every pass is costly on large models
   // (it showed up in MobileNetV2 profiles); the result is verified once.
@@ -172,8 +205,12 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
     context.disableMultithreading();
     pm.enableIRPrinting();
   }
+  if (options.progress)
+    pm.addInstrumentation(std::make_unique<ProgressInstrumentation>(
+        [&](StringRef stage) { progress(stage, ""); }));
   if (failed(pm.run(module)) || failed(mlir::verify(module)))
     return failure();
+  progress("codegen", "");
   ExecutableInfo executable = target->getExecutableInfo(module);
   info.triple = executable.triple;
   // An AArch64 architecture (armv8.2-a+dotprod) is the generic CPU to LLVM;
@@ -182,6 +219,8 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   info.runtimeFeatures = executable.runtimeFeatures;
   info.scratchSize = executable.scratchSize;
   info.checkMessages = std::move(executable.checkMessages);
+  for (const std::string &kernel : executable.kernelNames)
+    info.kernelNames.push_back(annotateOpTypes(kernel, opTypes));
 
   SerializeOptions serializeOptions;
   serializeOptions.entrySymbol = info.prefix + "_main";
@@ -206,11 +245,24 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   if (failed(target->serializeExecutable(module, serializeOptions, object,
                                          error)))
     return fail(error);
+  progress("llvm", "optimized, object written");
   objectPath = std::string(object);
   return success();
 }
 
 } // namespace
+
+void buildLoweringToTargetPipeline(OpPassManager &pm,
+                                   const TargetBackend &target) {
+  // Composite ops (Attention, LSTM, QLinearConv, ...) become the ops kiln lowers.
+  pm.addNestedPass<func::FuncOp>(createKilnDecomposePass());
+  pm.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertONNXToLinalgPass());
+  // The target sees linalg-on-tensors: what it cannot compile is an error
+  // naming the node before any of its passes runs.
+  pm.addPass(createKilnCheckTargetSupportPass(target));
+}
 
 LogicalResult compileModel(MLIRContext &context,
                            const CompileOptions &options) {
@@ -231,6 +283,26 @@ LogicalResult compileModel(MLIRContext &context,
   if (failed(imported))
     return failure();
   ModuleOp module = imported->get();
+  if (failed(applyTestMiscompile(module)))
+    return failure();
+  auto progress = [&](StringRef stage, const Twine &detail) {
+    if (options.progress)
+      options.progress(stage, detail.str());
+  };
+  // Node name -> op type: kernels are named "mm1 (MatMul), bias1 (Add)" in
+  // profiles and `kiln inspect --sizes` (the ops are gone by then).
+  llvm::StringMap<std::string> opTypes;
+  module.walk([&](Operation *op) {
+    if (isa<onnx::ONNXDialect>(op->getDialect()))
+      if (std::optional<std::string> node = onnx::getNodeName(op))
+        opTypes.try_emplace(*node, op->getName().stripDialect().str());
+  });
+  if (options.progress) {
+    int64_t ops = 0;
+    module.walk([&](Operation *op) { ops += op->getDialect() &&
+                                            op->getDialect()->getNamespace() == "onnx"; });
+    progress("import", Twine(ops) + " onnx ops");
+  }
 
   auto writeOutput = [&](llvm::function_ref<void(raw_ostream &)> write) {
     std::error_code ec;
@@ -297,13 +369,15 @@ LogicalResult compileModel(MLIRContext &context,
     ModelInfo info;
     std::string objectPath;
     if (failed(compileVariant(module, options, cpus[0], prefix, kind, workDir,
-                              writeOutput, info, objectPath)))
+                              writeOutput, progress, opTypes, info,
+                              objectPath)))
       return failure();
     if (options.emit == EmitKind::LLVMIR)
       return success();
     if (!packageModel(info, kind, objectPath, workDir, options.outputPath,
                       error))
       return fail(error);
+    progress("package", options.outputPath);
     return success();
   }
 
@@ -318,7 +392,7 @@ LogicalResult compileModel(MLIRContext &context,
     if (failed(compileVariant(*copy, options, cpu,
                               variantSymbolPrefix(prefix, cpu),
                               PackageKind::Object, workDir, writeOutput,
-                              variant.info, variant.object)))
+                              progress, opTypes, variant.info, variant.object)))
       return failure();
     variants.push_back(std::move(variant));
   }
@@ -327,6 +401,7 @@ LogicalResult compileModel(MLIRContext &context,
   if (!packageVariants(shared, variants, kind, workDir, options.outputPath,
                        error))
     return fail(error);
+  progress("package", options.outputPath);
   return success();
 }
 

@@ -12,9 +12,12 @@
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/LLVM.h"
 
 namespace kiln {
+
+class TargetBackend;
 
 /// Registers every dialect and external interface model kiln's stages use.
 void registerCompilerDialects(mlir::DialectRegistry &registry);
@@ -23,6 +26,12 @@ void registerCompilerDialects(mlir::DialectRegistry &registry);
 /// diagnostics on `context` (naming the ONNX node where one is at fault).
 mlir::LogicalResult compileModel(mlir::MLIRContext &context,
                                  const CompileOptions &options);
+
+/// The passes from the imported `onnx` module to linalg-on-tensors that
+/// `target` accepts: the start of `kiln compile` and all of `kiln check`. An
+/// op nothing lowers, or one the target rejects, is an error naming the node.
+void buildLoweringToTargetPipeline(mlir::OpPassManager &pm,
+                                   const TargetBackend &target);
 
 } // namespace kiln
 

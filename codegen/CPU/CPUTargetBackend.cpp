@@ -78,6 +78,8 @@ public:
     info.scratchSize = getScratchSize(module).value_or(0);
     for (std::string &message : getCheckMessages(module))
       info.checkMessages.push_back(std::move(message));
+    for (KernelName &kernel : getKernelNames(module))
+      info.kernelNames.push_back(std::move(kernel.nodes));
     return info;
   }
 

@@ -6,11 +6,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/CPUPipeline.h"
+#include "dialects/Kiln/ABIAttributes.h"
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -52,6 +55,30 @@ createTargetMachine(const CPUTarget &target, std::string &error) {
   return machine;
 }
 
+/// `<entry>_kernels`: the body functions of the module's kiln.kernels, in
+/// order (null for one that no longer exists), which the descriptor points
+/// at so that profiles can name the loops the runtime runs (model_abi.h).
+/// Hidden: only the model's own descriptor refers to it.
+void addKernelTable(ModuleOp module, llvm::Module &llvmModule,
+                    StringRef entrySymbol) {
+  SmallVector<KernelName> kernels = getKernelNames(module);
+  if (kernels.empty())
+    return;
+  auto *ptrType = llvm::PointerType::get(llvmModule.getContext(), 0);
+  auto *arrayType = llvm::ArrayType::get(ptrType, kernels.size());
+  std::vector<llvm::Constant *> entries;
+  for (const KernelName &kernel : kernels) {
+    llvm::Function *body = llvmModule.getFunction(kernel.symbol);
+    entries.push_back(body ? static_cast<llvm::Constant *>(body)
+                           : llvm::ConstantPointerNull::get(ptrType));
+  }
+  auto *table = new llvm::GlobalVariable(
+      llvmModule, arrayType, /*isConstant=*/true,
+      llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantArray::get(arrayType, entries), entrySymbol + "_kernels");
+  table->setVisibility(llvm::GlobalValue::HiddenVisibility);
+}
+
 /// Translates to LLVM IR with the target's triple and data layout and runs
 /// the O3 pipeline over it.
 std::unique_ptr<llvm::Module>
@@ -81,6 +108,7 @@ translateAndOptimize(ModuleOp module, StringRef entrySymbol,
       global.setLinkage(llvm::GlobalValue::InternalLinkage);
   if (llvm::Function *function = llvmModule->getFunction(contextEntry))
     function->addFnAttr(llvm::Attribute::NoInline);
+  addKernelTable(module, *llvmModule, entrySymbol);
   for (const std::string &path : linkBitcode) {
     llvm::SMDiagnostic diag;
     std::unique_ptr<llvm::Module> extra = llvm::parseIRFile(path, diag, context);

@@ -9,7 +9,9 @@
 // context's header (its LLVM type: ExecContextABI.h) with a closure on the
 // stack holding the values the loop uses (memref descriptors, integers,
 // floats). A null context runs the body once over the whole range on the
-// calling thread.
+// calling thread. Each body's symbol and the ONNX nodes it computes are
+// recorded in the module's `kiln.kernels` (the descriptor names the kernels
+// for profiles: runtime/src/profile.c).
 // Runs on buffers after deallocation is placed (the deallocations then
 // already follow the loop; the closure's stores would hide later uses).
 //
@@ -38,6 +40,38 @@ namespace {
 bool isRematerializable(Operation *op) {
   return op && op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
          (op->hasTrait<OpTrait::ConstantLike>() || isa<memref::GetGlobalOp>(op));
+}
+
+/// The ONNX nodes a loop computes, for profiles: every node name (NameLoc)
+/// in its own location and its ops', in order of appearance, at most 8.
+/// Constants and globals are left out: they are shared between loops (a
+/// Constant node's value used everywhere is not what a loop computes).
+std::string describeNodes(scf::ParallelOp loop) {
+  llvm::SetVector<StringRef> names;
+  auto collect = [&](Location loc) {
+    loc->walk([&](Location inner) {
+      if (auto name = dyn_cast<NameLoc>(inner))
+        names.insert(name.getName().getValue());
+      return WalkResult::advance();
+    });
+  };
+  collect(loop.getLoc());
+  loop.walk([&](Operation *op) {
+    if (!isRematerializable(op))
+      collect(op->getLoc());
+  });
+  constexpr size_t kMaxNames = 8;
+  std::string text;
+  for (auto [i, name] : llvm::enumerate(names)) {
+    if (i == kMaxNames) {
+      text += " +" + std::to_string(names.size() - kMaxNames) + " more";
+      break;
+    }
+    if (i)
+      text += ", ";
+    text += name.str();
+  }
+  return text.empty() ? "(unnamed)" : text;
 }
 
 struct OutlineParallelLoopsPass
@@ -162,6 +196,8 @@ struct OutlineParallelLoopsPass
         bodyType);
     body.setPrivate();
     symbols.insert(body);
+    kiln::addKernelName(func->getParentOfType<ModuleOp>(), body.getSymName(),
+                        describeNodes(loop));
     {
       Block *entry = body.addEntryBlock();
       OpBuilder b = OpBuilder::atBlockBegin(entry);

@@ -20,6 +20,7 @@ using ParallelAttr = KilnDialect::ParallelAttrHelper;
 using ScratchAttr = KilnDialect::ScratchAttrHelper;
 using ScratchSizeAttr = KilnDialect::ScratchSizeAttrHelper;
 using CheckMessagesAttr = KilnDialect::CheckMessagesAttrHelper;
+using KernelsAttr = KilnDialect::KernelsAttrHelper;
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -79,6 +80,27 @@ void setCheckMessages(ModuleOp module, ArrayRef<StringAttr> messages) {
   CheckMessagesAttr(context).setAttr(module, ArrayAttr::get(context, array));
 }
 
+SmallVector<KernelName> getKernelNames(ModuleOp module) {
+  SmallVector<KernelName> kernels;
+  if (ArrayAttr array = KernelsAttr(module.getContext()).getAttr(module))
+    for (Attribute entry : array) {
+      auto pair = cast<ArrayAttr>(entry);
+      kernels.push_back({cast<StringAttr>(pair[0]).str(),
+                         cast<StringAttr>(pair[1]).str()});
+    }
+  return kernels;
+}
+
+void addKernelName(ModuleOp module, StringRef symbol, StringRef nodes) {
+  MLIRContext *context = module.getContext();
+  SmallVector<Attribute> array;
+  if (ArrayAttr old = KernelsAttr(context).getAttr(module))
+    array.assign(old.begin(), old.end());
+  array.push_back(ArrayAttr::get(context, {StringAttr::get(context, symbol),
+                                           StringAttr::get(context, nodes)}));
+  KernelsAttr(context).setAttr(module, ArrayAttr::get(context, array));
+}
+
 //===----------------------------------------------------------------------===//
 // Verifiers
 //===----------------------------------------------------------------------===//
@@ -89,7 +111,8 @@ bool isKnownAttr(StringRef name) {
   return name == ParallelAttr::getNameStr() ||
          name == ScratchAttr::getNameStr() ||
          name == ScratchSizeAttr::getNameStr() ||
-         name == CheckMessagesAttr::getNameStr();
+         name == CheckMessagesAttr::getNameStr() ||
+         name == KernelsAttr::getNameStr();
 }
 
 LogicalResult verifyParallel(Operation *op, Attribute value) {
@@ -122,6 +145,18 @@ LogicalResult verifyModuleAttr(Operation *op, NamedAttribute attr) {
              << size.getInt();
     return success();
   }
+  if (name == KernelsAttr::getNameStr()) {
+    auto kernels = dyn_cast<ArrayAttr>(attr.getValue());
+    auto isPair = [](Attribute entry) {
+      auto pair = dyn_cast<ArrayAttr>(entry);
+      return pair && pair.size() == 2 &&
+             llvm::all_of(pair, llvm::IsaPred<StringAttr>);
+    };
+    if (!kernels || !llvm::all_of(kernels, isPair))
+      return op->emitOpError("'kiln.kernels' must be an array of [symbol, "
+                             "nodes] string pairs");
+    return success();
+  }
   auto messages = dyn_cast<ArrayAttr>(attr.getValue());
   if (!messages || !llvm::all_of(messages, llvm::IsaPred<StringAttr>))
     return op->emitOpError("'kiln.check_messages' must be an array of strings");
@@ -136,7 +171,8 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   if (name == ParallelAttr::getNameStr())
     return verifyParallel(op, attr.getValue());
   if (name == ScratchSizeAttr::getNameStr() ||
-      name == CheckMessagesAttr::getNameStr())
+      name == CheckMessagesAttr::getNameStr() ||
+      name == KernelsAttr::getNameStr())
     return verifyModuleAttr(op, attr);
   if (name == ScratchAttr::getNameStr())
     return op->emitOpError(

@@ -55,6 +55,19 @@ llvm::SmallVector<std::string> getCheckMessages(mlir::ModuleOp module);
 void setCheckMessages(mlir::ModuleOp module,
                       llvm::ArrayRef<mlir::StringAttr> messages);
 
+//===----------------------------------------------------------------------===//
+// kiln.kernels: the outlined parallel loops, for profiles
+//===----------------------------------------------------------------------===//
+
+/// One outlined parallel loop: its body function and the ONNX nodes it runs.
+struct KernelName {
+  std::string symbol;
+  std::string nodes;
+};
+llvm::SmallVector<KernelName> getKernelNames(mlir::ModuleOp module);
+void addKernelName(mlir::ModuleOp module, llvm::StringRef symbol,
+                   llvm::StringRef nodes);
+
 } // namespace kiln
 
 #endif // KILN_DIALECTS_KILN_ABIATTRIBUTES_H

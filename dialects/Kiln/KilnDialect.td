@@ -27,7 +27,10 @@ def Kiln_Dialect : Dialect {
        the scratch arena planned by kiln-plan-memory;
      - `kiln.scratch_size` (i64 >= 0, on the module): the arena's bytes;
      - `kiln.check_messages` (array of strings, on the module): the message
-       of run-time check N at position N - 1 (kiln-materialize-checks).
+       of run-time check N at position N - 1 (kiln-materialize-checks);
+     - `kiln.kernels` (array of [string, string] pairs, on the module): per
+       parallel loop kiln-outline-parallel-loops outlined, its body
+       function's symbol name and the ONNX nodes it computes (profiling).
     The kernel strategy `#kiln.kernel_strategy<...>` (a dialect attribute,
     stored as `kiln.kernel_strategy` by kiln-select-kernel-strategy) is
     defined further below.
@@ -36,7 +39,8 @@ def Kiln_Dialect : Dialect {
     "::mlir::UnitAttr":$parallel,
     "::mlir::UnitAttr":$scratch,
     "::mlir::IntegerAttr":$scratch_size,
-    "::mlir::ArrayAttr":$check_messages
+    "::mlir::ArrayAttr":$check_messages,
+    "::mlir::ArrayAttr":$kernels
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

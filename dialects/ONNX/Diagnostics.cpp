@@ -31,11 +31,15 @@ static void findInnermostName(Location loc, unsigned depth, unsigned &bestDepth,
   }
 }
 
-std::optional<std::string> getNodeName(Operation *op) {
+std::optional<std::string> getNodeName(Location loc) {
   std::optional<std::string> best;
   unsigned bestDepth = 0;
-  findInnermostName(op->getLoc(), 0, bestDepth, best);
+  findInnermostName(loc, 0, bestDepth, best);
   return best;
+}
+
+std::optional<std::string> getNodeName(Operation *op) {
+  return getNodeName(op->getLoc());
 }
 
 std::optional<int64_t> getModelOpset(Operation *op) {

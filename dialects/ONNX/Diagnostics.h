@@ -15,6 +15,9 @@ namespace kiln::onnx {
 /// through FusedLoc and CallSiteLoc), or std::nullopt when there is none.
 std::optional<std::string> getNodeName(mlir::Operation *op);
 
+/// The same for a location (a diagnostic's, in a handler).
+std::optional<std::string> getNodeName(mlir::Location loc);
+
 /// The model's default-domain opset: the `onnx.opset` attribute of the closest
 /// ancestor holding one (the module), or std::nullopt.
 std::optional<int64_t> getModelOpset(mlir::Operation *op);

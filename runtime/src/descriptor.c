@@ -189,9 +189,23 @@ static kiln_status kiln_check_executables(const kiln_model_desc *desc,
                               "model has %u symbols",
                               (unsigned)e, x->entry ? "static" : "dynamic",
                               (unsigned)desc->num_symbols);
-      if (x->data || x->size || x->num_kernels)
+      /* Optional kernel table (profiles): num_kernels body pointers at
+       * `data`, named by kernel_names. */
+      if (x->num_kernels == 0 && (x->data || x->size || x->kernel_names))
         return KILN_MALFORMED(name, "host executable %u has device code",
                               (unsigned)e);
+      if (x->num_kernels > 0 &&
+          (!x->data || !x->kernel_names ||
+           x->size != (uint64_t)x->num_kernels * sizeof(void *)))
+        return KILN_MALFORMED(name,
+                              "host executable %u has %u kernels but not a "
+                              "table of as many body pointers and names",
+                              (unsigned)e, (unsigned)x->num_kernels);
+      for (uint32_t k = 0; k < x->num_kernels; ++k)
+        if (!x->kernel_names[k])
+          return KILN_MALFORMED(name, "kernel %u of host executable %u has "
+                                      "no name",
+                                (unsigned)k, (unsigned)e);
       continue;
     }
     if (!x->data || x->size == 0)

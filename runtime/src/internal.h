@@ -93,6 +93,20 @@ KILN_INTERNAL void kiln_thread_pool_parallel_for(kiln_thread_pool *pool,
 /* CPUs this process may run on (sched_getaffinity, else sysconf), >= 1. */
 KILN_INTERNAL int32_t kiln_available_cpus(void);
 
+/* profile.c: KILN_PROFILE (docs/tools.md). Nothing of it runs when off. */
+/* Whether KILN_PROFILE was set (read once, at the first model opened). */
+KILN_INTERNAL int kiln_profile_enabled(void);
+/* Copies the names of `desc`'s kernel table; returns the label (a stable
+ * string) that keys the model's run events, or NULL when out of memory. */
+KILN_INTERNAL const char *kiln_profile_register_model(const kiln_model_desc *desc);
+KILN_INTERNAL int64_t kiln_profile_now(void);
+/* Records a run of the model `label` names, from `start` to now. */
+KILN_INTERNAL void kiln_profile_run(const char *label, int64_t start);
+/* kiln_thread_pool_parallel_for, recording the kernel and its chunks. */
+KILN_INTERNAL void kiln_profile_parallel_for(kiln_thread_pool *pool, int64_t n,
+                                             kiln_parallel_body_fn body,
+                                             void *closure);
+
 #ifdef __cplusplus
 }
 #endif

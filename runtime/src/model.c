@@ -28,6 +28,7 @@ struct kiln_model {
   void *caller_scratch;  /* options.scratch, or NULL */
   const char *variant;   /* the variant opened from a table, or "" */
   const kiln_artifact_desc *artifact; /* that table, or NULL */
+  const char *profile_label; /* KILN_PROFILE is on: the runs' label */
 
   pthread_mutex_t lock;    /* guards the two fields below */
   int caller_scratch_held; /* a context uses caller_scratch */
@@ -167,6 +168,15 @@ static void kiln_run_context_parallel_for(kiln_exec_context *context, int64_t n,
   kiln_thread_pool_parallel_for(rc->model->pool, n, body, closure);
 }
 
+/* The same with KILN_PROFILE on (profile.c). */
+static void kiln_run_context_parallel_for_profiled(kiln_exec_context *context,
+                                                   int64_t n,
+                                                   kiln_parallel_body_fn body,
+                                                   void *closure) {
+  kiln_run_context *rc = (kiln_run_context *)(void *)context;
+  kiln_profile_parallel_for(rc->model->pool, n, body, closure);
+}
+
 static void kiln_context_free(kiln_run_context *rc) {
   if (!rc)
     return;
@@ -194,7 +204,9 @@ static kiln_status kiln_context_new(kiln_model *model,
   rc->header.version = KILN_EXEC_CONTEXT_VERSION;
   rc->header.num_threads =
       kiln_exec_context_num_threads(kiln_thread_pool_context(model->pool));
-  rc->header.parallel_for = kiln_run_context_parallel_for;
+  rc->header.parallel_for = model->profile_label
+                                ? kiln_run_context_parallel_for_profiled
+                                : kiln_run_context_parallel_for;
   rc->model = model;
   atomic_flag_clear(&rc->running);
   size_t ni = desc->num_inputs, no = desc->num_outputs;
@@ -384,6 +396,8 @@ static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
   model->scratch_align = scratch_align;
   model->caller_scratch = options->scratch;
   model->variant = "";
+  if (kiln_profile_enabled())
+    model->profile_label = kiln_profile_register_model(desc);
   /* A device model's host work is copies: no worker threads. */
   status = kiln_thread_pool_create(device_model ? 1 : options->num_threads,
                                    &model->pool);
@@ -900,10 +914,13 @@ static kiln_status kiln_run_in(kiln_run_context *rc, const kiln_tensor *inputs,
     kiln_set_output_info(desc, outputs, n_outputs);
     return NULL;
   }
+  int64_t start = model->profile_label ? kiln_profile_now() : 0;
   kiln_model_status result =
       model->entry((void *const *)rc->input_ptrs,
                    (void *const *)rc->output_ptrs, rc->scratch,
                    (kiln_exec_context *)(void *)rc);
+  if (model->profile_label)
+    kiln_profile_run(model->profile_label, start);
   if (result != 0) {
     kiln_release_outputs(rc, outputs, n_outputs);
     if (result > 0 && (uint32_t)result <= desc->num_check_messages &&

@@ -15,6 +15,7 @@
 #include "kiln/runtime.h"
 #include "tools/kiln-run/Bench.h"
 #include "tools/kiln-run/Npy.h"
+#include "tools/kiln-run/Sizes.h"
 
 #include <algorithm>
 #include <cctype>
@@ -65,6 +66,8 @@ const char *const kUsage =
     "                         code runs), cpu, vulkan, or vulkan:DEVICE (a\n"
     "                         device index or part of its name; see\n"
     "                         KILN_VULKAN_DEVICE in docs/gpu.md)\n"
+    "  --sizes                with --inspect: code, weights and scratch bytes,\n"
+    "                         per section and per kernel\n"
     "  --inspect              print the descriptor, open_ms (time spent in\n"
     "                         kiln_model_open) and ready_ns (the steady clock\n"
     "                         when the model was ready, for tools that time the\n"
@@ -76,7 +79,11 @@ const char *const kUsage =
     "  --warmup N             untimed runs per concurrent caller (default 10)\n"
     "  --duration S           seconds of timed runs (default 3)\n"
     "  --count N              timed runs in all, instead of a duration\n"
-    "  --concurrency N        concurrent callers, a run context each (default 1)\n";
+    "  --concurrency N        concurrent callers, a run context each (default 1)\n"
+    "  --profile FILE         write a Chrome trace of the runs' kernels (parallel\n"
+    "                         loops, named by their ONNX nodes) to FILE at exit;\n"
+    "                         - prints the kernels taking the most time instead\n"
+    "                         (the same as KILN_PROFILE=FILE, docs/tools.md)\n";
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -304,9 +311,11 @@ struct Options {
   uint64_t seed = 0;
   bool inspect = false; ///< print the descriptor instead of running
   bool readyNs = true;  ///< --inspect prints the ready clock
+  bool sizes = false;   ///< with --inspect: where the artifact's bytes go
   bool bench = false;   ///< benchmark instead of printing outputs
   std::vector<std::string> benchFlags; ///< given, to refuse them without --bench
   kiln_run::BenchOptions benchOptions;
+  std::string profile; ///< --profile: KILN_PROFILE for the runtime
 };
 
 double parseSeconds(const std::string &flag, const std::string &value) {
@@ -325,6 +334,10 @@ Options parseArgs(int argc, char **argv) {
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
+    }
+    if (arg == "--sizes") {
+      options.sizes = true;
+      continue;
     }
     if (arg == "--inspect") {
       options.inspect = true;
@@ -349,7 +362,7 @@ Options parseArgs(int argc, char **argv) {
       static const std::set<std::string> known = {
           "--input",  "--output-dir", "--threads",    "--repeat",
           "--seed",   "--warmup",     "--duration",   "--count",
-          "--concurrency", "--device"};
+          "--concurrency", "--device", "--profile"};
       if (!known.count(flag))
         throw Error("unknown option '" + flag + "' (see kiln-run --help)");
       if (!inlineValue) {
@@ -362,6 +375,10 @@ Options parseArgs(int argc, char **argv) {
         if (sep == std::string::npos || sep == 0 || sep + 1 == value.size())
           throw Error("--input expects NAME=FILE.npy, got '" + value + "'");
         options.inputs.emplace_back(value.substr(0, sep), value.substr(sep + 1));
+      } else if (flag == "--profile") {
+        if (value.empty())
+          throw Error("--profile needs a file name (or - for a summary)");
+        options.profile = value;
       } else if (flag == "--output-dir") {
         if (value.empty())
           throw Error("--output-dir needs a directory");
@@ -406,6 +423,8 @@ Options parseArgs(int argc, char **argv) {
   }
   if (options.model.empty())
     throw Error(std::string("no model file given\n") + kUsage);
+  if (options.sizes && !options.inspect)
+    throw Error("--sizes needs --inspect (kiln inspect MODEL --sizes)");
   if (!options.bench && !options.benchFlags.empty())
     throw Error(options.benchFlags.front() + " needs --bench");
   if (options.bench) {
@@ -515,6 +534,19 @@ struct ModelCloser {
 
 int runMain(int argc, char **argv) {
   Options options = parseArgs(argc, argv);
+  // The runtime reads KILN_PROFILE when the model is opened and writes the
+  // trace at exit (runtime/src/profile.c).
+  if (!options.profile.empty()) {
+    // A trace that cannot be written is an error now, not after the runs.
+    if (options.profile != "-") {
+      std::FILE *trace = std::fopen(options.profile.c_str(), "w");
+      if (!trace)
+        throw Error("--profile: cannot write '" + options.profile +
+                    "': " + std::strerror(errno));
+      std::fclose(trace);
+    }
+    setenv("KILN_PROFILE", options.profile.c_str(), 1);
+  }
 
   kiln_model_options modelOptions;
   kiln_model_options_init(&modelOptions);
@@ -529,6 +561,8 @@ int runMain(int argc, char **argv) {
   std::unique_ptr<kiln_model, ModelCloser> model(rawModel);
   if (options.inspect) {
     printDescriptor(model.get());
+    if (options.sizes)
+      kiln_run::printSizes(options.model, kiln_model_get_descriptor(model.get()));
     // In-process start-up (load, validate, arena, thread pool): the figure
     // to set beside another engine's in-process session creation.
     std::printf("open_ms: %.3f\n", openTime.count());

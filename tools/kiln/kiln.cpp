@@ -3,6 +3,8 @@
 //   kiln compile model.onnx -o model.so [--target T] [--cpu C] [--emit K]
 //                [--shape name=d0,d1,...]... [--name PREFIX]
 //   kiln run model.so [kiln-run options]     (delegates to kiln-run)
+//   kiln check model.onnx                    (what is supported; Check.cpp)
+//   kiln verify model.onnx                   (kiln vs onnxruntime; Verify.cpp)
 //   kiln inspect model.so                    (prints the model's descriptor)
 //   kiln bench model.so [kiln-run options]   (latency percentiles, throughput)
 //
@@ -12,6 +14,8 @@
 
 #include "compiler/Options.h"
 #include "compiler/Pipeline.h"
+#include "tools/kiln/Commands.h"
+#include "tools/kiln/Progress.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -32,6 +36,8 @@
 #include <vector>
 
 using namespace llvm;
+using kiln::tool::parseShape;
+using kiln::tool::printDiagnostic;
 
 namespace {
 
@@ -66,13 +72,30 @@ constexpr const char *kUsage =
     "      --precision fp32     numeric precision (only fp32 so far)\n"
     "      --keep-intermediates keep the object and descriptor source in "
     "OUTPUT.kiln/\n"
+    "      --progress, --verbose  a line per stage on stderr (stage, time, "
+    "what it made);\n"
+    "                           default: on a terminal, once a compile takes "
+    "2 s\n"
+    "      --quiet              no stage lines\n"
     "      --max-tensor-elements N, --max-tensor-bytes N, --max-unrolled-steps N,\n"
     "      --max-table-elements N, --max-constant-bytes N\n"
     "                           what a model may make kiln build (defaults and\n"
     "                           meaning: docs/reliability.md)\n"
     "  kiln run MODEL.so [--input NAME=FILE.npy]... [--output-dir DIR] "
     "[--threads N] [--repeat N] [--seed S]\n"
-    "  kiln inspect MODEL.so\n"
+    "  kiln check MODEL.onnx [--device NAME] [--shape NAME=D0,D1]... [--quiet]\n"
+    "                           what kiln supports, node by node, without "
+    "compiling;\n"
+    "                           exit code 0 when the model compiles\n"
+    "  kiln verify MODEL.onnx [--input NAME=FILE.npy]... [compile options]\n"
+    "                           compile, run kiln and onnxruntime on the same "
+    "inputs,\n"
+    "                           compare; on a mismatch find the first node that "
+    "differs\n"
+    "  kiln inspect MODEL.so [--sizes]\n"
+    "                           the descriptor; --sizes: code, weights and "
+    "scratch bytes,\n"
+    "                           per section and per kernel\n"
     "  kiln bench MODEL.so [--warmup N] [--duration S | --count N] "
     "[--concurrency N] [--threads N]\n"
     "                           p50/p90/p99 latency and throughput (kiln-run "
@@ -102,46 +125,10 @@ int usageError(const Twine &message) {
   return 1;
 }
 
-bool parseShape(StringRef spec, kiln::CompileOptions &options,
-                std::string &error) {
-  auto [name, dims] = spec.rsplit('=');
-  if (name.empty() || dims.empty() || !spec.contains('=')) {
-    error = "--shape expects NAME=D0,D1,... (got '" + spec.str() + "')";
-    return false;
-  }
-  SmallVector<int64_t> shape;
-  SmallVector<StringRef> parts;
-  dims.split(parts, ',');
-  for (StringRef part : parts) {
-    int64_t dim;
-    if (part.trim().getAsInteger(10, dim) || dim < 0) {
-      error = "--shape " + name.str() + ": '" + part.str() +
-              "' is not a non-negative integer";
-      return false;
-    }
-    shape.push_back(dim);
-  }
-  options.inputShapes[name] = shape;
-  return true;
-}
-
-/// Prints diagnostics as `kiln: error: <message>` plus attached notes.
-void printDiagnostic(mlir::Diagnostic &diag) {
-  const char *severity = "error";
-  if (diag.getSeverity() == mlir::DiagnosticSeverity::Warning)
-    severity = "warning";
-  else if (diag.getSeverity() == mlir::DiagnosticSeverity::Note)
-    severity = "note";
-  else if (diag.getSeverity() == mlir::DiagnosticSeverity::Remark)
-    severity = "remark";
-  errs() << "kiln: " << severity << ": " << diag.str() << "\n";
-  for (mlir::Diagnostic &note : diag.getNotes())
-    errs() << "kiln: note: " << note.str() << "\n";
-}
-
 int runCompile(ArrayRef<StringRef> args) {
   kiln::CompileOptions options;
   std::string precision = "fp32";
+  auto progressMode = kiln::tool::ProgressReporter::Mode::Auto;
   for (size_t i = 0; i < args.size(); ++i) {
     StringRef arg = args[i];
     auto value = [&](StringRef flag, std::string &out) {
@@ -205,6 +192,10 @@ int runCompile(ArrayRef<StringRef> args) {
         return usageError("option '" + flag +
                           "' needs an integer in [1, 2^62], got '" + text + "'");
       **limit = n;
+    } else if (arg == "--progress" || arg == "--verbose" || arg == "-v") {
+      progressMode = kiln::tool::ProgressReporter::Mode::Always;
+    } else if (arg == "--quiet" || arg == "-q") {
+      progressMode = kiln::tool::ProgressReporter::Mode::Never;
     } else if (arg == "--keep-intermediates") {
       options.keepIntermediates = true;
     } else if (arg.starts_with("-")) {
@@ -236,6 +227,11 @@ int runCompile(ArrayRef<StringRef> args) {
     return usageError("--precision " + precision +
                       " is not supported yet (only fp32)");
 
+  kiln::tool::ProgressReporter reporter(progressMode);
+  if (reporter.enabled())
+    options.progress = [&](StringRef stage, StringRef detail) {
+      reporter.stage(stage, detail);
+    };
   mlir::DialectRegistry registry;
   kiln::registerCompilerDialects(registry);
   mlir::MLIRContext context(registry);
@@ -282,6 +278,47 @@ int delegateToRunner(const char *argv0, StringRef subcommand,
 
 } // namespace
 
+namespace kiln::tool {
+
+bool parseShape(StringRef spec, CompileOptions &options,
+                std::string &error) {
+  auto [name, dims] = spec.rsplit('=');
+  if (name.empty() || dims.empty() || !spec.contains('=')) {
+    error = "--shape expects NAME=D0,D1,... (got '" + spec.str() + "')";
+    return false;
+  }
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  dims.split(parts, ',');
+  for (StringRef part : parts) {
+    int64_t dim;
+    if (part.trim().getAsInteger(10, dim) || dim < 0) {
+      error = "--shape " + name.str() + ": '" + part.str() +
+              "' is not a non-negative integer";
+      return false;
+    }
+    shape.push_back(dim);
+  }
+  options.inputShapes[name] = shape;
+  return true;
+}
+
+/// Prints diagnostics as `kiln: error: <message>` plus attached notes.
+void printDiagnostic(mlir::Diagnostic &diag) {
+  const char *severity = "error";
+  if (diag.getSeverity() == mlir::DiagnosticSeverity::Warning)
+    severity = "warning";
+  else if (diag.getSeverity() == mlir::DiagnosticSeverity::Note)
+    severity = "note";
+  else if (diag.getSeverity() == mlir::DiagnosticSeverity::Remark)
+    severity = "remark";
+  errs() << "kiln: " << severity << ": " << diag.str() << "\n";
+  for (mlir::Diagnostic &note : diag.getNotes())
+    errs() << "kiln: note: " << note.str() << "\n";
+}
+
+} // namespace kiln::tool
+
 /// The last line of defense when memory runs out anyway (a model within the
 /// limits that still needs more than the process may use): an error and exit
 /// code 1, not an abort.
@@ -306,6 +343,10 @@ int main(int argc, char **argv) {
   std::vector<StringRef> args(argv + 2, argv + argc);
   if (command == "compile")
     return runCompile(args);
+  if (command == "check")
+    return kiln::tool::runCheck(args);
+  if (command == "verify")
+    return kiln::tool::runVerify(argv[0], args);
   if (command == "run" || command == "inspect" || command == "bench")
     return delegateToRunner(argv[0], command, args);
   if (command == "-h" || command == "--help" || command == "help") {

@@ -191,11 +191,16 @@ typedef struct kiln_executable_desc {
    * symbols, else `entry`. Device formats: both NULL. */
   kiln_entry_fn entry;
   kiln_dynamic_entry_fn dynamic_entry;
-  /* Device formats: the module's `size` bytes; HOST: NULL and 0. */
+  /* Device formats: the module's `size` bytes. HOST: NULL and 0, or the
+   * kernel table: `num_kernels` pointers to the host code's parallel-loop
+   * bodies (the `body` functions it passes to parallel_for, kiln/parallel.h;
+   * NULL for one the code generator dropped), size = num_kernels *
+   * sizeof(void *). Only profiles read it (KILN_PROFILE, docs/tools.md). */
   const void *data;
   uint64_t size;
   /* Device formats: the kernels' entry-point names; a dispatch names one by
-   * its ordinal. HOST: 0 and NULL. */
+   * its ordinal. HOST: 0 and NULL, or with the kernel table above the ONNX
+   * nodes each body computes ("Conv_3, Relu_4"). */
   uint32_t num_kernels;
   const char *const *kernel_names;
 } kiln_executable_desc;

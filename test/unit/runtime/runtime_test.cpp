@@ -681,6 +681,28 @@ TEST(Open, MalformedDescriptor) {
   exe = base.executables[0];
   exe.format = 9;
   EXPECT_EQ(open(desc), bad + "executable 0 has unknown format 9");
+
+  // A host executable's kernel table (profiles): body pointers and names,
+  // as many of each; anything else is malformed.
+  static const char *const kernelNames[] = {"mm1, relu1", nullptr};
+  static void *const bodies[] = {(void *)&fake_add_descriptor, nullptr};
+  exe = base.executables[0];
+  exe.kernel_names = kernelNames;
+  EXPECT_EQ(open(desc), bad + "host executable 0 has device code");
+  exe.num_kernels = 1;
+  EXPECT_EQ(open(desc), bad + "host executable 0 has 1 kernels but not a "
+                              "table of as many body pointers and names");
+  exe.data = bodies;
+  exe.size = sizeof(void *);
+  EXPECT_EQ(statusString(kiln_model_open_descriptor(&desc, nullptr, &model)),
+            "OK");
+  kiln_model_close(model);
+  exe.size = 2 * sizeof(void *);
+  EXPECT_EQ(open(desc), bad + "host executable 0 has 1 kernels but not a "
+                              "table of as many body pointers and names");
+  exe.num_kernels = 2;
+  EXPECT_EQ(open(desc), bad + "kernel 1 of host executable 0 has no name");
+  exe = base.executables[0];
   desc = base;
   desc.entry_executable = 3;
   EXPECT_EQ(open(desc), bad + "entry executable 3 is not a host executable "

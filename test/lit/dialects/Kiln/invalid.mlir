@@ -162,6 +162,18 @@ module attributes {kiln.check_messages = "a"} {
 
 // -----
 
+// expected-error @+1 {{'kiln.kernels' must be an array of [symbol, nodes] string pairs}}
+module attributes {kiln.kernels = [["main_ctx_parallel_0"]]} {
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.kernels' must be an array of [symbol, nodes] string pairs}}
+module attributes {kiln.kernels = [["main_ctx_parallel_0", 3 : i32]]} {
+}
+
+// -----
+
 // #kiln.kernel_strategy (KilnDialect.cpp).
 
 // expected-error @+1 {{vector_width must be a power of two, got 6}}
