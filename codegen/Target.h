@@ -17,6 +17,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/LLVM.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,9 @@ struct SerializeOptions {
   std::string entrySymbol;
   /// LLVM bitcode linked into a host executable (the model's descriptor).
   std::vector<std::string> linkBitcode;
+  /// Called as each phase of serialization ends, with its name
+  /// (`kiln compile --time-report`); may be empty.
+  std::function<void(llvm::StringRef)> onPhase;
 };
 
 class TargetBackend {

@@ -38,6 +38,8 @@ struct CompileOptions {
   llvm::StringMap<std::string> specializedInputs;
   /// Keep intermediate files (object, descriptor source) next to the output.
   bool keepIntermediates = false;
+  /// Print each phase's time and peak memory to stderr (--time-report).
+  bool timeReport = false;
   /// What the model may make kiln build (the --max-* flags; docs/reliability.md).
   CompileLimits limits;
 };

@@ -5,6 +5,7 @@
 #include "codegen/Passes.h"
 #include "codegen/Target.h"
 #include "compiler/Packaging.h"
+#include "compiler/TimeReport.h"
 #include "compiler/import/ModelImporter.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/DataTypes.h"
@@ -134,6 +135,8 @@ LogicalResult compileModel(MLIRContext &context,
     return failure();
   };
 
+  TimeReport report(options.timeReport);
+  llvm::scope_exit printReport([&] { report.print(llvm::errs()); });
   setCompileLimits(options.limits);
   ImportOptions importOptions;
   for (const auto &entry : options.inputShapes)
@@ -145,6 +148,7 @@ LogicalResult compileModel(MLIRContext &context,
   if (failed(imported))
     return failure();
   ModuleOp module = imported->get();
+  report.mark("import (ONNX file -> onnx dialect)");
 
   auto writeOutput = [&](llvm::function_ref<void(raw_ostream &)> write) {
     std::error_code ec;
@@ -171,28 +175,54 @@ LogicalResult compileModel(MLIRContext &context,
   if (failed(prepareEntry(module, info)))
     return failure();
 
-  PassManager pm(&context);
+  // Three pass managers run one after the other (the same passes as one):
+  // --time-report shows each group's time and memory.
+  PassManager graphPasses(&context), lowering(&context), targetPasses(&context);
   // Composite ops (Attention, LSTM, QLinearConv, ...) become the ops kiln lowers.
-  pm.addNestedPass<func::FuncOp>(createKilnDecomposePass());
-  pm.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createConvertONNXToLinalgPass());
+  graphPasses.addNestedPass<func::FuncOp>(createKilnDecomposePass());
+  graphPasses.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());
+  graphPasses.addPass(createCanonicalizerPass());
+  lowering.addPass(createConvertONNXToLinalgPass());
   // The target sees linalg-on-tensors: what it cannot compile is an error
   // naming the node before any of its passes runs.
-  pm.addPass(createKilnCheckTargetSupportPass(*target));
-  target->buildPipeline(pm);
-  // Verifying the whole module after every pass is costly on large models
-  // (it showed up in MobileNetV2 profiles); the result is verified once.
-  pm.enableVerifier(std::getenv("KILN_VERIFY_EACH_PASS") != nullptr);
+  lowering.addPass(createKilnCheckTargetSupportPass(*target));
+  target->buildPipeline(targetPasses);
   // Debugging aids for compiler engineers (documented in docs/pipeline.md).
-  if (std::getenv("KILN_PASS_TIMING"))
-    pm.enableTiming();
-  if (std::getenv("KILN_PRINT_IR_AFTER_ALL")) {
-    context.disableMultithreading();
-    pm.enableIRPrinting();
+  std::optional<DefaultTimingManager> passTiming;
+  std::optional<TimingScope> passTimingRoot;
+  if (std::getenv("KILN_PASS_TIMING") && !options.timeReport) {
+    passTiming.emplace();
+    passTiming->setEnabled(true);
+    passTimingRoot.emplace(passTiming->getRootScope());
   }
-  if (failed(pm.run(module)) || failed(mlir::verify(module)))
+  bool printIR = std::getenv("KILN_PRINT_IR_AFTER_ALL") != nullptr;
+  if (printIR)
+    context.disableMultithreading();
+  struct Group {
+    PassManager *pm;
+    const char *name;
+  } groups[] = {
+      {&graphPasses, "graph passes (decompose, shape inference, canonicalize)"},
+      {&lowering, "ONNX -> linalg (and target support check)"},
+      {&targetPasses, "target passes (linalg -> LLVM dialect)"}};
+  for (const Group &group : groups) {
+    PassManager &pm = *group.pm;
+    // Verifying the whole module after every pass is costly on large models
+    // (it showed up in MobileNetV2 profiles); the result is verified once.
+    pm.enableVerifier(std::getenv("KILN_VERIFY_EACH_PASS") != nullptr);
+    if (passTimingRoot)
+      pm.enableTiming(*passTimingRoot);
+    report.instrument(pm);
+    if (printIR)
+      pm.enableIRPrinting();
+    if (failed(pm.run(module)))
+      return failure();
+    report.mark(group.name);
+  }
+  if (failed(mlir::verify(module)))
     return failure();
+  passTimingRoot.reset();
+  passTiming.reset(); // prints KILN_PASS_TIMING's report
   ExecutableInfo executable = target->getExecutableInfo(module);
   info.triple = executable.triple;
   info.cpu = executable.cpu;
@@ -235,15 +265,19 @@ LogicalResult compileModel(MLIRContext &context,
   std::string descriptorBitcode;
   if (!compileDescriptor(info, kind, workDir, descriptorBitcode, error))
     return fail(error);
+  report.mark("descriptor (clang, C -> bitcode)");
   SmallString<256> objectPath(workDir);
   llvm::sys::path::append(objectPath, info.prefix + ".o");
   serializeOptions.linkBitcode = {descriptorBitcode};
+  if (report.isEnabled())
+    serializeOptions.onPhase = [&](StringRef phase) { report.mark(phase); };
   if (failed(target->serializeExecutable(module, serializeOptions, objectPath,
                                          error)))
     return fail(error);
   if (!packageModel(info, kind, objectPath, workDir, options.outputPath,
                     error))
     return fail(error);
+  report.mark("link / package (lld, llvm-ar)");
   return success();
 }
 

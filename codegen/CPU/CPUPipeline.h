@@ -47,10 +47,28 @@ void buildCPUCodegenPipeline(mlir::OpPassManager &pm, const CPUTarget &target);
 /// the same target) are linked into the module after that and keep their own
 /// linkage, so the result is one object for every object format (Mach-O has
 /// no relocatable link in lld).
-llvm::LogicalResult emitObjectFile(mlir::ModuleOp module, const CPUTarget &target,
-                             llvm::StringRef entrySymbol, llvm::StringRef path,
-                             std::string &error,
-                             llvm::ArrayRef<std::string> linkBitcode = {});
+/// Large constants never pass through LLVM IR (externalizeLargeConstants).
+/// `onPhase`, when set, is called as each phase ends (translation, weights,
+/// LLVM optimization, code generation) for `kiln compile --time-report`.
+llvm::LogicalResult
+emitObjectFile(mlir::ModuleOp module, const CPUTarget &target,
+               llvm::StringRef entrySymbol, llvm::StringRef path,
+               std::string &error,
+               llvm::ArrayRef<std::string> linkBitcode = {},
+               llvm::function_ref<void(llvm::StringRef)> onPhase = {});
+
+/// Turns each large constant global of the LLVM-dialect `module` (>= 4 KB,
+/// internal, dense data) into an external hidden declaration named
+/// `<symbolPrefix>_kw<N>`, writes the bytes to `dataPath` and adds module
+/// assembly that defines the symbols from that file with `.incbin`
+/// (64-byte aligned, in .rodata). `dataPath` must exist until the object is
+/// emitted. Returns the bytes moved (0 for targets other than little-endian
+/// ELF, whose constants stay in the IR).
+mlir::FailureOr<size_t> externalizeLargeConstants(mlir::ModuleOp module,
+                                                  const CPUTarget &target,
+                                                  llvm::StringRef symbolPrefix,
+                                                  llvm::StringRef dataPath,
+                                                  std::string &error);
 
 /// Translates to LLVM IR and writes it as text (for --emit llvm).
 llvm::LogicalResult emitLLVMIR(mlir::ModuleOp module, const CPUTarget &target,

@@ -11,6 +11,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -57,7 +58,8 @@ createTargetMachine(const CPUTarget &target, std::string &error) {
 std::unique_ptr<llvm::Module>
 translateAndOptimize(ModuleOp module, StringRef entrySymbol,
                      llvm::LLVMContext &context, llvm::TargetMachine &machine,
-                     std::string &error, ArrayRef<std::string> linkBitcode = {}) {
+                     std::string &error, ArrayRef<std::string> linkBitcode = {},
+                     llvm::function_ref<void(StringRef)> onPhase = {}) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -95,6 +97,8 @@ translateAndOptimize(ModuleOp module, StringRef entrySymbol,
       return nullptr;
     }
   }
+  if (onPhase)
+    onPhase("LLVM IR translation");
   for (llvm::Function &function : *llvmModule) {
     if (function.isDeclaration())
       continue;
@@ -126,6 +130,8 @@ translateAndOptimize(ModuleOp module, StringRef entrySymbol,
   }
   llvm::ModulePassManager passes = builder.buildPerModuleDefaultPipeline(level);
   passes.run(*llvmModule, mam);
+  if (onPhase)
+    onPhase("LLVM optimization (O3)");
   return llvmModule;
 }
 
@@ -134,15 +140,25 @@ translateAndOptimize(ModuleOp module, StringRef entrySymbol,
 LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
                              StringRef entrySymbol, StringRef path,
                              std::string &error,
-                             ArrayRef<std::string> linkBitcode) {
+                             ArrayRef<std::string> linkBitcode,
+                             llvm::function_ref<void(StringRef)> onPhase) {
   std::unique_ptr<llvm::TargetMachine> machine =
       createTargetMachine(target, error);
   if (!machine)
     return failure();
+  // The weights' bytes, read back by the assembler (.incbin) while the object
+  // is written, then removed.
+  std::string weightsPath = (path + ".weights").str();
+  llvm::scope_exit removeWeights([&] { llvm::sys::fs::remove(weightsPath); });
+  if (failed(externalizeLargeConstants(module, target, entrySymbol,
+                                       weightsPath, error)))
+    return failure();
+  if (onPhase)
+    onPhase("weights (to .incbin)");
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvmModule =
       translateAndOptimize(module, entrySymbol, context, *machine, error,
-                           linkBitcode);
+                           linkBitcode, onPhase);
   if (!llvmModule)
     return failure();
 
@@ -160,6 +176,8 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
   }
   codegen.run(*llvmModule);
   out.keep();
+  if (onPhase)
+    onPhase("instruction selection + object emission");
   return success();
 }
 

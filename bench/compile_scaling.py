@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Compile time against graph size: chains of N Relu nodes, compiled by kiln.
+
+    .venv/bin/python bench/compile_scaling.py [--sizes 1000,4000,16000] [--kiln build/bin/kiln]
+                                              [--out bench/results/compile_scaling.json]
+                                              [--chart bench/results/compile_scaling.png]
+
+Each model is x float32 [1,64] -> Relu -> Relu -> ... (N nodes) -> y, built with the onnx
+helper API (no weights: it measures the passes' cost per op, not weight handling). Each size is
+compiled once to a shared library under /usr/bin/time when it exists (peak RSS) and timed
+wall-clock; a compile that takes longer than --timeout seconds stops the sweep. Prints one line
+per size (seconds, peak MB, microseconds per node) and, with --time-report, kiln's own phase
+breakdown. Linear growth shows as a flat microseconds-per-node column.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import onnx
+from onnx import TensorProto, helper
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def relu_chain(n: int, width: int = 64) -> onnx.ModelProto:
+    nodes = []
+    prev = "x"
+    for i in range(n):
+        out = "y" if i == n - 1 else f"t{i}"
+        nodes.append(helper.make_node("Relu", [prev], [out], name=f"relu{i}"))
+        prev = out
+    graph = helper.make_graph(
+        nodes, f"relu_chain_{n}",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, width])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def compile_once(kiln: pathlib.Path, model: pathlib.Path, out: pathlib.Path, timeout: float,
+                 time_report: bool) -> dict:
+    cmd = [str(kiln), "compile", str(model), "-o", str(out)]
+    if time_report:
+        cmd.append("--time-report")
+    gnu_time = pathlib.Path("/usr/bin/time")
+    if gnu_time.is_file():
+        cmd = [str(gnu_time), "-f", "KILN_PEAK_KB=%M", *cmd]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "timed_out": True, "seconds": timeout}
+    seconds = time.monotonic() - start
+    match = re.search(r"KILN_PEAK_KB=(\d+)", proc.stderr)
+    return {"ok": proc.returncode == 0, "seconds": round(seconds, 3),
+            "peak_mb": round(int(match.group(1)) / 1024, 1) if match else None,
+            "stderr": proc.stderr if proc.returncode != 0 or time_report else ""}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,4000,16000",
+                        help="comma-separated chain lengths (default 1000,4000,16000)")
+    parser.add_argument("--kiln", type=pathlib.Path,
+                        default=ROOT / os.environ.get("KILN_BUILD_DIR", "build") / "bin" / "kiln")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="seconds per compile; a longer one ends the sweep")
+    parser.add_argument("--time-report", action="store_true",
+                        help="print kiln's --time-report for each size")
+    parser.add_argument("--out", type=pathlib.Path, help="write the results as JSON")
+    parser.add_argument("--chart", type=pathlib.Path,
+                        help="write a PNG chart (needs matplotlib)")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    results = []
+    print(f"{'nodes':>7} {'seconds':>9} {'peak MB':>9} {'us/node':>9}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="kiln-scaling-") as tmp:
+        for n in sizes:
+            model = pathlib.Path(tmp) / f"chain{n}.onnx"
+            onnx.save(relu_chain(n), model)
+            r = compile_once(args.kiln, model, pathlib.Path(tmp) / f"chain{n}.so",
+                             args.timeout, args.time_report)
+            r["nodes"] = n
+            results.append(r)
+            if not r["ok"]:
+                why = "timed out" if r.get("timed_out") else "failed"
+                print(f"{n:>7} {why} after {r['seconds']} s\n{r.get('stderr', '')}", flush=True)
+                break
+            print(f"{n:>7} {r['seconds']:>9.2f} {r['peak_mb'] or 0:>9.1f} "
+                  f"{1e6 * r['seconds'] / n:>9.0f}", flush=True)
+            if args.time_report:
+                print(r["stderr"], flush=True)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(
+            [{k: v for k, v in r.items() if k != "stderr"} for r in results], indent=1) + "\n")
+    if args.chart:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        ok = [r for r in results if r["ok"]]
+        fig, ax = plt.subplots(figsize=(5, 3.5))
+        ax.plot([r["nodes"] for r in ok], [r["seconds"] for r in ok], "o-")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("Relu nodes in the chain")
+        ax.set_ylabel("kiln compile (s)")
+        ax.grid(True, which="both", alpha=0.3)
+        fig.tight_layout()
+        args.chart.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(args.chart, dpi=120)
+    return 0 if all(r["ok"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

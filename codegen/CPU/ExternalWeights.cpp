@@ -1,0 +1,178 @@
+//===- ExternalWeights.cpp - large constants bypass LLVM IR ---------------===//
+//
+// Translating a global with 100 MB of weights to LLVM IR copies the bytes
+// into the LLVMContext, and the AsmPrinter then writes them element by
+// element: seconds and several copies of the weights in memory. Instead each
+// large constant global becomes an external hidden declaration, its bytes go
+// to one file, and module-level assembly places them in the object with
+// `.incbin`: the integrated assembler copies them once, in one piece. Hidden
+// symbols defined in the same object keep PC-relative access (no GOT, no
+// dynamic relocations), so every --emit kind gets one self-contained object.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CPU/CPUPipeline.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/SwapByteOrder.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+/// Below this many bytes a constant stays in the IR, where LLVM may fold
+/// loads from it (lookup tables, shapes, small biases).
+constexpr size_t kMinExternalBytes = 4096;
+/// Alignment of each external constant: a cache line, as memref.global asks.
+constexpr uint64_t kExternalAlignment = 64;
+
+/// The bytes of `attr` exactly as LLVM would lay them out, or nullopt for a
+/// value kept in the IR (a splat, packed i1, an element type without a plain
+/// byte layout).
+std::optional<ArrayRef<char>> rawConstantBytes(Attribute attr) {
+  auto elements = dyn_cast_or_null<ElementsAttr>(attr);
+  if (!elements)
+    return std::nullopt;
+  Type elementType = elements.getElementType();
+  if (!elementType.isIntOrFloat() || elementType.getIntOrFloatBitWidth() % 8)
+    return std::nullopt;
+  size_t expected = static_cast<size_t>(elements.getNumElements()) *
+                    (elementType.getIntOrFloatBitWidth() / 8);
+  ArrayRef<char> data;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    data = blob->getData();
+  } else if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (dense.isSplat())
+      return std::nullopt;
+    data = dense.getRawData();
+  } else {
+    return std::nullopt;
+  }
+  if (data.size() != expected)
+    return std::nullopt;
+  return data;
+}
+
+/// `text` as an assembler string literal.
+std::string asmString(StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+} // namespace
+
+FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
+                                            const CPUTarget &target,
+                                            StringRef symbolPrefix,
+                                            StringRef dataPath,
+                                            std::string &error) {
+  llvm::Triple triple(target.triple);
+  // The bytes are the host's (little-endian) layout, and the directives
+  // below are ELF's; other targets keep their constants in the IR.
+  if (!triple.isOSBinFormatELF() || !triple.isLittleEndian() ||
+      !llvm::sys::IsLittleEndianHost)
+    return size_t(0);
+
+  std::error_code ec;
+  std::unique_ptr<llvm::raw_fd_ostream> data;
+  std::string assembly;
+  llvm::raw_string_ostream as(assembly);
+  llvm::StringMap<std::string> renamed;
+  // Globals nothing takes the address of (an unpacked weight replaced by its
+  // packed copy) are dropped here, as LLVM would drop them, not emitted.
+  llvm::StringSet<> used;
+  module.walk([&](LLVM::AddressOfOp op) { used.insert(op.getGlobalName()); });
+  SmallVector<LLVM::GlobalOp> unused;
+  uint64_t offset = 0;
+  for (auto global : module.getOps<LLVM::GlobalOp>()) {
+    if (!global.getConstant() || global.getThreadLocal_() ||
+        global.getSection() || global.getComdat() ||
+        global.getAddrSpace() != 0 ||
+        global.getLinkage() != LLVM::Linkage::Internal &&
+            global.getLinkage() != LLVM::Linkage::Private)
+      continue;
+    std::optional<ArrayRef<char>> bytes =
+        rawConstantBytes(global.getValueAttr());
+    if (!bytes || bytes->size() < kMinExternalBytes)
+      continue;
+    if (!used.contains(global.getSymName())) {
+      unused.push_back(global);
+      continue;
+    }
+    if (!data) {
+      data = std::make_unique<llvm::raw_fd_ostream>(dataPath, ec,
+                                                    llvm::sys::fs::OF_None);
+      if (ec) {
+        error = "cannot write '" + dataPath.str() + "': " + ec.message();
+        return failure();
+      }
+      as << "\t.section\t.rodata,\"a\",%progbits\n";
+    }
+    std::string name = (symbolPrefix + "_kw" + Twine(renamed.size())).str();
+    uint64_t alignment =
+        std::max<uint64_t>(kExternalAlignment, global.getAlignment().value_or(1));
+    as << "\t.p2align\t" << llvm::Log2_64(alignment) << "\n"
+       << "\t.globl\t" << name << "\n\t.hidden\t" << name << "\n"
+       << "\t.type\t" << name << ",%object\n"
+       << "\t.size\t" << name << ", " << bytes->size() << "\n"
+       << name << ":\n\t.incbin\t" << asmString(dataPath) << ", " << offset
+       << ", " << bytes->size() << "\n";
+    data->write(bytes->data(), bytes->size());
+    offset += bytes->size();
+    renamed[global.getSymName()] = name;
+    // What is left is a declaration the assembly above defines.
+    global.setValueAttr(nullptr);
+    global.setSymName(name);
+    global.setLinkage(LLVM::Linkage::External);
+    global.setVisibility_(LLVM::Visibility::Hidden);
+    global.setDsoLocal(true);
+    global.setAlignment(alignment);
+  }
+  for (LLVM::GlobalOp global : unused)
+    global.erase();
+  if (renamed.empty())
+    return size_t(0);
+  data->close();
+  if (data->has_error()) {
+    error = "cannot write '" + dataPath.str() + "': " + data->error().message();
+    data->clear_error();
+    return failure();
+  }
+  module.walk([&](LLVM::AddressOfOp op) {
+    auto it = renamed.find(op.getGlobalName());
+    if (it != renamed.end())
+      op.setGlobalName(it->second);
+  });
+  SmallVector<Attribute> lines;
+  StringRef asmAttrName = LLVM::LLVMDialect::getModuleLevelAsmAttrName();
+  if (auto existing = module->getAttrOfType<ArrayAttr>(asmAttrName))
+    lines.append(existing.begin(), existing.end());
+  lines.push_back(StringAttr::get(module.getContext(), assembly));
+  module->setAttr(asmAttrName, ArrayAttr::get(module.getContext(), lines));
+  return static_cast<size_t>(offset);
+}
+
+} // namespace kiln
