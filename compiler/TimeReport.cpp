@@ -25,8 +25,26 @@ double peakResidentMB() {
   return 0;
 }
 
+/// CPU seconds (user + system) used so far by this process and by the tools
+/// it ran (clang, lld): on a loaded machine the honest measure of work.
+static double cpuSeconds() {
+#if defined(__unix__) || defined(__APPLE__)
+  double total = 0;
+  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    struct rusage usage;
+    if (getrusage(who, &usage) == 0)
+      total += usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 +
+               usage.ru_stime.tv_sec + usage.ru_stime.tv_usec * 1e-6;
+  }
+  return total;
+#else
+  return 0;
+#endif
+}
+
 TimeReport::TimeReport(bool enabled)
-    : enabled(enabled), start(std::chrono::steady_clock::now()), last(start) {}
+    : enabled(enabled), start(std::chrono::steady_clock::now()), last(start),
+      lastCpu(enabled ? cpuSeconds() : 0) {}
 
 TimeReport::~TimeReport() = default;
 
@@ -34,10 +52,12 @@ void TimeReport::mark(llvm::StringRef phase) {
   if (!enabled)
     return;
   auto now = std::chrono::steady_clock::now();
+  double cpu = cpuSeconds();
   phases.push_back({phase.str(),
                     std::chrono::duration<double>(now - last).count(),
-                    peakResidentMB()});
+                    cpu - lastCpu, peakResidentMB()});
   last = now;
+  lastCpu = cpu;
 }
 
 void TimeReport::instrument(mlir::PassManager &pm) {
@@ -61,20 +81,25 @@ void TimeReport::instrument(mlir::PassManager &pm) {
 void TimeReport::print(llvm::raw_ostream &os) {
   if (!enabled)
     return;
-  double total = 0;
-  for (const Phase &phase : phases)
+  double total = 0, totalCpu = 0;
+  for (const Phase &phase : phases) {
     total += phase.seconds;
+    totalCpu += phase.cpuSeconds;
+  }
   os << "===-------------------------------------------------------------===\n"
      << "  kiln compile time report\n"
      << "===-------------------------------------------------------------===\n"
-     << "  wall s      %   peak MB  phase\n";
+     << "  wall s      %    cpu s   peak MB  phase\n";
   for (const Phase &phase : phases)
-    os << llvm::format("%8.3f %6.1f %9.1f  ", phase.seconds,
+    os << llvm::format("%8.3f %6.1f %8.3f %9.1f  ", phase.seconds,
                        total > 0 ? 100 * phase.seconds / total : 0.0,
-                       phase.peakMB)
+                       phase.cpuSeconds, phase.peakMB)
        << phase.name << "\n";
-  os << llvm::format("%8.3f %6.1f %9.1f  ", total, 100.0, peakResidentMB())
-     << "total\n";
+  os << llvm::format("%8.3f %6.1f %8.3f %9.1f  ", total, 100.0, totalCpu,
+                     peakResidentMB())
+     << "total\n"
+     << "(cpu s: user + system time of kiln and the tools it ran; peak MB: "
+        "kiln's peak resident memory so far)\n";
   if (passTiming) {
     passRoot.reset();
     passTiming.reset(); // prints into passReport

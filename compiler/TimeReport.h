@@ -47,10 +47,12 @@ private:
   struct Phase {
     std::string name;
     double seconds;
+    double cpuSeconds;
     double peakMB;
   };
   bool enabled;
   std::chrono::steady_clock::time_point start, last;
+  double lastCpu;
   llvm::SmallVector<Phase> phases;
   std::string passReport;
   std::unique_ptr<llvm::raw_string_ostream> passStream;

@@ -19,6 +19,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -82,6 +83,30 @@ std::string asmString(StringRef text) {
   return out + "\"";
 }
 
+/// Frees the blobs in `candidates` that no constant left in `module` refers
+/// to: the weights then stop counting in the compiler's memory while LLVM
+/// generates code.
+void releaseUnusedBlobs(
+    ModuleOp module,
+    llvm::SmallPtrSetImpl<DialectResourceBlobManager::BlobEntry *> &candidates) {
+  auto keep = [&](Attribute attr) {
+    if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(attr))
+      candidates.erase(resource.getRawHandle().getResource());
+  };
+  module.walk([&](Operation *op) {
+    if (auto global = dyn_cast<LLVM::GlobalOp>(op))
+      keep(global.getValueAttr());
+    else if (auto constant = dyn_cast<LLVM::ConstantOp>(op))
+      keep(constant.getValue());
+    else if (!isa<LLVM::LLVMDialect>(op->getDialect()) && !isa<ModuleOp>(op))
+      candidates.clear(); // an op this does not know might hold one
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      keep(attr.getValue());
+  });
+  for (DialectResourceBlobManager::BlobEntry *entry : candidates)
+    entry->setBlob(AsmResourceBlob());
+}
+
 } // namespace
 
 FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
@@ -98,6 +123,11 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
 
   std::error_code ec;
   std::unique_ptr<llvm::raw_fd_ostream> data;
+  // One label over the whole file and one `.incbin` of it: the assembler
+  // keeps every file it includes in memory, so an `.incbin` per constant
+  // would hold the file once per constant. Each constant is a symbol at its
+  // (aligned) offset from the label.
+  std::string base = (symbolPrefix + "_kweights").str();
   std::string assembly;
   llvm::raw_string_ostream as(assembly);
   llvm::StringMap<std::string> renamed;
@@ -106,7 +136,10 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
   llvm::StringSet<> used;
   module.walk([&](LLVM::AddressOfOp op) { used.insert(op.getGlobalName()); });
   SmallVector<LLVM::GlobalOp> unused;
-  uint64_t offset = 0;
+  // The import's copies of the bytes now in the file, freed at the end.
+  llvm::SmallPtrSet<DialectResourceBlobManager::BlobEntry *, 32> released;
+  uint64_t offset = 0, maxAlignment = kExternalAlignment;
+  static const char zeros[256] = {};
   for (auto global : module.getOps<LLVM::GlobalOp>()) {
     if (!global.getConstant() || global.getThreadLocal_() ||
         global.getSection() || global.getComdat() ||
@@ -129,21 +162,27 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
         error = "cannot write '" + dataPath.str() + "': " + ec.message();
         return failure();
       }
-      as << "\t.section\t.rodata,\"a\",%progbits\n";
+    }
+    uint64_t alignment = std::max<uint64_t>(
+        kExternalAlignment, global.getAlignment().value_or(1));
+    maxAlignment = std::max(maxAlignment, alignment);
+    for (uint64_t pad = llvm::alignTo(offset, alignment) - offset; pad;) {
+      uint64_t chunk = std::min<uint64_t>(pad, sizeof(zeros));
+      data->write(zeros, chunk);
+      pad -= chunk;
+      offset += chunk;
     }
     std::string name = (symbolPrefix + "_kw" + Twine(renamed.size())).str();
-    uint64_t alignment =
-        std::max<uint64_t>(kExternalAlignment, global.getAlignment().value_or(1));
-    as << "\t.p2align\t" << llvm::Log2_64(alignment) << "\n"
-       << "\t.globl\t" << name << "\n\t.hidden\t" << name << "\n"
+    as << "\t.globl\t" << name << "\n\t.hidden\t" << name << "\n"
        << "\t.type\t" << name << ",%object\n"
-       << "\t.size\t" << name << ", " << bytes->size() << "\n"
-       << name << ":\n\t.incbin\t" << asmString(dataPath) << ", " << offset
-       << ", " << bytes->size() << "\n";
+       << "\t.set\t" << name << ", " << base << " + " << offset << "\n"
+       << "\t.size\t" << name << ", " << bytes->size() << "\n";
     data->write(bytes->data(), bytes->size());
     offset += bytes->size();
     renamed[global.getSymName()] = name;
-    // What is left is a declaration the assembly above defines.
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(global.getValueAttr()))
+      released.insert(resource.getRawHandle().getResource());
+    // What is left is a declaration the assembly defines.
     global.setValueAttr(nullptr);
     global.setSymName(name);
     global.setLinkage(LLVM::Linkage::External);
@@ -151,8 +190,12 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
     global.setDsoLocal(true);
     global.setAlignment(alignment);
   }
-  for (LLVM::GlobalOp global : unused)
+  for (LLVM::GlobalOp global : unused) {
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(global.getValueAttr()))
+      released.insert(resource.getRawHandle().getResource());
     global.erase();
+  }
+  releaseUnusedBlobs(module, released);
   if (renamed.empty())
     return size_t(0);
   data->close();
@@ -161,6 +204,9 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
     data->clear_error();
     return failure();
   }
+  as << "\t.section\t.rodata,\"a\",%progbits\n"
+     << "\t.p2align\t" << llvm::Log2_64(maxAlignment) << "\n"
+     << base << ":\n\t.incbin\t" << asmString(dataPath) << "\n";
   module.walk([&](LLVM::AddressOfOp op) {
     auto it = renamed.find(op.getGlobalName());
     if (it != renamed.end())
