@@ -58,8 +58,8 @@ emitObjectFile(mlir::ModuleOp module, const CPUTarget &target,
                llvm::function_ref<void(llvm::StringRef)> onPhase = {});
 
 /// Turns each large constant global of the LLVM-dialect `module` (>= 4 KB,
-/// internal, dense data) into an external hidden declaration named
-/// `<symbolPrefix>_kw<N>`, writes the bytes to `dataPath` and adds module
+/// internal, dense data) into a dso_local declaration of the object-local
+/// symbol `<symbolPrefix>_kw<N>`, writes the bytes to `dataPath` and adds module
 /// assembly that defines the symbols from that file with `.incbin`
 /// (64-byte aligned, in .rodata). `dataPath` must exist until the object is
 /// emitted. Returns the bytes moved (0 for targets other than little-endian

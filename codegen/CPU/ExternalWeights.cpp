@@ -3,11 +3,12 @@
 // Translating a global with 100 MB of weights to LLVM IR copies the bytes
 // into the LLVMContext, and the AsmPrinter then writes them element by
 // element: seconds and several copies of the weights in memory. Instead each
-// large constant global becomes an external hidden declaration, its bytes go
+// large constant global becomes a dso_local declaration, its bytes go
 // to one file, and module-level assembly places them in the object with
-// `.incbin`: the integrated assembler copies them once, in one piece. Hidden
-// symbols defined in the same object keep PC-relative access (no GOT, no
-// dynamic relocations), so every --emit kind gets one self-contained object.
+// `.incbin`: the integrated assembler copies them once, in one piece. The
+// symbols are local to the object and reached PC-relative (no GOT, no
+// dynamic relocations, nothing exported), so every --emit kind gets one
+// self-contained object.
 //
 //===----------------------------------------------------------------------===//
 
@@ -173,8 +174,7 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
       offset += chunk;
     }
     std::string name = (symbolPrefix + "_kw" + Twine(renamed.size())).str();
-    as << "\t.globl\t" << name << "\n\t.hidden\t" << name << "\n"
-       << "\t.type\t" << name << ",%object\n"
+    as << "\t.type\t" << name << ",%object\n"
        << "\t.set\t" << name << ", " << base << " + " << offset << "\n"
        << "\t.size\t" << name << ", " << bytes->size() << "\n";
     data->write(bytes->data(), bytes->size());
@@ -182,11 +182,12 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
     renamed[global.getSymName()] = name;
     if (auto resource = dyn_cast<DenseResourceElementsAttr>(global.getValueAttr()))
       released.insert(resource.getRawHandle().getResource());
-    // What is left is a declaration the assembly defines.
+    // What is left is a declaration the assembly defines, as a local symbol
+    // of the same object (dso_local: PC-relative, no GOT).
     global.setValueAttr(nullptr);
     global.setSymName(name);
     global.setLinkage(LLVM::Linkage::External);
-    global.setVisibility_(LLVM::Visibility::Hidden);
+    global.setVisibility_(LLVM::Visibility::Default);
     global.setDsoLocal(true);
     global.setAlignment(alignment);
   }
