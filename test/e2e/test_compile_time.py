@@ -77,8 +77,9 @@ def test_weights_in_every_artifact(emit, kiln, tmp_path):
     compile_ok(kiln, model, out, "--emit", emit)
     data = out.read_bytes()
     assert w.tobytes() in data, f"--emit {emit}: the initializer's bytes are not in {out.name}"
-    assert "weighted_main_kw0" in external_weight_symbols(out), \
-        f"--emit {emit}: the initializer went through LLVM IR (no weighted_main_kw0 symbol)"
+    prefix = "libweighted" if emit == "static-lib" else "weighted"
+    assert f"{prefix}_main_kw0" in external_weight_symbols(out), \
+        f"--emit {emit}: the initializer went through LLVM IR (no {prefix}_main_kw0 symbol)"
     if emit == "so":
         x = np.random.default_rng(1).standard_normal((1, 16384)).astype(np.float32)
         np.save(tmp_path / "x.npy", x)
