@@ -11,7 +11,13 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/LLVM.h"
 
+#include <memory>
 #include <string>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
 
 namespace kiln {
 
@@ -69,6 +75,24 @@ mlir::FailureOr<size_t> externalizeLargeConstants(mlir::ModuleOp module,
                                                   llvm::StringRef symbolPrefix,
                                                   llvm::StringRef dataPath,
                                                   std::string &error);
+
+/// The threads LLVM code generation uses: KILN_CODEGEN_THREADS (a number, or
+/// "auto": the cores this process may run on, at most 8), else 1.
+unsigned getCodegenThreads();
+
+/// Writes the optimized `module` as the object `path`, code generated on
+/// `threads` threads (ParallelCodegen.cpp). Returns false, with nothing
+/// done, where that cannot be done (one thread, a non-ELF target, no
+/// ld.lld / llvm-objcopy): the caller then emits the object itself.
+mlir::FailureOr<bool> emitObjectInParallel(llvm::Module &module,
+                                           const CPUTarget &target,
+                                           unsigned threads,
+                                           llvm::StringRef path,
+                                           std::string &error);
+
+/// The TargetMachine kiln generates code with for `target` (O3, PIC).
+std::unique_ptr<llvm::TargetMachine>
+createCPUTargetMachine(const CPUTarget &target, std::string &error);
 
 /// Translates to LLVM IR and writes it as text (for --emit llvm).
 llvm::LogicalResult emitLLVMIR(mlir::ModuleOp module, const CPUTarget &target,

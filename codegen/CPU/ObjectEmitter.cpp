@@ -32,10 +32,8 @@ using namespace mlir;
 
 namespace kiln {
 
-namespace {
-
 std::unique_ptr<llvm::TargetMachine>
-createTargetMachine(const CPUTarget &target, std::string &error) {
+createCPUTargetMachine(const CPUTarget &target, std::string &error) {
   llvm::Triple triple(target.triple);
   const llvm::Target *llvmTarget =
       llvm::TargetRegistry::lookupTarget(triple, error);
@@ -52,6 +50,8 @@ createTargetMachine(const CPUTarget &target, std::string &error) {
     error = "cannot create a target machine for " + target.triple;
   return machine;
 }
+
+namespace {
 
 /// Translates to LLVM IR with the target's triple and data layout and runs
 /// the O3 pipeline over it.
@@ -143,7 +143,7 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
                              ArrayRef<std::string> linkBitcode,
                              llvm::function_ref<void(StringRef)> onPhase) {
   std::unique_ptr<llvm::TargetMachine> machine =
-      createTargetMachine(target, error);
+      createCPUTargetMachine(target, error);
   if (!machine)
     return failure();
   // The weights' bytes, read back by the assembler (.incbin) while the object
@@ -162,6 +162,18 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
   if (!llvmModule)
     return failure();
 
+  unsigned threads = getCodegenThreads();
+  FailureOr<bool> parallel =
+      emitObjectInParallel(*llvmModule, target, threads, path, error);
+  if (failed(parallel))
+    return failure();
+  if (*parallel) {
+    if (onPhase)
+      onPhase(("instruction selection + object emission (" + Twine(threads) +
+               " threads, ld.lld -r)")
+                  .str());
+    return success();
+  }
   std::error_code ec;
   llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
   if (ec) {
@@ -185,7 +197,7 @@ LogicalResult emitLLVMIR(ModuleOp module, const CPUTarget &target,
                          StringRef entrySymbol, llvm::raw_ostream &os,
                          std::string &error) {
   std::unique_ptr<llvm::TargetMachine> machine =
-      createTargetMachine(target, error);
+      createCPUTargetMachine(target, error);
   if (!machine)
     return failure();
   llvm::LLVMContext context;
