@@ -25,13 +25,13 @@ import sys
 import tempfile
 import time
 
-import onnx
-from onnx import TensorProto, helper
-
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def relu_chain(n: int, width: int = 64) -> onnx.ModelProto:
+def relu_chain(n: int, width: int = 64):
+    """The onnx.ModelProto of the chain (onnx imported here: drawing a chart from saved
+    results needs only matplotlib)."""
+    from onnx import TensorProto, helper
     nodes = []
     prev = "x"
     for i in range(n):
@@ -79,15 +79,24 @@ def main() -> int:
     parser.add_argument("--out", type=pathlib.Path, help="write the results as JSON")
     parser.add_argument("--chart", type=pathlib.Path,
                         help="write a PNG chart (needs matplotlib)")
+    parser.add_argument("--compare", type=pathlib.Path, metavar="JSON",
+                        help="an earlier --out file (e.g. of main) drawn beside this run")
+    parser.add_argument("--results-from", type=pathlib.Path, metavar="JSON",
+                        help="take this run's results from an earlier --out file (compile nothing)")
+    parser.add_argument("--label", default="kiln", help="this run's name in the chart")
+    parser.add_argument("--compare-label", default="before", help="the --compare run's name")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     results = []
+    if args.results_from:
+        results = json.loads(args.results_from.read_text())
+        sizes = []
     print(f"{'nodes':>7} {'wall s':>9} {'cpu s':>9} {'peak MB':>9} {'cpu us/node':>12}",
           flush=True)
     with tempfile.TemporaryDirectory(prefix="kiln-scaling-") as tmp:
         for n in sizes:
             model = pathlib.Path(tmp) / f"chain{n}.onnx"
-            onnx.save(relu_chain(n), model)
+            model.write_bytes(relu_chain(n).SerializeToString())
             r = compile_once(args.kiln, model, pathlib.Path(tmp) / f"chain{n}.so",
                              args.timeout, args.time_report)
             r["nodes"] = n
@@ -109,9 +118,15 @@ def main() -> int:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        ok = [r for r in results if r["ok"]]
         fig, ax = plt.subplots(figsize=(5, 3.5))
-        ax.plot([r["nodes"] for r in ok], [r["cpu_s"] or r["seconds"] for r in ok], "o-")
+        series = [(args.label, results)]
+        if args.compare:
+            series.insert(0, (args.compare_label, json.loads(args.compare.read_text())))
+        for label, rows in series:
+            ok = [r for r in rows if r["ok"]]
+            ax.plot([r["nodes"] for r in ok], [r["cpu_s"] or r["seconds"] for r in ok], "o-",
+                    label=label)
+        ax.legend()
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("Relu nodes in the chain")
