@@ -73,13 +73,19 @@ std::optional<ArrayRef<char>> rawConstantBytes(Attribute attr) {
   return data;
 }
 
-/// `text` as an assembler string literal.
+/// `text` as an assembler string literal (control bytes as octal escapes).
 std::string asmString(StringRef text) {
   std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
       out += '\\';
-    out += c;
+      out += c;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += {'\\', char('0' + (c >> 6)), char('0' + ((c >> 3) & 7)),
+              char('0' + (c & 7))};
+    } else {
+      out += c;
+    }
   }
   return out + "\"";
 }
