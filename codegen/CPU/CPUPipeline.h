@@ -15,6 +15,7 @@
 #include <string>
 
 namespace llvm {
+class LLVMContext;
 class Module;
 class TargetMachine;
 } // namespace llvm
@@ -89,6 +90,10 @@ mlir::FailureOr<bool> emitObjectInParallel(llvm::Module &module,
                                            unsigned threads,
                                            llvm::StringRef path,
                                            std::string &error);
+
+/// Collects the LLVM errors reported in `context` into `errors` (instead of
+/// LLVM's default of exiting); warnings go to stderr.
+void captureLLVMErrors(llvm::LLVMContext &context, std::string &errors);
 
 /// The TargetMachine kiln generates code with for `target` (O3, PIC).
 std::unique_ptr<llvm::TargetMachine>

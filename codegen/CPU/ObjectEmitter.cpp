@@ -12,6 +12,8 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -49,6 +51,28 @@ createCPUTargetMachine(const CPUTarget &target, std::string &error) {
   if (!machine)
     error = "cannot create a target machine for " + target.triple;
   return machine;
+}
+
+void captureLLVMErrors(llvm::LLVMContext &context, std::string &errors) {
+  // LLVM's default handler exits the process on an error (say, module
+  // assembly it cannot read): kiln reports it as a compile error instead.
+  context.setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo *info, void *userData) {
+        if (info->getSeverity() != llvm::DS_Error &&
+            info->getSeverity() != llvm::DS_Warning)
+          return;
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        llvm::DiagnosticPrinterRawOStream printer(os);
+        info->print(printer);
+        if (info->getSeverity() == llvm::DS_Warning) {
+          llvm::errs() << "warning: " << text << "\n";
+          return;
+        }
+        std::string &errors = *static_cast<std::string *>(userData);
+        errors += (errors.empty() ? "" : "\n") + text;
+      },
+      &errors);
 }
 
 namespace {
@@ -156,6 +180,8 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
   if (onPhase)
     onPhase("weights (to .incbin)");
   llvm::LLVMContext context;
+  std::string llvmErrors;
+  captureLLVMErrors(context, llvmErrors);
   std::unique_ptr<llvm::Module> llvmModule =
       translateAndOptimize(module, entrySymbol, context, *machine, error,
                            linkBitcode, onPhase);
@@ -165,8 +191,11 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
   unsigned threads = getCodegenThreads();
   FailureOr<bool> parallel =
       emitObjectInParallel(*llvmModule, target, threads, path, error);
-  if (failed(parallel))
+  if (failed(parallel) || !llvmErrors.empty()) {
+    if (!llvmErrors.empty())
+      error = "LLVM code generation failed: " + llvmErrors;
     return failure();
+  }
   if (*parallel) {
     if (onPhase)
       onPhase(("instruction selection + object emission (" + Twine(threads) +
@@ -187,6 +216,10 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
     return failure();
   }
   codegen.run(*llvmModule);
+  if (!llvmErrors.empty()) {
+    error = "LLVM code generation failed: " + llvmErrors;
+    return failure();
+  }
   out.keep();
   if (onPhase)
     onPhase("instruction selection + object emission");

@@ -129,6 +129,8 @@ FailureOr<bool> emitObjectInParallel(llvm::Module &module,
   auto worker = [&] {
     for (size_t i; (i = next++) < bitcode.size();) {
       llvm::LLVMContext context;
+      std::string llvmErrors;
+      captureLLVMErrors(context, llvmErrors);
       llvm::Expected<std::unique_ptr<llvm::Module>> part =
           llvm::parseBitcodeFile(
               llvm::MemoryBufferRef(
@@ -155,6 +157,8 @@ FailureOr<bool> emitObjectInParallel(llvm::Module &module,
         continue;
       }
       codegen.run(**part);
+      if (!llvmErrors.empty())
+        errors[i] = "LLVM code generation failed: " + llvmErrors;
     }
   };
   std::vector<std::thread> pool;
