@@ -109,3 +109,54 @@ def test_compile_scaling_script(kiln, tmp_path):
     rows = [line.split() for line in result.stdout.splitlines()[1:] if line.strip()]
     assert [r[0] for r in rows] == ["20", "40"], result.stdout
     assert (tmp_path / "scaling.json").is_file()
+
+
+def matmul_chain(path: Path, pairs: int = 12, d: int = 32) -> None:
+    """x -> (MatMul by a 32x32 constant, Tanh) x pairs: many functions and constants, so a
+    module split gives several non-empty parts."""
+    rng = np.random.default_rng(3)
+    nodes, inits, prev = [], [], "x"
+    for i in range(pairs):
+        inits.append(numpy_helper.from_array(
+            (rng.standard_normal((d, d)) * 0.2).astype(np.float32), f"w{i}"))
+        nodes.append(helper.make_node("MatMul", [prev, f"w{i}"], [f"m{i}"], name=f"mm{i}"))
+        out = "y" if i == pairs - 1 else f"t{i}"
+        nodes.append(helper.make_node("Tanh", [f"m{i}"], [out], name=f"tanh{i}"))
+        prev = out
+    graph = helper.make_graph(
+        nodes, "mm_chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, d])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, d])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def defined_globals(path: Path) -> set[str]:
+    nm = "/usr/lib/llvm-22/bin/llvm-nm"
+    return set(subprocess.run([nm, "--extern-only", "--defined-only", "--format=just-symbols",
+                               str(path)], capture_output=True, text=True,
+                              check=True).stdout.split())
+
+
+def test_parallel_codegen_same_results(kiln, tmp_path, monkeypatch):
+    """KILN_CODEGEN_THREADS=3 (split after O3, parts on threads, ld.lld -r): the same
+    outputs bit for bit, and an object exporting exactly what the one-thread object does."""
+    model = tmp_path / "mm.onnx"
+    matmul_chain(model)
+    x = np.random.default_rng(5).standard_normal((64, 32)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    outputs, exported = {}, {}
+    for threads in ("1", "3"):
+        monkeypatch.setenv("KILN_CODEGEN_THREADS", threads)
+        so = tmp_path / f"mm{threads}" / "mm.so"
+        so.parent.mkdir()
+        report = compile_ok(kiln, model, so, "--time-report").stderr
+        if threads == "3":
+            assert "(3 threads, ld.lld -r)" in report, report
+        run = kiln.run(so, {"x": tmp_path / "x.npy"}, so.parent / "out")
+        if run.returncode != 0:
+            fail("kiln run failed\n" + run.describe())
+        outputs[threads] = np.load(so.parent / "out" / "y.npy")
+        obj = so.parent / "mm.o"
+        compile_ok(kiln, model, obj, "--emit", "obj")
+        exported[threads] = defined_globals(obj)
+    np.testing.assert_array_equal(outputs["3"], outputs["1"])
+    assert exported["3"] == exported["1"] == {"mm_main", "mm_main_ctx", "mm_descriptor"}, exported
