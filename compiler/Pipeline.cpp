@@ -269,6 +269,8 @@ LogicalResult compileModel(MLIRContext &context,
   SmallString<256> objectPath(workDir);
   llvm::sys::path::append(objectPath, info.prefix + ".o");
   serializeOptions.linkBitcode = {descriptorBitcode};
+  // One module per compile: its constants' blobs are its own.
+  serializeOptions.releaseConstants = true;
   if (report.isEnabled())
     serializeOptions.onPhase = [&](StringRef phase) { report.mark(phase); };
   if (failed(target->serializeExecutable(module, serializeOptions, objectPath,

@@ -62,19 +62,23 @@ emitObjectFile(mlir::ModuleOp module, const CPUTarget &target,
                llvm::StringRef entrySymbol, llvm::StringRef path,
                std::string &error,
                llvm::ArrayRef<std::string> linkBitcode = {},
-               llvm::function_ref<void(llvm::StringRef)> onPhase = {});
+               llvm::function_ref<void(llvm::StringRef)> onPhase = {},
+               bool releaseConstants = false);
 
 /// Turns each large constant global of the LLVM-dialect `module` (>= 4 KB,
 /// internal, dense data) into a dso_local declaration of the object-local
 /// symbol `<symbolPrefix>_kw<N>`, writes the bytes to `dataPath` and adds module
 /// assembly that defines the symbols from that file with `.incbin`
 /// (64-byte aligned, in .rodata). `dataPath` must exist until the object is
-/// emitted. Returns the bytes moved (0 for targets other than little-endian
-/// ELF, whose constants stay in the IR).
+/// emitted. With `releaseConstants` (no other module shares the resource
+/// blobs), the blobs no constant left in `module` uses are freed. Returns
+/// the bytes moved (0 for targets other than little-endian ELF, whose
+/// constants stay in the IR).
 mlir::FailureOr<size_t> externalizeLargeConstants(mlir::ModuleOp module,
                                                   const CPUTarget &target,
                                                   llvm::StringRef symbolPrefix,
                                                   llvm::StringRef dataPath,
+                                                  bool releaseConstants,
                                                   std::string &error);
 
 /// The threads LLVM code generation uses: KILN_CODEGEN_THREADS (a number, or

@@ -89,7 +89,8 @@ public:
     if (options.onPhase) // a function_ref of an empty std::function is not null
       onPhase = options.onPhase;
     return emitObjectFile(module, target, options.entrySymbol, path, error,
-                          options.linkBitcode, onPhase);
+                          options.linkBitcode, onPhase,
+                          options.releaseConstants);
   }
 
   LogicalResult printExecutable(ModuleOp module,

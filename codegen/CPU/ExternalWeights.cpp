@@ -120,6 +120,7 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
                                             const CPUTarget &target,
                                             StringRef symbolPrefix,
                                             StringRef dataPath,
+                                            bool releaseConstants,
                                             std::string &error) {
   llvm::Triple triple(target.triple);
   // The bytes are the host's (little-endian) layout, and the directives
@@ -202,7 +203,8 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
       released.insert(resource.getRawHandle().getResource());
     global.erase();
   }
-  releaseUnusedBlobs(module, released);
+  if (releaseConstants)
+    releaseUnusedBlobs(module, released);
   if (renamed.empty())
     return size_t(0);
   data->close();

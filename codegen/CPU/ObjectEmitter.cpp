@@ -165,7 +165,8 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
                              StringRef entrySymbol, StringRef path,
                              std::string &error,
                              ArrayRef<std::string> linkBitcode,
-                             llvm::function_ref<void(StringRef)> onPhase) {
+                             llvm::function_ref<void(StringRef)> onPhase,
+                             bool releaseConstants) {
   std::unique_ptr<llvm::TargetMachine> machine =
       createCPUTargetMachine(target, error);
   if (!machine)
@@ -175,7 +176,7 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
   std::string weightsPath = (path + ".weights").str();
   llvm::scope_exit removeWeights([&] { llvm::sys::fs::remove(weightsPath); });
   if (failed(externalizeLargeConstants(module, target, entrySymbol,
-                                       weightsPath, error)))
+                                       weightsPath, releaseConstants, error)))
     return failure();
   if (onPhase)
     onPhase("weights (to .incbin)");
