@@ -17,6 +17,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/LLVM.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,6 +64,14 @@ struct SerializeOptions {
   std::string entrySymbol;
   /// LLVM bitcode linked into a host executable (the model's descriptor).
   std::vector<std::string> linkBitcode;
+  /// Called as each phase of serialization ends, with its name
+  /// (`kiln compile --time-report`); may be empty.
+  std::function<void(llvm::StringRef)> onPhase;
+  /// No other module shares this module's constant data (resource blobs):
+  /// the CPU target then frees the blobs once the weights are written out.
+  /// Leave false when several modules cloned from one import are serialized
+  /// (per-variant compiles), or a later one would find the data gone.
+  bool releaseConstants = false;
 };
 
 class TargetBackend {

@@ -40,6 +40,8 @@ struct CompileOptions {
   llvm::StringMap<std::string> specializedInputs;
   /// Keep intermediate files (object, descriptor source) next to the output.
   bool keepIntermediates = false;
+  /// Print each phase's time and peak memory to stderr (--time-report).
+  bool timeReport = false;
   /// What the model may make kiln build (the --max-* flags; docs/reliability.md).
   CompileLimits limits;
   /// Called as each stage of the compile ends, with its name and what it

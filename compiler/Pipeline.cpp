@@ -6,6 +6,7 @@
 #include "codegen/Target.h"
 #include "compiler/Packaging.h"
 #include "compiler/TestHooks.h"
+#include "compiler/TimeReport.h"
 #include "compiler/Variants.h"
 #include "compiler/import/ModelImporter.h"
 #include "dialects/Kiln/KilnDialect.h"
@@ -175,6 +176,7 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
                              StringRef workDir, WriteOutputFn writeOutput,
                              ProgressFn progress,
                              const llvm::StringMap<std::string> &opTypes,
+                             TimeReport &report, bool releaseConstants,
                              ModelInfo &info, std::string &objectPath) {
   MLIRContext &context = *module.getContext();
   Location fileLoc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
@@ -192,24 +194,51 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   if (failed(prepareEntry(module, info)))
     return failure();
 
-  PassManager pm(&context);
-  buildLoweringToTargetPipeline(pm, *target);
-  target->buildPipeline(pm);
-  // Verifying the whole module after every pass is costly on large models
-  // (it showed up in MobileNetV2 profiles); the result is verified once.
-  pm.enableVerifier(std::getenv("KILN_VERIFY_EACH_PASS") != nullptr);
+  // Three pass managers run one after the other (the same passes as one):
+  // --time-report shows each group's time and memory.
+  PassManager graphPasses(&context), lowering(&context), targetPasses(&context);
+  buildGraphPasses(graphPasses);
+  buildLoweringPasses(lowering, *target);
+  target->buildPipeline(targetPasses);
   // Debugging aids for compiler engineers (documented in docs/pipeline.md).
-  if (std::getenv("KILN_PASS_TIMING"))
-    pm.enableTiming();
-  if (std::getenv("KILN_PRINT_IR_AFTER_ALL")) {
-    context.disableMultithreading();
-    pm.enableIRPrinting();
+  std::optional<DefaultTimingManager> passTiming;
+  std::optional<TimingScope> passTimingRoot;
+  if (std::getenv("KILN_PASS_TIMING") && !options.timeReport) {
+    passTiming.emplace();
+    passTiming->setEnabled(true);
+    passTimingRoot.emplace(passTiming->getRootScope());
   }
+  bool printIR = std::getenv("KILN_PRINT_IR_AFTER_ALL") != nullptr;
+  if (printIR)
+    context.disableMultithreading();
   if (options.progress)
-    pm.addInstrumentation(std::make_unique<ProgressInstrumentation>(
+    lowering.addInstrumentation(std::make_unique<ProgressInstrumentation>(
         [&](StringRef stage) { progress(stage, ""); }));
-  if (failed(pm.run(module)) || failed(mlir::verify(module)))
+  struct Group {
+    PassManager *pm;
+    const char *name;
+  } groups[] = {
+      {&graphPasses, "graph passes (decompose, shape inference, canonicalize)"},
+      {&lowering, "ONNX -> linalg (and target support check)"},
+      {&targetPasses, "target passes (linalg -> LLVM dialect)"}};
+  for (const Group &group : groups) {
+    PassManager &pm = *group.pm;
+    // Verifying the whole module after every pass is costly on large models
+    // (it showed up in MobileNetV2 profiles); the result is verified once.
+    pm.enableVerifier(std::getenv("KILN_VERIFY_EACH_PASS") != nullptr);
+    if (passTimingRoot)
+      pm.enableTiming(*passTimingRoot);
+    report.instrument(pm);
+    if (printIR)
+      pm.enableIRPrinting();
+    if (failed(pm.run(module)))
+      return failure();
+    report.mark(group.name);
+  }
+  if (failed(mlir::verify(module)))
     return failure();
+  passTimingRoot.reset();
+  passTiming.reset(); // prints KILN_PASS_TIMING's report
   progress("codegen", "");
   ExecutableInfo executable = target->getExecutableInfo(module);
   info.triple = executable.triple;
@@ -239,9 +268,15 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   std::string descriptorBitcode;
   if (!compileDescriptor(info, kind, workDir, descriptorBitcode, error))
     return fail(error);
+  report.mark("descriptor (clang, C -> bitcode)");
   SmallString<256> object(workDir);
   llvm::sys::path::append(object, info.prefix + ".o");
   serializeOptions.linkBitcode = {descriptorBitcode};
+  // The imported weights' blobs may be freed once written, unless another
+  // variant cloned from the same import still needs them.
+  serializeOptions.releaseConstants = releaseConstants;
+  if (report.isEnabled())
+    serializeOptions.onPhase = [&](StringRef phase) { report.mark(phase); };
   if (failed(target->serializeExecutable(module, serializeOptions, object,
                                          error)))
     return fail(error);
@@ -252,16 +287,24 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
 
 } // namespace
 
-void buildLoweringToTargetPipeline(OpPassManager &pm,
-                                   const TargetBackend &target) {
+void buildGraphPasses(OpPassManager &pm) {
   // Composite ops (Attention, LSTM, QLinearConv, ...) become the ops kiln lowers.
   pm.addNestedPass<func::FuncOp>(createKilnDecomposePass());
   pm.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());
   pm.addPass(createCanonicalizerPass());
+}
+
+void buildLoweringPasses(OpPassManager &pm, const TargetBackend &target) {
   pm.addPass(createConvertONNXToLinalgPass());
   // The target sees linalg-on-tensors: what it cannot compile is an error
   // naming the node before any of its passes runs.
   pm.addPass(createKilnCheckTargetSupportPass(target));
+}
+
+void buildLoweringToTargetPipeline(OpPassManager &pm,
+                                   const TargetBackend &target) {
+  buildGraphPasses(pm);
+  buildLoweringPasses(pm, target);
 }
 
 LogicalResult compileModel(MLIRContext &context,
@@ -272,6 +315,8 @@ LogicalResult compileModel(MLIRContext &context,
     return failure();
   };
 
+  TimeReport report(options.timeReport);
+  llvm::scope_exit printReport([&] { report.print(llvm::errs()); });
   setCompileLimits(options.limits);
   ImportOptions importOptions;
   for (const auto &entry : options.inputShapes)
@@ -283,6 +328,7 @@ LogicalResult compileModel(MLIRContext &context,
   if (failed(imported))
     return failure();
   ModuleOp module = imported->get();
+  report.mark("import (ONNX file -> onnx dialect)");
   if (failed(applyTestMiscompile(module)))
     return failure();
   auto progress = [&](StringRef stage, const Twine &detail) {
@@ -369,14 +415,15 @@ LogicalResult compileModel(MLIRContext &context,
     ModelInfo info;
     std::string objectPath;
     if (failed(compileVariant(module, options, cpus[0], prefix, kind, workDir,
-                              writeOutput, progress, opTypes, info,
-                              objectPath)))
+                              writeOutput, progress, opTypes, report,
+                              /*releaseConstants=*/true, info, objectPath)))
       return failure();
     if (options.emit == EmitKind::LLVMIR)
       return success();
     if (!packageModel(info, kind, objectPath, workDir, options.outputPath,
                       error))
       return fail(error);
+    report.mark("link / package (lld, llvm-ar)");
     progress("package", options.outputPath);
     return success();
   }
@@ -392,7 +439,9 @@ LogicalResult compileModel(MLIRContext &context,
     if (failed(compileVariant(*copy, options, cpu,
                               variantSymbolPrefix(prefix, cpu),
                               PackageKind::Object, workDir, writeOutput,
-                              progress, opTypes, variant.info, variant.object)))
+                              progress, opTypes, report,
+                              /*releaseConstants=*/false, variant.info,
+                              variant.object)))
       return failure();
     variants.push_back(std::move(variant));
   }
@@ -401,6 +450,7 @@ LogicalResult compileModel(MLIRContext &context,
   if (!packageVariants(shared, variants, kind, workDir, options.outputPath,
                        error))
     return fail(error);
+  report.mark("link / package (lld, llvm-ar)");
   progress("package", options.outputPath);
   return success();
 }

@@ -33,6 +33,12 @@ mlir::LogicalResult compileModel(mlir::MLIRContext &context,
 void buildLoweringToTargetPipeline(mlir::OpPassManager &pm,
                                    const TargetBackend &target);
 
+/// The two halves of buildLoweringToTargetPipeline, which `kiln compile` runs
+/// as separate pass managers so that --time-report shows each: the graph
+/// passes on the onnx dialect, then ONNX -> linalg and the support check.
+void buildGraphPasses(mlir::OpPassManager &pm);
+void buildLoweringPasses(mlir::OpPassManager &pm, const TargetBackend &target);
+
 } // namespace kiln
 
 #endif // KILN_COMPILER_PIPELINE_H

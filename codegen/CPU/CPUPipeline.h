@@ -11,7 +11,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/LLVM.h"
 
+#include <memory>
 #include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+} // namespace llvm
 
 namespace kiln {
 
@@ -47,10 +54,54 @@ void buildCPUCodegenPipeline(mlir::OpPassManager &pm, const CPUTarget &target);
 /// the same target) are linked into the module after that and keep their own
 /// linkage, so the result is one object for every object format (Mach-O has
 /// no relocatable link in lld).
-llvm::LogicalResult emitObjectFile(mlir::ModuleOp module, const CPUTarget &target,
-                             llvm::StringRef entrySymbol, llvm::StringRef path,
-                             std::string &error,
-                             llvm::ArrayRef<std::string> linkBitcode = {});
+/// Large constants never pass through LLVM IR (externalizeLargeConstants).
+/// `onPhase`, when set, is called as each phase ends (translation, weights,
+/// LLVM optimization, code generation) for `kiln compile --time-report`.
+llvm::LogicalResult
+emitObjectFile(mlir::ModuleOp module, const CPUTarget &target,
+               llvm::StringRef entrySymbol, llvm::StringRef path,
+               std::string &error,
+               llvm::ArrayRef<std::string> linkBitcode = {},
+               llvm::function_ref<void(llvm::StringRef)> onPhase = {},
+               bool releaseConstants = false);
+
+/// Turns each large constant global of the LLVM-dialect `module` (>= 4 KB,
+/// internal, dense data) into a dso_local declaration of the object-local
+/// symbol `<symbolPrefix>_kw<N>`, writes the bytes to `dataPath` and adds module
+/// assembly that defines the symbols from that file with `.incbin`
+/// (64-byte aligned, in .rodata). `dataPath` must exist until the object is
+/// emitted. With `releaseConstants` (no other module shares the resource
+/// blobs), the blobs no constant left in `module` uses are freed. Returns
+/// the bytes moved (0 for targets other than little-endian ELF, whose
+/// constants stay in the IR).
+mlir::FailureOr<size_t> externalizeLargeConstants(mlir::ModuleOp module,
+                                                  const CPUTarget &target,
+                                                  llvm::StringRef symbolPrefix,
+                                                  llvm::StringRef dataPath,
+                                                  bool releaseConstants,
+                                                  std::string &error);
+
+/// The threads LLVM code generation uses: KILN_CODEGEN_THREADS (a number, or
+/// "auto": the cores this process may run on, at most 8), else 1.
+unsigned getCodegenThreads();
+
+/// Writes the optimized `module` as the object `path`, code generated on
+/// `threads` threads (ParallelCodegen.cpp). Returns false, with nothing
+/// done, where that cannot be done (one thread, a non-ELF target, no
+/// ld.lld / llvm-objcopy): the caller then emits the object itself.
+mlir::FailureOr<bool> emitObjectInParallel(llvm::Module &module,
+                                           const CPUTarget &target,
+                                           unsigned threads,
+                                           llvm::StringRef path,
+                                           std::string &error);
+
+/// Collects the LLVM errors reported in `context` into `errors` (instead of
+/// LLVM's default of exiting); warnings go to stderr.
+void captureLLVMErrors(llvm::LLVMContext &context, std::string &errors);
+
+/// The TargetMachine kiln generates code with for `target` (O3, PIC).
+std::unique_ptr<llvm::TargetMachine>
+createCPUTargetMachine(const CPUTarget &target, std::string &error);
 
 /// Translates to LLVM IR and writes it as text (for --emit llvm).
 llvm::LogicalResult emitLLVMIR(mlir::ModuleOp module, const CPUTarget &target,

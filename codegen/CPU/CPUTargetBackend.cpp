@@ -87,8 +87,12 @@ public:
                                     const SerializeOptions &options,
                                     StringRef path,
                                     std::string &error) const override {
+    llvm::function_ref<void(StringRef)> onPhase;
+    if (options.onPhase) // a function_ref of an empty std::function is not null
+      onPhase = options.onPhase;
     return emitObjectFile(module, target, options.entrySymbol, path, error,
-                          options.linkBitcode);
+                          options.linkBitcode, onPhase,
+                          options.releaseConstants);
   }
 
   LogicalResult printExecutable(ModuleOp module,

@@ -14,6 +14,9 @@
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -34,10 +37,8 @@ using namespace mlir;
 
 namespace kiln {
 
-namespace {
-
 std::unique_ptr<llvm::TargetMachine>
-createTargetMachine(const CPUTarget &target, std::string &error) {
+createCPUTargetMachine(const CPUTarget &target, std::string &error) {
   llvm::Triple triple(target.triple);
   const llvm::Target *llvmTarget =
       llvm::TargetRegistry::lookupTarget(triple, error);
@@ -54,6 +55,30 @@ createTargetMachine(const CPUTarget &target, std::string &error) {
     error = "cannot create a target machine for " + target.triple;
   return machine;
 }
+
+void captureLLVMErrors(llvm::LLVMContext &context, std::string &errors) {
+  // LLVM's default handler exits the process on an error (say, module
+  // assembly it cannot read): kiln reports it as a compile error instead.
+  context.setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo *info, void *userData) {
+        if (info->getSeverity() != llvm::DS_Error &&
+            info->getSeverity() != llvm::DS_Warning)
+          return;
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        llvm::DiagnosticPrinterRawOStream printer(os);
+        info->print(printer);
+        if (info->getSeverity() == llvm::DS_Warning) {
+          llvm::errs() << "warning: " << text << "\n";
+          return;
+        }
+        std::string &errors = *static_cast<std::string *>(userData);
+        errors += (errors.empty() ? "" : "\n") + text;
+      },
+      &errors);
+}
+
+namespace {
 
 /// `<entry>_kernels`: the body functions of the module's kiln.kernels, in
 /// order (null for one that no longer exists), which the descriptor points
@@ -84,7 +109,8 @@ void addKernelTable(ModuleOp module, llvm::Module &llvmModule,
 std::unique_ptr<llvm::Module>
 translateAndOptimize(ModuleOp module, StringRef entrySymbol,
                      llvm::LLVMContext &context, llvm::TargetMachine &machine,
-                     std::string &error, ArrayRef<std::string> linkBitcode = {}) {
+                     std::string &error, ArrayRef<std::string> linkBitcode = {},
+                     llvm::function_ref<void(StringRef)> onPhase = {}) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -123,6 +149,8 @@ translateAndOptimize(ModuleOp module, StringRef entrySymbol,
       return nullptr;
     }
   }
+  if (onPhase)
+    onPhase("LLVM IR translation");
   for (llvm::Function &function : *llvmModule) {
     if (function.isDeclaration())
       continue;
@@ -154,6 +182,8 @@ translateAndOptimize(ModuleOp module, StringRef entrySymbol,
   }
   llvm::ModulePassManager passes = builder.buildPerModuleDefaultPipeline(level);
   passes.run(*llvmModule, mam);
+  if (onPhase)
+    onPhase("LLVM optimization (O3)");
   return llvmModule;
 }
 
@@ -162,18 +192,46 @@ translateAndOptimize(ModuleOp module, StringRef entrySymbol,
 LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
                              StringRef entrySymbol, StringRef path,
                              std::string &error,
-                             ArrayRef<std::string> linkBitcode) {
+                             ArrayRef<std::string> linkBitcode,
+                             llvm::function_ref<void(StringRef)> onPhase,
+                             bool releaseConstants) {
   std::unique_ptr<llvm::TargetMachine> machine =
-      createTargetMachine(target, error);
+      createCPUTargetMachine(target, error);
   if (!machine)
     return failure();
+  // The weights' bytes, read back by the assembler (.incbin) while the object
+  // is written, then removed.
+  std::string weightsPath = (path + ".weights").str();
+  llvm::scope_exit removeWeights([&] { llvm::sys::fs::remove(weightsPath); });
+  if (failed(externalizeLargeConstants(module, target, entrySymbol,
+                                       weightsPath, releaseConstants, error)))
+    return failure();
+  if (onPhase)
+    onPhase("weights (to .incbin)");
   llvm::LLVMContext context;
+  std::string llvmErrors;
+  captureLLVMErrors(context, llvmErrors);
   std::unique_ptr<llvm::Module> llvmModule =
       translateAndOptimize(module, entrySymbol, context, *machine, error,
-                           linkBitcode);
+                           linkBitcode, onPhase);
   if (!llvmModule)
     return failure();
 
+  unsigned threads = getCodegenThreads();
+  FailureOr<bool> parallel =
+      emitObjectInParallel(*llvmModule, target, threads, path, error);
+  if (failed(parallel) || !llvmErrors.empty()) {
+    if (!llvmErrors.empty())
+      error = "LLVM code generation failed: " + llvmErrors;
+    return failure();
+  }
+  if (*parallel) {
+    if (onPhase)
+      onPhase(("instruction selection + object emission (" + Twine(threads) +
+               " threads, ld.lld -r)")
+                  .str());
+    return success();
+  }
   std::error_code ec;
   llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
   if (ec) {
@@ -187,7 +245,13 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
     return failure();
   }
   codegen.run(*llvmModule);
+  if (!llvmErrors.empty()) {
+    error = "LLVM code generation failed: " + llvmErrors;
+    return failure();
+  }
   out.keep();
+  if (onPhase)
+    onPhase("instruction selection + object emission");
   return success();
 }
 
@@ -195,7 +259,7 @@ LogicalResult emitLLVMIR(ModuleOp module, const CPUTarget &target,
                          StringRef entrySymbol, llvm::raw_ostream &os,
                          std::string &error) {
   std::unique_ptr<llvm::TargetMachine> machine =
-      createTargetMachine(target, error);
+      createCPUTargetMachine(target, error);
   if (!machine)
     return failure();
   llvm::LLVMContext context;

@@ -77,6 +77,8 @@ constexpr const char *kUsage =
     "                           default: on a terminal, once a compile takes "
     "2 s\n"
     "      --quiet              no stage lines\n"
+    "      --time-report        print each phase's time and peak memory "
+    "to stderr\n"
     "      --max-tensor-elements N, --max-tensor-bytes N, --max-unrolled-steps N,\n"
     "      --max-table-elements N, --max-constant-bytes N\n"
     "                           what a model may make kiln build (defaults and\n"
@@ -198,6 +200,8 @@ int runCompile(ArrayRef<StringRef> args) {
       progressMode = kiln::tool::ProgressReporter::Mode::Never;
     } else if (arg == "--keep-intermediates") {
       options.keepIntermediates = true;
+    } else if (arg == "--time-report") {
+      options.timeReport = true;
     } else if (arg.starts_with("-")) {
       return usageError("unknown option '" + arg + "'");
     } else if (options.modelPath.empty()) {

@@ -1,0 +1,233 @@
+//===- ExternalWeights.cpp - large constants bypass LLVM IR ---------------===//
+//
+// Translating a global with 100 MB of weights to LLVM IR copies the bytes
+// into the LLVMContext, and the AsmPrinter then writes them element by
+// element: seconds and several copies of the weights in memory. Instead each
+// large constant global becomes a dso_local declaration, its bytes go
+// to one file, and module-level assembly places them in the object with
+// `.incbin`: the integrated assembler copies them once, in one piece. The
+// symbols are local to the object and reached PC-relative (no GOT, no
+// dynamic relocations, nothing exported), so every --emit kind gets one
+// self-contained object.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CPU/CPUPipeline.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/SwapByteOrder.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+/// Below this many bytes a constant stays in the IR, where LLVM may fold
+/// loads from it (lookup tables, shapes, small biases).
+constexpr size_t kMinExternalBytes = 4096;
+/// Alignment of each external constant: a cache line, as memref.global asks.
+constexpr uint64_t kExternalAlignment = 64;
+
+/// The bytes of `attr` exactly as LLVM would lay them out, or nullopt for a
+/// value kept in the IR (a splat, packed i1, an element type without a plain
+/// byte layout).
+std::optional<ArrayRef<char>> rawConstantBytes(Attribute attr) {
+  auto elements = dyn_cast_or_null<ElementsAttr>(attr);
+  if (!elements)
+    return std::nullopt;
+  Type elementType = elements.getElementType();
+  if (!elementType.isIntOrFloat() || elementType.getIntOrFloatBitWidth() % 8)
+    return std::nullopt;
+  size_t expected = static_cast<size_t>(elements.getNumElements()) *
+                    (elementType.getIntOrFloatBitWidth() / 8);
+  ArrayRef<char> data;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    data = blob->getData();
+  } else if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (dense.isSplat())
+      return std::nullopt;
+    data = dense.getRawData();
+  } else {
+    return std::nullopt;
+  }
+  if (data.size() != expected)
+    return std::nullopt;
+  return data;
+}
+
+/// `text` as an assembler string literal (control bytes as octal escapes).
+std::string asmString(StringRef text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += {'\\', char('0' + (c >> 6)), char('0' + ((c >> 3) & 7)),
+              char('0' + (c & 7))};
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+/// Frees the blobs in `candidates` that no constant left in `module` refers
+/// to: the weights then stop counting in the compiler's memory while LLVM
+/// generates code.
+void releaseUnusedBlobs(
+    ModuleOp module,
+    llvm::SmallPtrSetImpl<DialectResourceBlobManager::BlobEntry *> &candidates) {
+  auto keep = [&](Attribute attr) {
+    if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(attr))
+      candidates.erase(resource.getRawHandle().getResource());
+  };
+  module.walk([&](Operation *op) {
+    if (auto global = dyn_cast<LLVM::GlobalOp>(op))
+      keep(global.getValueAttr());
+    else if (auto constant = dyn_cast<LLVM::ConstantOp>(op))
+      keep(constant.getValue());
+    else if (!isa<LLVM::LLVMDialect>(op->getDialect()) && !isa<ModuleOp>(op))
+      candidates.clear(); // an op this does not know might hold one
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      keep(attr.getValue());
+  });
+  for (DialectResourceBlobManager::BlobEntry *entry : candidates)
+    entry->setBlob(AsmResourceBlob());
+}
+
+} // namespace
+
+FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
+                                            const CPUTarget &target,
+                                            StringRef symbolPrefix,
+                                            StringRef dataPath,
+                                            bool releaseConstants,
+                                            std::string &error) {
+  llvm::Triple triple(target.triple);
+  // The bytes are the host's (little-endian) layout, and the directives
+  // below are ELF's; other targets keep their constants in the IR.
+  if (!triple.isOSBinFormatELF() || !triple.isLittleEndian() ||
+      !llvm::sys::IsLittleEndianHost)
+    return size_t(0);
+
+  std::error_code ec;
+  std::unique_ptr<llvm::raw_fd_ostream> data;
+  // One label over the whole file and one `.incbin` of it: the assembler
+  // keeps every file it includes in memory, so an `.incbin` per constant
+  // would hold the file once per constant. Each constant is a symbol at its
+  // (aligned) offset from the label.
+  std::string base = (symbolPrefix + "_kweights").str();
+  std::string assembly;
+  llvm::raw_string_ostream as(assembly);
+  llvm::StringMap<std::string> renamed;
+  // Globals nothing takes the address of (an unpacked weight replaced by its
+  // packed copy) are dropped here, as LLVM would drop them, not emitted.
+  llvm::StringSet<> used;
+  module.walk([&](LLVM::AddressOfOp op) { used.insert(op.getGlobalName()); });
+  SmallVector<LLVM::GlobalOp> unused;
+  // The import's copies of the bytes now in the file, freed at the end.
+  llvm::SmallPtrSet<DialectResourceBlobManager::BlobEntry *, 32> released;
+  uint64_t offset = 0, maxAlignment = kExternalAlignment;
+  static const char zeros[256] = {};
+  for (auto global : module.getOps<LLVM::GlobalOp>()) {
+    if (!global.getConstant() || global.getThreadLocal_() ||
+        global.getSection() || global.getComdat() ||
+        global.getAddrSpace() != 0 ||
+        global.getLinkage() != LLVM::Linkage::Internal &&
+            global.getLinkage() != LLVM::Linkage::Private)
+      continue;
+    std::optional<ArrayRef<char>> bytes =
+        rawConstantBytes(global.getValueAttr());
+    if (!bytes || bytes->size() < kMinExternalBytes)
+      continue;
+    if (!used.contains(global.getSymName())) {
+      unused.push_back(global);
+      continue;
+    }
+    if (!data) {
+      data = std::make_unique<llvm::raw_fd_ostream>(dataPath, ec,
+                                                    llvm::sys::fs::OF_None);
+      if (ec) {
+        error = "cannot write '" + dataPath.str() + "': " + ec.message();
+        return failure();
+      }
+    }
+    uint64_t alignment = std::max<uint64_t>(
+        kExternalAlignment, global.getAlignment().value_or(1));
+    maxAlignment = std::max(maxAlignment, alignment);
+    for (uint64_t pad = llvm::alignTo(offset, alignment) - offset; pad;) {
+      uint64_t chunk = std::min<uint64_t>(pad, sizeof(zeros));
+      data->write(zeros, chunk);
+      pad -= chunk;
+      offset += chunk;
+    }
+    std::string name = (symbolPrefix + "_kw" + Twine(renamed.size())).str();
+    as << "\t.type\t" << name << ",%object\n"
+       << "\t.set\t" << name << ", " << base << " + " << offset << "\n"
+       << "\t.size\t" << name << ", " << bytes->size() << "\n";
+    data->write(bytes->data(), bytes->size());
+    offset += bytes->size();
+    renamed[global.getSymName()] = name;
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(global.getValueAttr()))
+      released.insert(resource.getRawHandle().getResource());
+    // What is left is a declaration the assembly defines, as a local symbol
+    // of the same object (dso_local: PC-relative, no GOT).
+    global.setValueAttr(nullptr);
+    global.setSymName(name);
+    global.setLinkage(LLVM::Linkage::External);
+    global.setVisibility_(LLVM::Visibility::Default);
+    global.setDsoLocal(true);
+    global.setAlignment(alignment);
+  }
+  for (LLVM::GlobalOp global : unused) {
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(global.getValueAttr()))
+      released.insert(resource.getRawHandle().getResource());
+    global.erase();
+  }
+  if (releaseConstants)
+    releaseUnusedBlobs(module, released);
+  if (renamed.empty())
+    return size_t(0);
+  data->close();
+  if (data->has_error()) {
+    error = "cannot write '" + dataPath.str() + "': " + data->error().message();
+    data->clear_error();
+    return failure();
+  }
+  as << "\t.section\t.rodata,\"a\",%progbits\n"
+     << "\t.p2align\t" << llvm::Log2_64(maxAlignment) << "\n"
+     << base << ":\n\t.incbin\t" << asmString(dataPath) << "\n";
+  module.walk([&](LLVM::AddressOfOp op) {
+    auto it = renamed.find(op.getGlobalName());
+    if (it != renamed.end())
+      op.setGlobalName(it->second);
+  });
+  SmallVector<Attribute> lines;
+  StringRef asmAttrName = LLVM::LLVMDialect::getModuleLevelAsmAttrName();
+  if (auto existing = module->getAttrOfType<ArrayAttr>(asmAttrName))
+    lines.append(existing.begin(), existing.end());
+  lines.push_back(StringAttr::get(module.getContext(), assembly));
+  module->setAttr(asmAttrName, ArrayAttr::get(module.getContext(), lines));
+  return static_cast<size_t>(offset);
+}
+
+} // namespace kiln
