@@ -125,11 +125,23 @@ void printSizes(const std::string &path, const kiln_model_desc *desc) {
     if (s.sh_type != SHT_NOBITS)
       fileBytes = std::max<uint64_t>(fileBytes, s.sh_offset + s.sh_size);
   }
-  // Weights: the constants kiln emits into read-only data.
+  // Weights: the constants kiln emits into read-only data: small ones as
+  // `__constant_*` globals, large ones as `<prefix>_main_kw<N>` slices of the
+  // weights blob (codegen/CPU/ExternalWeights.cpp).
+  auto isExternalWeight = [](const std::string &name) {
+    size_t at = name.rfind("_kw");
+    if (at == std::string::npos || at + 3 == name.size())
+      return false;
+    for (size_t i = at + 3; i < name.size(); ++i)
+      if (name[i] < '0' || name[i] > '9')
+        return false;
+    return true;
+  };
   uint64_t weights = 0;
   std::vector<const Symbol *> constants;
   for (const Symbol &sym : file.symbols)
-    if (sym.type == STT_OBJECT && sym.name.rfind("__constant", 0) == 0) {
+    if (sym.type == STT_OBJECT && (sym.name.rfind("__constant", 0) == 0 ||
+                                   isExternalWeight(sym.name))) {
       weights += sym.size;
       constants.push_back(&sym);
     }
