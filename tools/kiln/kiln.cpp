@@ -58,7 +58,7 @@ constexpr const char *kUsage =
     "      --keep-intermediates keep the object and descriptor source in "
     "OUTPUT.kiln/\n"
     "      --max-tensor-elements N, --max-tensor-bytes N, --max-unrolled-steps N,\n"
-    "      --max-table-elements N, --max-constant-bytes N\n"
+    "      --max-table-elements N, --max-constant-bytes N, --max-subgraph-depth N\n"
     "                           what a model may make kiln build (defaults and\n"
     "                           meaning: docs/reliability.md)\n"
     "  kiln run MODEL.so [--input NAME=FILE.npy]... [--output-dir DIR] "
@@ -85,6 +85,8 @@ std::optional<int64_t *> limitFlag(StringRef arg, kiln::CompileLimits &limits) {
     return &limits.maxTableElements;
   if (flag == "--max-constant-bytes")
     return &limits.maxConstantBytes;
+  if (flag == "--max-subgraph-depth")
+    return &limits.maxSubgraphDepth;
   return std::nullopt;
 }
 
