@@ -2,7 +2,8 @@
 //
 // The region verifiers check how a subgraph's block arguments and yielded
 // values line up with the op's operands and results (types only once they are
-// known: results stay `none` until shape inference has run). An If whose
+// known: results and the values yielded stay `none` until shape inference has
+// run). An If whose
 // condition is a constant becomes the branch it takes.
 //
 //===----------------------------------------------------------------------===//
@@ -101,7 +102,7 @@ LogicalResult IfOp::verifyRegions() {
                                   << " outputs";
     for (auto [i, pair] : llvm::enumerate(llvm::zip(yield.getOutputs(), getResults()))) {
       Type yielded = std::get<0>(pair).getType(), result = std::get<1>(pair).getType();
-      if (!isNone(result) && yielded != result)
+      if (!isNone(result) && !isNone(yielded) && yielded != result)
         return emitNodeError(*this) << name << " yields " << yielded << " as output " << i
                                     << " but the If's output is " << result;
     }
@@ -147,14 +148,15 @@ LogicalResult LoopOp::verifyRegions() {
                                 << " values but the Loop needs " << 1 + carried + scanOutputs
                                 << " (condition, " << carried << " loop-carried values, "
                                 << scanOutputs << " scan outputs)";
-  if (!isScalarOf(yield.getOutputs()[0].getType(), isBool))
+  Type yieldedCond = yield.getOutputs()[0].getType();
+  if (!isNone(yieldedCond) && !isScalarOf(yieldedCond, isBool))
     return emitNodeError(*this) << "body's first output (the condition) must be a bool "
                                    "tensor of one element, got "
                                 << yield.getOutputs()[0].getType();
   for (unsigned i = 0; i < carried; ++i) {
     Type in = body.getArgument(i + 2).getType();
     Type out = yield.getOutputs()[i + 1].getType();
-    if (out != in)
+    if (!isNone(out) && out != in)
       return emitNodeError(*this) << "loop-carried value " << i << " enters the body as "
                                   << in << " but the body yields " << out;
     Type result = getResult(i).getType();
@@ -214,7 +216,7 @@ LogicalResult ScanOp::verifyRegions() {
                                 << " outputs";
   for (unsigned i = 0; i < states; ++i) {
     Type in = body.getArgument(i).getType(), out = yield.getOutputs()[i].getType();
-    if (out != in)
+    if (!isNone(out) && out != in)
       return emitNodeError(*this) << "state " << i << " enters the body as " << in
                                   << " but the body yields " << out;
     Type result = getResult(i).getType();
