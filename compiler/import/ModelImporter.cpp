@@ -218,9 +218,9 @@ private:
   FailureOr<SmallVector<Value>>
   importControlFlowNode(const onnx::NodeProto &node, SmallVector<Value> operands,
                         ArrayRef<NamedAttribute> attrs, int64_t numResults);
-  FailureOr<std::unique_ptr<Region>> importSubgraph(const onnx::GraphProto &graph,
-                                                    llvm::StringRef attrName,
-                                                    TypeRange argTypes);
+  FailureOr<SmallVector<Value>> importSubgraph(const onnx::GraphProto &graph,
+                                               llvm::StringRef attrName, TypeRange argTypes,
+                                               Block *block);
   void collectNames(const onnx::GraphProto &graph);
   LogicalResult importConstantNode(const onnx::NodeProto &node);
   LogicalResult buildResults();
@@ -1189,9 +1189,12 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
 // Subgraphs: If, Loop, Scan
 //===----------------------------------------------------------------------===//
 
-FailureOr<std::unique_ptr<Region>>
+/// Imports `graph` at the end of `block` (given `argTypes`, its arguments are added to the
+/// block) and returns the values of its outputs. Its names are visible only while it is
+/// imported; it reads those of the enclosing graphs.
+FailureOr<SmallVector<Value>>
 ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef attrName,
-                              TypeRange argTypes) {
+                              TypeRange argTypes, Block *block) {
   // The node holding the subgraph: its nodes' imports change the current node.
   std::string parentName = currentNodeName, parentOpType = currentOpType;
   Location parentLoc = currentLoc;
@@ -1224,9 +1227,6 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef att
     currentLoc = parentLoc;
   });
 
-  auto region = std::make_unique<Region>();
-  Block *block = new Block();
-  region->push_back(block);
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(block);
   for (auto [i, input] : llvm::enumerate(graph.input())) {
@@ -1267,8 +1267,7 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef att
       return fail() << "output '" << output.name() << "' is not a tensor";
     outputs.push_back(v);
   }
-  kiln::onnx::YieldOp::create(builder, parentLoc, outputs);
-  return std::move(region);
+  return outputs;
 }
 
 FailureOr<SmallVector<Value>>
@@ -1284,8 +1283,8 @@ ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
     return nullptr;
   };
   auto scalar = [&](Type element) { return RankedTensorType::get({}, element); };
-  OperationState state(currentLoc, "onnx." + node.op_type());
-  SmallVector<Type> argTypes;
+  // Each region: its subgraph and the types of its block arguments.
+  SmallVector<std::tuple<StringRef, const onnx::GraphProto *, SmallVector<Type>>> regions;
 
   if (opType == "If") {
     const onnx::GraphProto *thenGraph = graphAttr("then_branch");
@@ -1297,46 +1296,31 @@ ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
         kiln::onnx::getConstantIntValues(operands[0]);
     if (cond && cond->size() == 1) {
       bool taken = (*cond)[0] != 0;
-      FailureOr<std::unique_ptr<Region>> region =
-          importSubgraph(taken ? *thenGraph : *elseGraph,
-                         taken ? "then_branch" : "else_branch", {});
-      if (failed(region))
+      StringRef name = taken ? "then_branch" : "else_branch";
+      FailureOr<SmallVector<Value>> results = importSubgraph(
+          taken ? *thenGraph : *elseGraph, name, {}, builder.getInsertionBlock());
+      if (failed(results))
         return failure();
-      Block &block = (*region)->front();
-      Operation *yield = block.getTerminator();
-      SmallVector<Value> results(yield->getOperands());
-      if (static_cast<int64_t>(results.size()) != numResults)
-        return emitNodeError() << (taken ? "then_branch" : "else_branch") << " has "
-                               << results.size() << " outputs but the If has "
-                               << numResults;
-      yield->erase();
-      builder.getInsertionBlock()->getOperations().splice(builder.getInsertionPoint(),
-                                                          block.getOperations());
+      if (static_cast<int64_t>(results->size()) != numResults)
+        return emitNodeError() << name << " has " << results->size()
+                               << " outputs but the If has " << numResults;
       return results;
     }
-    for (auto [name, graph] : {std::make_pair("then_branch", thenGraph),
-                               std::make_pair("else_branch", elseGraph)}) {
-      FailureOr<std::unique_ptr<Region>> region = importSubgraph(*graph, name, {});
-      if (failed(region))
-        return failure();
-      state.addRegion(std::move(*region));
-    }
+    regions.push_back({"then_branch", thenGraph, {}});
+    regions.push_back({"else_branch", elseGraph, {}});
   } else if (opType == "Loop") {
     const onnx::GraphProto *body = graphAttr("body");
     if (!body)
       return failure();
     while (operands.size() < 2)
       operands.push_back(getNoValue());
-    argTypes = {scalar(builder.getI64Type()), scalar(builder.getI1Type())};
+    SmallVector<Type> argTypes = {scalar(builder.getI64Type()), scalar(builder.getI1Type())};
     for (Value v : llvm::drop_begin(operands, 2)) {
       if (!isa<RankedTensorType>(v.getType()))
         return emitNodeError() << "a loop-carried value is absent or not a tensor";
       argTypes.push_back(v.getType());
     }
-    FailureOr<std::unique_ptr<Region>> region = importSubgraph(*body, "body", argTypes);
-    if (failed(region))
-      return failure();
-    state.addRegion(std::move(*region));
+    regions.push_back({"body", body, argTypes});
   } else {
     const onnx::GraphProto *body = graphAttr("body");
     if (!body)
@@ -1363,6 +1347,7 @@ ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
       return emitNodeError() << "scan_input_axes has " << axes->size()
                              << " entries but there are " << numScanInputs
                              << " scan inputs";
+    SmallVector<Type> argTypes;
     for (auto [i, v] : llvm::enumerate(operands)) {
       auto type = dyn_cast<RankedTensorType>(v.getType());
       if (!type)
@@ -1381,21 +1366,37 @@ ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
       shape.erase(shape.begin() + (axis < 0 ? axis + rank : axis));
       argTypes.push_back(type.clone(shape));
     }
-    FailureOr<std::unique_ptr<Region>> region = importSubgraph(*body, "body", argTypes);
-    if (failed(region))
-      return failure();
-    state.addRegion(std::move(*region));
+    regions.push_back({"body", body, argTypes});
   }
 
+  // The op is created first and its regions filled in place: the ops of a region are
+  // verified as they are built, which needs their enclosing values in reach.
+  OperationState state(currentLoc, "onnx." + node.op_type());
   state.addOperands(operands);
   state.addTypes(SmallVector<Type>(numResults, builder.getNoneType()));
   state.addAttributes(attrs);
+  for (size_t i = 0; i < regions.size(); ++i)
+    state.addRegion();
+  Operation *op = builder.create(state);
+  for (auto [region, entry] : llvm::zip(op->getRegions(), regions)) {
+    auto &[name, graph, argTypes] = entry;
+    Block *block = new Block();
+    region.push_back(block);
+    FailureOr<SmallVector<Value>> outputs = importSubgraph(*graph, name, argTypes, block);
+    if (failed(outputs)) {
+      op->erase();
+      return failure();
+    }
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(block);
+    kiln::onnx::YieldOp::create(builder, currentLoc, *outputs);
+  }
   int numOutputs = node.output_size();
   auto isUsed = [&](unsigned i) {
     return static_cast<int>(i) < numOutputs && !node.output(i).empty();
   };
-  return kiln::onnx::buildONNXOp(builder, state,
-                                 [&](Operation *) { return emitNodeError(); }, isUsed);
+  return kiln::onnx::completeONNXOp(builder, op, attrs,
+                                    [&](Operation *) { return emitNodeError(); }, isUsed);
 }
 
 LogicalResult ModelImporter::buildResults() {
