@@ -312,6 +312,19 @@ def nested_too_deep() -> onnx.ModelProto:
                  [vi("x", F, [2]), vi("c", T.BOOL, [])], [vi("y", F, [2])])
 
 
+def scan_output_axes_count() -> onnx.ModelProto:
+    body = body_graph([h.make_node("Add", ["s_in", "x"], ["s_out"]),
+                       h.make_node("Identity", ["s_out"], ["y"])],
+                      [vi("s_in", F, [2]), vi("x", F, [2])],
+                      [vi("s_out", F, [2]), vi("y", F, [2])])
+    graph = h.make_graph([h.make_node("Scan", ["init", "xs"], ["final", "ys"], name="scan",
+                                      body=body, num_scan_inputs=1, scan_output_axes=[0, 1])],
+                         "g", [vi("init", F, [2]), vi("xs", F, [3, 2])],
+                         [vi("final", F, [2]), vi("ys", F, [3, 2])])
+    # Not checked: the checker rejects it, which is the point.
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], ir_version=8)
+
+
 REJECTED = [
     ("if_branch_shapes_differ", if_branch_shapes_differ, (),
      "node 'pick' (If, opset 17): output 0 is 'tensor<4xf32>' in then_branch but "
@@ -322,6 +335,8 @@ REJECTED = [
     ("loop_scan_output_dynamic", loop_scan_output_dynamic, (),
      "node 'trips' (Loop, opset 17): has scan outputs, but how many iterations it runs is "
      "known only at run time"),
+    ("scan_output_axes_count", scan_output_axes_count, (),
+     "node 'scan' (Scan, opset 17): scan_output_axes has 2 entries but there are 1"),
     ("nested_too_deep", nested_too_deep, ("--max-subgraph-depth", "3"),
      "subgraphs nest deeper than kiln's limit of 3 (--max-subgraph-depth)"),
 ]

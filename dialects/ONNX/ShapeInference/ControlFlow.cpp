@@ -162,6 +162,11 @@ LogicalResult inferScan(Operation *operation) {
     return failure();
   }
   SmallVector<int64_t> inAxes = getIntsOrZeros(op.getScanInputAxes(), scanInputs);
+  if (inAxes.size() != scanInputs) {
+    emitNodeError(op) << "scan_input_axes has " << inAxes.size() << " entries but there are "
+                      << scanInputs << " scan inputs";
+    return failure();
+  }
   for (unsigned i = 0; i < states; ++i) {
     FailureOr<RankedTensorType> t = getStaticType(op, operands[i], "state " + Twine(i));
     if (failed(t))
@@ -203,6 +208,11 @@ LogicalResult inferScan(Operation *operation) {
     op.getResult(i).setType(body.getArgument(i).getType());
   unsigned scanOutputs = op.getNumResults() - states;
   SmallVector<int64_t> outAxes = getIntsOrZeros(op.getScanOutputAxes(), scanOutputs);
+  if (outAxes.size() != scanOutputs) {
+    emitNodeError(op) << "scan_output_axes has " << outAxes.size()
+                      << " entries but there are " << scanOutputs << " scan outputs";
+    return failure();
+  }
   for (unsigned k = 0; k < scanOutputs; ++k) {
     FailureOr<RankedTensorType> t =
         getStaticType(op, out[states + k], "scan output " + Twine(k));

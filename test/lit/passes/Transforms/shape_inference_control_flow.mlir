@@ -116,3 +116,4 @@ func.func @scan_lengths_differ(%s: tensor<2xf32>, %x: tensor<4x2xf32>, %y: tenso
   }) {num_scan_inputs = 2 : i64} : (tensor<2xf32>, tensor<4x2xf32>, tensor<5x2xf32>) -> (none, none)
   return %0#0, %0#1 : none, none
 }
+
