@@ -226,9 +226,58 @@ def loop_large_body() -> Case:
     return Case("loop_large_body", m, {"x": rand(256, 512)})
 
 
+def nested_loops() -> Case:
+    """A Scan inside a Loop inside a Loop: the innermost body reads a value of the main
+    graph (w) and one of the enclosing body (its iteration number j); the outer body
+    yields a block argument unchanged and a copy of a value of the main graph."""
+    scan_body = body_graph([h.make_node("Mul", ["x", "w"], ["xw"]),
+                            h.make_node("Add", ["s_in", "xw"], ["s_mid"]),
+                            h.make_node("Add", ["s_mid", "fj"], ["s_out"]),
+                            h.make_node("Identity", ["s_out"], ["y"])],
+                           [vi("s_in", F, [3]), vi("x", F, [3])],
+                           [vi("s_out", F, [3]), vi("y", F, [3])])
+    inner = body_graph([h.make_node("Cast", ["j"], ["fj"], to=F),
+                        h.make_node("Scan", ["acc_in", "xs"], ["acc_out", "ys"], body=scan_body,
+                                    num_scan_inputs=1),
+                        h.make_node("ReduceMax", ["ys"], ["mx"], keepdims=0),
+                        h.make_node("Identity", ["c_in"], ["c_out"])],
+                       [vi("j", T.INT64, []), vi("c_in", T.BOOL, []), vi("acc_in", F, [3])],
+                       [vi("c_out", T.BOOL, []), vi("acc_out", F, [3]), vi("mx", F, [])])
+    outer = body_graph([h.make_node("Loop", ["three", "", "acc_in"], ["acc_out", "maxes"],
+                                    body=inner),
+                        h.make_node("Identity", ["w"], ["w_copy"]),
+                        h.make_node("Identity", ["c_in"], ["c_out"])],
+                       [vi("i", T.INT64, []), vi("c_in", T.BOOL, []), vi("acc_in", F, [3]),
+                        vi("keep", F, [2])],
+                       [vi("c_out", T.BOOL, []), vi("acc_out", F, [3]), vi("keep", F, [2]),
+                        vi("maxes", F, [3]), vi("w_copy", F, [3])],
+                       [const("three", np.int64(3))])
+    m = model([h.make_node("Loop", ["two", "", "acc0", "k"], ["acc", "k_out", "all_maxes", "ws"],
+                           body=outer)],
+              [vi("acc0", F, [3]), vi("xs", F, [4, 3]), vi("w", F, [3]), vi("k", F, [2])],
+              [vi("acc", F, [3]), vi("k_out", F, [2]), vi("all_maxes", F, [2, 3]),
+               vi("ws", F, [2, 3])],
+              [const("two", np.int64(2))])
+    return Case("nested_loops", m, {"acc0": rand(3), "xs": rand(4, 3), "w": rand(3),
+                                    "k": rand(2)})
+
+
+def loop_without_trip_count() -> Case:
+    """No M: the loop runs while the condition its body computes holds."""
+    body = body_graph([h.make_node("Add", ["v_in", "one"], ["v_out"]),
+                       h.make_node("Less", ["v_out", "ten"], ["c_out"])],
+                      [vi("i", T.INT64, []), vi("c_in", T.BOOL, []), vi("v_in", F, [])],
+                      [vi("c_out", T.BOOL, []), vi("v_out", F, [])],
+                      [const("one", np.float32(1)), const("ten", np.float32(10))])
+    m = model([h.make_node("Loop", ["", "go", "v0"], ["v"], body=body)],
+              [vi("v0", F, []), vi("go", T.BOOL, [])], [vi("v", F, [])])
+    return Case("loop_without_trip_count", m, {"v0": np.array(0.25, np.float32),
+                                               "go": np.array(True)})
+
+
 CASES = [if_tensor_cond(), if_constant_cond(), loop_scan_outputs(), loop_while(),
          loop_while_trip_limit(), loop_zero_trips(), greedy_decode(), scan_cumsum(),
-         scan_rnn_cell(), loop_large_body()]
+         scan_rnn_cell(), loop_large_body(), nested_loops(), loop_without_trip_count()]
 SPECS = {c.name: harness.register(harness.CompileSpec(f"cf-{c.name}", c.save, c.compile_args))
          for c in CASES}
 
