@@ -275,9 +275,42 @@ def loop_without_trip_count() -> Case:
                                                "go": np.array(True)})
 
 
+def recurrent_lengths(kind: str, direction: str, constant: bool) -> Case:
+    """RNN / GRU / LSTM with sequence_lens shorter than X (0..seq): steps past a sequence's
+    length keep its state and output zeros; the reverse direction starts at each
+    sequence's own last step."""
+    seq, batch, inp, hidden = 5, 4, 3, 6
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[kind]
+    dirs = 2 if direction == "bidirectional" else 1
+    w = rand(dirs, gates * hidden, inp) * 0.5
+    r = rand(dirs, gates * hidden, hidden) * 0.5
+    b = rand(dirs, 2 * gates * hidden) * 0.1
+    lens = np.array([5, 2, 3, 1], np.int32)
+    inputs = [vi("x", F, [seq, batch, inp])]
+    inits = [const("w", w), const("r", r), const("b", b)]
+    feeds = {"x": rand(seq, batch, inp)}
+    if constant:
+        inits.append(const("lens", lens))
+    else:
+        inputs.append(vi("lens", T.INT32, [batch]))
+        feeds["lens"] = lens
+    outputs = ["y", "y_h"] + (["y_c"] if kind == "LSTM" else [])
+    node = h.make_node(kind, ["x", "w", "r", "b", "lens"], outputs, hidden_size=hidden,
+                       direction=direction)
+    m = model([node], inputs,
+              [vi("y", F, [seq, dirs, batch, hidden]), vi("y_h", F, [dirs, batch, hidden])] +
+              ([vi("y_c", F, [dirs, batch, hidden])] if kind == "LSTM" else []), inits)
+    name = f"{kind.lower()}_{direction}_lengths_{'constant' if constant else 'input'}"
+    return Case(name, m, feeds)
+
+
 CASES = [if_tensor_cond(), if_constant_cond(), loop_scan_outputs(), loop_while(),
          loop_while_trip_limit(), loop_zero_trips(), greedy_decode(), scan_cumsum(),
-         scan_rnn_cell(), loop_large_body(), nested_loops(), loop_without_trip_count()]
+         scan_rnn_cell(), loop_large_body(), nested_loops(), loop_without_trip_count(),
+         recurrent_lengths("LSTM", "forward", False), recurrent_lengths("LSTM", "reverse", True),
+         recurrent_lengths("LSTM", "bidirectional", False),
+         recurrent_lengths("GRU", "bidirectional", True),
+         recurrent_lengths("RNN", "reverse", False)]
 SPECS = {c.name: harness.register(harness.CompileSpec(f"cf-{c.name}", c.save, c.compile_args))
          for c in CASES}
 
