@@ -75,6 +75,32 @@ def if_constant_cond() -> Case:
     return Case("if_constant_cond", m, {"x": rand(3), "s": np.array([3], np.int64)})
 
 
+def if_constant_branch() -> Case:
+    """One branch yields a constant, the other a new tensor, and the If's result is then
+    the input of elementwise ops (which must not write into the constant); a second If
+    yields a graph input or a new tensor."""
+    then_g = body_graph([h.make_node("Identity", ["k"], ["t"])], [], [vi("t", F, [4])])
+    else_g = body_graph([h.make_node("Neg", ["x"], ["e"])], [], [vi("e", F, [4])])
+    pass_g = body_graph([h.make_node("Identity", ["x"], ["p"])], [], [vi("p", F, [4])])
+    m = model([h.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+               h.make_node("Greater", ["s", "zero"], ["c"]),
+               h.make_node("If", ["c"], ["y0"], then_branch=then_g, else_branch=else_g),
+               h.make_node("Add", ["y0", "x"], ["y1"]),
+               h.make_node("Mul", ["y1", "y1"], ["y2"]),
+               h.make_node("If", ["c"], ["w"], then_branch=pass_g, else_branch=else_g),
+               h.make_node("Relu", ["w"], ["w2"])],
+              [vi("x", F, [4])], [vi("y2", F, [4]), vi("w2", F, [4]), vi("y0", F, [4])],
+              [const("k", np.array([1, 2, 3, 4], np.float32)), const("zero", np.float32(0))])
+    return Case("if_constant_branch", m, {"x": np.array([1, -2, 3, 4], np.float32)})
+
+
+def if_constant_branch_else() -> Case:
+    case = if_constant_branch()
+    case.name = "if_constant_branch_else"
+    case.inputs = {"x": np.array([-1, -2, 3, -4], np.float32)}
+    return case
+
+
 def loop_scan_outputs() -> Case:
     """Trip count M, condition input true, a nested If inside the body (on the iteration
     number's parity), loop-carried values and two scan outputs."""
@@ -304,7 +330,8 @@ def recurrent_lengths(kind: str, direction: str, constant: bool) -> Case:
     return Case(name, m, feeds)
 
 
-CASES = [if_tensor_cond(), if_constant_cond(), loop_scan_outputs(), loop_while(),
+CASES = [if_tensor_cond(), if_constant_cond(), if_constant_branch(), if_constant_branch_else(),
+         loop_scan_outputs(), loop_while(),
          loop_while_trip_limit(), loop_zero_trips(), greedy_decode(), scan_cumsum(),
          scan_rnn_cell(), loop_large_body(), nested_loops(), loop_without_trip_count(),
          recurrent_lengths("LSTM", "forward", False), recurrent_lengths("LSTM", "reverse", True),

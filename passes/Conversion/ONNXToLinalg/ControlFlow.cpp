@@ -1,7 +1,8 @@
 //===- ControlFlow.cpp - If, Loop, Scan to scf ----------------------------===//
 //
 //   If     scf.if on the condition's element; the branches' regions are moved
-//          into it (their ops are converted in place afterwards)
+//          into it (their ops are converted in place afterwards), each output
+//          copied into a tensor made before the If
 //   Loop   scf.for from 0 to M when the number of iterations is known at
 //          compile time (getStaticTripCount: constant M, condition constant
 //          true); the scan outputs are written per iteration into tensors of
@@ -132,6 +133,12 @@ struct IfLowering : OpConversionPattern<onnx::IfOp> {
     if (failed(types))
       return failure();
     Value cond = extractScalar(rewriter, loc, adaptor.getCond());
+    // Both branches write each output into one tensor made before the If, so the
+    // result is that buffer whichever branch ran (a buffer allocated in a branch
+    // would escape it, and freeing it after the If depends on the branch taken).
+    SmallVector<Value> dests;
+    for (Type type : *types)
+      dests.push_back(createEmptyTensor(rewriter, loc, cast<RankedTensorType>(type)));
     auto ifOp = scf::IfOp::create(rewriter, loc, *types, cond, /*addThenBlock=*/false,
                                   /*addElseBlock=*/false);
     for (auto [from, to] : {std::make_pair(&op.getThenBranch(), &ifOp.getThenRegion()),
@@ -139,7 +146,10 @@ struct IfLowering : OpConversionPattern<onnx::IfOp> {
       rewriter.inlineRegionBefore(*from, *to, to->end());
       auto yield = cast<YieldOp>(to->front().getTerminator());
       rewriter.setInsertionPoint(yield);
-      rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, yield.getOutputs());
+      SmallVector<Value> outputs;
+      for (auto [value, dest] : llvm::zip(yield.getOutputs(), dests))
+        outputs.push_back(linalg::CopyOp::create(rewriter, loc, value, dest).getResult(0));
+      rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, outputs);
     }
     rewriter.replaceOp(op, ifOp.getResults());
     return success();

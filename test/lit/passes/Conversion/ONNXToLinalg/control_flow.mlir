@@ -4,16 +4,20 @@
 // times, else scf.while; Scan -> scf.for over the scanned axis. New loop-carried values
 // are copied into their iter_args (in-place bufferization).
 
+// Both branches write the output into one tensor made before the If.
 // CHECK-LABEL: func.func @if_to_scf
 // CHECK:         %[[C:.*]] = tensor.extract %{{.*}}[] : tensor<i1>
+// CHECK:         %[[DEST:.*]] = tensor.empty() : tensor<2xf32>
 // CHECK:         %[[R:.*]] = scf.if %[[C]] -> (tensor<2xf32>) {
 // CHECK:           %[[A:.*]] = linalg.generic
 // CHECK:             arith.addf
-// CHECK:           scf.yield %[[A]] : tensor<2xf32>
+// CHECK:           %[[CA:.*]] = linalg.copy ins(%[[A]] : tensor<2xf32>) outs(%[[DEST]] : tensor<2xf32>)
+// CHECK:           scf.yield %[[CA]] : tensor<2xf32>
 // CHECK:         } else {
 // CHECK:           %[[M:.*]] = linalg.generic
 // CHECK:             arith.mulf
-// CHECK:           scf.yield %[[M]] : tensor<2xf32>
+// CHECK:           %[[CM:.*]] = linalg.copy ins(%[[M]] : tensor<2xf32>) outs(%[[DEST]] : tensor<2xf32>)
+// CHECK:           scf.yield %[[CM]] : tensor<2xf32>
 // CHECK:         return %[[R]]
 func.func @if_to_scf(%c: tensor<i1>, %x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = onnx.If %c : tensor<i1> -> tensor<2xf32> {
