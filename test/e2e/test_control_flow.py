@@ -130,6 +130,19 @@ def loop_scan_outputs() -> Case:
     return Case("loop_scan_outputs", m, {"acc0": rand(2, 3), "w": rand(2, 3)})
 
 
+def loop_swap() -> Case:
+    """A body yielding its loop-carried values swapped (each the other's old value): one is
+    copied aside before either is overwritten."""
+    body = body_graph([h.make_node("Identity", ["c_in"], ["c_out"])],
+                      [vi("i", T.INT64, []), vi("c_in", T.BOOL, []), vi("a", F, [3]),
+                       vi("b", F, [3])],
+                      [vi("c_out", T.BOOL, []), vi("b", F, [3]), vi("a", F, [3])])
+    m = model([h.make_node("Loop", ["M", "", "a0", "b0"], ["a", "b"], body=body)],
+              [vi("a0", F, [3]), vi("b0", F, [3])], [vi("a", F, [3]), vi("b", F, [3])],
+              [const("M", np.int64(5))])
+    return Case("loop_swap", m, {"a0": rand(3), "b0": rand(3)})
+
+
 def loop_while() -> Case:
     """A run-time trip count and a condition the body computes: scf.while."""
     body = body_graph(
@@ -334,6 +347,7 @@ CASES = [if_tensor_cond(), if_constant_cond(), if_constant_branch(), if_constant
          loop_scan_outputs(), loop_while(),
          loop_while_trip_limit(), loop_zero_trips(), greedy_decode(), scan_cumsum(),
          scan_rnn_cell(), loop_large_body(), nested_loops(), loop_without_trip_count(),
+         loop_swap(),
          recurrent_lengths("LSTM", "forward", False), recurrent_lengths("LSTM", "reverse", True),
          recurrent_lengths("LSTM", "bidirectional", False),
          recurrent_lengths("GRU", "bidirectional", True),

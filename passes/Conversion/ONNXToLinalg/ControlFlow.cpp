@@ -31,6 +31,7 @@
 #include "dialects/ONNX/ONNXOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -85,12 +86,42 @@ Value insertSliceAt(OpBuilder &b, Location loc, Value slice, Value dest, int64_t
 /// into the buffer of its iter_arg (linalg.copy): one-shot bufferization needs
 /// a loop's yielded buffers to be those it carries, and the body's result is
 /// a new tensor. An iter_arg yielded unchanged is yielded as is.
+/// Whether `value` is one of `args` or a view of one (the body's onnx ops are
+/// not converted yet: those that lower to views).
+bool viewsArg(Value value, ArrayRef<Value> args) {
+  while (!llvm::is_contained(args, value)) {
+    Operation *def = value.getDefiningOp();
+    if (!def || !isa<onnx::IdentityOp, onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp,
+                     onnx::UnsqueezeOp, onnx::SliceOp>(def))
+      return false;
+    value = def->getOperand(0);
+  }
+  return true;
+}
+
+/// `bodyArgs` are the body block's arguments the iter_args replace: the
+/// conversion maps their uses only when it finishes, so the yielded values still
+/// name them.
 SmallVector<Value> copyIntoIterArgs(OpBuilder &b, Location loc, ValueRange yielded,
-                                    ValueRange iterArgs) {
+                                    ValueRange iterArgs, ValueRange bodyArgs) {
+  SmallVector<Value> args(iterArgs);
+  llvm::append_range(args, bodyArgs);
+  // A value that is (a view of) another iter_arg is copied aside first: writing
+  // the iter_args in turn would overwrite it before it is read (a swap). A
+  // bufferization.alloc_tensor copy, which elementwise fusion does not fold into
+  // the copy after it.
+  SmallVector<Value> sources;
+  for (auto [value, iterArg, bodyArg] : llvm::zip(yielded, iterArgs, bodyArgs)) {
+    Value source = value;
+    if (value != iterArg && value != bodyArg && viewsArg(value, args))
+      source = bufferization::AllocTensorOp::create(
+          b, loc, cast<RankedTensorType>(value.getType()), ValueRange{}, value);
+    sources.push_back(source);
+  }
   SmallVector<Value> out;
-  for (auto [value, iterArg] : llvm::zip(yielded, iterArgs))
-    out.push_back(value == iterArg
-                      ? value
+  for (auto [value, iterArg, bodyArg] : llvm::zip(sources, iterArgs, bodyArgs))
+    out.push_back(value == iterArg || value == bodyArg
+                      ? iterArg
                       : linalg::CopyOp::create(b, loc, value, iterArg).getResult(0));
   return out;
 }
@@ -202,13 +233,14 @@ struct LoopLowering : OpConversionPattern<onnx::LoopOp> {
                                   arith::ConstantIntOp::create(rewriter, loc, 1, 1));
     SmallVector<Value> args = {iteration, cond};
     llvm::append_range(args, forOp.getRegionIterArgs().take_front(carried));
+    SmallVector<Value> bodyArgs(op.getBody().getArguments().drop_front(2));
     rewriter.mergeBlocks(&op.getBody().front(), loopBody, args);
 
     auto yield = cast<YieldOp>(loopBody->getTerminator());
     rewriter.setInsertionPoint(yield);
     SmallVector<Value> next =
         copyIntoIterArgs(rewriter, loc, yield.getOutputs().slice(1, carried),
-                         forOp.getRegionIterArgs().take_front(carried));
+                         forOp.getRegionIterArgs().take_front(carried), bodyArgs);
     for (auto [k, value] : llvm::enumerate(yield.getOutputs().drop_front(1 + carried)))
       next.push_back(insertSliceAt(rewriter, loc, value,
                                    forOp.getRegionIterArgs()[carried + k], 0, iv));
@@ -257,6 +289,7 @@ struct LoopLowering : OpConversionPattern<onnx::LoopOp> {
         makeScalarTensor(rewriter, loc, iteration),
         makeScalarTensor(rewriter, loc, arith::ConstantIntOp::create(rewriter, loc, 1, 1))};
     llvm::append_range(args, after->getArguments().drop_front(1));
+    SmallVector<Value> bodyArgs(op.getBody().getArguments().drop_front(2));
     rewriter.mergeBlocks(&op.getBody().front(), after, args);
     auto yield = cast<YieldOp>(after->getTerminator());
     rewriter.setInsertionPoint(yield);
@@ -266,7 +299,8 @@ struct LoopLowering : OpConversionPattern<onnx::LoopOp> {
         arith::AddIOp::create(rewriter, loc, iteration, one), tripCount);
     SmallVector<Value> next = {nextIteration};
     llvm::append_range(next, copyIntoIterArgs(rewriter, loc, yield.getOutputs().drop_front(1),
-                                              after->getArguments().drop_front(1)));
+                                              after->getArguments().drop_front(1),
+                                              bodyArgs));
     rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, next);
     rewriter.replaceOp(op, whileOp.getResults().drop_front(1));
     return success();
@@ -338,13 +372,14 @@ struct ScanLowering : OpConversionPattern<onnx::ScanOp> {
       args.push_back(tensor::ExtractSliceOp::create(rewriter, loc, sliceType, input,
                                                     offsets, sizes, strides));
     }
+    SmallVector<Value> bodyArgs(body.getArguments().take_front(states));
     rewriter.mergeBlocks(&body, loopBody, args);
 
     auto yield = cast<YieldOp>(loopBody->getTerminator());
     rewriter.setInsertionPoint(yield);
     SmallVector<Value> next =
         copyIntoIterArgs(rewriter, loc, yield.getOutputs().take_front(states),
-                         forOp.getRegionIterArgs().take_front(states));
+                         forOp.getRegionIterArgs().take_front(states), bodyArgs);
     for (unsigned k = 0; k < scanOutputs; ++k)
       next.push_back(insertSliceAt(rewriter, loc, yield.getOutputs()[states + k],
                                    forOp.getRegionIterArgs()[states + k], outAxes[k],
