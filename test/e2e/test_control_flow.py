@@ -250,6 +250,20 @@ def scan_rnn_cell() -> Case:
     return Case("scan_rnn_cell", m, {"h0": rand(4, hidden) * 0.1, "xs": rand(steps, 4, dim)})
 
 
+def scan_decomposed_ops() -> Case:
+    """Ops kiln-decompose expands (LpNormalization, HardSwish) inside a Scan body."""
+    body = body_graph([h.make_node("LpNormalization", ["x"], ["n"], axis=-1, p=2),
+                       h.make_node("HardSwish", ["n"], ["hs"]),
+                       h.make_node("Add", ["s_in", "hs"], ["s_out"]),
+                       h.make_node("Identity", ["s_out"], ["y"])],
+                      [vi("s_in", F, [2, 4]), vi("x", F, [2, 4])],
+                      [vi("s_out", F, [2, 4]), vi("y", F, [2, 4])])
+    m = model([h.make_node("Scan", ["s0", "xs"], ["s", "ys"], body=body, num_scan_inputs=1)],
+              [vi("s0", F, [2, 4]), vi("xs", F, [3, 2, 4])],
+              [vi("s", F, [2, 4]), vi("ys", F, [3, 2, 4])])
+    return Case("scan_decomposed_ops", m, {"s0": rand(2, 4), "xs": rand(3, 2, 4)})
+
+
 def loop_large_body() -> Case:
     """A body whose elementwise ops are large enough for kiln's parallel loops, its
     intermediates in buffers of each iteration."""
@@ -347,7 +361,7 @@ CASES = [if_tensor_cond(), if_constant_cond(), if_constant_branch(), if_constant
          loop_scan_outputs(), loop_while(),
          loop_while_trip_limit(), loop_zero_trips(), greedy_decode(), scan_cumsum(),
          scan_rnn_cell(), loop_large_body(), nested_loops(), loop_without_trip_count(),
-         loop_swap(),
+         loop_swap(), scan_decomposed_ops(),
          recurrent_lengths("LSTM", "forward", False), recurrent_lengths("LSTM", "reverse", True),
          recurrent_lengths("LSTM", "bidirectional", False),
          recurrent_lengths("GRU", "bidirectional", True),
