@@ -470,13 +470,31 @@ REJECTED = [
      "node 'grow' (Loop, opset 17): loop-carried value 0 enters the body as 'tensor<2xf32>' "
      "but the body yields 'tensor<4xf32>'"),
     ("loop_scan_output_dynamic", loop_scan_output_dynamic, (),
-     "node 'trips' (Loop, opset 17): has scan outputs, but how many iterations it runs is "
-     "known only at run time"),
+     "node 'trips' (Loop, opset 17): the length of the scan outputs, the number of "
+     "iterations, depends on a non-constant input 'M'"),
     ("scan_output_axes_count", scan_output_axes_count, (),
      "node 'scan' (Scan, opset 17): scan_output_axes has 2 entries but there are 1"),
     ("nested_too_deep", nested_too_deep, ("--max-subgraph-depth", "3"),
      "subgraphs nest deeper than kiln's limit of 3 (--max-subgraph-depth)"),
 ]
+
+
+def test_loop_trip_count_specialized(kiln, tmp_path):
+    """A trip count given as an input decides the scan outputs' length: compiled for one
+    value with --specialize, the loop runs and matches onnxruntime."""
+    path = tmp_path / "model.onnx"
+    onnx.save(loop_scan_output_dynamic(), path)
+    spec = tmp_path / "M.pb"
+    spec.write_bytes(numpy_helper.from_array(np.array(4, np.int64)).SerializeToString())
+    artifact = tmp_path / "model.so"
+    result = kiln.compile(path, artifact, ("--specialize", f"M={spec}"))
+    compiled = harness.Compiled(harness.CompileSpec("loop_specialized", lambda _: path), path,
+                                artifact, result)
+    try:
+        harness.run_and_compare(kiln, compiled, {"x": rand(2), "M": np.array(4, np.int64)},
+                                tmp_path / "run")
+    except AssertionError as e:
+        fail(str(e))
 
 
 @pytest.mark.parametrize("name,build,args,message", REJECTED, ids=[r[0] for r in REJECTED])

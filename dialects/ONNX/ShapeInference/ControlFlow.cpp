@@ -11,6 +11,7 @@
 
 #include "dialects/ONNX/ShapeInference/ShapeHelpers.h"
 
+#include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/ControlFlow.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/ONNXOps.h"
@@ -130,10 +131,20 @@ LogicalResult inferLoop(Operation *operation) {
     return success();
   std::optional<int64_t> trips = getStaticTripCount(op);
   if (!trips) {
+    // The scan outputs' length is the number of iterations. An input that decides it is
+    // named as other shape-deciding inputs are (--specialize can fix it).
+    for (auto [name, value] : {std::make_pair("M", op.getM()),
+                               std::make_pair("cond", op.getCond())})
+      if (!isNoneValue(value) && !getConstantAttr(value)) {
+        emitNodeError(op) << "the length of the scan outputs, the number of iterations, "
+                             "depends on a non-constant input '"
+                          << name << "' (dynamic shapes are not supported yet)";
+        return failure();
+      }
     emitNodeError(op) << "has scan outputs, but how many iterations it runs is known only "
-                         "at run time (a trip count M that is not a constant, or a "
-                         "condition computed at run time), so their length is dynamic, "
-                         "which kiln does not support yet";
+                         "at run time (no trip count M, or a condition computed by the "
+                         "body), so their length is dynamic, which kiln does not support "
+                         "yet";
     return failure();
   }
   for (unsigned k = 0; k < scanOutputs; ++k) {

@@ -83,7 +83,7 @@ func.func @loop_carried_grows(%x: tensor<2xf32>) -> none {
 
 func.func @loop_scan_output_dynamic(%x: tensor<3xf32>, %m: tensor<i64>) -> (none, none) {
   %none = onnx.NoValue : () -> none
-  // expected-error @+1 {{node (Loop): has scan outputs, but how many iterations it runs is known only at run time}}
+  // expected-error @+1 {{node (Loop): the length of the scan outputs, the number of iterations, depends on a non-constant input 'M' (dynamic shapes are not supported yet)}}
   %0:2 = "onnx.Loop"(%m, %none, %x) ({
   ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
     onnx.Yield %c, %v, %v : tensor<i1>, tensor<3xf32>, tensor<3xf32>
