@@ -10,6 +10,12 @@
 // once when a model is opened, so a run allocates nothing.
 // A buffer that may escape (returned, yielded from a region, passed to a call)
 // keeps its allocation.
+// A buffer allocated inside a Loop / Scan body or an If branch (scf.for,
+// scf.while, scf.if, nested in any way) is planned too: it lives for the whole
+// top-level op around it, so no buffer live across iterations shares its bytes,
+// and each iteration reuses the same bytes (it never outlives its iteration: a
+// yielded buffer escapes). Not inside an scf.parallel, whose iterations run at
+// once on several threads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,7 +76,7 @@ liveRange(memref::AllocOp alloc, Block &body,
     }
   }
   if (last < 0)
-    first = last = index.lookup(alloc);
+    first = last = index.lookup(body.findAncestorOpInBlock(*alloc));
   return std::make_pair(first, last);
 }
 
@@ -118,7 +124,16 @@ struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
 
       SmallVector<Buffer> buffers;
       bool tooLarge = false;
-      for (auto alloc : body.getOps<memref::AllocOp>()) {
+      // Top-level allocations, and those nested only in sequential control flow.
+      SmallVector<memref::AllocOp> allocs;
+      func.walk([&](memref::AllocOp alloc) {
+        for (Operation *parent = alloc->getParentOp(); parent != func;
+             parent = parent->getParentOp())
+          if (!isa<scf::ForOp, scf::WhileOp, scf::IfOp>(parent))
+            return;
+        allocs.push_back(alloc);
+      });
+      for (memref::AllocOp alloc : allocs) {
         MemRefType type = alloc.getType();
         if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
             !type.getElementType().isIntOrIndexOrFloat() ||

@@ -14,6 +14,7 @@
 #include "compiler/import/VersionAdapters.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/ControlFlow.h"
 #include "dialects/ONNX/DataTypes.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/Limits.h"
@@ -30,6 +31,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -56,6 +58,11 @@ using kiln::onnx::getNewestKnownOpset;
 using kiln::onnx::lookupOpSchema;
 
 namespace {
+
+/// The ops whose GRAPH attributes become regions.
+bool isControlFlowOp(llvm::StringRef opType) {
+  return opType == "If" || opType == "Loop" || opType == "Scan";
+}
 
 /// Blobs are aligned for vector loads of any width the code generators use.
 constexpr size_t kBlobAlignment = 64;
@@ -206,8 +213,15 @@ private:
   LogicalResult checkOpset();
   LogicalResult createFunction();
   LogicalResult specializeInputs();
-  FailureOr<SmallVector<int>> sortNodes();
+  FailureOr<SmallVector<int>> sortNodes(const onnx::GraphProto &graph);
   LogicalResult importNode(const onnx::NodeProto &node, int index);
+  FailureOr<SmallVector<Value>>
+  importControlFlowNode(const onnx::NodeProto &node, SmallVector<Value> operands,
+                        ArrayRef<NamedAttribute> attrs, int64_t numResults);
+  FailureOr<SmallVector<Value>> importSubgraph(const onnx::GraphProto &graph,
+                                               llvm::StringRef attrName, TypeRange argTypes,
+                                               Block *block);
+  void collectNames(const onnx::GraphProto &graph);
   LogicalResult importConstantNode(const onnx::NodeProto &node);
   LogicalResult buildResults();
 
@@ -228,8 +242,10 @@ private:
   Location nodeLoc(llvm::StringRef name) {
     return NameLoc::get(StringAttr::get(&context, name), fileLoc);
   }
-  static std::string nodeName(const onnx::NodeProto &node, int index) {
-    return node.name().empty() ? node.op_type() + "_" + std::to_string(index)
+  /// An unnamed node of a subgraph is named after the node holding the subgraph:
+  /// `Loop_3/body/Add_0`.
+  std::string nodeName(const onnx::NodeProto &node, int index) const {
+    return node.name().empty() ? namePrefix + node.op_type() + "_" + std::to_string(index)
                                : node.name();
   }
 
@@ -254,6 +270,10 @@ private:
   llvm::StringSet<> modelNames;
   /// Bytes of the constants imported so far (--max-constant-bytes).
   uint64_t constantBytes = 0;
+  /// How deeply the subgraph being imported nests (0: the main graph), and the prefix
+  /// of its unnamed nodes' names.
+  int64_t subgraphDepth = 0;
+  std::string namePrefix;
 
   // The node being imported, for AdapterContext::emitNodeError.
   Location currentLoc;
@@ -666,7 +686,8 @@ ModelImporter::convertAttribute(const onnx::AttributeProto &attr) {
   }
   case onnx::AttributeProto::GRAPH:
   case onnx::AttributeProto::GRAPHS:
-    return fail() << "is a subgraph; control flow (If, Loop, Scan) is not supported yet";
+    return fail() << "is a subgraph; kiln takes subgraphs only as the branches of If "
+                     "and the bodies of Loop and Scan";
   default:
     return fail() << "has an unsupported attribute type ("
                   << onnx::AttributeProto::AttributeType_Name(type) << ")";
@@ -680,8 +701,51 @@ ModelImporter::convertAttribute(const onnx::AttributeProto &attr) {
 /// A topological order of the nodes (the given one when it already is one): Kahn's
 /// algorithm taking the lowest-index ready node first. Reports undefined inputs, duplicate
 /// definitions and cycles.
-FailureOr<SmallVector<int>> ModelImporter::sortNodes() {
-  const onnx::GraphProto &graph = model.graph();
+/// The names a graph's nodes and outputs use (its subgraphs' included) that the graph
+/// does not define: a subgraph reads them from the graphs around it.
+static void collectOuterNames(const onnx::GraphProto &graph, llvm::StringSet<> &used) {
+  llvm::StringSet<> defined;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    defined.insert(input.name());
+  for (const onnx::TensorProto &init : graph.initializer())
+    defined.insert(init.name());
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &out : node.output())
+      defined.insert(out);
+  auto use = [&](const std::string &name) {
+    if (!name.empty() && !defined.contains(name))
+      used.insert(name);
+  };
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &in : node.input())
+      use(in);
+    llvm::StringSet<> inner;
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      if (attr.has_g())
+        collectOuterNames(attr.g(), inner);
+      for (const onnx::GraphProto &g : attr.graphs())
+        collectOuterNames(g, inner);
+    }
+    for (const auto &entry : inner)
+      use(entry.getKey().str());
+  }
+  for (const onnx::ValueInfoProto &output : graph.output())
+    use(output.name());
+}
+
+/// The names a node's subgraphs read from the graphs around them.
+static llvm::StringSet<> getImplicitInputs(const onnx::NodeProto &node) {
+  llvm::StringSet<> used;
+  for (const onnx::AttributeProto &attr : node.attribute()) {
+    if (attr.has_g())
+      collectOuterNames(attr.g(), used);
+    for (const onnx::GraphProto &g : attr.graphs())
+      collectOuterNames(g, used);
+  }
+  return used;
+}
+
+FailureOr<SmallVector<int>> ModelImporter::sortNodes(const onnx::GraphProto &graph) {
   int n = graph.node_size();
   // Names defined outside the nodes: graph inputs and initializers.
   llvm::StringSet<> external;
@@ -689,6 +753,10 @@ FailureOr<SmallVector<int>> ModelImporter::sortNodes() {
     external.insert(input.name());
   for (const onnx::TensorProto &init : graph.initializer())
     external.insert(init.name());
+  // A subgraph also reads the values of the graphs around it.
+  llvm::StringSet<> outer;
+  for (const auto &entry : values)
+    outer.insert(entry.getKey());
 
   llvm::StringMap<int> producer;
   for (int i = 0; i < n; ++i) {
@@ -718,14 +786,22 @@ FailureOr<SmallVector<int>> ModelImporter::sortNodes() {
   for (int i = 0; i < n; ++i) {
     const onnx::NodeProto &node = graph.node(i);
     llvm::DenseSet<int> deps;
-    for (const std::string &in : node.input()) {
+    SmallVector<std::string> inputs(node.input().begin(), node.input().end());
+    size_t explicitInputs = inputs.size();
+    for (const auto &entry : getImplicitInputs(node))
+      inputs.push_back(entry.getKey().str());
+    for (auto [k, in] : llvm::enumerate(inputs)) {
       if (in.empty() || external.contains(in))
         continue;
       auto it = producer.find(in);
+      if (it == producer.end() && outer.contains(in))
+        continue;
       if (it == producer.end())
         return emitNodeErrorAt(nodeLoc(nodeName(node, i)), nodeName(node, i),
                                node.op_type())
-               << "input '" << in << "' is not defined";
+               << "input '" << in << "'"
+               << (k >= explicitInputs ? " (read by a subgraph)" : "")
+               << " is not defined";
       if (deps.insert(it->second).second) {
         ++pending[i];
         users[it->second].push_back(i);
@@ -757,7 +833,11 @@ FailureOr<SmallVector<int>> ModelImporter::sortNodes() {
     while (seenAt[cur] < 0) {
       seenAt[cur] = step++;
       int next = -1;
-      for (const std::string &in : graph.node(cur).input()) {
+      SmallVector<std::string> inputs(graph.node(cur).input().begin(),
+                                      graph.node(cur).input().end());
+      for (const auto &entry : getImplicitInputs(graph.node(cur)))
+        inputs.push_back(entry.getKey().str());
+      for (const std::string &in : inputs) {
         auto it = producer.find(in);
         if (!in.empty() && it != producer.end() && pending[it->second] > 0) {
           next = it->second;
@@ -1054,15 +1134,30 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
                            ? std::max<int64_t>(numOutputs, schema->minOutputs)
                            : schema->maxOutputs;
 
+  bool regionOp = isControlFlowOp(node.op_type());
   SmallVector<NamedAttribute> attrs;
   llvm::StringSet<> attrNames;
   for (const onnx::AttributeProto &attr : node.attribute()) {
     if (!attrNames.insert(attr.name()).second)
       return emitNodeError() << "attribute '" << attr.name() << "' is given twice";
+    // Subgraphs become regions (importControlFlowNode).
+    if (regionOp && attr.has_g())
+      continue;
     FailureOr<NamedAttribute> converted = convertAttribute(attr);
     if (failed(converted))
       return failure();
     attrs.push_back(*converted);
+  }
+
+  if (regionOp) {
+    FailureOr<SmallVector<Value>> results =
+        importControlFlowNode(node, operands, attrs, numResults);
+    if (failed(results))
+      return failure();
+    for (int i = 0; i < numOutputs; ++i)
+      if (!node.output(i).empty())
+        values[node.output(i)] = (*results)[i];
+    return success();
   }
 
   OperationState state(currentLoc, "onnx." + node.op_type());
@@ -1088,6 +1183,220 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
     if (!node.output(i).empty())
       values[node.output(i)] = (*results)[i];
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Subgraphs: If, Loop, Scan
+//===----------------------------------------------------------------------===//
+
+/// Imports `graph` at the end of `block` (given `argTypes`, its arguments are added to the
+/// block) and returns the values of its outputs. Its names are visible only while it is
+/// imported; it reads those of the enclosing graphs.
+FailureOr<SmallVector<Value>>
+ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef attrName,
+                              TypeRange argTypes, Block *block) {
+  // The node holding the subgraph: its nodes' imports change the current node.
+  std::string parentName = currentNodeName, parentOpType = currentOpType;
+  Location parentLoc = currentLoc;
+  auto fail = [&]() {
+    InFlightDiagnostic diag = emitNodeErrorAt(parentLoc, parentName, parentOpType);
+    diag << "subgraph '" << attrName << "': ";
+    return diag;
+  };
+  int64_t maxDepth = kiln::getCompileLimits().maxSubgraphDepth;
+  if (subgraphDepth >= maxDepth)
+    return fail() << "subgraphs nest deeper than kiln's limit of " << maxDepth
+                  << " (--max-subgraph-depth)";
+  if (graph.input_size() != static_cast<int>(argTypes.size()))
+    return fail() << "has " << graph.input_size() << " inputs but " << parentOpType
+                  << " passes " << argTypes.size();
+  if (graph.sparse_initializer_size())
+    return fail() << "sparse initializers are not supported";
+
+  // The subgraph's names live in a scope of their own on top of the enclosing graphs'.
+  llvm::StringMap<Value> enclosing = values;
+  std::string enclosingPrefix = namePrefix;
+  namePrefix = parentName + "/" + attrName.str() + "/";
+  ++subgraphDepth;
+  auto restore = llvm::make_scope_exit([&]() {
+    values = std::move(enclosing);
+    namePrefix = enclosingPrefix;
+    --subgraphDepth;
+    currentNodeName = parentName;
+    currentOpType = parentOpType;
+    currentLoc = parentLoc;
+  });
+
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(block);
+  for (auto [i, input] : llvm::enumerate(graph.input())) {
+    if (input.name().empty())
+      return fail() << "input " << i << " has no name";
+    Type type = argTypes[i];
+    if (input.has_type() && input.type().has_tensor_type() &&
+        input.type().tensor_type().elem_type() != 0) {
+      Type declared = convertElementType(input.type().tensor_type().elem_type(), &context);
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (tensor && declared != tensor.getElementType())
+        return fail() << "input '" << input.name() << "' is declared as "
+                      << dataTypeName(input.type().tensor_type().elem_type()) << " but "
+                      << parentOpType << " passes " << type;
+    }
+    values[input.name()] = block->addArgument(type, parentLoc);
+  }
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    Location loc = nodeLoc(namePrefix + init.name());
+    FailureOr<ElementsAttr> value = convertTensor(init, init.name(), loc);
+    if (failed(value))
+      return failure();
+    values[init.name()] = createConstant(*value, loc);
+  }
+  FailureOr<SmallVector<int>> order = sortNodes(graph);
+  if (failed(order))
+    return failure();
+  for (int index : *order)
+    if (failed(importNode(graph.node(index), index)))
+      return failure();
+  SmallVector<Value> outputs;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value v = values.lookup(output.name());
+    if (!v)
+      return fail() << "output '" << output.name()
+                    << "' is not produced by any node, input or initializer";
+    if (!isa<RankedTensorType>(v.getType()))
+      return fail() << "output '" << output.name() << "' is not a tensor";
+    outputs.push_back(v);
+  }
+  return outputs;
+}
+
+FailureOr<SmallVector<Value>>
+ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
+                                     SmallVector<Value> operands,
+                                     ArrayRef<NamedAttribute> attrs, int64_t numResults) {
+  StringRef opType = node.op_type();
+  auto graphAttr = [&](StringRef name) -> const onnx::GraphProto * {
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.name() == name && attr.has_g())
+        return &attr.g();
+    emitNodeError() << "required subgraph attribute '" << name << "' is missing";
+    return nullptr;
+  };
+  auto scalar = [&](Type element) { return RankedTensorType::get({}, element); };
+  // Each region: its subgraph and the types of its block arguments.
+  SmallVector<std::tuple<StringRef, const onnx::GraphProto *, SmallVector<Type>>> regions;
+
+  if (opType == "If") {
+    const onnx::GraphProto *thenGraph = graphAttr("then_branch");
+    const onnx::GraphProto *elseGraph = graphAttr("else_branch");
+    if (!thenGraph || !elseGraph)
+      return failure();
+    // A constant condition: only the branch taken is imported, in place of the If.
+    std::optional<SmallVector<int64_t>> cond =
+        kiln::onnx::getConstantIntValues(operands[0]);
+    if (cond && cond->size() == 1) {
+      bool taken = (*cond)[0] != 0;
+      StringRef name = taken ? "then_branch" : "else_branch";
+      FailureOr<SmallVector<Value>> results = importSubgraph(
+          taken ? *thenGraph : *elseGraph, name, {}, builder.getInsertionBlock());
+      if (failed(results))
+        return failure();
+      if (static_cast<int64_t>(results->size()) != numResults)
+        return emitNodeError() << name << " has " << results->size()
+                               << " outputs but the If has " << numResults;
+      return results;
+    }
+    regions.push_back({"then_branch", thenGraph, {}});
+    regions.push_back({"else_branch", elseGraph, {}});
+  } else if (opType == "Loop") {
+    const onnx::GraphProto *body = graphAttr("body");
+    if (!body)
+      return failure();
+    while (operands.size() < 2)
+      operands.push_back(getNoValue());
+    SmallVector<Type> argTypes = {scalar(builder.getI64Type()), scalar(builder.getI1Type())};
+    for (Value v : llvm::drop_begin(operands, 2)) {
+      if (!isa<RankedTensorType>(v.getType()))
+        return emitNodeError() << "a loop-carried value is absent or not a tensor";
+      argTypes.push_back(v.getType());
+    }
+    regions.push_back({"body", body, argTypes});
+  } else {
+    const onnx::GraphProto *body = graphAttr("body");
+    if (!body)
+      return failure();
+    int64_t numScanInputs = -1;
+    std::optional<SmallVector<int64_t>> axes;
+    for (const NamedAttribute &attr : attrs) {
+      if (attr.getName() == "num_scan_inputs")
+        if (auto i = dyn_cast<IntegerAttr>(attr.getValue()))
+          numScanInputs = i.getInt();
+      if (attr.getName() == "scan_input_axes")
+        if (auto a = dyn_cast<ArrayAttr>(attr.getValue())) {
+          axes.emplace();
+          for (Attribute e : a)
+            axes->push_back(cast<IntegerAttr>(e).getInt());
+        }
+    }
+    int64_t total = static_cast<int64_t>(operands.size());
+    if (numScanInputs < 1 || numScanInputs > total)
+      return emitNodeError() << "num_scan_inputs is " << numScanInputs
+                             << " but must be in [1, " << total << "]";
+    int64_t states = total - numScanInputs;
+    if (axes && static_cast<int64_t>(axes->size()) != numScanInputs)
+      return emitNodeError() << "scan_input_axes has " << axes->size()
+                             << " entries but there are " << numScanInputs
+                             << " scan inputs";
+    SmallVector<Type> argTypes;
+    for (auto [i, v] : llvm::enumerate(operands)) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type)
+        return emitNodeError() << "input " << i << " is absent or not a tensor";
+      if (static_cast<int64_t>(i) < states) {
+        argTypes.push_back(type);
+        continue;
+      }
+      // The body sees one slice: the scanned axis removed.
+      int64_t axis = axes ? (*axes)[i - states] : 0, rank = type.getRank();
+      if (axis < -rank || axis >= rank)
+        return emitNodeError() << "scan_input_axes entry " << axis
+                               << " is out of range for scan input " << i - states
+                               << " of rank " << rank;
+      SmallVector<int64_t> shape(type.getShape());
+      shape.erase(shape.begin() + (axis < 0 ? axis + rank : axis));
+      argTypes.push_back(type.clone(shape));
+    }
+    regions.push_back({"body", body, argTypes});
+  }
+
+  // The op is created first and its regions filled in place: the ops of a region are
+  // verified as they are built, which needs their enclosing values in reach.
+  OperationState state(currentLoc, "onnx." + node.op_type());
+  state.addOperands(operands);
+  state.addTypes(SmallVector<Type>(numResults, builder.getNoneType()));
+  state.addAttributes(attrs);
+  for (size_t i = 0; i < regions.size(); ++i)
+    state.addRegion();
+  Operation *op = builder.create(state);
+  for (auto [region, entry] : llvm::zip(op->getRegions(), regions)) {
+    auto &[name, graph, argTypes] = entry;
+    Block *block = new Block();
+    region.push_back(block);
+    FailureOr<SmallVector<Value>> outputs = importSubgraph(*graph, name, argTypes, block);
+    if (failed(outputs)) {
+      op->erase();
+      return failure();
+    }
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(block);
+    kiln::onnx::YieldOp::create(builder, currentLoc, *outputs);
+  }
+  int numOutputs = node.output_size();
+  auto isUsed = [&](unsigned i) {
+    return static_cast<int>(i) < numOutputs && !node.output(i).empty();
+  };
+  return kiln::onnx::completeONNXOp(builder, op, attrs,
+                                    [&](Operation *) { return emitNodeError(); }, isUsed);
 }
 
 LogicalResult ModelImporter::buildResults() {
@@ -1137,19 +1446,7 @@ LogicalResult ModelImporter::buildResults() {
   return success();
 }
 
-FailureOr<OwningOpRef<ModuleOp>> ModelImporter::run() {
-  context.loadDialect<kiln::onnx::ONNXDialect, kiln::KilnDialect, func::FuncDialect>();
-  if (failed(readModel()) || failed(checkOpset()))
-    return failure();
-
-  module = ModuleOp::create(fileLoc);
-  (*module)->setAttr("onnx.opset", builder.getI64IntegerAttr(opset));
-  std::string producer = model.producer_name();
-  if (!model.producer_version().empty())
-    producer += (producer.empty() ? "" : " ") + model.producer_version();
-  (*module)->setAttr("onnx.producer", builder.getStringAttr(producer));
-
-  const onnx::GraphProto &graph = model.graph();
+void ModelImporter::collectNames(const onnx::GraphProto &graph) {
   for (const onnx::ValueInfoProto &v : graph.input())
     modelNames.insert(v.name());
   for (const onnx::ValueInfoProto &v : graph.output())
@@ -1163,10 +1460,31 @@ FailureOr<OwningOpRef<ModuleOp>> ModelImporter::run() {
       modelNames.insert(name);
     for (const std::string &name : node.output())
       modelNames.insert(name);
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      if (attr.has_g())
+        collectNames(attr.g());
+      for (const onnx::GraphProto &g : attr.graphs())
+        collectNames(g);
+    }
   }
+}
+
+FailureOr<OwningOpRef<ModuleOp>> ModelImporter::run() {
+  context.loadDialect<kiln::onnx::ONNXDialect, kiln::KilnDialect, func::FuncDialect>();
+  if (failed(readModel()) || failed(checkOpset()))
+    return failure();
+
+  module = ModuleOp::create(fileLoc);
+  (*module)->setAttr("onnx.opset", builder.getI64IntegerAttr(opset));
+  std::string producer = model.producer_name();
+  if (!model.producer_version().empty())
+    producer += (producer.empty() ? "" : " ") + model.producer_version();
+  (*module)->setAttr("onnx.producer", builder.getStringAttr(producer));
+
+  collectNames(model.graph());
   if (failed(createFunction()))
     return failure();
-  FailureOr<SmallVector<int>> order = sortNodes();
+  FailureOr<SmallVector<int>> order = sortNodes(model.graph());
   if (failed(order))
     return failure();
   for (int index : *order)

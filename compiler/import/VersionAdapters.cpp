@@ -549,6 +549,8 @@ static const TypeOnlySteps kTypeOnlySteps[] = {
     {"HardSigmoid", {6}},
     {"HardSwish", {14}},
     {"Identity", {1, 13, 14, 16, 19, 21, 23, 24}},
+    // If-11 lets the branches' output shapes differ (kiln requires equal ones anyway).
+    {"If", {1, 11, 13, 16, 19, 21, 23, 24}},
     {"InstanceNormalization", {6}},
     {"IsInf", {10}},
     {"IsNaN", {9, 13}},
@@ -558,6 +560,7 @@ static const TypeOnlySteps kTypeOnlySteps[] = {
     {"Less", {7, 9}},
     {"LessOrEqual", {12}},
     {"Log", {6}},
+    {"Loop", {1, 11, 13, 16, 19, 21, 23, 24}},
     {"LpNormalization", {1}},
     {"LpPool", {2, 11, 18}},
     {"MatMul", {1, 9}},
@@ -601,6 +604,8 @@ static const TypeOnlySteps kTypeOnlySteps[] = {
     {"Round", {11}},
     {"ScatterElements", {11, 13, 16}},
     {"ScatterND", {11, 13, 16}},
+    // Scan-8 (a batch axis and sequence_lens) is not: re-exported at opset >= 9.
+    {"Scan", {9, 11, 16, 19, 21, 23, 24}},
     {"Selu", {6}},
     {"Shape", {1, 13, 15, 19, 21, 23, 24}},
     {"Sigmoid", {6}},

@@ -35,6 +35,9 @@ struct CompileLimits {
   /// Bytes of all the model's constants together (initializers, Constant
   /// nodes, attribute tensors).
   int64_t maxConstantBytes = int64_t(1) << 36;
+  /// Nesting of subgraphs (If branches, Loop and Scan bodies) in subgraphs;
+  /// the main graph's subgraphs are at depth 1.
+  int64_t maxSubgraphDepth = 64;
 };
 
 /// The limits in effect (the defaults unless setCompileLimits changed them).

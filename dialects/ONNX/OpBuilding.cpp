@@ -19,8 +19,16 @@ buildONNXOp(OpBuilder &builder, OperationState &state,
             function_ref<bool(unsigned)> isUsed,
             function_ref<LogicalResult(Operation *)> checkInferred) {
   SmallVector<NamedAttribute> attrs(state.attributes.begin(), state.attributes.end());
-  StringRef opType = state.name.stripDialect();
   Operation *op = builder.create(state);
+  return completeONNXOp(builder, op, attrs, emitError, isUsed, checkInferred);
+}
+
+FailureOr<SmallVector<Value>>
+completeONNXOp(OpBuilder &builder, Operation *op, ArrayRef<NamedAttribute> attrs,
+               function_ref<InFlightDiagnostic(Operation *)> emitError,
+               function_ref<bool(unsigned)> isUsed,
+               function_ref<LogicalResult(Operation *)> checkInferred) {
+  StringRef opType = op->getName().stripDialect();
   auto fail = [&]() {
     op->erase();
     return failure();

@@ -33,6 +33,17 @@ mlir::FailureOr<llvm::SmallVector<mlir::Value>> buildONNXOp(
     llvm::function_ref<bool(unsigned)> isUsed,
     llvm::function_ref<mlir::LogicalResult(mlir::Operation *)> checkInferred = nullptr);
 
+/// buildONNXOp's steps after creating the op, for an op the caller created itself (an
+/// If, Loop or Scan whose regions it filled in place, inside the function, so that
+/// verifying the ops of its regions sees their enclosing values); `attrs` are the
+/// attributes the op was created with. On failure the op is erased.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>> completeONNXOp(
+    mlir::OpBuilder &builder, mlir::Operation *op,
+    llvm::ArrayRef<mlir::NamedAttribute> attrs,
+    llvm::function_ref<mlir::InFlightDiagnostic(mlir::Operation *)> emitError,
+    llvm::function_ref<bool(unsigned)> isUsed,
+    llvm::function_ref<mlir::LogicalResult(mlir::Operation *)> checkInferred = nullptr);
+
 } // namespace kiln::onnx
 
 #endif // KILN_DIALECTS_ONNX_OPBUILDING_H

@@ -1,7 +1,9 @@
 //===- ShapeInferencePass.cpp - kiln-shape-inference ----------------------===//
 //
 // Calls ShapeInferenceOpInterface::inferShapes() on every op of a function, in
-// order, then updates the function's result types.
+// order, then updates the function's result types. A control-flow op (If,
+// Loop, Scan) infers the ops of its regions itself, after typing its block
+// arguments, so the walk does not enter them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,9 +31,11 @@ struct KilnShapeInferencePass
                   llvm::dyn_cast<onnx::ShapeInferenceOpInterface>(op)) {
             if (mlir::failed(shaped.inferShapes()))
               return mlir::WalkResult::interrupt();
-            return mlir::WalkResult::advance();
+            return op->getNumRegions() ? mlir::WalkResult::skip()
+                                       : mlir::WalkResult::advance();
           }
-          if (llvm::isa<onnx::ONNXDialect>(op->getDialect())) {
+          if (llvm::isa<onnx::ONNXDialect>(op->getDialect()) &&
+              !op->hasTrait<mlir::OpTrait::IsTerminator>()) {
             onnx::emitNodeError(op) << "has no shape inference yet";
             return mlir::WalkResult::interrupt();
           }

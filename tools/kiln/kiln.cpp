@@ -80,7 +80,7 @@ constexpr const char *kUsage =
     "      --time-report        print each phase's time and peak memory "
     "to stderr\n"
     "      --max-tensor-elements N, --max-tensor-bytes N, --max-unrolled-steps N,\n"
-    "      --max-table-elements N, --max-constant-bytes N\n"
+    "      --max-table-elements N, --max-constant-bytes N, --max-subgraph-depth N\n"
     "                           what a model may make kiln build (defaults and\n"
     "                           meaning: docs/reliability.md)\n"
     "  kiln run MODEL.so [--input NAME=FILE.npy]... [--output-dir DIR] "
@@ -119,6 +119,8 @@ std::optional<int64_t *> limitFlag(StringRef arg, kiln::CompileLimits &limits) {
     return &limits.maxTableElements;
   if (flag == "--max-constant-bytes")
     return &limits.maxConstantBytes;
+  if (flag == "--max-subgraph-depth")
+    return &limits.maxSubgraphDepth;
   return std::nullopt;
 }
 

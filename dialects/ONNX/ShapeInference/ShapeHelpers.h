@@ -55,6 +55,7 @@ void registerNormalizationShapeInference(mlir::DialectRegistry &registry);
 void registerDataMovementShapeInference(mlir::DialectRegistry &registry);
 void registerReductionShapeInference(mlir::DialectRegistry &registry);
 void registerConstantShapeInference(mlir::DialectRegistry &registry);
+void registerControlFlowShapeInference(mlir::DialectRegistry &registry);
 void registerQuantizationShapeInference(mlir::DialectRegistry &registry);
 void registerRecurrentShapeInference(mlir::DialectRegistry &registry);
 void registerAttentionShapeInference(mlir::DialectRegistry &registry);

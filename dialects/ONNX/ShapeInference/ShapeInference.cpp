@@ -11,6 +11,7 @@ namespace kiln::onnx {
 void registerShapeInferenceModels(mlir::DialectRegistry &registry) {
   registerAttentionShapeInference(registry);
   registerConstantShapeInference(registry);
+  registerControlFlowShapeInference(registry);
   registerConvolutionShapeInference(registry);
   registerDataMovementShapeInference(registry);
   registerElementwiseShapeInference(registry);

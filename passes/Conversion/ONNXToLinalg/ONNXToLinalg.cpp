@@ -52,6 +52,7 @@ struct ConvertONNXToLinalgPass
     populateReductionPatterns(converter, patterns);
     populateDataMovementPatterns(converter, patterns);
     populateScanPatterns(converter, patterns);
+    populateControlFlowPatterns(converter, patterns);
     populateResizePatterns(converter, patterns);
     populateScatterPatterns(converter, patterns);
     populateGridSamplePatterns(converter, patterns);
@@ -69,9 +70,11 @@ struct ConvertONNXToLinalgPass
     bool unsupported = false;
     module.walk([&](Operation *op) {
       // onnx.NoValue stays legal: consumers ignore `none` operands and the
-      // unused NoValue ops are erased after conversion.
+      // unused NoValue ops are erased after conversion. onnx.Yield is
+      // replaced by the pattern of the If / Loop / Scan it ends.
       if (!isa<kiln::onnx::ONNXDialect>(op->getDialect()) ||
-          lowered.contains(op->getName()) || isa<kiln::onnx::NoValueOp>(op))
+          lowered.contains(op->getName()) ||
+          isa<kiln::onnx::NoValueOp, kiln::onnx::YieldOp>(op))
         return;
       kiln::onnx::emitNodeError(op)
           << "operator '" << op->getName().stripDialect()

@@ -43,6 +43,9 @@ void populateDataMovementPatterns(TypeConverter &converter,
 /// CumSum, CumProd, Trilu, Range.
 void populateScanPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns);
+/// If, Loop, Scan (scf.if, scf.for, scf.while).
+void populateControlFlowPatterns(TypeConverter &converter,
+                                 RewritePatternSet &patterns);
 /// GridSample (nearest, linear, cubic; zeros, border, reflection padding).
 void populateGridSamplePatterns(TypeConverter &converter,
                                 RewritePatternSet &patterns);

@@ -67,20 +67,17 @@ public:
     if (e.hasAttr("clip"))
       clip = e.getFloat("clip", 0.0f);
     if (!seqLens.empty()) {
-      // Only full-length sequences: every batch entry runs all steps.
+      // Sequences shorter than X (a constant or a run-time input) mask their steps;
+      // full-length ones (a constant of `seq`s) need nothing.
       RankedTensorType t = e.type(seqLens);
-      std::optional<SmallVector<int64_t>> lens;
-      if (t)
-        lens = e.constantInts(seqLens);
-      if (!lens)
-        return e.error() << "needs a compile-time constant for the non-constant "
-                            "input 'sequence_lens'",
+      if (!t || t.getRank() != 1 || t.getDimSize(0) != batch ||
+          !isa<IntegerType>(t.getElementType()))
+        return e.error() << "sequence_lens must be an integer tensor of shape [" << batch
+                         << "]",
                failure();
-      for (int64_t len : *lens)
-        if (len != seq)
-          return e.error() << "sequence_lens other than the full length "
-                           << seq << " are not supported yet",
-                 failure();
+      std::optional<SmallVector<int64_t>> lens = e.constantInts(seqLens);
+      if (!lens || llvm::any_of(*lens, [&](int64_t len) { return len != seq; }))
+        lengths = e.add("Cast", {seqLens}, {intAttr("to", 7 /*INT64*/)});
     }
     if (failed(readActivations()))
       return failure();
@@ -105,21 +102,43 @@ public:
         c = e.input(6).empty() ? zeros() : pick(e.input(6), d);
       V peephole =
           kind == "LSTM" && !e.input(7).empty() ? pick(e.input(7), d) : V();
+      // With sequence lengths, a reverse direction walks each sequence back from its
+      // own last step: X's steps are permuted per batch entry (step i reads time
+      // len - 1 - i while i < len), the recurrence runs forward over them, and Y is
+      // permuted back (the permutation is its own inverse).
+      V order;
+      if (!lengths.empty() && reverse) {
+        SmallVector<int64_t> iota = llvm::to_vector(llvm::seq<int64_t>(0, seq));
+        V steps = e.unsqueeze(e.i64s(iota), {1}); // [seq, 1]
+        V valid = e.add("Less", {steps, lengths});  // [seq, batch]
+        V back = e.add("Sub", {e.add("Sub", {lengths, e.scalar(i64(), 1)}), steps});
+        order = e.add("Where", {valid, back, e.add("Expand", {steps, e.i64s({seq, batch})})});
+        xw = permuteSteps(xw, order, gates * hidden);
+      }
       SmallVector<V> steps(seq);
       for (int64_t i = 0; i < seq; ++i) {
-        int64_t t = reverse ? seq - 1 - i : i;
-        V xt =
-            e.add("Gather", {xw, e.scalar(IntegerType::get(e.ctx.getContext(), 64), t)},
-                  {intAttr("axis", 0)});
+        int64_t t = reverse && lengths.empty() ? seq - 1 - i : i;
+        V xt = e.add("Gather", {xw, e.scalar(i64(), t)}, {intAttr("axis", 0)});
         FailureOr<std::pair<V, V>> next =
             step(d, xt, h, c, rt, rb, peephole);
         if (failed(next))
           return failure();
-        h = next->first;
-        c = next->second;
-        steps[t] = e.unsqueeze(h, {0});
+        if (lengths.empty()) {
+          h = next->first;
+          c = next->second;
+          steps[t] = e.unsqueeze(h, {0});
+          continue;
+        }
+        // Past its length a sequence keeps its state and outputs zeros.
+        V running = e.unsqueeze(e.add("Less", {e.scalar(i64(), i), lengths}), {1});
+        steps[t] = e.unsqueeze(e.add("Where", {running, next->first, zeros()}), {0});
+        h = e.add("Where", {running, next->first, h});
+        if (kind == "LSTM")
+          c = e.add("Where", {running, next->second, c});
       }
       V y = seq == 1 ? steps[0] : e.add("Concat", steps, {intAttr("axis", 0)});
+      if (!order.empty())
+        y = permuteSteps(y, order, hidden);
       ys.push_back(e.unsqueeze(y, {1}));
       lastH.push_back(e.unsqueeze(h, {0}));
       if (kind == "LSTM")
@@ -147,6 +166,15 @@ public:
   }
 
 private:
+  Type i64() { return IntegerType::get(e.ctx.getContext(), 64); }
+
+  /// `value` [seq, batch, width] with step s of batch entry b read from step
+  /// order[s, b].
+  V permuteSteps(V value, V order, int64_t width) {
+    V index = e.add("Expand", {e.unsqueeze(order, {2}), e.i64s({seq, batch, width})});
+    return e.add("GatherElements", {value, index}, {intAttr("axis", 0)});
+  }
+
   /// Entry `d` of a per-direction tensor ([dirs, ...] -> [...]).
   V pick(const V &value, int64_t d) {
     return e.add("Gather", {value, e.scalar(IntegerType::get(e.ctx.getContext(), 64), d)},
@@ -326,6 +354,9 @@ private:
   int64_t dirs = 1, layout = 0, seq = 0, batch = 0, hidden = 0;
   std::optional<float> clip;
   SmallVector<Activation> activations;
+  /// sequence_lens as int64 [batch] when some sequence is shorter than X; empty
+  /// otherwise.
+  V lengths;
 };
 
 LogicalResult expandRNN(Expansion &e) { return Recurrence(e, "RNN", 1).run(); }

@@ -241,17 +241,22 @@ def cases() -> list[Case]:
         [helper.make_node("Add", ["x", "short_weight"], ["y"], name="add_short")],
         [_vi("x", F, [4, 4])], [_vi("y", F, [4, 4])], [short]),
         ("short_weight", "raw_data")))
-    # Subgraphs nested 20 deep (If in If in ...).
-    leaf = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "leaf", [],
-                             [_vi("y", F, [2])])
-    inner = leaf
-    for depth in range(20):
-        node = helper.make_node("If", ["c"], ["y"], name=f"if_{depth}",
-                                then_branch=inner, else_branch=leaf)
-        inner = helper.make_graph([node], f"g{depth + 1}", [], [_vi("y", F, [2])])
-    add(Case("deeply_nested_subgraphs", _model(
-        list(inner.node), [_vi("c", TensorProto.BOOL, []), _vi("x", F, [2])],
-        [_vi("y", F, [2])]), ("if_19", "If")))
+    # Subgraphs nested 20 deep (If in If in ...) compile; with --max-subgraph-depth 10 the
+    # If at depth 10 (if_9) is named. (Protobuf's recursion limit of 100 messages stops
+    # a file at about 32 levels, below the default limit of 64.)
+    def nested_ifs(levels):
+        leaf = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "leaf", [],
+                                 [_vi("y", F, [2])])
+        inner = leaf
+        for depth in range(levels):
+            node = helper.make_node("If", ["c"], ["y"], name=f"if_{depth}",
+                                    then_branch=inner, else_branch=leaf)
+            inner = helper.make_graph([node], f"g{depth + 1}", [], [_vi("y", F, [2])])
+        return _model(list(inner.node), [_vi("c", TensorProto.BOOL, []), _vi("x", F, [2])],
+                      [_vi("y", F, [2])])
+    add(Case("nested_subgraphs", nested_ifs(20), (), ok=True))
+    add(Case("deeply_nested_subgraphs", nested_ifs(20),
+             ("if_9", "If", "max-subgraph-depth"), ("--max-subgraph-depth", "10")))
     add(Case("deeply_nested_type", _deeply_nested_type_model(5000), ("model",)))
     add(Case("garbage", bytes(range(256)) * 64, ("model",)))
     valid = _model([helper.make_node("Relu", ["x"], ["y"], name="relu")],

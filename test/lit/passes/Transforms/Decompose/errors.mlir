@@ -14,12 +14,12 @@ func.func @matmul_integer_inexact(%a: tensor<1x768xui8>, %b: tensor<768x4xui8>) 
 
 // -----
 
-// CHECK: error: {{.*}}node 'rnn' (LSTM): sequence_lens other than the full length 3 are not supported yet
-// A variant the decomposition does not cover is an error naming the node.
-func.func @lstm_short_sequence(%x: tensor<3x1x2xf32>, %w: tensor<1x8x2xf32>, %r: tensor<1x8x2xf32>) -> tensor<3x1x1x2xf32> {
+// CHECK: error: {{.*}}node 'rnn' (LSTM): sequence_lens must be an integer tensor of shape [1]
+// An input the decomposition cannot read is an error naming the node.
+func.func @lstm_lengths_shape(%x: tensor<3x1x2xf32>, %w: tensor<1x8x2xf32>, %r: tensor<1x8x2xf32>) -> tensor<3x1x1x2xf32> {
   %none = onnx.NoValue : () -> none
-  %lens = onnx.Constant {value = dense<2> : tensor<1xi32>} : () -> tensor<1xi32>
-  %y, %h, %c = onnx.LSTM %x, %w, %r, %none, %lens, %none, %none, %none : (tensor<3x1x2xf32>, tensor<1x8x2xf32>, tensor<1x8x2xf32>, none, tensor<1xi32>, none, none, none) -> (tensor<3x1x1x2xf32>, none, none) loc("rnn")
+  %lens = onnx.Constant {value = dense<2> : tensor<2xi32>} : () -> tensor<2xi32>
+  %y, %h, %c = onnx.LSTM %x, %w, %r, %none, %lens, %none, %none, %none : (tensor<3x1x2xf32>, tensor<1x8x2xf32>, tensor<1x8x2xf32>, none, tensor<2xi32>, none, none, none) -> (tensor<3x1x1x2xf32>, none, none) loc("rnn")
   return %y : tensor<3x1x1x2xf32>
 }
 

@@ -50,3 +50,20 @@ func.func @rnn_batch_first(%x: tensor<2x3x4xf32>, %w: tensor<1x5x4xf32>, %r: ten
   %y, %h = onnx.RNN %x, %w, %r, %none, %none, %none {hidden_size = 5 : i64, layout = 1 : i64} : (tensor<2x3x4xf32>, tensor<1x5x4xf32>, tensor<1x5x5xf32>, none, none, none) -> (tensor<2x3x1x5xf32>, none)
   return %y : tensor<2x3x1x5xf32>
 }
+
+// -----
+
+// sequence_lens shorter than X: each step's new state is taken only where the step is
+// below the sequence's length (Where on Less(step, lengths)), else the state is kept and
+// Y gets zeros. Full-length constant lengths need no masks (the other cases).
+// CHECK-LABEL: func.func @rnn_lengths
+// CHECK:         %[[LENS:.*]] = onnx.Cast %arg3 {to = 7 : i64}
+// CHECK:         %[[ACTIVE:.*]] = onnx.Less %{{.*}}, %[[LENS]] : (tensor<i64>, tensor<2xi64>) -> tensor<2xi1>
+// CHECK:         %[[R2:.*]] = onnx.Unsqueeze %[[ACTIVE]]
+// CHECK:         onnx.Where %[[R2]], %{{.*}}, %{{.*}} : (tensor<2x1xi1>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+// CHECK-NOT:     onnx.RNN
+func.func @rnn_lengths(%x: tensor<3x2x2xf32>, %w: tensor<1x4x2xf32>, %r: tensor<1x4x4xf32>, %lens: tensor<2xi32>) -> tensor<3x1x2x4xf32> {
+  %none = onnx.NoValue : () -> none
+  %y, %h = onnx.RNN %x, %w, %r, %none, %lens, %none {hidden_size = 4 : i64} : (tensor<3x2x2xf32>, tensor<1x4x2xf32>, tensor<1x4x4xf32>, none, tensor<2xi32>, none) -> (tensor<3x1x2x4xf32>, none)
+  return %y : tensor<3x1x2x4xf32>
+}

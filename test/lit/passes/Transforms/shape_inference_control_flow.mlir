@@ -1,0 +1,119 @@
+// RUN: kiln-opt %s -kiln-shape-inference -split-input-file -verify-diagnostics | FileCheck %s
+
+// Control-flow ops type their regions first (block arguments from the operands, then the
+// body's ops in order), then their results from what the regions yield. Untyped results
+// are `none`, as the importer creates them.
+
+// CHECK-LABEL: func.func @if_types
+// CHECK:         onnx.If %{{.*}} : tensor<i1> -> tensor<2x3xf32>
+// CHECK:           onnx.Add {{.*}} -> tensor<2x3xf32>
+// CHECK:           onnx.Mul {{.*}} -> tensor<2x3xf32>
+// CHECK:         return {{.*}} : tensor<2x3xf32>
+func.func @if_types(%c: tensor<i1>, %x: tensor<2x3xf32>) -> none {
+  %0 = "onnx.If"(%c) ({
+    %a = "onnx.Add"(%x, %x) : (tensor<2x3xf32>, tensor<2x3xf32>) -> none
+    onnx.Yield %a : none
+  }, {
+    %m = "onnx.Mul"(%x, %x) : (tensor<2x3xf32>, tensor<2x3xf32>) -> none
+    onnx.Yield %m : none
+  }) : (tensor<i1>) -> none
+  return %0 : none
+}
+
+// -----
+
+// Scan outputs of a Loop that runs exactly M times (constant M, no condition, the body
+// passing its condition on) stack M slices.
+// CHECK-LABEL: func.func @loop_scan_outputs
+// CHECK:         onnx.Loop {{.*}} -> (tensor<3xf32>, tensor<4x3xf32>)
+// CHECK:         ^bb0(%{{.*}}: tensor<i64>, %{{.*}}: tensor<i1>, %{{.*}}: tensor<3xf32>):
+// CHECK:           onnx.Add {{.*}} -> tensor<3xf32>
+func.func @loop_scan_outputs(%x: tensor<3xf32>) -> (none, none) {
+  %none = onnx.NoValue : () -> none
+  %m = onnx.Constant {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+  %0:2 = "onnx.Loop"(%m, %none, %x) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
+    %a = "onnx.Add"(%v, %x) : (tensor<3xf32>, tensor<3xf32>) -> none
+    onnx.Yield %c, %a, %a : tensor<i1>, none, none
+  }) : (tensor<i64>, none, tensor<3xf32>) -> (none, none)
+  return %0#0, %0#1 : none, none
+}
+
+// -----
+
+// CHECK-LABEL: func.func @scan_axes
+// CHECK:         onnx.Scan {{.*}} -> (tensor<2xf32>, tensor<2x5xf32>)
+// CHECK:         ^bb0(%{{.*}}: tensor<2xf32>, %{{.*}}: tensor<2xf32>):
+func.func @scan_axes(%s: tensor<2xf32>, %x: tensor<2x5xf32>) -> (none, none) {
+  %0:2 = "onnx.Scan"(%s, %x) ({
+  ^bb0(%a: tensor<2xf32>, %b: tensor<2xf32>):
+    %y = "onnx.Add"(%a, %b) : (tensor<2xf32>, tensor<2xf32>) -> none
+    onnx.Yield %y, %y : none, none
+  }) {num_scan_inputs = 1 : i64, scan_input_axes = [1], scan_output_axes = [-1]} : (tensor<2xf32>, tensor<2x5xf32>) -> (none, none)
+  return %0#0, %0#1 : none, none
+}
+
+// -----
+
+func.func @if_branches_differ(%c: tensor<i1>, %x: tensor<2xf32>, %y: tensor<3xf32>) -> none {
+  // expected-error @+1 {{node (If): output 0 is 'tensor<2xf32>' in then_branch but 'tensor<3xf32>' in else_branch; branches whose outputs differ in shape or type need dynamic shapes, which kiln does not support yet}}
+  %0 = "onnx.If"(%c) ({
+    onnx.Yield %x : tensor<2xf32>
+  }, {
+    onnx.Yield %y : tensor<3xf32>
+  }) : (tensor<i1>) -> none
+  return %0 : none
+}
+
+// -----
+
+func.func @loop_carried_grows(%x: tensor<2xf32>) -> none {
+  %none = onnx.NoValue : () -> none
+  %m = onnx.Constant {value = dense<3> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{node (Loop): loop-carried value 0 enters the body as 'tensor<2xf32>' but the body yields 'tensor<4xf32>'; a value whose shape changes between iterations needs dynamic shapes, which kiln does not support yet}}
+  %0 = "onnx.Loop"(%m, %none, %x) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<2xf32>):
+    %y = "onnx.Concat"(%v, %v) {axis = 0 : i64} : (tensor<2xf32>, tensor<2xf32>) -> none
+    onnx.Yield %c, %y : tensor<i1>, none
+  }) : (tensor<i64>, none, tensor<2xf32>) -> none
+  return %0 : none
+}
+
+// -----
+
+func.func @loop_scan_output_dynamic(%x: tensor<3xf32>, %m: tensor<i64>) -> (none, none) {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{node (Loop): the length of the scan outputs, the number of iterations, depends on a non-constant input 'M' (dynamic shapes are not supported yet)}}
+  %0:2 = "onnx.Loop"(%m, %none, %x) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
+    onnx.Yield %c, %v, %v : tensor<i1>, tensor<3xf32>, tensor<3xf32>
+  }) : (tensor<i64>, none, tensor<3xf32>) -> (none, none)
+  return %0#0, %0#1 : none, none
+}
+
+// -----
+
+func.func @loop_data_dependent_cond(%x: tensor<3xf32>, %lim: tensor<f32>) -> (none, none) {
+  %none = onnx.NoValue : () -> none
+  %m = onnx.Constant {value = dense<5> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{has scan outputs, but how many iterations it runs is known only at run time}}
+  %0:2 = "onnx.Loop"(%m, %none, %x) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
+    %s = "onnx.ReduceSum"(%v, %none) {keepdims = 0 : i64} : (tensor<3xf32>, none) -> none
+    %go = "onnx.Less"(%s, %lim) : (none, tensor<f32>) -> none
+    onnx.Yield %go, %v, %v : none, tensor<3xf32>, tensor<3xf32>
+  }) : (tensor<i64>, none, tensor<3xf32>) -> (none, none)
+  return %0#0, %0#1 : none, none
+}
+
+// -----
+
+func.func @scan_lengths_differ(%s: tensor<2xf32>, %x: tensor<4x2xf32>, %y: tensor<5x2xf32>) -> (none, none) {
+  // expected-error @+1 {{node (Scan): scan input 1 has 5 slices along its axis 0 but the first scan input has 4}}
+  %0:2 = "onnx.Scan"(%s, %x, %y) ({
+  ^bb0(%a: tensor<2xf32>, %b: tensor<2xf32>, %c: tensor<2xf32>):
+    onnx.Yield %a, %b : tensor<2xf32>, tensor<2xf32>
+  }) {num_scan_inputs = 2 : i64} : (tensor<2xf32>, tensor<4x2xf32>, tensor<5x2xf32>) -> (none, none)
+  return %0#0, %0#1 : none, none
+}
+
