@@ -64,7 +64,7 @@ def test_concurrent_runs_on_one_model_under_tsan(kiln, tmp_path):
         "the test model must use the scratch arena\n" + inspect.describe()
 
     runner = tmp_path / "concurrent_runs"
-    sources = sorted((REPO / "runtime" / "src").glob("*.c"))
+    sources = sorted((REPO / "runtime" / "src").rglob("*.c"))  # gpu/ too
     build = harness.run_command(
         [clang(), "-std=c11", "-O1", "-g", "-fsanitize=thread", "-D_GNU_SOURCE",
          "-I", REPO / "runtime" / "include", "-I", REPO / "runtime" / "src",
