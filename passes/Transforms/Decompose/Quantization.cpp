@@ -242,7 +242,12 @@ LogicalResult expandMatMulInteger(Expansion &e) {
 /// a_scale * b_scale / y_scale in float32, in that order (as onnxruntime computes
 /// its requantization multiplier).
 static V multiplierOf(Expansion &e, const V &aScale, const V &bScale, const V &yScale) {
-  auto f32 = [&](const V &v) { return e.add("Cast", {v}, {intAttr("to", KILN_DTYPE_FLOAT32)}); };
+  auto f32 = [&](const V &v) {
+    RankedTensorType t = e.type(v);
+    if (t && t.getElementType().isF32())
+      return v;
+    return e.add("Cast", {v}, {intAttr("to", KILN_DTYPE_FLOAT32)});
+  };
   return e.add("Div", {e.add("Mul", {f32(aScale), f32(bScale)}), f32(yScale)});
 }
 
