@@ -172,6 +172,9 @@ LogicalResult compileModel(MLIRContext &context,
     return failure();
 
   PassManager pm(&context);
+  // QDQ models: Conv/MatMul/Gemm between DequantizeLinear and QuantizeLinear run
+  // on integers.
+  pm.addNestedPass<func::FuncOp>(createKilnFoldQDQPass());
   // Composite ops (Attention, LSTM, QLinearConv, ...) become the ops kiln lowers.
   pm.addNestedPass<func::FuncOp>(createKilnDecomposePass());
   pm.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());
