@@ -110,8 +110,11 @@ bool chooseWinograd(linalg::Conv2DNhwcHwcfOp conv) {
     return llvm::all_of(attr.getValues<int64_t>(),
                         [](int64_t v) { return v == 1; });
   };
+  // Winograd's transforms are fractions: f32 only (never the exact int32
+  // products).
   if (!conv.hasPureTensorSemantics() || !ones(conv.getStrides()) ||
-      !ones(conv.getDilations()))
+      !ones(conv.getDilations()) ||
+      !getElementTypeOrSelf(conv.getOutputs()[0].getType()).isF32())
     return false;
   auto fType = cast<ShapedType>(conv.getInputs()[1].getType());
   auto outType = cast<ShapedType>(conv.getOutputs()[0].getType());
@@ -125,16 +128,24 @@ bool chooseWinograd(linalg::Conv2DNhwcHwcfOp conv) {
   return tiles >= kMinTiles && ch * f >= kMinChannelRatio * (ch + f);
 }
 
-/// Static shapes of f32 operands (the element type the kernels implement;
-/// other types keep the generic lowering), no empty dimension.
+/// Static shapes, no empty dimension, and operands of one element type the
+/// kernels implement: f32, or i32 for matmuls and convolutions (the int32
+/// products of quantized models; pooling stays f32). Other types keep the
+/// generic lowering.
 bool kernelOperands(linalg::LinalgOp op) {
+  Type elementType;
   for (Value operand : op->getOperands()) {
     auto type = dyn_cast<ShapedType>(operand.getType());
-    if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
-        type.getNumElements() == 0)
+    if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
       return false;
+    if (elementType && type.getElementType() != elementType)
+      return false;
+    elementType = type.getElementType();
   }
-  return true;
+  if (elementType && elementType.isSignlessInteger(32))
+    return isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp,
+               linalg::DepthwiseConv2DNhwcHwcOp>(op.getOperation());
+  return elementType && elementType.isF32();
 }
 
 struct SelectKernelStrategyPass

@@ -48,7 +48,7 @@ void emitBlock(KernelBuilder &kb, const BlockSpec &spec) {
           Value &slot = next[i * spec.vecs + v];
           slot = spec.combine
                      ? spec.combine(kb, av, slot)
-                     : vector::FMAOp::create(kb.b, kb.loc, av, bv[v], slot);
+                     : kb.multiplyAdd(av, bv[v], slot);
         }
       }
       return next;

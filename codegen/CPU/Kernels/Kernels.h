@@ -33,9 +33,12 @@ namespace kiln::kernels {
 
 using namespace mlir;
 
-/// Element types the kernels implement (f32); ops on others keep the generic
-/// lowering.
-inline bool isSupportedElementType(Type type) { return type.isF32(); }
+/// Element types the kernels implement: f32, and i32 (the integer products of
+/// quantized models: multiply-add instead of FMA); ops on others keep the
+/// generic lowering.
+inline bool isSupportedElementType(Type type) {
+  return type.isF32() || type.isSignlessInteger(32);
+}
 
 struct KernelBuilder {
   OpBuilder &b;
@@ -82,6 +85,15 @@ struct KernelBuilder {
 
   Value splat(Value scalar) {
     return vector::BroadcastOp::create(b, loc, vt, scalar);
+  }
+
+  /// acc + a * b: an FMA on floats, a multiply and an add on integers
+  /// (exact; wraps like the int32 accumulation ONNX allows).
+  Value multiplyAdd(Value a, Value bv, Value acc) {
+    if (isa<FloatType>(vt.getElementType()))
+      return vector::FMAOp::create(b, loc, a, bv, acc);
+    return arith::AddIOp::create(b, loc, acc,
+                                 arith::MulIOp::create(b, loc, a, bv));
   }
 };
 

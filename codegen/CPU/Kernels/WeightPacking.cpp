@@ -22,9 +22,10 @@ Value WeightPacker::pack(OpBuilder &b, Location loc, Value weights,
   auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
   if (!global || !global.getConstant() || !global.getInitialValue())
     return {};
-  // The panels are built from f32 values (other element types are not
-  // packed: their kernels read B in place, if any).
-  if (!global.getType().getElementType().isF32())
+  // The panels are built from 32-bit values, f32 or i32 (other element types
+  // are not packed: their kernels read B in place, if any).
+  Type elementType = global.getType().getElementType();
+  if (!elementType.isF32() && !elementType.isSignlessInteger(32))
     return {};
   std::string key = (getGlobal.getName() + "/" + Twine(nr) + "/" +
                      Twine(redShape.size()) + "/" + Twine(batch))
@@ -41,23 +42,23 @@ Value WeightPacker::pack(OpBuilder &b, Location loc, Value weights,
   shape.push_back(np);
   shape.append(redShape.begin(), redShape.end());
   shape.push_back(nr);
-  auto type = MemRefType::get(shape, b.getF32Type());
+  auto type = MemRefType::get(shape, elementType);
   if (!packed) {
-    std::optional<SmallVector<float>> data =
-        kiln::f32ConstantData(*global.getInitialValue());
+    std::optional<SmallVector<uint32_t>> data =
+        kiln::word32ConstantData(*global.getInitialValue());
     if (!data || (int64_t)data->size() != batches * r * n)
       return {};
-    SmallVector<float> out(batches * np * r * nr, 0.0f);
+    SmallVector<uint32_t> out(batches * np * r * nr, 0); // 0.0f and 0
     for (int64_t bt = 0; bt < batches; ++bt) {
-      const float *in = data->data() + bt * r * n;
-      float *to = out.data() + bt * np * r * nr;
+      const uint32_t *in = data->data() + bt * r * n;
+      uint32_t *to = out.data() + bt * np * r * nr;
       for (int64_t p = 0; p < np; ++p)
         for (int64_t k = 0; k < r; ++k)
           for (int64_t j = 0; j < nr && p * nr + j < n; ++j)
             to[(p * r + k) * nr + j] = in[k * n + p * nr + j];
     }
-    Attribute init = kiln::f32ConstantAttr(
-        RankedTensorType::get(shape, b.getF32Type()), out, "kiln_packed");
+    Attribute init = kiln::word32ConstantAttr(
+        RankedTensorType::get(shape, elementType), out, "kiln_packed");
     OpBuilder mb(module.getBodyRegion());
     mb.setInsertionPoint(global);
     packed = memref::GlobalOp::create(
