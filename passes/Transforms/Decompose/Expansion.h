@@ -224,6 +224,11 @@ mlir::LogicalResult expandConvInteger(Expansion &e);
 mlir::LogicalResult expandQLinearConv(Expansion &e);
 mlir::LogicalResult expandDynamicQuantizeLinear(Expansion &e);
 
+/// MatMulInteger / ConvInteger in the form convert-onnx-to-linalg lowers to 8-bit
+/// products (kept by kiln-decompose): per-tensor 8-bit activations, constant s8
+/// weights with zero points 0 (onnxruntime's symmetric weights), 2-D B, group 1.
+bool keptForIntegerKernel(mlir::Operation *op);
+
 /// Integer building blocks (Quantization.cpp), shared with kiln-fold-qdq. Each returns
 /// an empty value after an error.
 /// (a - a_zero_point) x (b - b_zero_point) as an int32 MatMul (8-bit a and b; zero

@@ -7,6 +7,9 @@
 
 #include "passes/Transforms/Decompose/Expansion.h"
 
+#include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/ONNXOps.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -195,6 +198,56 @@ static V centered(Expansion &e, const V &x, const V &zp, int64_t axis, int64_t r
   return e.add("Sub", {xi, zi});
 }
 
+/// Constant signed 8-bit weights whose zero points are 0 (absent or all 0).
+static bool isSymmetricS8Constant(Value w, Value wzp) {
+  auto wt = dyn_cast<RankedTensorType>(w.getType());
+  if (!wt || !wt.hasStaticShape() || !wt.getElementType().isSignlessInteger(8) ||
+      !kiln::onnx::getConstantAttr(w))
+    return false;
+  if (!wzp || isa<NoneType>(wzp.getType()))
+    return true;
+  std::optional<SmallVector<int64_t>> z = kiln::onnx::getConstantIntValues(wzp);
+  return z && llvm::all_of(*z, [](int64_t v) { return v == 0; });
+}
+
+/// 8-bit activations with one zero point (absent or one element).
+static bool isPerTensor8Bit(Value x, Value xzp) {
+  auto xt = dyn_cast<RankedTensorType>(x.getType());
+  if (!xt || !xt.hasStaticShape() || !onnxQuantType(xt.getElementType()) ||
+      xt.getElementType().getIntOrFloatBitWidth() != 8)
+    return false;
+  if (!xzp || isa<NoneType>(xzp.getType()))
+    return true;
+  auto zt = dyn_cast<RankedTensorType>(xzp.getType());
+  return zt && zt.hasStaticShape() && zt.getNumElements() == 1;
+}
+
+static bool isIntegerKernelMatMul(Value a, Value azp, Value b, Value bzp) {
+  auto at = dyn_cast<RankedTensorType>(a.getType());
+  auto bt = dyn_cast<RankedTensorType>(b.getType());
+  return at && bt && at.getRank() >= 2 && bt.getRank() == 2 &&
+         isPerTensor8Bit(a, azp) && isSymmetricS8Constant(b, bzp);
+}
+
+static bool isIntegerKernelConv(Value x, Value xzp, Value w, Value wzp, int64_t group) {
+  auto xt = dyn_cast<RankedTensorType>(x.getType());
+  return xt && xt.getRank() == 4 && group == 1 && isPerTensor8Bit(x, xzp) &&
+         (!xzp || isa<NoneType>(xzp.getType()) || kiln::onnx::getConstantAttr(xzp)) &&
+         isSymmetricS8Constant(w, wzp);
+}
+
+bool keptForIntegerKernel(Operation *op) {
+  auto operand = [&](unsigned i) {
+    return i < op->getNumOperands() ? op->getOperand(i) : Value();
+  };
+  if (isa<onnx::MatMulIntegerOp>(op))
+    return isIntegerKernelMatMul(operand(0), operand(2), operand(1), operand(3));
+  if (auto conv = dyn_cast<onnx::ConvIntegerOp>(op))
+    return isIntegerKernelConv(operand(0), operand(2), operand(1), operand(3),
+                               conv.getGroup());
+  return false;
+}
+
 V integerMatMul(Expansion &e, const V &a, const V &azp, const V &b, const V &bzp) {
   RankedTensorType at = e.type(a), bt = e.type(b);
   if (!at || !bt || at.getRank() == 0 || bt.getRank() == 0) {
@@ -203,6 +256,9 @@ V integerMatMul(Expansion &e, const V &a, const V &azp, const V &b, const V &bzp
   }
   if (failed(checkQuantInputs(e, at.getElementType(), bt.getElementType())))
     return V();
+  // The form convert-onnx-to-linalg computes on 8-bit kernels (kept as it is).
+  if (isIntegerKernelMatMul(a, azp, b, bzp))
+    return e.add("MatMulInteger", {a, b, azp, bzp});
   // a_zero_point is per row of A (axis rank-2), b_zero_point per column of B.
   V ac = centered(e, a, azp, std::max<int64_t>(at.getRank() - 2, 0), at.getRank());
   V bc = centered(e, b, bzp, bt.getRank() - 1, bt.getRank());
@@ -218,6 +274,12 @@ V integerConv(Expansion &e, const V &x, const V &xzp, const V &w, const V &wzp,
   }
   if (failed(checkQuantInputs(e, xt.getElementType(), wt.getElementType())))
     return V();
+  int64_t group = 1;
+  for (const Attr &a : convAttrs)
+    if (a.name() == "group")
+      group = a.i();
+  if (isIntegerKernelConv(x, xzp, w, wzp, group))
+    return e.add("ConvInteger", {x, w, xzp, wzp}, convAttrs);
   V xc = centered(e, x, xzp, -1, xt.getRank());
   V wc = centered(e, w, wzp, 0, wt.getRank()); // w_zero_point per output channel
   return e.add("Conv", {xc, wc}, convAttrs);
