@@ -48,7 +48,8 @@ void emitBlock(KernelBuilder &kb, const BlockSpec &spec) {
           Value &slot = next[i * spec.vecs + v];
           slot = spec.combine
                      ? spec.combine(kb, av, slot)
-                     : kb.multiplyAdd(av, bv[v], slot);
+                     : spec.multiplyAdd ? spec.multiplyAdd(kb, av, bv[v], slot)
+                                       : kb.multiplyAdd(av, bv[v], slot);
         }
       }
       return next;
@@ -96,10 +97,11 @@ void emitIf(OpBuilder &b, Location loc, Value cond,
       });
 }
 
-bool innerUnitStride(Value memref) {
+bool innerUnitStride(Value memref, bool allowBytes) {
   auto type = dyn_cast<MemRefType>(memref.getType());
   if (!type || !type.hasStaticShape() ||
-      !isSupportedElementType(type.getElementType()))
+      !(isSupportedElementType(type.getElementType()) ||
+        (allowBytes && type.getElementType().isSignlessInteger(8))))
     return false;
   if (type.getLayout().isIdentity())
     return true;
