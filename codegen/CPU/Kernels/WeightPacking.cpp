@@ -129,7 +129,7 @@ Value WeightPacker::packBytes(OpBuilder &b, Location loc, Value weights,
                         .str();
   memref::GlobalOp packed = packedGlobals.lookup(key);
   memref::GlobalOp term = packedGlobals.lookup(key + "/term");
-  if (!packed) {
+  if (!packed || (columnTerm && !term)) {
     std::optional<SmallVector<int8_t>> data =
         int8ConstantData(*global.getInitialValue());
     if (!data || (int64_t)data->size() != r * n)
@@ -151,11 +151,15 @@ Value WeightPacker::packBytes(OpBuilder &b, Location loc, Value weights,
             : Attribute(DenseResourceElementsAttr::get(
                   tensorType, "kiln_packed",
                   HeapAsmResourceBlob::allocateAndCopyInferAlign<int8_t>(out)));
-    packed = createConstantGlobal(b, loc, module, global,
-                                  (global.getSymName() + "_packed").str(), type,
-                                  init);
-    symbols.insert(packed); // renames on collision
-    packedGlobals[key] = packed;
+    if (!packed) {
+      packed = createConstantGlobal(b, loc, module, global,
+                                    (global.getSymName() + "_packed").str(),
+                                    type, init);
+      symbols.insert(packed); // renames on collision
+      packedGlobals[key] = packed;
+    }
+    if (!columnTerm)
+      return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
     auto termTensor = RankedTensorType::get({np * nr}, b.getI32Type());
     term = createConstantGlobal(
         b, loc, module, global, (global.getSymName() + "_colterm").str(),

@@ -1,14 +1,13 @@
 // RUN: kiln-opt %s -kiln-fold-qdq -canonicalize -split-input-file | FileCheck %s
 
-// DQ -> Conv (per-channel weights, int32 bias) -> Relu -> Q: the int32 Conv of the
-// centered values, the bias added in int32, the multiplier x_scale * w_scale / y_scale
-// folded, the Relu as the lower saturation bound y_zp = 5.
+// DQ -> Conv (per-channel symmetric s8 weights, int32 bias) -> Relu -> Q: a
+// ConvInteger on the 8-bit values (the form lowered to 8-bit kernels), the bias
+// added in int32, the multiplier x_scale * w_scale / y_scale folded, the Relu as
+// the lower saturation bound y_zp = 5.
 // CHECK-LABEL: func.func @conv_relu
 // CHECK-NOT: onnx.DequantizeLinear
 // CHECK-NOT: onnx.Relu
-// CHECK: %[[XI:.*]] = onnx.Cast %arg0 {to = 6 : i64} : (tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xi32>
-// CHECK: %[[XC:.*]] = onnx.Sub %[[XI]]
-// CHECK: %[[ACC:.*]] = onnx.Conv %[[XC]], {{.*}} : (tensor<1x2x4x4xi32>, tensor<3x2x1x1xi32>, none) -> tensor<1x3x4x4xi32>
+// CHECK: %[[ACC:.*]] = onnx.ConvInteger %arg0, {{.*}} : (tensor<1x2x4x4xui8>, tensor<3x2x1x1xi8>, tensor<ui8>, tensor<3xi8>) -> tensor<1x3x4x4xi32>
 // CHECK: %[[B:.*]] = onnx.Add %[[ACC]], {{.*}} : (tensor<1x3x4x4xi32>, tensor<1x3x1x1xi32>) -> tensor<1x3x4x4xi32>
 // CHECK: %[[F:.*]] = onnx.Cast %[[B]] {to = 1 : i64}
 // CHECK: onnx.Mul %[[F]], {{.*}} : (tensor<1x3x4x4xf32>, tensor<1x3x1x1xf32>)
@@ -60,8 +59,8 @@ func.func @matmul_s8(%a: tensor<2x3x8xi8>, %b: tensor<8x4xi8>) -> tensor<2x3x4xi
 // Gemm with transB and an int32 bias: the constant B is transposed at compile time.
 // CHECK-LABEL: func.func @gemm_trans_b
 // CHECK-NOT: onnx.Gemm
-// CHECK: %[[B:.*]] = onnx.Constant {{.*}}dense<{{\[\[}}1, 3], [2, 4]]> : tensor<2x2xi32>
-// CHECK: %[[ACC:.*]] = onnx.MatMul {{.*}}, %[[B]] : (tensor<1x2xi32>, tensor<2x2xi32>) -> tensor<1x2xi32>
+// CHECK: %[[B:.*]] = onnx.Constant {{.*}}dense<{{\[\[}}1, 3], [2, 4]]> : tensor<2x2xi8>
+// CHECK: %[[ACC:.*]] = onnx.MatMulInteger %arg0, %[[B]], {{.*}} -> tensor<1x2xi32>
 // CHECK: onnx.Add %[[ACC]], {{.*}} : (tensor<1x2xi32>, tensor<2xi32>) -> tensor<1x2xi32>
 // CHECK: onnx.Cast {{.*}} -> tensor<1x2xui8>
 func.func @gemm_trans_b(%a: tensor<1x2xui8>) -> tensor<1x2xui8> {
