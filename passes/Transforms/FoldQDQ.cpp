@@ -26,6 +26,8 @@
 #include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/ONNXOps.h"
 
+#include "mlir/IR/DialectResourceBlobManager.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -171,6 +173,40 @@ V alongAxis(Expansion &e, const V &value, int64_t axis, int64_t rank) {
   return e.add("Reshape", {value, e.i64s(shape)});
 }
 
+/// The 2-D 8-bit constant `w` transposed, as a new onnx.Constant (the onnx
+/// folders leave constants over 4096 elements alone: a Transpose op would
+/// run, and keep the weights from the 8-bit kernels, on every inference).
+/// Empty when `w` is not such a constant.
+V transposedConstant(Expansion &e, Value w) {
+  auto t = dyn_cast<RankedTensorType>(w.getType());
+  std::optional<SmallVector<int64_t>> values = onnx::getConstantIntValues(w);
+  if (!t || t.getRank() != 2 || !is8BitInt(t.getElementType()) || !values)
+    return V();
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  SmallVector<int8_t> out(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      out[j * rows + i] = int8_t((*values)[i * cols + j]);
+  auto type = RankedTensorType::get({cols, rows}, t.getElementType());
+  OperationState state(w.getLoc(), "onnx.Constant");
+  // Large constants are resource blobs, never large inline attributes.
+  Attribute value =
+      out.size() <= 4096
+          ? Attribute(DenseElementsAttr::getFromRawBuffer(
+                type, ArrayRef<char>(reinterpret_cast<const char *>(out.data()),
+                                     out.size())))
+          : Attribute(DenseResourceElementsAttr::get(
+                type, "kiln_transposed",
+                HeapAsmResourceBlob::allocateAndCopyInferAlign<int8_t>(out)));
+  state.addAttribute("value", value);
+  state.addTypes(type);
+  OpBuilder b(e.ctx.getContext());
+  b.setInsertionPoint(w.getParentBlock(), w.getParentBlock()->begin());
+  if (Operation *def = w.getDefiningOp())
+    b.setInsertionPointAfter(def);
+  return V(b.create(state)->getResult(0));
+}
+
 /// The int32 accumulator of `p` (bias added).
 V buildAccumulator(Expansion &e, const Product &p) {
   V acc;
@@ -181,8 +217,10 @@ V buildAccumulator(Expansion &e, const Product &p) {
                                  SmallVector<Attr>(node.attribute()));
   } else {
     V w = p.w.q;
-    if (p.transposeW)
-      w = e.add("Transpose", {w}, {decompose::intsAttr("perm", {1, 0})});
+    if (p.transposeW) {
+      V t = transposedConstant(e, w);
+      w = t.empty() ? e.add("Transpose", {w}, {decompose::intsAttr("perm", {1, 0})}) : t;
+    }
     acc = decompose::integerMatMul(e, p.x.q, p.x.zp, w, p.w.zp);
   }
   if (!acc.empty() && p.bias)
