@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 
 using namespace mlir;
 
@@ -215,12 +216,17 @@ struct ConvIntegerLowering : OpConversionPattern<onnx::ConvIntegerOp> {
              failure();
     Value x = toSignedBytes(rewriter, loc, adaptor.getX(), op.getX());
     Value nhwc = createTranspose(rewriter, loc, x, {0, 2, 3, 1});
+    // Channels padded to a multiple of 4 (the input with the zero point, the
+    // filters with 0: nothing added), so a 4-way dot product covers them (a
+    // network's first conv has 3).
+    int64_t c4 = (c + 3) / 4 * 4;
     if (llvm::any_of(lo, [](int64_t p) { return p; }) ||
-        llvm::any_of(hi, [](int64_t p) { return p; })) {
+        llvm::any_of(hi, [](int64_t p) { return p; }) || c4 != c) {
       auto t = cast<RankedTensorType>(nhwc.getType());
       SmallVector<int64_t> shape(t.getShape());
       shape[1] += lo[0] + hi[0];
       shape[2] += lo[1] + hi[1];
+      shape[3] = c4;
       // Padded with the zero point: those taps add nothing after the
       // correction.
       Value padValue = createIntConstant(rewriter, loc, i8, *zpConstant);
@@ -229,13 +235,26 @@ struct ConvIntegerLowering : OpConversionPattern<onnx::ConvIntegerOp> {
                  getAsIndexOpFoldResult(rewriter.getContext(),
                                         {0, lo[0], lo[1], 0}),
                  getAsIndexOpFoldResult(rewriter.getContext(),
-                                        {0, hi[0], hi[1], 0}),
+                                        {0, hi[0], hi[1], c4 - c}),
                  padValue)
                  .getResult();
     }
-    // OIHW -> HWIO at compile time.
-    ElementsAttr hwcf =
-        transposeElementsAttr(convertElementsAttrToSignless(wAttr), {2, 3, 1, 0});
+    // OIHW (channels padded with zeros) -> HWIO at compile time.
+    ElementsAttr oihw = convertElementsAttrToSignless(wAttr);
+    if (c4 != c) {
+      SmallVector<int8_t> padded(f * c4 * kh * kw, 0);
+      for (int64_t j = 0; j < f; ++j)
+        for (int64_t t = 0; t < c * kh * kw; ++t)
+          padded[j * c4 * kh * kw + t] = int8_t((*wValues)[j * c * kh * kw + t]);
+      auto type = RankedTensorType::get({f, c4, kh, kw}, i8);
+      // (Large constants are resource blobs, never large inline attributes.)
+      oihw = padded.size() <= 4096
+                 ? ElementsAttr(DenseElementsAttr::get(type, ArrayRef<int8_t>(padded)))
+                 : ElementsAttr(DenseResourceElementsAttr::get(
+                       type, "kiln_padded",
+                       HeapAsmResourceBlob::allocateAndCopyInferAlign<int8_t>(padded)));
+    }
+    ElementsAttr hwcf = transposeElementsAttr(oihw, {2, 3, 1, 0});
     if (!hwcf)
       return emitNodeError(op) << "cannot re-lay out the ConvInteger weights",
              failure();

@@ -38,11 +38,13 @@ func.func @matmul_integer_dynamic(%a: tensor<1x4x3xui8>, %az: tensor<ui8>) -> te
 // -----
 
 // ConvInteger (s8 activations, zero point -3): NHWC, padded with the zero point
-// itself (those taps cancel with the correction), filters HWCF at compile time.
+// itself (those taps cancel with the correction), the 2 channels padded to 4 (the
+// filters with zeros) for the 4-way dot product, filters HWCF at compile time.
 // CHECK-LABEL: func.func @conv_integer
-// CHECK: tensor.pad
+// CHECK: tensor.pad %{{.*}} low[0, 1, 1, 0] high[0, 1, 1, 2]
 // CHECK: tensor.yield %c-3_i8 : i8
-// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x6x6x2xi8>, tensor<3x3x2x4xi8>) outs(%{{.*}} : tensor<1x4x4x4xi32>)
+// CHECK: arith.constant dense{{.*}} : tensor<3x3x4x4xi8>
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x6x6x4xi8>, tensor<3x3x4x4xi8>) outs(%{{.*}} : tensor<1x4x4x4xi32>)
 // CHECK: arith.constant dense<54> : tensor<4xi32>
 // CHECK: linalg.transpose
 func.func @conv_integer(%x: tensor<1x2x4x4xi8>) -> tensor<1x4x4x4xi32> {
