@@ -163,8 +163,9 @@ bool kernelOperands(linalg::LinalgOp op) {
     elementType = type.getElementType();
   }
   if (elementType && elementType.isSignlessInteger(32))
-    return isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp,
-               linalg::DepthwiseConv2DNhwcHwcOp>(op.getOperation());
+    return isa<linalg::MatmulOp, linalg::BatchMatmulOp,
+               linalg::Conv2DNhwcHwcfOp, linalg::DepthwiseConv2DNhwcHwcOp>(
+        op.getOperation());
   return elementType && elementType.isF32();
 }
 
@@ -237,7 +238,7 @@ struct SelectKernelStrategyPass
       // 8-bit kernels run the whole reduction (the accumulators are exact).
       return get(o, std::min(blk.rows, m), blk.vecs,
                  k > 2 * kReductionBlock && !isInt8Kernel(op) ? kReductionBlock
-                                                             : k);
+                                                              : k);
     }
     if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(o)) {
       // Output pixels are the rows, filters the columns.

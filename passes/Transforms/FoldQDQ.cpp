@@ -1,21 +1,24 @@
 //===- FoldQDQ.cpp - kiln-fold-qdq: QDQ patterns to integer products ------===//
 //
-// Models made by onnxruntime.quantization in QDQ format compute every Conv, MatMul
-// and Gemm on DequantizeLinear'd inputs and quantize the result again. Computed as
-// written, kiln would run them in float. This pass rewrites
-//   QuantizeLinear(Relu?(Conv|MatMul|Gemm(DequantizeLinear(x), DequantizeLinear(w),
+// Models made by onnxruntime.quantization in QDQ format compute every Conv,
+// MatMul and Gemm on DequantizeLinear'd inputs and quantize the result again.
+// Computed as written, kiln would run them in float. This pass rewrites
+//   QuantizeLinear(Relu?(Conv|MatMul|Gemm(DequantizeLinear(x),
+//   DequantizeLinear(w),
 //                                        DequantizeLinear(int32 bias)?)))
 // into the integer product (kiln-decompose's integerConv / integerMatMul: int32
-// accumulation of zero-point-centered 8-bit values), plus the int32 bias, requantized
-// as onnxruntime's QLinearConv / QLinearMatMul / QGemm do (multiplier
-// x_scale * w_scale / y_scale in float32, round half to even, zero point,
-// saturation; a Relu raises the lower saturation bound to the zero point, exactly).
-// Without a QuantizeLinear after it, the product is dequantized:
-// float(acc) * x_scale * w_scale (onnxruntime's MatMulIntegerToFloat).
+// accumulation of zero-point-centered 8-bit values), plus the int32 bias,
+// requantized as onnxruntime's QLinearConv / QLinearMatMul / QGemm do
+// (multiplier x_scale * w_scale / y_scale in float32, round half to even, zero
+// point, saturation; a Relu raises the lower saturation bound to the zero
+// point, exactly). Without a QuantizeLinear after it, the product is
+// dequantized: float(acc) * x_scale * w_scale (onnxruntime's
+// MatMulIntegerToFloat).
 //
-// Only what is exact is folded: per-tensor activations, weights per tensor or per
-// output channel, a bias whose scale is x_scale * w_scale with zero point 0 (as
-// quantize_static writes it). Anything else stays as it is (computed in float).
+// Only what is exact is folded: per-tensor activations, weights per tensor or
+// per output channel, a bias whose scale is x_scale * w_scale with zero point 0
+// (as quantize_static writes it). Anything else stays as it is (computed in
+// float).
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,8 +89,8 @@ bool isWeight8Bit(const Dequantized &d, int64_t channelAxis) {
   auto t = cast<RankedTensorType>(d.q.getType());
   if (!is8BitInt(t.getElementType()) || !t.hasStaticShape())
     return false;
-  return d.scaleElements == 1 ||
-         (d.axis == channelAxis && t.getDimSize(channelAxis) == d.scaleElements);
+  return d.scaleElements == 1 || (d.axis == channelAxis &&
+                                  t.getDimSize(channelAxis) == d.scaleElements);
 }
 
 /// The int32 bias of DequantizeLinear(bias, x_scale * w_scale, 0), or null.
@@ -95,7 +98,9 @@ Value matchBias(Value v, const Dequantized &x, const Dequantized &w) {
   if (!v || onnx::isNoneValue(v))
     return Value();
   std::optional<Dequantized> b = matchDequantize(v);
-  if (!b || !cast<RankedTensorType>(b->q.getType()).getElementType().isSignlessInteger(32))
+  if (!b || !cast<RankedTensorType>(b->q.getType())
+                 .getElementType()
+                 .isSignlessInteger(32))
     return Value();
   if (b->zp) {
     auto zps = onnx::getConstantIntValues(b->zp);
@@ -121,7 +126,7 @@ Value matchBias(Value v, const Dequantized &x, const Dequantized &w) {
 struct Product {
   Operation *op = nullptr;
   Dequantized x, w;
-  Value bias;           // int32, 1-D, or null
+  Value bias;              // int32, 1-D, or null
   bool transposeW = false; // Gemm transB
   bool conv = false;
 };
@@ -137,7 +142,8 @@ std::optional<Product> matchProduct(Operation *op) {
     xv = mm.getA(), wv = mm.getB();
   } else if (auto gemm = dyn_cast<onnx::GemmOp>(op)) {
     if (gemm.getTransA() != 0 || gemm.getAlpha().convertToDouble() != 1.0 ||
-        (!onnx::isNoneValue(gemm.getC()) && gemm.getBeta().convertToDouble() != 1.0))
+        (!onnx::isNoneValue(gemm.getC()) &&
+         gemm.getBeta().convertToDouble() != 1.0))
       return std::nullopt;
     xv = gemm.getA(), wv = gemm.getB(), bv = gemm.getC();
     p.transposeW = gemm.getTransB() != 0;
@@ -148,9 +154,11 @@ std::optional<Product> matchProduct(Operation *op) {
   if (!x || !w || !isPerTensor8Bit(*x))
     return std::nullopt;
   auto wt = cast<RankedTensorType>(w->q.getType());
-  // The output channel: Conv's filters (axis 0), B's columns, a transB Gemm's rows.
+  // The output channel: Conv's filters (axis 0), B's columns, a transB Gemm's
+  // rows.
   int64_t channelAxis = p.conv ? 0 : p.transposeW ? 0 : wt.getRank() - 1;
-  if (!isWeight8Bit(*w, channelAxis) || (w->scaleElements > 1 && !p.conv && wt.getRank() != 2))
+  if (!isWeight8Bit(*w, channelAxis) ||
+      (w->scaleElements > 1 && !p.conv && wt.getRank() != 2))
     return std::nullopt;
   p.x = *x;
   p.w = *w;
@@ -162,8 +170,8 @@ std::optional<Product> matchProduct(Operation *op) {
   return p;
 }
 
-/// `value` (1-D or one element) reshaped to broadcast along `axis` of a rank-`rank`
-/// result.
+/// `value` (1-D or one element) reshaped to broadcast along `axis` of a
+/// rank-`rank` result.
 V alongAxis(Expansion &e, const V &value, int64_t axis, int64_t rank) {
   RankedTensorType t = e.type(value);
   if (t.getNumElements() == 1 || axis == rank - 1)
@@ -219,18 +227,22 @@ V buildAccumulator(Expansion &e, const Product &p) {
     V w = p.w.q;
     if (p.transposeW) {
       V t = transposedConstant(e, w);
-      w = t.empty() ? e.add("Transpose", {w}, {decompose::intsAttr("perm", {1, 0})}) : t;
+      w = t.empty()
+              ? e.add("Transpose", {w}, {decompose::intsAttr("perm", {1, 0})})
+              : t;
     }
     acc = decompose::integerMatMul(e, p.x.q, p.x.zp, w, p.w.zp);
   }
   if (!acc.empty() && p.bias)
-    acc = e.add("Add", {acc, alongAxis(e, p.bias, p.conv ? 1 : rank - 1, rank)});
+    acc =
+        e.add("Add", {acc, alongAxis(e, p.bias, p.conv ? 1 : rank - 1, rank)});
   return acc;
 }
 
 /// x_scale * w_scale along the output channel.
 V productScale(Expansion &e, const Product &p, int64_t rank) {
-  return e.add("Mul", {V(p.x.scale), alongAxis(e, p.w.scale, p.conv ? 1 : rank - 1, rank)});
+  return e.add("Mul", {V(p.x.scale),
+                       alongAxis(e, p.w.scale, p.conv ? 1 : rank - 1, rank)});
 }
 
 /// The DequantizeLinear ops feeding `op`.
@@ -262,14 +274,15 @@ Value getNoValue(func::FuncOp func) {
   return builder.create(state)->getResult(0);
 }
 
-/// Replaces `op`'s only result by what `build` computes; false (nothing changed but
-/// dead ops) when it fails.
+/// Replaces `op`'s only result by what `build` computes; false (nothing changed
+/// but dead ops) when it fails.
 bool replaceWith(Operation *op, Value noValue,
                  llvm::function_ref<V(Expansion &)> build) {
   OpBuilder builder(op);
   Expansion e(op, builder, noValue);
   V result = build(e);
-  if (e.failed() || result.empty() || result.get().getType() != op->getResult(0).getType())
+  if (e.failed() || result.empty() ||
+      result.get().getType() != op->getResult(0).getType())
     return false;
   op->getResult(0).replaceAllUsesWith(result.get());
   op->erase();
@@ -296,7 +309,8 @@ struct KilnFoldQDQPass : public impl::KilnFoldQDQPassBase<KilnFoldQDQPass> {
       SmallVector<Operation *> dequantizes = dequantizesOf(op);
       Value out = op->getResult(0);
       auto outType = dyn_cast<RankedTensorType>(out.getType());
-      if (!outType || !outType.hasStaticShape() || !outType.getElementType().isF32())
+      if (!outType || !outType.hasStaticShape() ||
+          !outType.getElementType().isF32())
         continue;
       int64_t rank = outType.getRank();
       // Relu? -> QuantizeLinear (per tensor, 8-bit): requantize.
@@ -310,23 +324,28 @@ struct KilnFoldQDQPass : public impl::KilnFoldQDQPassBase<KilnFoldQDQPass> {
       if (q) {
         auto ys = dyn_cast<RankedTensorType>(q.getYScale().getType());
         auto yt = dyn_cast<RankedTensorType>(q.getY().getType());
-        Value yzp = onnx::isNoneValue(q.getYZeroPoint()) ? Value() : q.getYZeroPoint();
+        Value yzp =
+            onnx::isNoneValue(q.getYZeroPoint()) ? Value() : q.getYZeroPoint();
         std::optional<double> floor;
         if (relu) {
-          auto z = yzp ? onnx::getConstantIntValues(yzp) : SmallVector<int64_t>{0};
+          auto z =
+              yzp ? onnx::getConstantIntValues(yzp) : SmallVector<int64_t>{0};
           if (z && z->size() == 1)
             floor = double((*z)[0]);
         }
         if (ys && ys.hasStaticShape() && ys.getNumElements() == 1 &&
-            ys.getElementType().isF32() && yt && is8BitInt(yt.getElementType()) &&
-            q.getBlockSize() == 0 && (!relu || floor)) {
+            ys.getElementType().isF32() && yt &&
+            is8BitInt(yt.getElementType()) && q.getBlockSize() == 0 &&
+            (!relu || floor)) {
           Operation *reluOp = relu ? *out.getUsers().begin() : nullptr;
           if (replaceWith(q, noValue, [&](Expansion &e) -> V {
                 V acc = buildAccumulator(e, *p);
                 if (acc.empty())
                   return V();
-                V multiplier = e.add("Div", {productScale(e, *p, rank), V(q.getYScale())});
-                return decompose::requantize(e, acc, multiplier, yzp ? V(yzp) : V(),
+                V multiplier =
+                    e.add("Div", {productScale(e, *p, rank), V(q.getYScale())});
+                return decompose::requantize(e, acc, multiplier,
+                                             yzp ? V(yzp) : V(),
                                              yt.getElementType(), floor);
               })) {
             if (reluOp && reluOp->use_empty())
@@ -342,7 +361,8 @@ struct KilnFoldQDQPass : public impl::KilnFoldQDQPassBase<KilnFoldQDQPass> {
             V acc = buildAccumulator(e, *p);
             if (acc.empty())
               return V();
-            V f = e.add("Cast", {acc}, {decompose::intAttr("to", KILN_DTYPE_FLOAT32)});
+            V f = e.add("Cast", {acc},
+                        {decompose::intAttr("to", KILN_DTYPE_FLOAT32)});
             return e.add("Mul", {f, productScale(e, *p, rank)});
           }))
         eraseUnused(dequantizes);

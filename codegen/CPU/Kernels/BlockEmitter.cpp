@@ -46,10 +46,9 @@ void emitBlock(KernelBuilder &kb, const BlockSpec &spec) {
         for (int64_t v = 0; v < spec.vecs; ++v) {
           Value av = spec.broadcastA ? a : spec.loadA(kb, ivs, i, v, maskOf(v));
           Value &slot = next[i * spec.vecs + v];
-          slot = spec.combine
-                     ? spec.combine(kb, av, slot)
-                     : spec.multiplyAdd ? spec.multiplyAdd(kb, av, bv[v], slot)
-                                       : kb.multiplyAdd(av, bv[v], slot);
+          slot = spec.combine       ? spec.combine(kb, av, slot)
+                 : spec.multiplyAdd ? spec.multiplyAdd(kb, av, bv[v], slot)
+                                    : kb.multiplyAdd(av, bv[v], slot);
         }
       }
       return next;

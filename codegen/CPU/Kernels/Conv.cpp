@@ -60,12 +60,12 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   std::string dot4Name = dot4 ? declareDot4(op, vw) : "";
   Value columnTerm;
   Value *term = dot4 ? &columnTerm : nullptr;
-  Value packed =
-      bytes ? (mergeTaps
-                   ? packer.packBytes(b, loc, w, {kh, kw * ch}, f, nr, group, term)
-                   : packer.packBytes(b, loc, w, {kh, kw, ch}, f, nr, group, term))
-      : mergeTaps ? packer.pack(b, loc, w, {kh, kw * ch}, f, nr)
-                  : packer.pack(b, loc, w, {kh, kw, ch}, f, nr);
+  Value packed = bytes ? (mergeTaps ? packer.packBytes(b, loc, w, {kh, kw * ch},
+                                                       f, nr, group, term)
+                                    : packer.packBytes(b, loc, w, {kh, kw, ch},
+                                                       f, nr, group, term))
+                 : mergeTaps ? packer.pack(b, loc, w, {kh, kw * ch}, f, nr)
+                             : packer.pack(b, loc, w, {kh, kw, ch}, f, nr);
   if (bytes && !packed)
     return failure();
   mergeTaps = mergeTaps && packed;
@@ -149,8 +149,7 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
               auto start = spec.init;
               spec.init = [&, start](KernelBuilder &z, int64_t i, int64_t v,
                                      Value msk) -> Value {
-                Value term =
-                    z.load(columnTerm, {z.add(col0, v * vw)}, Value());
+                Value term = z.load(columnTerm, {z.add(col0, v * vw)}, Value());
                 return arith::AddIOp::create(z.b, z.loc, start(z, i, v, msk),
                                              term);
               };
@@ -180,19 +179,19 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                 return loadInt8B(z, packed, ix, dot4);
               };
             if (!bytes)
-            spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i,
-                             int64_t, Value) -> Value {
-              if (mergeTaps) {
+              spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i,
+                               int64_t, Value) -> Value {
+                if (mergeTaps) {
+                  Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
+                  Value tap = z.add(z.mul(ixIdx[i], ch), ivs[1]);
+                  return memref::LoadOp::create(z.b, z.loc, inRows,
+                                                ValueRange{bIdx[i], iy, tap});
+                }
                 Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
-                Value tap = z.add(z.mul(ixIdx[i], ch), ivs[1]);
-                return memref::LoadOp::create(z.b, z.loc, inRows,
-                                              ValueRange{bIdx[i], iy, tap});
-              }
-              Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
-              Value ix = z.add(ixIdx[i], z.mul(ivs[1], dilations[1]));
-              return memref::LoadOp::create(
-                  z.b, z.loc, in, ValueRange{bIdx[i], iy, ix, ivs[2]});
-            };
+                Value ix = z.add(ixIdx[i], z.mul(ivs[1], dilations[1]));
+                return memref::LoadOp::create(
+                    z.b, z.loc, in, ValueRange{bIdx[i], iy, ix, ivs[2]});
+              };
             // Past the end of a filter row this prefetches the next one (packed
             // B is contiguous).
             bool prefetchB = !bytes && packed && panelBytes > kL1PanelBytes;
@@ -208,18 +207,18 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                           z.idx(0)});
               };
             if (!bytes)
-            spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
-                             Value msk) -> Value {
-              if (mergeTaps)
-                return z.load(packed, {p, ivs[0], ivs[1], z.idx(v * vw)},
-                              Value());
-              if (packed)
-                return z.load(packed,
-                              {p, ivs[0], ivs[1], ivs[2], z.idx(v * vw)},
-                              Value());
-              return z.load(w, {ivs[0], ivs[1], ivs[2], z.add(col0, v * vw)},
-                            msk);
-            };
+              spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
+                               Value msk) -> Value {
+                if (mergeTaps)
+                  return z.load(packed, {p, ivs[0], ivs[1], z.idx(v * vw)},
+                                Value());
+                if (packed)
+                  return z.load(packed,
+                                {p, ivs[0], ivs[1], ivs[2], z.idx(v * vw)},
+                                Value());
+                return z.load(w, {ivs[0], ivs[1], ivs[2], z.add(col0, v * vw)},
+                              msk);
+              };
             emitBlock(y, spec);
           };
           auto loop = scf::ForOp::create(x.b, loc, p0, p1, x.idx(1));

@@ -18,7 +18,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
-
 namespace kiln::kernels {
 
 Value loadInt8A(KernelBuilder &kb, Value memref, ValueRange indices,
@@ -61,8 +60,9 @@ std::string declareDot4(Operation *kernel, int64_t vw) {
     // LLVM 22's signature: the byte operands as <4 * vw x i8>.
     auto vt = VectorType::get({vw}, mb.getI32Type());
     auto bytes = VectorType::get({vw * 4}, mb.getI8Type());
-    auto decl = func::FuncOp::create(
-        mb, kernel->getLoc(), name, mb.getFunctionType({vt, bytes, bytes}, {vt}));
+    auto decl =
+        func::FuncOp::create(mb, kernel->getLoc(), name,
+                             mb.getFunctionType({vt, bytes, bytes}, {vt}));
     decl.setPrivate();
   }
   return name;

@@ -25,7 +25,8 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
   if (!innerUnitStride(a, bytes) || !innerUnitStride(bMat, bytes) ||
       !innerUnitStride(c))
     return failure();
-  if (bytes && (batched || !getElementTypeOrSelf(c.getType()).isSignlessInteger(32)))
+  if (bytes &&
+      (batched || !getElementTypeOrSelf(c.getType()).isSignlessInteger(32)))
     return failure();
   // Plain (non-broadcasting, non-transposed) forms only.
   if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation());
@@ -102,8 +103,8 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
       spec.reduction.push_back({k0, k1});
       spec.init = [&](KernelBuilder &x, int64_t i, int64_t v, Value msk) {
         if (columnTerm) {
-          Value start = fillValue ? x.splat(fillValue)
-                                  : x.load(c, cIdx(x, i, v), msk);
+          Value start =
+              fillValue ? x.splat(fillValue) : x.load(c, cIdx(x, i, v), msk);
           Value term = x.load(columnTerm, {x.add(col0, v * vw)}, Value());
           return arith::AddIOp::create(x.b, x.loc, start, term).getResult();
         }
@@ -144,8 +145,7 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
       spec.loadB = [&](KernelBuilder &x, ValueRange ivs, int64_t v,
                        Value msk) -> Value {
         if (bytes)
-          return loadInt8B(x, packed, {p, ivs[0], x.idx(v * vw * group)},
-                           dot4);
+          return loadInt8B(x, packed, {p, ivs[0], x.idx(v * vw * group)}, dot4);
         if (packed && batched)
           return x.load(packed, {bi, p, ivs[0], x.idx(v * vw)}, Value());
         if (packed)
@@ -158,7 +158,8 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
         return x.load(bMat, ix, msk);
       };
       if (dot4)
-        spec.multiplyAdd = [&](KernelBuilder &x, Value av, Value bv, Value acc) {
+        spec.multiplyAdd = [&](KernelBuilder &x, Value av, Value bv,
+                               Value acc) {
           return dot4Accumulate(x, dot4Name, av, bv, acc);
         };
       emitBlock(kk, spec);

@@ -98,15 +98,14 @@ static memref::GlobalOp createConstantGlobal(OpBuilder &b, Location loc,
                                              Attribute init) {
   OpBuilder mb(module.getBodyRegion());
   mb.setInsertionPoint(anchor);
-  return memref::GlobalOp::create(mb, loc, mb.getStringAttr(name),
-                                  mb.getStringAttr("private"),
-                                  TypeAttr::get(type), init, mb.getUnitAttr(),
-                                  mb.getI64IntegerAttr(64));
+  return memref::GlobalOp::create(
+      mb, loc, mb.getStringAttr(name), mb.getStringAttr("private"),
+      TypeAttr::get(type), init, mb.getUnitAttr(), mb.getI64IntegerAttr(64));
 }
 
 Value WeightPacker::packBytes(OpBuilder &b, Location loc, Value weights,
-                              ArrayRef<int64_t> redShape, int64_t n,
-                              int64_t nr, int64_t group, Value *columnTerm) {
+                              ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
+                              int64_t group, Value *columnTerm) {
   auto getGlobal = weights.getDefiningOp<memref::GetGlobalOp>();
   if (!getGlobal || redShape.empty() || redShape.back() % group)
     return {};
@@ -147,7 +146,8 @@ Value WeightPacker::packBytes(OpBuilder &b, Location loc, Value weights,
     auto tensorType = RankedTensorType::get(shape, b.getI8Type());
     Attribute init =
         out.size() <= size_t(kiln::kMaxInlineConstantBytes)
-            ? Attribute(DenseElementsAttr::get(tensorType, ArrayRef<int8_t>(out)))
+            ? Attribute(
+                  DenseElementsAttr::get(tensorType, ArrayRef<int8_t>(out)))
             : Attribute(DenseResourceElementsAttr::get(
                   tensorType, "kiln_packed",
                   HeapAsmResourceBlob::allocateAndCopyInferAlign<int8_t>(out)));

@@ -1,9 +1,10 @@
 //===- Quantization.cpp - MatMulInteger / ConvInteger on 8-bit products ---===//
 //
-// The MatMulInteger / ConvInteger ops kiln-decompose keeps (keptForIntegerKernel:
-// per-tensor 8-bit activations, constant s8 weights with zero points 0) become
-// linalg.matmul / linalg.conv_2d_nhwc_hwcf on i8 operands with an i32 accumulator
-// (signed products, exact), so the CPU kernels read bytes:
+// The MatMulInteger / ConvInteger ops kiln-decompose keeps
+// (keptForIntegerKernel: per-tensor 8-bit activations, constant s8 weights with
+// zero points 0) become linalg.matmul / linalg.conv_2d_nhwc_hwcf on i8 operands
+// with an i32 accumulator (signed products, exact), so the CPU kernels read
+// bytes:
 //   - u8 activations are moved to the signed range (x - 128: the sign bit
 //     flipped) and their zero point with them, so one form covers u8 and s8;
 //   - sum_k (x - zp) * w = sum_k x * w - zp * sum_k w: the second term is a
@@ -50,7 +51,8 @@ Value toSignedBytes(OpBuilder &b, Location loc, Value x, Value original) {
 /// constant when it is one); 0 when absent.
 Value signedZeroPoint(OpBuilder &b, Location loc, Value zp, Value original,
                       Value xOriginal, std::optional<int64_t> &constant) {
-  int64_t shift = isUnsignedInt(getElementTypeOrSelf(xOriginal.getType())) ? 128 : 0;
+  int64_t shift =
+      isUnsignedInt(getElementTypeOrSelf(xOriginal.getType())) ? 128 : 0;
   Type i32 = b.getI32Type();
   if (kiln::onnx::isNoneValue(original)) {
     constant = -shift;
@@ -74,7 +76,8 @@ Value signedZeroPoint(OpBuilder &b, Location loc, Value zp, Value original,
 }
 
 /// Per output column n of the [K, N] weights (row-major `values`), sum_k w.
-SmallVector<int32_t> columnSums(ArrayRef<int64_t> values, int64_t k, int64_t n) {
+SmallVector<int32_t> columnSums(ArrayRef<int64_t> values, int64_t k,
+                                int64_t n) {
   SmallVector<int32_t> sums(n, 0);
   for (int64_t i = 0; i < k; ++i)
     for (int64_t j = 0; j < n; ++j)
@@ -83,8 +86,8 @@ SmallVector<int32_t> columnSums(ArrayRef<int64_t> values, int64_t k, int64_t n) 
 }
 
 /// `product` (last dim: the columns) minus zp * sums[column], in i32.
-Value subtractZeroPointTerm(OpBuilder &b, Location loc, Value product,
-                            Value zp, std::optional<int64_t> zpConstant,
+Value subtractZeroPointTerm(OpBuilder &b, Location loc, Value product, Value zp,
+                            std::optional<int64_t> zpConstant,
                             ArrayRef<int32_t> sums) {
   auto type = cast<RankedTensorType>(product.getType());
   int64_t n = sums.size();
@@ -138,13 +141,12 @@ struct MatMulIntegerLowering : OpConversionPattern<onnx::MatMulIntegerOp> {
     std::optional<int64_t> zpConstant;
     Value zp = signedZeroPoint(rewriter, loc, adaptor.getAZeroPoint(),
                                op.getAZeroPoint(), op.getA(), zpConstant);
-    Value acc = createFilledTensor(
-        rewriter, loc, RankedTensorType::get({m, n}, i32), 0.0);
-    Value product = linalg::MatmulOp::create(rewriter, loc,
-                                             TypeRange{acc.getType()},
-                                             ValueRange{a, adaptor.getB()},
-                                             ValueRange{acc})
-                        .getResult(0);
+    Value acc = createFilledTensor(rewriter, loc,
+                                   RankedTensorType::get({m, n}, i32), 0.0);
+    Value product =
+        linalg::MatmulOp::create(rewriter, loc, TypeRange{acc.getType()},
+                                 ValueRange{a, adaptor.getB()}, ValueRange{acc})
+            .getResult(0);
     product = subtractZeroPointTerm(rewriter, loc, product, zp, zpConstant,
                                     columnSums(*bValues, k, n));
     rewriter.replaceOp(op, createReshape(rewriter, loc, product, resultType));
@@ -195,9 +197,9 @@ struct ConvIntegerLowering : OpConversionPattern<onnx::ConvIntegerOp> {
              failure();
     SmallVector<int64_t> lo, hi;
     for (int i = 0; i < 2; ++i) {
-      auto p = computeWindowPads(op.getAutoPad(), xType.getDimSize(2 + i),
-                                 ws[2 + i], strides[i], dilations[i], pads[i],
-                                 pads[2 + i]);
+      auto p =
+          computeWindowPads(op.getAutoPad(), xType.getDimSize(2 + i), ws[2 + i],
+                            strides[i], dilations[i], pads[i], pads[2 + i]);
       if (!p || p->first < 0 || p->second < 0)
         return emitNodeError(op) << "unsupported ConvInteger padding",
                failure();
@@ -245,14 +247,17 @@ struct ConvIntegerLowering : OpConversionPattern<onnx::ConvIntegerOp> {
       SmallVector<int8_t> padded(f * c4 * kh * kw, 0);
       for (int64_t j = 0; j < f; ++j)
         for (int64_t t = 0; t < c * kh * kw; ++t)
-          padded[j * c4 * kh * kw + t] = int8_t((*wValues)[j * c * kh * kw + t]);
+          padded[j * c4 * kh * kw + t] =
+              int8_t((*wValues)[j * c * kh * kw + t]);
       auto type = RankedTensorType::get({f, c4, kh, kw}, i8);
       // (Large constants are resource blobs, never large inline attributes.)
       oihw = padded.size() <= 4096
-                 ? ElementsAttr(DenseElementsAttr::get(type, ArrayRef<int8_t>(padded)))
+                 ? ElementsAttr(
+                       DenseElementsAttr::get(type, ArrayRef<int8_t>(padded)))
                  : ElementsAttr(DenseResourceElementsAttr::get(
                        type, "kiln_padded",
-                       HeapAsmResourceBlob::allocateAndCopyInferAlign<int8_t>(padded)));
+                       HeapAsmResourceBlob::allocateAndCopyInferAlign<int8_t>(
+                           padded)));
     }
     ElementsAttr hwcf = transposeElementsAttr(oihw, {2, 3, 1, 0});
     if (!hwcf)
@@ -262,12 +267,12 @@ struct ConvIntegerLowering : OpConversionPattern<onnx::ConvIntegerOp> {
         arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(hwcf));
     Value acc = createFilledTensor(
         rewriter, loc, RankedTensorType::get({n, oh, ow, f}, i32), 0.0);
-    Value conv = linalg::Conv2DNhwcHwcfOp::create(
-                     rewriter, loc, TypeRange{acc.getType()},
-                     ValueRange{nhwc, filter}, ValueRange{acc},
-                     rewriter.getI64TensorAttr(strides),
-                     rewriter.getI64TensorAttr(dilations))
-                     .getResult(0);
+    Value conv =
+        linalg::Conv2DNhwcHwcfOp::create(
+            rewriter, loc, TypeRange{acc.getType()}, ValueRange{nhwc, filter},
+            ValueRange{acc}, rewriter.getI64TensorAttr(strides),
+            rewriter.getI64TensorAttr(dilations))
+            .getResult(0);
     // Sums per filter: the weights viewed as [F][C*KH*KW], transposed.
     SmallVector<int32_t> sums(f, 0);
     int64_t taps = c * kh * kw;
