@@ -96,12 +96,19 @@ def _check_quanta(what, got, want, quantum, max_quanta, max_fraction=1.0):
                              f"{100 * max_fraction:.0f}%)")
 
 
-@pytest.mark.parametrize("variant", qm.VARIANTS, ids=lambda v: v.name)
-def test_quantized_model(variant: qm.Variant, kiln, tmp_path):
+# The QDQ models also at the other vector width (AVX2 without VNNI: the byte kernel,
+# not vpdpbusd).
+MODEL_RUNS = [pytest.param(v, (), id=v.name) for v in qm.VARIANTS] + \
+    ([pytest.param(v, ("--cpu", "x86-64-v3"), id=v.name + "-avx2") for v in qm.VARIANTS
+      if v.fmt == "qdq" and v.method == "static" and v.per_channel] if X86 else [])
+
+
+@pytest.mark.parametrize("variant,cpu_args", MODEL_RUNS)
+def test_quantized_model(variant: qm.Variant, cpu_args, kiln, tmp_path):
     model, shapes = qm.build(variant, tmp_path / "model")
     qname = _expose_quantized_output(model, "y")
     feeds = qm.random_inputs(shapes, 7)
-    out_dir = _kiln_run(kiln, model, feeds, tmp_path)
+    out_dir = _kiln_run(kiln, model, feeds, tmp_path, cpu_args)
     got = harness.load_outputs(out_dir, ["y"] + ([qname] if qname else []))
     exact_ref = _ort(model, feeds, optimized=False)
     fused_ref = _ort(model, feeds, optimized=True)
