@@ -1,8 +1,9 @@
 //===- Quantization.cpp - MatMulInteger / ConvInteger on 8-bit products ---===//
 //
 // The MatMulInteger / ConvInteger ops kiln-decompose keeps
-// (keptForIntegerKernel: per-tensor 8-bit activations, constant s8 weights with
-// zero points 0) become linalg.matmul / linalg.conv_2d_nhwc_hwcf on i8 operands
+// (keptForIntegerKernel: per-tensor 8-bit activations, constant 8-bit weights
+// whose centered values w - w_zp fit in s8, centered here at compile time)
+// become linalg.matmul / linalg.conv_2d_nhwc_hwcf on i8 operands
 // with an i32 accumulator (signed products, exact), so the CPU kernels read
 // bytes:
 //   - u8 activations are moved to the signed range (x - 128: the sign bit
@@ -75,9 +76,53 @@ Value signedZeroPoint(OpBuilder &b, Location loc, Value zp, Value original,
                                createIntConstant(b, loc, i32, shift));
 }
 
+/// The constant 8-bit weights `w` (onnx operand) minus their zero point `zp`
+/// (absent, one value, or one per channel along `channelAxis`), as s8
+/// (kiln-decompose checked that they fit); nullopt when not constant.
+std::optional<SmallVector<int8_t>> centeredWeights(Value w, Value zp,
+                                                   int64_t channelAxis) {
+  auto type = cast<RankedTensorType>(w.getType());
+  std::optional<SmallVector<int64_t>> values =
+      kiln::onnx::getConstantIntValues(w);
+  if (!values)
+    return std::nullopt;
+  SmallVector<int64_t> zps = {0};
+  if (!kiln::onnx::isNoneValue(zp)) {
+    std::optional<SmallVector<int64_t>> z =
+        kiln::onnx::getConstantIntValues(zp);
+    if (!z || z->empty())
+      return std::nullopt;
+    zps = *z;
+  }
+  int64_t inner = 1;
+  for (int64_t d = channelAxis + 1; d < type.getRank(); ++d)
+    inner *= type.getDimSize(d);
+  int64_t channels = type.getDimSize(channelAxis);
+  SmallVector<int8_t> out(values->size());
+  for (size_t i = 0; i < values->size(); ++i) {
+    int64_t z = zps.size() == 1 ? zps[0] : zps[(int64_t(i) / inner) % channels];
+    int64_t v = (*values)[i] - z;
+    if (v < -128 || v > 127)
+      return std::nullopt;
+    out[i] = int8_t(v);
+  }
+  return out;
+}
+
+/// `bytes` as an i8 constant attribute of `shape` (a resource blob when large:
+/// never large inline attributes).
+ElementsAttr bytesAttr(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                       ArrayRef<int8_t> bytes, StringRef blobName) {
+  auto type = RankedTensorType::get(shape, IntegerType::get(ctx, 8));
+  if (bytes.size() <= 4096)
+    return DenseElementsAttr::get(type, bytes);
+  return DenseResourceElementsAttr::get(
+      type, blobName,
+      HeapAsmResourceBlob::allocateAndCopyInferAlign<int8_t>(bytes));
+}
+
 /// Per output column n of the [K, N] weights (row-major `values`), sum_k w.
-SmallVector<int32_t> columnSums(ArrayRef<int64_t> values, int64_t k,
-                                int64_t n) {
+SmallVector<int32_t> columnSums(ArrayRef<int8_t> values, int64_t k, int64_t n) {
   SmallVector<int32_t> sums(n, 0);
   for (int64_t i = 0; i < k; ++i)
     for (int64_t j = 0; j < n; ++j)
@@ -126,7 +171,7 @@ struct MatMulIntegerLowering : OpConversionPattern<onnx::MatMulIntegerOp> {
         getConvertedResultType(getTypeConverter(), op);
     RankedTensorType aType = getStaticTensorType(adaptor.getA());
     RankedTensorType bType = getStaticTensorType(adaptor.getB());
-    auto bValues = kiln::onnx::getConstantIntValues(op.getB());
+    auto bValues = centeredWeights(op.getB(), op.getBZeroPoint(), 1);
     if (!resultType || !aType || !bType || aType.getRank() < 2 ||
         bType.getRank() != 2 || !bValues)
       return emitNodeError(op)
@@ -143,9 +188,13 @@ struct MatMulIntegerLowering : OpConversionPattern<onnx::MatMulIntegerOp> {
                                op.getAZeroPoint(), op.getA(), zpConstant);
     Value acc = createFilledTensor(rewriter, loc,
                                    RankedTensorType::get({m, n}, i32), 0.0);
+    Value bBytes = arith::ConstantOp::create(
+        rewriter, loc,
+        cast<TypedAttr>(bytesAttr(rewriter.getContext(), {k, n}, *bValues,
+                                  "kiln_centered")));
     Value product =
         linalg::MatmulOp::create(rewriter, loc, TypeRange{acc.getType()},
-                                 ValueRange{a, adaptor.getB()}, ValueRange{acc})
+                                 ValueRange{a, bBytes}, ValueRange{acc})
             .getResult(0);
     product = subtractZeroPointTerm(rewriter, loc, product, zp, zpConstant,
                                     columnSums(*bValues, k, n));
@@ -177,10 +226,9 @@ struct ConvIntegerLowering : OpConversionPattern<onnx::ConvIntegerOp> {
         getConvertedResultType(getTypeConverter(), op);
     RankedTensorType xType = getStaticTensorType(adaptor.getX());
     RankedTensorType wType = getStaticTensorType(adaptor.getW());
-    auto wValues = kiln::onnx::getConstantIntValues(op.getW());
-    ElementsAttr wAttr = kiln::onnx::getConstantAttr(op.getW());
+    auto wValues = centeredWeights(op.getW(), op.getWZeroPoint(), 0);
     if (!resultType || !xType || !wType || xType.getRank() != 4 ||
-        wType.getRank() != 4 || !wValues || !wAttr || op.getGroup() != 1)
+        wType.getRank() != 4 || !wValues || op.getGroup() != 1)
       return emitNodeError(op)
                  << "ConvInteger reached the lowering in a form it does not "
                     "compute (internal error: kiln-decompose expands it)",
@@ -242,23 +290,12 @@ struct ConvIntegerLowering : OpConversionPattern<onnx::ConvIntegerOp> {
                  .getResult();
     }
     // OIHW (channels padded with zeros) -> HWIO at compile time.
-    ElementsAttr oihw = convertElementsAttrToSignless(wAttr);
-    if (c4 != c) {
-      SmallVector<int8_t> padded(f * c4 * kh * kw, 0);
-      for (int64_t j = 0; j < f; ++j)
-        for (int64_t t = 0; t < c * kh * kw; ++t)
-          padded[j * c4 * kh * kw + t] =
-              int8_t((*wValues)[j * c * kh * kw + t]);
-      auto type = RankedTensorType::get({f, c4, kh, kw}, i8);
-      // (Large constants are resource blobs, never large inline attributes.)
-      oihw = padded.size() <= 4096
-                 ? ElementsAttr(
-                       DenseElementsAttr::get(type, ArrayRef<int8_t>(padded)))
-                 : ElementsAttr(DenseResourceElementsAttr::get(
-                       type, "kiln_padded",
-                       HeapAsmResourceBlob::allocateAndCopyInferAlign<int8_t>(
-                           padded)));
-    }
+    SmallVector<int8_t> padded(f * c4 * kh * kw, 0);
+    for (int64_t j = 0; j < f; ++j)
+      for (int64_t t = 0; t < c * kh * kw; ++t)
+        padded[j * c4 * kh * kw + t] = (*wValues)[j * c * kh * kw + t];
+    ElementsAttr oihw = bytesAttr(rewriter.getContext(), {f, c4, kh, kw},
+                                  padded, "kiln_padded");
     ElementsAttr hwcf = transposeElementsAttr(oihw, {2, 3, 1, 0});
     if (!hwcf)
       return emitNodeError(op) << "cannot re-lay out the ConvInteger weights",

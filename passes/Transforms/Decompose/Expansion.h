@@ -225,8 +225,9 @@ mlir::LogicalResult expandQLinearConv(Expansion &e);
 mlir::LogicalResult expandDynamicQuantizeLinear(Expansion &e);
 
 /// MatMulInteger / ConvInteger in the form convert-onnx-to-linalg lowers to 8-bit
-/// products (kept by kiln-decompose): per-tensor 8-bit activations, constant s8
-/// weights with zero points 0 (onnxruntime's symmetric weights), 2-D B, group 1.
+/// products (kept by kiln-decompose): per-tensor 8-bit activations, constant 8-bit
+/// weights whose centered values w - w_zp fit in s8 (onnxruntime's symmetric s8
+/// weights always do), 2-D B, group 1.
 bool keptForIntegerKernel(mlir::Operation *op);
 
 /// Integer building blocks (Quantization.cpp), shared with kiln-fold-qdq. Each returns

@@ -198,16 +198,34 @@ static V centered(Expansion &e, const V &x, const V &zp, int64_t axis, int64_t r
   return e.add("Sub", {xi, zi});
 }
 
-/// Constant signed 8-bit weights whose zero points are 0 (absent or all 0).
-static bool isSymmetricS8Constant(Value w, Value wzp) {
+/// Constant 8-bit weights whose zero-point-centered values w - w_zp (w_zp absent,
+/// one value, or one per output channel along `channelAxis`) all fit in s8:
+/// the 8-bit kernels take them as signed bytes (symmetric s8 weights always do).
+static bool isCenteredS8Constant(Value w, Value wzp, int64_t channelAxis) {
   auto wt = dyn_cast<RankedTensorType>(w.getType());
-  if (!wt || !wt.hasStaticShape() || !wt.getElementType().isSignlessInteger(8) ||
-      !kiln::onnx::getConstantAttr(w))
+  if (!wt || !wt.hasStaticShape() || !onnxQuantType(wt.getElementType()) ||
+      wt.getElementType().getIntOrFloatBitWidth() != 8)
     return false;
-  if (!wzp || isa<NoneType>(wzp.getType()))
-    return true;
-  std::optional<SmallVector<int64_t>> z = kiln::onnx::getConstantIntValues(wzp);
-  return z && llvm::all_of(*z, [](int64_t v) { return v == 0; });
+  std::optional<SmallVector<int64_t>> values = kiln::onnx::getConstantIntValues(w);
+  if (!values)
+    return false;
+  SmallVector<int64_t> zps = {0};
+  if (wzp && !isa<NoneType>(wzp.getType())) {
+    std::optional<SmallVector<int64_t>> z = kiln::onnx::getConstantIntValues(wzp);
+    if (!z || (z->size() != 1 && int64_t(z->size()) != wt.getDimSize(channelAxis)))
+      return false;
+    zps = *z;
+  }
+  int64_t inner = 1;
+  for (int64_t d = channelAxis + 1; d < wt.getRank(); ++d)
+    inner *= wt.getDimSize(d);
+  int64_t channels = wt.getDimSize(channelAxis);
+  for (auto [i, v] : llvm::enumerate(*values)) {
+    int64_t zp = zps.size() == 1 ? zps[0] : zps[(int64_t(i) / inner) % channels];
+    if (v - zp < -128 || v - zp > 127)
+      return false;
+  }
+  return true;
 }
 
 /// 8-bit activations with one zero point (absent or one element).
@@ -226,14 +244,14 @@ static bool isIntegerKernelMatMul(Value a, Value azp, Value b, Value bzp) {
   auto at = dyn_cast<RankedTensorType>(a.getType());
   auto bt = dyn_cast<RankedTensorType>(b.getType());
   return at && bt && at.getRank() >= 2 && bt.getRank() == 2 &&
-         isPerTensor8Bit(a, azp) && isSymmetricS8Constant(b, bzp);
+         isPerTensor8Bit(a, azp) && isCenteredS8Constant(b, bzp, 1);
 }
 
 static bool isIntegerKernelConv(Value x, Value xzp, Value w, Value wzp, int64_t group) {
   auto xt = dyn_cast<RankedTensorType>(x.getType());
   return xt && xt.getRank() == 4 && group == 1 && isPerTensor8Bit(x, xzp) &&
          (!xzp || isa<NoneType>(xzp.getType()) || kiln::onnx::getConstantAttr(xzp)) &&
-         isSymmetricS8Constant(w, wzp);
+         isCenteredS8Constant(w, wzp, 0);
 }
 
 bool keptForIntegerKernel(Operation *op) {

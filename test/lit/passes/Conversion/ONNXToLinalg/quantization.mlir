@@ -54,3 +54,18 @@ func.func @conv_integer(%x: tensor<1x2x4x4xi8>) -> tensor<1x4x4x4xi32> {
   %0 = onnx.ConvInteger %x, %w, %xz, %none {pads = [1, 1, 1, 1]} : (tensor<1x2x4x4xi8>, tensor<4x2x3x3xi8>, tensor<i8>, none) -> tensor<1x4x4x4xi32>
   return %0 : tensor<1x4x4x4xi32>
 }
+
+// -----
+
+// Asymmetric u8 weights whose centered values w - w_zp fit in s8: centered at
+// compile time into the i8 operand.
+// CHECK-LABEL: func.func @matmul_integer_u8_weights
+// CHECK: %[[W:.*]] = arith.constant dense<{{\[\[}}2, -8], [0, 12]]> : tensor<2x2xi8>
+// CHECK: linalg.matmul ins(%{{.*}}, %[[W]] : tensor<3x2xi8>, tensor<2x2xi8>)
+func.func @matmul_integer_u8_weights(%a: tensor<3x2xi8>) -> tensor<3x2xi32> {
+  %w = onnx.Constant {value = dense<[[130, 120], [128, 140]]> : tensor<2x2xui8>} : () -> tensor<2x2xui8>
+  %wz = onnx.Constant {value = dense<128> : tensor<ui8>} : () -> tensor<ui8>
+  %none = onnx.NoValue : () -> none
+  %0 = onnx.MatMulInteger %a, %w, %none, %wz : (tensor<3x2xi8>, tensor<2x2xui8>, none, tensor<ui8>) -> tensor<3x2xi32>
+  return %0 : tensor<3x2xi32>
+}

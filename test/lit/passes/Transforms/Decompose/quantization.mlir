@@ -143,3 +143,28 @@ func.func @dynamic_quantize(%x: tensor<2x3xf32>) -> (tensor<2x3xui8>, tensor<f32
   %y, %s, %z = onnx.DynamicQuantizeLinear %x : (tensor<2x3xf32>) -> (tensor<2x3xui8>, tensor<f32>, tensor<ui8>)
   return %y, %s, %z : tensor<2x3xui8>, tensor<f32>, tensor<ui8>
 }
+
+// -----
+
+// Kept for the 8-bit kernels: per-tensor activations and constant weights whose
+// centered values fit in s8 (u8 weights with zero point 128 here); not when they
+// do not (zero point 7: 255 - 7 > 127).
+// CHECK-LABEL: func.func @matmul_integer_kept
+// CHECK: onnx.MatMulInteger
+// CHECK-LABEL: func.func @matmul_integer_not_kept
+// CHECK-NOT: onnx.MatMulInteger
+// CHECK: onnx.MatMul {{.*}} -> tensor<3x2xi32>
+func.func @matmul_integer_kept(%a: tensor<3x2xui8>) -> tensor<3x2xi32> {
+  %w = onnx.Constant {value = dense<[[130, 0], [255, 140]]> : tensor<2x2xui8>} : () -> tensor<2x2xui8>
+  %wz = onnx.Constant {value = dense<128> : tensor<ui8>} : () -> tensor<ui8>
+  %none = onnx.NoValue : () -> none
+  %0 = onnx.MatMulInteger %a, %w, %none, %wz : (tensor<3x2xui8>, tensor<2x2xui8>, none, tensor<ui8>) -> tensor<3x2xi32>
+  return %0 : tensor<3x2xi32>
+}
+func.func @matmul_integer_not_kept(%a: tensor<3x2xui8>) -> tensor<3x2xi32> {
+  %w = onnx.Constant {value = dense<[[130, 0], [255, 140]]> : tensor<2x2xui8>} : () -> tensor<2x2xui8>
+  %wz = onnx.Constant {value = dense<7> : tensor<ui8>} : () -> tensor<ui8>
+  %none = onnx.NoValue : () -> none
+  %0 = onnx.MatMulInteger %a, %w, %none, %wz : (tensor<3x2xui8>, tensor<2x2xui8>, none, tensor<ui8>) -> tensor<3x2xi32>
+  return %0 : tensor<3x2xi32>
+}
