@@ -127,7 +127,11 @@ def KilnSelectKernelStrategyPass
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "f32 lanes of one vector register (4 SSE / NEON, 8 AVX2, 16 AVX-512)">,
     Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"32",
-           "vector registers of the target (16 SSE / AVX2, 32 AVX-512 / NEON)">
+           "vector registers of the target (16 SSE / AVX2, 32 AVX-512 / NEON)">,
+    Option<"int8Dot", "int8-dot", "bool", /*default=*/"false",
+           "the target has a 4-way 8-bit dot product (x86 VNNI: vpdpbusd); "
+           "i8 matmuls / convs whose reduction comes in groups of 4 are "
+           "marked kiln.int8_dot">
   ];
 }
 
@@ -156,7 +160,8 @@ def KilnEmitMicrokernelsPass
     marked `kiln.parallel`.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
-                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
+                           "mlir::LLVM::LLVMDialect"];
 }
 
 def KilnOutlineParallelLoopsPass

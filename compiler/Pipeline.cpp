@@ -288,6 +288,9 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
 } // namespace
 
 void buildGraphPasses(OpPassManager &pm) {
+  // QDQ models: Conv/MatMul/Gemm between DequantizeLinear and QuantizeLinear run
+  // on integers.
+  pm.addNestedPass<func::FuncOp>(createKilnFoldQDQPass());
   // Composite ops (Attention, LSTM, QLinearConv, ...) become the ops kiln lowers.
   pm.addNestedPass<func::FuncOp>(createKilnDecomposePass());
   pm.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());

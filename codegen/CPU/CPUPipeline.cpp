@@ -132,6 +132,8 @@ FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
     bool avx = subtarget->checkFeatures("+avx");
     target.vectorWidth = avx512 ? 16 : avx ? 8 : 4;
     target.vectorRegisters = avx512 ? 32 : 16;
+    target.int8Dot = avx512 ? subtarget->checkFeatures("+avx512vnni")
+                            : avx && subtarget->checkFeatures("+avxvnni");
   } else {
     if (triple.isAArch64()) {
       std::string checked;
@@ -152,6 +154,7 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   KilnSelectKernelStrategyPassOptions strategyOptions;
   strategyOptions.vectorWidth = target.vectorWidth;
   strategyOptions.vectorRegisters = target.vectorRegisters;
+  strategyOptions.int8Dot = target.int8Dot;
   TensorPipelineHooks hooks;
   hooks.afterLayoutPropagation = [strategyOptions](OpPassManager &pm) {
     // 3x3 convs as Winograd transforms + matrix products where the kernel

@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
+#include <cstring>
 #include <optional>
 
 namespace kiln {
@@ -38,6 +39,35 @@ f32ConstantData(mlir::Attribute attr) {
   return std::nullopt;
 }
 
+/// The 32-bit words of an f32 or i32 dense or dense_resource attribute (the
+/// weight packing only moves them), or nullopt.
+inline std::optional<llvm::SmallVector<uint32_t>>
+word32ConstantData(mlir::Attribute attr) {
+  if (std::optional<llvm::SmallVector<float>> f = f32ConstantData(attr)) {
+    llvm::SmallVector<uint32_t> words(f->size());
+    std::memcpy(words.data(), f->data(), f->size() * 4);
+    return words;
+  }
+  if (auto dense = llvm::dyn_cast_or_null<mlir::DenseElementsAttr>(attr)) {
+    if (!dense.getElementType().isSignlessInteger(32))
+      return std::nullopt;
+    llvm::SmallVector<uint32_t> words;
+    for (const llvm::APInt &v : dense.getValues<llvm::APInt>())
+      words.push_back(uint32_t(v.getZExtValue()));
+    return words;
+  }
+  if (auto resource =
+          llvm::dyn_cast_or_null<mlir::DenseI32ResourceElementsAttr>(attr)) {
+    std::optional<llvm::ArrayRef<int32_t>> data = resource.tryGetAsArrayRef();
+    if (!data)
+      return std::nullopt;
+    llvm::SmallVector<uint32_t> words(data->size());
+    std::memcpy(words.data(), data->data(), data->size() * 4);
+    return words;
+  }
+  return std::nullopt;
+}
+
 /// `data` as an attribute of `type`: inline when small, else a resource blob
 /// named after `blobName` (the parser/printer renames on collision).
 inline mlir::ElementsAttr f32ConstantAttr(mlir::RankedTensorType type,
@@ -48,6 +78,25 @@ inline mlir::ElementsAttr f32ConstantAttr(mlir::RankedTensorType type,
   return mlir::DenseResourceElementsAttr::get(
       type, blobName,
       mlir::HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(data));
+}
+
+/// 32-bit `words` as an attribute of `type` (f32 or i32 elements), like
+/// f32ConstantAttr.
+inline mlir::ElementsAttr word32ConstantAttr(mlir::RankedTensorType type,
+                                             llvm::ArrayRef<uint32_t> words,
+                                             llvm::StringRef blobName) {
+  if (type.getElementType().isF32()) {
+    llvm::SmallVector<float> f(words.size());
+    std::memcpy(f.data(), words.data(), words.size() * 4);
+    return f32ConstantAttr(type, f, blobName);
+  }
+  llvm::ArrayRef<int32_t> ints(reinterpret_cast<const int32_t *>(words.data()),
+                               words.size());
+  if ((int64_t)words.size() * 4 <= kMaxInlineConstantBytes)
+    return mlir::DenseElementsAttr::get(type, ints);
+  return mlir::DenseResourceElementsAttr::get(
+      type, blobName,
+      mlir::HeapAsmResourceBlob::allocateAndCopyInferAlign<int32_t>(ints));
 }
 
 } // namespace kiln

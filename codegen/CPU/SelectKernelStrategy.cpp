@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/CPU/Kernels/Kernels.h"
 #include "codegen/Passes.h"
 #include "dialects/Kiln/KilnDialect.h"
 
@@ -110,8 +111,11 @@ bool chooseWinograd(linalg::Conv2DNhwcHwcfOp conv) {
     return llvm::all_of(attr.getValues<int64_t>(),
                         [](int64_t v) { return v == 1; });
   };
+  // Winograd's transforms are fractions: f32 only (never the exact int32
+  // products).
   if (!conv.hasPureTensorSemantics() || !ones(conv.getStrides()) ||
-      !ones(conv.getDilations()))
+      !ones(conv.getDilations()) ||
+      !getElementTypeOrSelf(conv.getOutputs()[0].getType()).isF32())
     return false;
   auto fType = cast<ShapedType>(conv.getInputs()[1].getType());
   auto outType = cast<ShapedType>(conv.getOutputs()[0].getType());
@@ -125,16 +129,44 @@ bool chooseWinograd(linalg::Conv2DNhwcHwcfOp conv) {
   return tiles >= kMinTiles && ch * f >= kMinChannelRatio * (ch + f);
 }
 
-/// Static shapes of f32 operands (the element type the kernels implement;
-/// other types keep the generic lowering), no empty dimension.
-bool kernelOperands(linalg::LinalgOp op) {
+/// A matmul or NHWC conv of i8 operands into i32 (MatMulInteger /
+/// ConvInteger of quantized models), static shapes, nothing empty.
+bool isInt8Kernel(linalg::LinalgOp op) {
+  if (!isa<linalg::MatmulOp, linalg::Conv2DNhwcHwcfOp>(op.getOperation()) ||
+      op.getNumDpsInputs() != 2)
+    return false;
   for (Value operand : op->getOperands()) {
     auto type = dyn_cast<ShapedType>(operand.getType());
-    if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
-        type.getNumElements() == 0)
+    if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
       return false;
   }
-  return true;
+  auto elem = [](Value v) { return getElementTypeOrSelf(v.getType()); };
+  return elem(op.getDpsInputs()[0]).isSignlessInteger(8) &&
+         elem(op.getDpsInputs()[1]).isSignlessInteger(8) &&
+         elem(op.getDpsInits()[0]).isSignlessInteger(32);
+}
+
+/// Static shapes, no empty dimension, and operands of one element type the
+/// kernels implement: f32, or i32 for matmuls and convolutions (the int32
+/// products of quantized models; pooling stays f32). Other types keep the
+/// generic lowering.
+bool kernelOperands(linalg::LinalgOp op) {
+  if (isInt8Kernel(op))
+    return true;
+  Type elementType;
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<ShapedType>(operand.getType());
+    if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
+      return false;
+    if (elementType && type.getElementType() != elementType)
+      return false;
+    elementType = type.getElementType();
+  }
+  if (elementType && elementType.isSignlessInteger(32))
+    return isa<linalg::MatmulOp, linalg::BatchMatmulOp,
+               linalg::Conv2DNhwcHwcfOp, linalg::DepthwiseConv2DNhwcHwcOp>(
+        op.getOperation());
+  return elementType && elementType.isF32();
 }
 
 struct SelectKernelStrategyPass
@@ -159,6 +191,17 @@ struct SelectKernelStrategyPass
       if (!*strategy) // not valid (diagnosed)
         return WalkResult::interrupt();
       op->setAttr(kiln::KernelStrategyAttr::kAttrName, *strategy);
+      // 8-bit products: the target's 4-way dot product where the contiguous
+      // reduction dim (K, a conv's channels) comes in groups of 4.
+      if (int8Dot && isInt8Kernel(op)) {
+        auto shape = [](Value v) {
+          return cast<ShapedType>(v.getType()).getShape();
+        };
+        int64_t inner = shape(op.getDpsInputs()[0]).back();
+        if (inner % 4 == 0)
+          op->setAttr(kiln::kernels::kInt8DotAttrName,
+                      UnitAttr::get(op->getContext()));
+      }
       return WalkResult::advance();
     });
     if (result.wasInterrupted())
@@ -192,8 +235,10 @@ struct SelectKernelStrategyPass
       int64_t m = c[batched], n = c[batched + 1];
       int64_t k = shape(op.getDpsInputs()[0]).back();
       Blocking blk = chooseBlocking(n, vectorWidth, vectorRegisters, m);
+      // 8-bit kernels run the whole reduction (the accumulators are exact).
       return get(o, std::min(blk.rows, m), blk.vecs,
-                 k > 2 * kReductionBlock ? kReductionBlock : k);
+                 k > 2 * kReductionBlock && !isInt8Kernel(op) ? kReductionBlock
+                                                              : k);
     }
     if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(o)) {
       // Output pixels are the rows, filters the columns.

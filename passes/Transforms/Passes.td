@@ -58,4 +58,34 @@ def KilnDecomposePass : Pass<"kiln-decompose", "mlir::func::FuncOp"> {
   ];
 }
 
+def KilnFoldQDQPass : Pass<"kiln-fold-qdq", "mlir::func::FuncOp"> {
+  let summary = "Compute the Conv/MatMul/Gemm of QDQ models on integers";
+  let description = [{
+    Models quantized in QDQ format (onnxruntime.quantization.quantize_static) compute
+    each Conv, MatMul and Gemm on DequantizeLinear'd 8-bit inputs and quantize the
+    result. This pass rewrites
+    `QuantizeLinear(Relu?(Conv|MatMul|Gemm(DequantizeLinear(x), DequantizeLinear(w),
+    DequantizeLinear(bias)?)))` into the int32 product of the zero-point-centered
+    8-bit values (as kiln-decompose expands ConvInteger/MatMulInteger), the int32 bias
+    added, and the requantization onnxruntime's QLinearConv/QLinearMatMul apply:
+    `saturate(round_half_even(float(acc) * (x_scale * w_scale / y_scale)) + y_zp)`;
+    a Relu raises the lower saturation bound to y_zp (exact: quantization is
+    monotonic and maps 0 to y_zp). Without a QuantizeLinear after it, the product is
+    `float(acc) * x_scale * w_scale`.
+
+    Folded only when exact: 8-bit activations per tensor, 8-bit weights per tensor or
+    per output channel, an int32 bias dequantized with scale x_scale * w_scale and
+    zero point 0, Gemm with alpha = beta = 1 and transA = 0. Anything else is left
+    as it is.
+
+    ```mlir
+    %x = onnx.DequantizeLinear %xq, %xs, %xz ...   %w = onnx.DequantizeLinear %wq, ...
+    %y = onnx.Conv %x, %w, %b ...   %q = onnx.QuantizeLinear %y, %ys, %yz ...
+    // becomes
+    %acc = onnx.Conv %xc, %wc ... : (tensor<..xi32>, tensor<..xi32>) -> tensor<..xi32>
+    ... onnx.Mul (float(acc + bias), multiplier), onnx.Round, onnx.Add, onnx.Clip, onnx.Cast
+    ```
+  }];
+}
+
 #endif // KILN_PASSES_TRANSFORMS_PASSES_TD

@@ -46,9 +46,9 @@ void emitBlock(KernelBuilder &kb, const BlockSpec &spec) {
         for (int64_t v = 0; v < spec.vecs; ++v) {
           Value av = spec.broadcastA ? a : spec.loadA(kb, ivs, i, v, maskOf(v));
           Value &slot = next[i * spec.vecs + v];
-          slot = spec.combine
-                     ? spec.combine(kb, av, slot)
-                     : vector::FMAOp::create(kb.b, kb.loc, av, bv[v], slot);
+          slot = spec.combine       ? spec.combine(kb, av, slot)
+                 : spec.multiplyAdd ? spec.multiplyAdd(kb, av, bv[v], slot)
+                                    : kb.multiplyAdd(av, bv[v], slot);
         }
       }
       return next;
@@ -96,10 +96,11 @@ void emitIf(OpBuilder &b, Location loc, Value cond,
       });
 }
 
-bool innerUnitStride(Value memref) {
+bool innerUnitStride(Value memref, bool allowBytes) {
   auto type = dyn_cast<MemRefType>(memref.getType());
   if (!type || !type.hasStaticShape() ||
-      !isSupportedElementType(type.getElementType()))
+      !(isSupportedElementType(type.getElementType()) ||
+        (allowBytes && type.getElementType().isSignlessInteger(8))))
     return false;
   if (type.getLayout().isIdentity())
     return true;

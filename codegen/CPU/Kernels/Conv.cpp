@@ -22,7 +22,10 @@ constexpr int64_t kMinConvTasks = 8;
 LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                        WeightPacker &packer) {
   Value in = op.getInputs()[0], w = op.getInputs()[1], out = op.getOutputs()[0];
-  if (!innerUnitStride(in) || !innerUnitStride(w) || !innerUnitStride(out))
+  // 8-bit input and filter into i32 (Int8.cpp): constant filters only.
+  bool bytes = getElementTypeOrSelf(in.getType()).isSignlessInteger(8);
+  if (!innerUnitStride(in, bytes) || !innerUnitStride(w, bytes) ||
+      !innerUnitStride(out))
     return failure();
   ArrayRef<int64_t> oShape = cast<MemRefType>(out.getType()).getShape();
   ArrayRef<int64_t> wShape = cast<MemRefType>(w.getType()).getShape();
@@ -52,8 +55,19 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   bool mergeTaps = dilations[1] == 1 && kw > 1 &&
                    memref::CollapseShapeOp::isGuaranteedCollapsible(
                        cast<MemRefType>(in.getType()), mergeWC);
-  Value packed = mergeTaps ? packer.pack(b, loc, w, {kh, kw * ch}, f, nr)
-                           : packer.pack(b, loc, w, {kh, kw, ch}, f, nr);
+  bool dot4 = bytes && op->hasAttr(kInt8DotAttrName) && ch % 4 == 0;
+  int64_t group = dot4 ? 4 : 1;
+  std::string dot4Name = dot4 ? declareDot4(op, vw) : "";
+  Value columnTerm;
+  Value *term = dot4 ? &columnTerm : nullptr;
+  Value packed = bytes ? (mergeTaps ? packer.packBytes(b, loc, w, {kh, kw * ch},
+                                                       f, nr, group, term)
+                                    : packer.packBytes(b, loc, w, {kh, kw, ch},
+                                                       f, nr, group, term))
+                 : mergeTaps ? packer.pack(b, loc, w, {kh, kw * ch}, f, nr)
+                             : packer.pack(b, loc, w, {kh, kw, ch}, f, nr);
+  if (bytes && !packed)
+    return failure();
   mergeTaps = mergeTaps && packed;
   Value inRows =
       mergeTaps
@@ -72,7 +86,7 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   // their pixel indices are computed once, while the chunk's packed B (at
   // most kPanelChunkBytes) is read from L2 (1 thread: MobileNetV2 -7%,
   // ResNet-50 -4%, SqueezeNet -3%).
-  int64_t panelBytes = kh * kw * ch * nr * 4;
+  int64_t panelBytes = kh * kw * ch * nr * (bytes ? 1 : 4);
   int64_t maxChunkPanels =
       std::clamp<int64_t>(kPanelChunkBytes / panelBytes, 1, panels);
   int64_t chunks = (panels + maxChunkPanels - 1) / maxChunkPanels;
@@ -126,27 +140,61 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
             spec.lastLanes = lastLanes;
             spec.reduction = {{y.idx(0), y.idx(kh)},
                               {y.idx(0), y.idx(kw)},
-                              {y.idx(0), y.idx(ch)}};
+                              {y.idx(0), y.idx(ch / group)}};
             if (mergeTaps)
               spec.reduction = {{y.idx(0), y.idx(kh)},
-                                {y.idx(0), y.idx(kw * ch)}};
+                                {y.idx(0), y.idx(kw * ch / group)}};
             setConvOutput(spec, fillValue, out, epilogue, oIdx);
-            spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i,
-                             int64_t, Value) -> Value {
-              if (mergeTaps) {
+            if (columnTerm) {
+              auto start = spec.init;
+              spec.init = [&, start](KernelBuilder &z, int64_t i, int64_t v,
+                                     Value msk) -> Value {
+                Value term = z.load(columnTerm, {z.add(col0, v * vw)}, Value());
+                return arith::AddIOp::create(z.b, z.loc, start(z, i, v, msk),
+                                             term);
+              };
+              spec.multiplyAdd = [&](KernelBuilder &z, Value av, Value bv,
+                                     Value acc) {
+                return dot4Accumulate(z, dot4Name, av, bv, acc);
+              };
+            }
+            if (bytes)
+              spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i,
+                               int64_t, Value) -> Value {
                 Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
-                Value tap = z.add(z.mul(ixIdx[i], ch), ivs[1]);
-                return memref::LoadOp::create(z.b, z.loc, inRows,
-                                              ValueRange{bIdx[i], iy, tap});
-              }
-              Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
-              Value ix = z.add(ixIdx[i], z.mul(ivs[1], dilations[1]));
-              return memref::LoadOp::create(
-                  z.b, z.loc, in, ValueRange{bIdx[i], iy, ix, ivs[2]});
-            };
+                if (mergeTaps) {
+                  Value tap = z.add(z.mul(ixIdx[i], ch), z.mul(ivs[1], group));
+                  return loadInt8A(z, inRows, {bIdx[i], iy, tap}, dot4);
+                }
+                Value ix = z.add(ixIdx[i], z.mul(ivs[1], dilations[1]));
+                return loadInt8A(z, in, {bIdx[i], iy, ix, z.mul(ivs[2], group)},
+                                 dot4);
+              };
+            if (bytes)
+              spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
+                               Value) -> Value {
+                SmallVector<Value> ix = {p};
+                ix.append(ivs.begin(), ivs.end());
+                ix.push_back(z.idx(v * vw * group));
+                return loadInt8B(z, packed, ix, dot4);
+              };
+            if (!bytes)
+              spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i,
+                               int64_t, Value) -> Value {
+                if (mergeTaps) {
+                  Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
+                  Value tap = z.add(z.mul(ixIdx[i], ch), ivs[1]);
+                  return memref::LoadOp::create(z.b, z.loc, inRows,
+                                                ValueRange{bIdx[i], iy, tap});
+                }
+                Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
+                Value ix = z.add(ixIdx[i], z.mul(ivs[1], dilations[1]));
+                return memref::LoadOp::create(
+                    z.b, z.loc, in, ValueRange{bIdx[i], iy, ix, ivs[2]});
+              };
             // Past the end of a filter row this prefetches the next one (packed
             // B is contiguous).
-            bool prefetchB = packed && panelBytes > kL1PanelBytes;
+            bool prefetchB = !bytes && packed && panelBytes > kL1PanelBytes;
             if (prefetchB && mergeTaps)
               spec.prefetchB = [&](KernelBuilder &z, ValueRange ivs) {
                 prefetch(z, packed,
@@ -158,18 +206,19 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                          {p, ivs[0], ivs[1], z.add(ivs[2], kPrefetchSteps),
                           z.idx(0)});
               };
-            spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
-                             Value msk) -> Value {
-              if (mergeTaps)
-                return z.load(packed, {p, ivs[0], ivs[1], z.idx(v * vw)},
-                              Value());
-              if (packed)
-                return z.load(packed,
-                              {p, ivs[0], ivs[1], ivs[2], z.idx(v * vw)},
-                              Value());
-              return z.load(w, {ivs[0], ivs[1], ivs[2], z.add(col0, v * vw)},
-                            msk);
-            };
+            if (!bytes)
+              spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
+                               Value msk) -> Value {
+                if (mergeTaps)
+                  return z.load(packed, {p, ivs[0], ivs[1], z.idx(v * vw)},
+                                Value());
+                if (packed)
+                  return z.load(packed,
+                                {p, ivs[0], ivs[1], ivs[2], z.idx(v * vw)},
+                                Value());
+                return z.load(w, {ivs[0], ivs[1], ivs[2], z.add(col0, v * vw)},
+                              msk);
+              };
             emitBlock(y, spec);
           };
           auto loop = scf::ForOp::create(x.b, loc, p0, p1, x.idx(1));

@@ -17,6 +17,7 @@
 #include "dialects/Kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -33,9 +34,12 @@ namespace kiln::kernels {
 
 using namespace mlir;
 
-/// Element types the kernels implement (f32); ops on others keep the generic
-/// lowering.
-inline bool isSupportedElementType(Type type) { return type.isF32(); }
+/// Element types the kernels implement: f32, and i32 (the integer products of
+/// quantized models: multiply-add instead of FMA); ops on others keep the
+/// generic lowering.
+inline bool isSupportedElementType(Type type) {
+  return type.isF32() || type.isSignlessInteger(32);
+}
 
 struct KernelBuilder {
   OpBuilder &b;
@@ -83,6 +87,15 @@ struct KernelBuilder {
   Value splat(Value scalar) {
     return vector::BroadcastOp::create(b, loc, vt, scalar);
   }
+
+  /// acc + a * b: an FMA on floats, a multiply and an add on integers
+  /// (exact; wraps like the int32 accumulation ONNX allows).
+  Value multiplyAdd(Value a, Value bv, Value acc) {
+    if (isa<FloatType>(vt.getElementType()))
+      return vector::FMAOp::create(b, loc, a, bv, acc);
+    return arith::AddIOp::create(b, loc, acc,
+                                 arith::MulIOp::create(b, loc, a, bv));
+  }
 };
 
 /// One register block: `rows` x `vecs` accumulators carried through nested
@@ -112,7 +125,32 @@ struct BlockSpec {
   /// Pooling: combines the A vector into the accumulator (max, add) instead
   /// of an FMA with B (no loadB).
   std::function<Value(KernelBuilder &, Value, Value)> combine;
+  /// 8-bit kernels: acc + the products of the (splat) A and B vectors, e.g.
+  /// a 4-way dot product (vpdpbusd); default KernelBuilder::multiplyAdd.
+  std::function<Value(KernelBuilder &, Value, Value, Value)> multiplyAdd;
 };
+
+//===----------------------------------------------------------------------===//
+// 8-bit kernels (Int8.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Marks an i8 x i8 -> i32 matmul / conv whose kernel uses the target's 4-way
+/// 8-bit dot product (set by kiln-select-kernel-strategy).
+constexpr llvm::StringLiteral kInt8DotAttrName = "kiln.int8_dot";
+
+/// The A operand of an 8-bit kernel: with `dot4`, the 4 bytes at `indices`
+/// (the last one a multiple of 4) as one i32 with each byte's sign bit
+/// flipped (u8 for vpdpbusd); else the byte sign-extended to i32.
+Value loadInt8A(KernelBuilder &kb, Value memref, ValueRange indices, bool dot4);
+/// Vector v of packed 8-bit B at `indices` (the last one: the panel column
+/// offset): i32 lanes of 4 bytes with `dot4`, else bytes sign-extended.
+Value loadInt8B(KernelBuilder &kb, Value packed, ValueRange indices, bool dot4);
+/// Declares the 4-way dot product (vpdpbusd) of `vw` i32 lanes in `kernel`'s
+/// module; returns the name dot4Accumulate calls.
+std::string declareDot4(Operation *kernel, int64_t vw);
+/// acc + the 4-way dot products of u8 `a` and s8 `b` lanes (vpdpbusd).
+Value dot4Accumulate(KernelBuilder &kb, StringRef name, Value a, Value b,
+                     Value acc);
 
 /// Reduction steps of packed B prefetched ahead (with 16 columns, one 64-byte
 /// line each).
@@ -137,9 +175,10 @@ void emitIf(OpBuilder &b, Location loc, Value cond,
             function_ref<void(OpBuilder &)> thenFn,
             function_ref<void(OpBuilder &)> elseFn);
 
-/// A statically shaped memref of a supported element type whose innermost
-/// dim is contiguous.
-bool innerUnitStride(Value memref);
+/// A statically shaped memref of a supported element type (or i8, the
+/// operands of an 8-bit kernel, with `allowBytes`) whose innermost dim is
+/// contiguous.
+bool innerUnitStride(Value memref, bool allowBytes = false);
 
 /// Emits `body(vecs, lastLanes)` for panel `p` of `panels` column panels
 /// of `fullVecs` vectors: full panels, and the last one when `tailCols`
@@ -276,6 +315,17 @@ public:
   Value pack(OpBuilder &b, Location loc, Value weights,
              ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
              int64_t batch = 0);
+
+  /// 8-bit weights (i8, viewed as [R][N], R the product of `redShape`) packed
+  /// into panels [N / NR][redShape..., last / group][NR * group]: `group`
+  /// consecutive reduction steps of a column side by side (4 for a 4-way dot
+  /// product, 1 otherwise; the last reduction dim must divide by it). With
+  /// `columnTerm`, also -128 * sum_k w[k][n] per column ([NP * NR] i32: what
+  /// an unsigned-by-signed dot product of sign-flipped activations adds).
+  /// Null when `weights` is not such a constant.
+  Value packBytes(OpBuilder &b, Location loc, Value weights,
+                  ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
+                  int64_t group, Value *columnTerm = nullptr);
 
 private:
   ModuleOp module;

@@ -20,7 +20,13 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
                          KernelStrategyAttr strategy, WeightPacker &packer) {
   Value a = op.getDpsInputs()[0], bMat = op.getDpsInputs()[1],
         c = op.getDpsInits()[0];
-  if (!innerUnitStride(a) || !innerUnitStride(bMat) || !innerUnitStride(c))
+  // 8-bit operands into i32 (Int8.cpp): a constant B, one reduction block.
+  bool bytes = getElementTypeOrSelf(a.getType()).isSignlessInteger(8);
+  if (!innerUnitStride(a, bytes) || !innerUnitStride(bMat, bytes) ||
+      !innerUnitStride(c))
+    return failure();
+  if (bytes &&
+      (batched || !getElementTypeOrSelf(c.getType()).isSignlessInteger(32)))
     return failure();
   // Plain (non-broadcasting, non-transposed) forms only.
   if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation());
@@ -46,8 +52,18 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
   Value fillValue = fill.value;
   std::optional<Epilogue> epilogue = findEpilogue(op, c, fill.copy);
 
+  int64_t kc = std::min(strategy.getReductionBlock(), k);
+  bool dot4 = bytes && op->hasAttr(kInt8DotAttrName) && k % 4 == 0;
+  int64_t group = dot4 ? 4 : 1;
+  std::string dot4Name = dot4 ? declareDot4(op, vw) : "";
+  Value columnTerm;
   // A constant B is packed per batch (the Winograd products' 16 filters).
-  Value packed = packer.pack(b, loc, bMat, {k}, n, nr, batched ? batch : 0);
+  Value packed =
+      bytes ? packer.packBytes(b, loc, bMat, {k}, n, nr, group,
+                               dot4 ? &columnTerm : nullptr)
+            : packer.pack(b, loc, bMat, {k}, n, nr, batched ? batch : 0);
+  if (bytes && (!packed || kc != k))
+    return failure();
 
   // Few rows (a transformer's 128 tokens): one group, so each B panel is
   // streamed from memory once, not once per group.
@@ -55,7 +71,6 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
                       m <= kSingleGroupRows ? INT64_MAX : kRowBlocksPerChunk);
   int64_t fullPanels = n / nr, tailCols = n % nr;
   int64_t panels = fullPanels + (tailCols ? 1 : 0);
-  int64_t kc = std::min(strategy.getReductionBlock(), k);
   int64_t tasksPerBatch = rowGroups.groups * panels;
 
   emitParallel(b, loc, batch * tasksPerBatch, [&](OpBuilder &pb, Value flat) {
@@ -87,6 +102,12 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
       spec.lastLanes = lastLanes;
       spec.reduction.push_back({k0, k1});
       spec.init = [&](KernelBuilder &x, int64_t i, int64_t v, Value msk) {
+        if (columnTerm) {
+          Value start =
+              fillValue ? x.splat(fillValue) : x.load(c, cIdx(x, i, v), msk);
+          Value term = x.load(columnTerm, {x.add(col0, v * vw)}, Value());
+          return arith::AddIOp::create(x.b, x.loc, start, term).getResult();
+        }
         if (!fillValue)
           return x.load(c, cIdx(x, i, v), msk);
         Value splat = x.splat(fillValue);
@@ -112,6 +133,8 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
       };
       spec.loadA = [&](KernelBuilder &x, ValueRange ivs, int64_t i, int64_t,
                        Value) -> Value {
+        if (bytes)
+          return loadInt8A(x, a, {x.add(row0, i), x.mul(ivs[0], group)}, dot4);
         SmallVector<Value> ix;
         if (batched)
           ix.push_back(bi);
@@ -121,6 +144,8 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
       };
       spec.loadB = [&](KernelBuilder &x, ValueRange ivs, int64_t v,
                        Value msk) -> Value {
+        if (bytes)
+          return loadInt8B(x, packed, {p, ivs[0], x.idx(v * vw * group)}, dot4);
         if (packed && batched)
           return x.load(packed, {bi, p, ivs[0], x.idx(v * vw)}, Value());
         if (packed)
@@ -132,6 +157,11 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
         ix.push_back(x.add(col0, v * vw));
         return x.load(bMat, ix, msk);
       };
+      if (dot4)
+        spec.multiplyAdd = [&](KernelBuilder &x, Value av, Value bv,
+                               Value acc) {
+          return dot4Accumulate(x, dot4Name, av, bv, acc);
+        };
       emitBlock(kk, spec);
     };
 
@@ -144,7 +174,7 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
         });
       };
       if (kc == k) {
-        rowsOf(x, x.idx(0), x.idx(k), Value(), /*last=*/true);
+        rowsOf(x, x.idx(0), x.idx(k / group), Value(), /*last=*/true);
         return;
       }
       // All reduction blocks but the last, then the last one (peeled: it

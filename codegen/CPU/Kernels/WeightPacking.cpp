@@ -22,9 +22,10 @@ Value WeightPacker::pack(OpBuilder &b, Location loc, Value weights,
   auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
   if (!global || !global.getConstant() || !global.getInitialValue())
     return {};
-  // The panels are built from f32 values (other element types are not
-  // packed: their kernels read B in place, if any).
-  if (!global.getType().getElementType().isF32())
+  // The panels are built from 32-bit values, f32 or i32 (other element types
+  // are not packed: their kernels read B in place, if any).
+  Type elementType = global.getType().getElementType();
+  if (!elementType.isF32() && !elementType.isSignlessInteger(32))
     return {};
   std::string key = (getGlobal.getName() + "/" + Twine(nr) + "/" +
                      Twine(redShape.size()) + "/" + Twine(batch))
@@ -41,23 +42,23 @@ Value WeightPacker::pack(OpBuilder &b, Location loc, Value weights,
   shape.push_back(np);
   shape.append(redShape.begin(), redShape.end());
   shape.push_back(nr);
-  auto type = MemRefType::get(shape, b.getF32Type());
+  auto type = MemRefType::get(shape, elementType);
   if (!packed) {
-    std::optional<SmallVector<float>> data =
-        kiln::f32ConstantData(*global.getInitialValue());
+    std::optional<SmallVector<uint32_t>> data =
+        kiln::word32ConstantData(*global.getInitialValue());
     if (!data || (int64_t)data->size() != batches * r * n)
       return {};
-    SmallVector<float> out(batches * np * r * nr, 0.0f);
+    SmallVector<uint32_t> out(batches * np * r * nr, 0); // 0.0f and 0
     for (int64_t bt = 0; bt < batches; ++bt) {
-      const float *in = data->data() + bt * r * n;
-      float *to = out.data() + bt * np * r * nr;
+      const uint32_t *in = data->data() + bt * r * n;
+      uint32_t *to = out.data() + bt * np * r * nr;
       for (int64_t p = 0; p < np; ++p)
         for (int64_t k = 0; k < r; ++k)
           for (int64_t j = 0; j < nr && p * nr + j < n; ++j)
             to[(p * r + k) * nr + j] = in[k * n + p * nr + j];
     }
-    Attribute init = kiln::f32ConstantAttr(
-        RankedTensorType::get(shape, b.getF32Type()), out, "kiln_packed");
+    Attribute init = kiln::word32ConstantAttr(
+        RankedTensorType::get(shape, elementType), out, "kiln_packed");
     OpBuilder mb(module.getBodyRegion());
     mb.setInsertionPoint(global);
     packed = memref::GlobalOp::create(
@@ -67,6 +68,113 @@ Value WeightPacker::pack(OpBuilder &b, Location loc, Value weights,
     symbols.insert(packed); // renames on collision
     packedGlobals[key] = packed;
   }
+  return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
+}
+
+/// The bytes of an i8 dense or dense_resource attribute, or nullopt.
+static std::optional<SmallVector<int8_t>> int8ConstantData(Attribute attr) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (!dense.getElementType().isSignlessInteger(8))
+      return std::nullopt;
+    return llvm::to_vector(dense.getValues<int8_t>());
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    if (!resource.getType().getElementType().isSignlessInteger(8))
+      return std::nullopt;
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    ArrayRef<char> data = blob->getData();
+    return SmallVector<int8_t>(data.begin(), data.end());
+  }
+  return std::nullopt;
+}
+
+/// A new private constant global holding `init` of `type`, after `anchor`.
+static memref::GlobalOp createConstantGlobal(OpBuilder &b, Location loc,
+                                             ModuleOp module,
+                                             memref::GlobalOp anchor,
+                                             StringRef name, MemRefType type,
+                                             Attribute init) {
+  OpBuilder mb(module.getBodyRegion());
+  mb.setInsertionPoint(anchor);
+  return memref::GlobalOp::create(
+      mb, loc, mb.getStringAttr(name), mb.getStringAttr("private"),
+      TypeAttr::get(type), init, mb.getUnitAttr(), mb.getI64IntegerAttr(64));
+}
+
+Value WeightPacker::packBytes(OpBuilder &b, Location loc, Value weights,
+                              ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
+                              int64_t group, Value *columnTerm) {
+  auto getGlobal = weights.getDefiningOp<memref::GetGlobalOp>();
+  if (!getGlobal || redShape.empty() || redShape.back() % group)
+    return {};
+  auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
+  if (!global || !global.getConstant() || !global.getInitialValue() ||
+      !global.getType().getElementType().isSignlessInteger(8))
+    return {};
+  int64_t r = 1;
+  for (int64_t d : redShape)
+    r *= d;
+  int64_t np = (n + nr - 1) / nr;
+  SmallVector<int64_t> shape = {np};
+  shape.append(redShape.begin(), redShape.end());
+  shape.back() /= group;
+  shape.push_back(nr * group);
+  auto type = MemRefType::get(shape, b.getI8Type());
+  auto termType = MemRefType::get({np * nr}, b.getI32Type());
+  std::string key = (getGlobal.getName() + "/bytes/" + Twine(nr) + "/" +
+                     Twine(redShape.size()) + "/" + Twine(group))
+                        .str();
+  memref::GlobalOp packed = packedGlobals.lookup(key);
+  memref::GlobalOp term = packedGlobals.lookup(key + "/term");
+  if (!packed || (columnTerm && !term)) {
+    std::optional<SmallVector<int8_t>> data =
+        int8ConstantData(*global.getInitialValue());
+    if (!data || (int64_t)data->size() != r * n)
+      return {};
+    SmallVector<int8_t> out(np * r * nr, 0);
+    SmallVector<int32_t> sums(np * nr, 0);
+    for (int64_t k = 0; k < r; ++k)
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t p = j / nr, jj = j % nr;
+        int64_t step = k / group, lane = k % group;
+        int8_t w = (*data)[k * n + j];
+        out[((p * (r / group) + step) * nr + jj) * group + lane] = w;
+        sums[j] -= 128 * int32_t(w);
+      }
+    auto tensorType = RankedTensorType::get(shape, b.getI8Type());
+    Attribute init =
+        out.size() <= size_t(kiln::kMaxInlineConstantBytes)
+            ? Attribute(
+                  DenseElementsAttr::get(tensorType, ArrayRef<int8_t>(out)))
+            : Attribute(DenseResourceElementsAttr::get(
+                  tensorType, "kiln_packed",
+                  HeapAsmResourceBlob::allocateAndCopyInferAlign<int8_t>(out)));
+    if (!packed) {
+      packed = createConstantGlobal(b, loc, module, global,
+                                    (global.getSymName() + "_packed").str(),
+                                    type, init);
+      symbols.insert(packed); // renames on collision
+      packedGlobals[key] = packed;
+    }
+    if (!columnTerm)
+      return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
+    auto termTensor = RankedTensorType::get({np * nr}, b.getI32Type());
+    term = createConstantGlobal(
+        b, loc, module, global, (global.getSymName() + "_colterm").str(),
+        termType,
+        kiln::word32ConstantAttr(
+            termTensor,
+            ArrayRef<uint32_t>(reinterpret_cast<const uint32_t *>(sums.data()),
+                               sums.size()),
+            "kiln_colterm"));
+    symbols.insert(term);
+    packedGlobals[key + "/term"] = term;
+  }
+  if (columnTerm)
+    *columnTerm =
+        memref::GetGlobalOp::create(b, loc, termType, term.getSymName());
   return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
 }
 

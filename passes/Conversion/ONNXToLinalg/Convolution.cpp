@@ -10,7 +10,8 @@
 // Constant weights are re-laid out at compile time (new resource constants);
 // others through linalg.transpose. Accumulators are linalg.fill'ed with 0; the
 // bias is added by a following elementwise linalg.generic; the NHWC result is
-// transposed back to NCHW with linalg.transpose. Float element types only.
+// transposed back to NCHW with linalg.transpose. Float element types, and
+// int32 (the integer products of the quantized ops).
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,9 +73,12 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
     if (!resultType || !xType || !wType)
       return emitNodeError(op) << "Conv needs static shapes", failure();
     Type elemType = resultType.getElementType();
-    if (!isa<FloatType>(elemType) || xType.getElementType() != elemType ||
+    // int32: the zero-point-centered products of ConvInteger/QLinearConv
+    // (kiln-decompose).
+    if (!(isa<FloatType>(elemType) || elemType.isSignlessInteger(32)) ||
+        xType.getElementType() != elemType ||
         wType.getElementType() != elemType)
-      return emitNodeError(op) << "only float Conv is supported (got "
+      return emitNodeError(op) << "only float and int32 Conv are supported (got "
                                << xType << " and " << wType << ")",
              failure();
     int64_t rank = xType.getRank();
@@ -240,7 +244,11 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
             rewriter, loc, RankedTensorType::get(nhwcOut, elemType),
             ValueRange{conv, bias},
             [](OpBuilder &b, Location l, ValueRange args) -> Value {
-              return arith::AddFOp::create(b, l, args[0], args[1]);
+              return isa<FloatType>(args[0].getType())
+                         ? arith::AddFOp::create(b, l, args[0], args[1])
+                               .getResult()
+                         : arith::AddIOp::create(b, l, args[0], args[1])
+                               .getResult();
             });
       nchwResult = createTranspose(rewriter, loc, conv, {0, 3, 1, 2});
     } else {
@@ -275,7 +283,11 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
             rewriter, loc, RankedTensorType::get(nchwOut, elemType),
             ValueRange{nchwResult, bias3},
             [](OpBuilder &b, Location l, ValueRange args) -> Value {
-              return arith::AddFOp::create(b, l, args[0], args[1]);
+              return isa<FloatType>(args[0].getType())
+                         ? arith::AddFOp::create(b, l, args[0], args[1])
+                               .getResult()
+                         : arith::AddIOp::create(b, l, args[0], args[1])
+                               .getResult();
             });
       }
     }

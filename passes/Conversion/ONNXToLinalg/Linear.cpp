@@ -5,7 +5,8 @@
 // collapsed to one batch dim). Gemm -> linalg.matmul on a plain row-major B
 // (a constant B with transB=1 is transposed at compile time), followed by one
 // elementwise linalg.generic for alpha, beta and the C bias. Accumulators are
-// linalg.fill'ed with 0. Only float element types are handled.
+// linalg.fill'ed with 0. Float element types, and int32 MatMul (the integer
+// products of the quantized ops).
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,9 +92,14 @@ struct MatMulLowering : OpConversionPattern<onnx::MatMulOp> {
     if (!resultType || !aType || !bType)
       return emitNodeError(op) << "MatMul needs static shapes", failure();
     Type elemType = resultType.getElementType();
-    if (!isa<FloatType>(elemType))
+    // int32: the zero-point-centered products of MatMulInteger/QLinearMatMul
+    // (kiln-decompose), accumulated with wrap-around like onnxruntime.
+    bool int32 = elemType.isSignlessInteger(32) &&
+                 aType.getElementType() == elemType &&
+                 bType.getElementType() == elemType;
+    if (!isa<FloatType>(elemType) && !int32)
       return emitNodeError(op)
-                 << "integer MatMul is not supported yet (element type "
+                 << "integer MatMul is only supported on int32 (element type "
                  << elemType << "); use MatMulInteger/QLinearMatMul",
              failure();
     if (aType.getRank() == 0 || bType.getRank() == 0)

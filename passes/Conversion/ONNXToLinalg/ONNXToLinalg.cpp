@@ -47,6 +47,7 @@ struct ConvertONNXToLinalgPass
     populateElementwisePatterns(converter, patterns);
     populateLinearPatterns(converter, patterns);
     populateConvolutionPatterns(converter, patterns);
+    populateQuantizationPatterns(converter, patterns);
     populatePoolingPatterns(converter, patterns);
     populateNormalizationPatterns(converter, patterns);
     populateReductionPatterns(converter, patterns);

@@ -24,6 +24,10 @@ void populateElementwisePatterns(TypeConverter &converter,
 /// MatMul, Gemm.
 void populateLinearPatterns(TypeConverter &converter,
                             RewritePatternSet &patterns);
+/// MatMulInteger, ConvInteger in the form kiln-decompose keeps (8-bit
+/// products into i32).
+void populateQuantizationPatterns(TypeConverter &converter,
+                                  RewritePatternSet &patterns);
 /// Conv (through channels-last linalg convolutions).
 void populateConvolutionPatterns(TypeConverter &converter,
                                  RewritePatternSet &patterns);

@@ -290,6 +290,7 @@ ExpandFn lookupExpansion(StringRef opType) {
       .Case("QLinearMatMul", expandQLinearMatMul)
       .Case("ConvInteger", expandConvInteger)
       .Case("QLinearConv", expandQLinearConv)
+      .Case("DynamicQuantizeLinear", expandDynamicQuantizeLinear)
       .Case("Swish", expandSwish)
       .Case("EyeLike", expandEyeLike)
       .Cases({"HannWindow", "HammingWindow", "BlackmanWindow"}, expandWindow)

@@ -222,6 +222,28 @@ mlir::LogicalResult expandMatMulInteger(Expansion &e);
 mlir::LogicalResult expandQLinearMatMul(Expansion &e);
 mlir::LogicalResult expandConvInteger(Expansion &e);
 mlir::LogicalResult expandQLinearConv(Expansion &e);
+mlir::LogicalResult expandDynamicQuantizeLinear(Expansion &e);
+
+/// MatMulInteger / ConvInteger in the form convert-onnx-to-linalg lowers to 8-bit
+/// products (kept by kiln-decompose): per-tensor 8-bit activations, constant 8-bit
+/// weights whose centered values w - w_zp fit in s8 (onnxruntime's symmetric s8
+/// weights always do), 2-D B, group 1.
+bool keptForIntegerKernel(mlir::Operation *op);
+
+/// Integer building blocks (Quantization.cpp), shared with kiln-fold-qdq. Each returns
+/// an empty value after an error.
+/// (a - a_zero_point) x (b - b_zero_point) as an int32 MatMul (8-bit a and b; zero
+/// points per row of a and per column of b, or scalars; absent: 0).
+V integerMatMul(Expansion &e, const V &a, const V &azp, const V &b, const V &bzp);
+/// ConvInteger's product as an int32 Conv with `convAttrs` (w_zero_point per output
+/// channel or scalar).
+V integerConv(Expansion &e, const V &x, const V &xzp, const V &w, const V &wzp,
+              llvm::ArrayRef<Attr> convAttrs);
+/// The int32 accumulator `acc` requantized as onnxruntime does: saturate(round half
+/// to even(float(acc) * multiplier) + zp) as `target`; `floor` (a folded Relu or
+/// Clip) raises the lower saturation bound.
+V requantize(Expansion &e, const V &acc, const V &multiplier, const V &zp,
+             mlir::Type target, std::optional<double> floor = std::nullopt);
 
 /// Helpers shared by families.
 /// The ONNX TensorProto data type of a float element type; 0 if none.

@@ -7,6 +7,9 @@
 
 #include "passes/Transforms/Decompose/Expansion.h"
 
+#include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/ONNXOps.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -19,8 +22,8 @@ using namespace mlir;
 namespace kiln::decompose {
 
 //===----------------------------------------------------------------------===//
-// Quantization: QuantizeLinear, DequantizeLinear, QLinearMatMul, QLinearConv,
-// MatMulInteger, ConvInteger
+// Quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+// QLinearMatMul, QLinearConv, MatMulInteger, ConvInteger
 //===----------------------------------------------------------------------===//
 
 /// The ONNX data type of an 8/16-bit integer element type (kiln's onnx
@@ -98,13 +101,17 @@ LogicalResult expandDequantizeLinear(Expansion &e) {
 }
 
 /// saturate(round_half_even(v) + zero_point) as `target` (v already divided
-/// by the scale, a float tensor).
+/// by the scale, a float tensor); `floor` raises the saturation's lower bound
+/// (a folded Relu).
 static V quantizeValue(Expansion &e, V v, const V &zpFloat,
-                          Type floatElem, Type target) {
+                          Type floatElem, Type target,
+                          std::optional<double> floor = std::nullopt) {
   V q = e.add("Round", {v});
   if (!zpFloat.empty())
     q = e.add("Add", {q, zpFloat});
   auto [lo, hi] = quantRange(target);
+  if (floor)
+    lo = std::min(std::max(lo, *floor), hi);
   q = e.add("Clip", {q, e.scalar(floatElem, lo), e.scalar(floatElem, hi)});
   return e.add("Cast", {q}, {intAttr("to", onnxQuantType(target))});
 }
@@ -161,135 +168,231 @@ LogicalResult expandQuantizeLinear(Expansion &e) {
   return success();
 }
 
-// The integer products are accumulated in float32, which is exact while every
-// partial sum stays below 2^24: checked from the types and the reduction size.
-LogicalResult checkExactAccumulation(Expansion &e, Type a, Type b, int64_t terms) {
-  auto bound = [](Type t) {
-    auto [lo, hi] = quantRange(t);
-    return hi - lo; // |x - zero_point| is at most the type's span
-  };
-  if (!onnxQuantType(a) || !onnxQuantType(b))
-    return e.error() << "needs 8- or 16-bit integer inputs", failure();
-  if (bound(a) * bound(b) * double(terms) >= double(1 << 24))
-    return e.error() << "the integer accumulation over " << terms
-                     << " products could exceed float32's exact range (2^24); "
-                        "not supported yet",
+//===----------------------------------------------------------------------===//
+// Integer products: int32 accumulation of zero-point-centered values
+//===----------------------------------------------------------------------===//
+
+// The centered operands are int32 (|x - zero_point| <= 255 for 8-bit types, so
+// every product is exact and the sums wrap only past 2^31, as the spec allows);
+// the onnx MatMul/Conv on int32 lower to linalg.matmul / linalg.conv_* with
+// integer multiply-adds. Constant weights are centered at compile time (the ops
+// fold as they are built).
+
+static LogicalResult checkQuantInputs(Expansion &e, Type a, Type b) {
+  // 16-bit products could overflow int32: only 8-bit operands (as onnxruntime).
+  auto is8 = [](Type t) { return onnxQuantType(t) && t.getIntOrFloatBitWidth() == 8; };
+  if (!is8(a) || !is8(b))
+    return e.error() << "needs 8-bit integer inputs (got " << a << " and " << b << ")",
            failure();
   return success();
 }
 
-static V centered(Expansion &e, const V &x, const V &zp,
-                     int64_t axis, int64_t rank) {
-  V xf = e.add("Cast", {x}, {intAttr("to", KILN_DTYPE_FLOAT32)});
+/// x - zero_point as int32; `axis` < 0: the zero point is a scalar (or 1 element).
+static V centered(Expansion &e, const V &x, const V &zp, int64_t axis, int64_t rank) {
+  V xi = e.add("Cast", {x}, {intAttr("to", KILN_DTYPE_INT32)});
   if (zp.empty())
-    return xf;
+    return xi;
   // Reshape the (known-typed) zero point first: the Cast's type is not known yet.
   V shaped = axis < 0 ? zp : alongAxis(e, zp, axis, rank);
-  V zf = e.add("Cast", {shaped}, {intAttr("to", KILN_DTYPE_FLOAT32)});
-  return e.add("Sub", {xf, zf});
+  V zi = e.add("Cast", {shaped}, {intAttr("to", KILN_DTYPE_INT32)});
+  return e.add("Sub", {xi, zi});
+}
+
+/// Constant 8-bit weights whose zero-point-centered values w - w_zp (w_zp absent,
+/// one value, or one per output channel along `channelAxis`) all fit in s8:
+/// the 8-bit kernels take them as signed bytes (symmetric s8 weights always do).
+static bool isCenteredS8Constant(Value w, Value wzp, int64_t channelAxis) {
+  auto wt = dyn_cast<RankedTensorType>(w.getType());
+  if (!wt || !wt.hasStaticShape() || !onnxQuantType(wt.getElementType()) ||
+      wt.getElementType().getIntOrFloatBitWidth() != 8)
+    return false;
+  std::optional<SmallVector<int64_t>> values = kiln::onnx::getConstantIntValues(w);
+  if (!values)
+    return false;
+  SmallVector<int64_t> zps = {0};
+  if (wzp && !isa<NoneType>(wzp.getType())) {
+    std::optional<SmallVector<int64_t>> z = kiln::onnx::getConstantIntValues(wzp);
+    if (!z || (z->size() != 1 && int64_t(z->size()) != wt.getDimSize(channelAxis)))
+      return false;
+    zps = *z;
+  }
+  int64_t inner = 1;
+  for (int64_t d = channelAxis + 1; d < wt.getRank(); ++d)
+    inner *= wt.getDimSize(d);
+  int64_t channels = wt.getDimSize(channelAxis);
+  for (auto [i, v] : llvm::enumerate(*values)) {
+    int64_t zp = zps.size() == 1 ? zps[0] : zps[(int64_t(i) / inner) % channels];
+    if (v - zp < -128 || v - zp > 127)
+      return false;
+  }
+  return true;
+}
+
+/// 8-bit activations with one zero point (absent or one element).
+static bool isPerTensor8Bit(Value x, Value xzp) {
+  auto xt = dyn_cast<RankedTensorType>(x.getType());
+  if (!xt || !xt.hasStaticShape() || !onnxQuantType(xt.getElementType()) ||
+      xt.getElementType().getIntOrFloatBitWidth() != 8)
+    return false;
+  if (!xzp || isa<NoneType>(xzp.getType()))
+    return true;
+  auto zt = dyn_cast<RankedTensorType>(xzp.getType());
+  return zt && zt.hasStaticShape() && zt.getNumElements() == 1;
+}
+
+static bool isIntegerKernelMatMul(Value a, Value azp, Value b, Value bzp) {
+  auto at = dyn_cast<RankedTensorType>(a.getType());
+  auto bt = dyn_cast<RankedTensorType>(b.getType());
+  return at && bt && at.getRank() >= 2 && bt.getRank() == 2 &&
+         isPerTensor8Bit(a, azp) && isCenteredS8Constant(b, bzp, 1);
+}
+
+static bool isIntegerKernelConv(Value x, Value xzp, Value w, Value wzp, int64_t group) {
+  auto xt = dyn_cast<RankedTensorType>(x.getType());
+  return xt && xt.getRank() == 4 && group == 1 && isPerTensor8Bit(x, xzp) &&
+         (!xzp || isa<NoneType>(xzp.getType()) || kiln::onnx::getConstantAttr(xzp)) &&
+         isCenteredS8Constant(w, wzp, 0);
+}
+
+bool keptForIntegerKernel(Operation *op) {
+  auto operand = [&](unsigned i) {
+    return i < op->getNumOperands() ? op->getOperand(i) : Value();
+  };
+  if (isa<onnx::MatMulIntegerOp>(op))
+    return isIntegerKernelMatMul(operand(0), operand(2), operand(1), operand(3));
+  if (auto conv = dyn_cast<onnx::ConvIntegerOp>(op))
+    return isIntegerKernelConv(operand(0), operand(2), operand(1), operand(3),
+                               conv.getGroup());
+  return false;
+}
+
+V integerMatMul(Expansion &e, const V &a, const V &azp, const V &b, const V &bzp) {
+  RankedTensorType at = e.type(a), bt = e.type(b);
+  if (!at || !bt || at.getRank() == 0 || bt.getRank() == 0) {
+    e.error() << "needs ranked inputs";
+    return V();
+  }
+  if (failed(checkQuantInputs(e, at.getElementType(), bt.getElementType())))
+    return V();
+  // The form convert-onnx-to-linalg computes on 8-bit kernels (kept as it is).
+  if (isIntegerKernelMatMul(a, azp, b, bzp))
+    return e.add("MatMulInteger", {a, b, azp, bzp});
+  // a_zero_point is per row of A (axis rank-2), b_zero_point per column of B.
+  V ac = centered(e, a, azp, std::max<int64_t>(at.getRank() - 2, 0), at.getRank());
+  V bc = centered(e, b, bzp, bt.getRank() - 1, bt.getRank());
+  return e.add("MatMul", {ac, bc});
+}
+
+V integerConv(Expansion &e, const V &x, const V &xzp, const V &w, const V &wzp,
+              ArrayRef<Attr> convAttrs) {
+  RankedTensorType xt = e.type(x), wt = e.type(w);
+  if (!xt || !wt || !wt.hasStaticShape() || wt.getRank() < 3) {
+    e.error() << "needs static inputs";
+    return V();
+  }
+  if (failed(checkQuantInputs(e, xt.getElementType(), wt.getElementType())))
+    return V();
+  int64_t group = 1;
+  for (const Attr &a : convAttrs)
+    if (a.name() == "group")
+      group = a.i();
+  if (isIntegerKernelConv(x, xzp, w, wzp, group))
+    return e.add("ConvInteger", {x, w, xzp, wzp}, convAttrs);
+  V xc = centered(e, x, xzp, -1, xt.getRank());
+  V wc = centered(e, w, wzp, 0, wt.getRank()); // w_zero_point per output channel
+  return e.add("Conv", {xc, wc}, convAttrs);
+}
+
+V requantize(Expansion &e, const V &acc, const V &multiplier, const V &zp, Type target,
+             std::optional<double> floor) {
+  Type f32 = Float32Type::get(e.ctx.getContext());
+  V v = e.add("Mul", {e.add("Cast", {acc}, {intAttr("to", KILN_DTYPE_FLOAT32)}), multiplier});
+  V zpFloat = zp.empty() ? V() : e.add("Cast", {zp}, {intAttr("to", KILN_DTYPE_FLOAT32)});
+  return quantizeValue(e, v, zpFloat, f32, target, floor);
 }
 
 LogicalResult expandMatMulInteger(Expansion &e) {
-  RankedTensorType at = e.type(e.input(0)), bt = e.type(e.input(1));
-  if (!at || !bt || at.getRank() == 0 || bt.getRank() == 0)
-    return e.error() << "needs ranked inputs", failure();
-  int64_t k = at.getShape().back();
-  if (failed(checkExactAccumulation(e, at.getElementType(), bt.getElementType(), k)))
+  V y = integerMatMul(e, e.input(0), e.input(2), e.input(1), e.input(3));
+  if (y.empty())
     return failure();
-  // a_zero_point is per row of A (axis rank-2), b_zero_point per column of B.
-  V a = centered(e, e.input(0), e.input(2), std::max<int64_t>(at.getRank() - 2, 0),
-                           at.getRank());
-  V b = centered(e, e.input(1), e.input(3), bt.getRank() - 1, bt.getRank());
-  e.add("Cast", {e.add("MatMul", {a, b})}, {intAttr("to", KILN_DTYPE_INT32)},
-        e.output(0));
+  e.add("Identity", {y}, {}, e.output(0));
   return success();
+}
+
+/// a_scale * b_scale / y_scale in float32, in that order (as onnxruntime computes
+/// its requantization multiplier).
+static V multiplierOf(Expansion &e, const V &aScale, const V &bScale, const V &yScale) {
+  auto f32 = [&](const V &v) {
+    RankedTensorType t = e.type(v);
+    if (t && t.getElementType().isF32())
+      return v;
+    return e.add("Cast", {v}, {intAttr("to", KILN_DTYPE_FLOAT32)});
+  };
+  return e.add("Div", {e.add("Mul", {f32(aScale), f32(bScale)}), f32(yScale)});
 }
 
 LogicalResult expandQLinearMatMul(Expansion &e) {
-  RankedTensorType at = e.type(e.input(0)), bt = e.type(e.input(3));
-  RankedTensorType yzt = e.type(e.input(7)), st = e.type(e.input(1));
-  if (!at || !bt || !st || at.getRank() == 0)
-    return e.error() << "needs ranked inputs", failure();
-  if (failed(checkExactAccumulation(e, at.getElementType(), bt.getElementType(),
-                                    at.getShape().back())))
+  // a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp
+  RankedTensorType at = e.type(e.input(0)), yzt = e.type(e.input(7));
+  V acc = integerMatMul(e, e.input(0), e.input(2), e.input(3), e.input(5));
+  if (acc.empty())
     return failure();
-  V a = centered(e, e.input(0), e.input(2), -1, at.getRank());
-  V b = centered(e, e.input(3), e.input(5), -1, bt.getRank());
-  V acc = e.add("MatMul", {a, b});
-  // a_scale * b_scale / y_scale in the scales' type, applied in float32.
-  V factor = e.add("Div", {e.add("Mul", {e.input(1), e.input(4)}), e.input(6)});
-  factor = e.add("Cast", {factor}, {intAttr("to", KILN_DTYPE_FLOAT32)});
-  Type f32 = Float32Type::get(e.ctx.getContext());
-  V zpFloat =
-      e.input(7).empty() ? V()
-                         : e.add("Cast", {e.input(7)}, {intAttr("to", KILN_DTYPE_FLOAT32)});
   Type target = yzt ? yzt.getElementType() : at.getElementType();
   if (!onnxQuantType(target))
     return e.error() << "needs an 8- or 16-bit integer output", failure();
-  e.add("Identity", {quantizeValue(e, e.add("Mul", {acc, factor}), zpFloat, f32, target)},
-        {}, e.output(0));
+  V factor = multiplierOf(e, e.input(1), e.input(4), e.input(6));
+  e.add("Identity", {requantize(e, acc, factor, e.input(7), target)}, {}, e.output(0));
   return success();
 }
 
-/// The products one output element of a conv with filter `wt` sums: the filter's
-/// elements per output channel (computed without dividing by the channel count,
-/// which may be 0).
-static int64_t termsPerOutputChannel(RankedTensorType wt) {
-  int64_t terms = 1;
-  for (int64_t d : wt.getShape().drop_front())
-    terms *= d; // bounded: the type passed the size limits
-  return terms;
-}
-
-/// Conv over zero-point-centered float copies of integer inputs.
-static V integerConv(Expansion &e, const V &x, const V &xzp,
-                        const V &w, const V &wzp, int64_t rank) {
-  V xf = centered(e, x, xzp, -1, rank);
-  V wf = centered(e, w, wzp, 0, rank); // w_zero_point per output channel
-  SmallVector<Attr> attrs(e.node.attribute().begin(),
-                                          e.node.attribute().end());
-  return e.add("Conv", {xf, wf}, attrs);
+static SmallVector<Attr> forwardedAttrs(Expansion &e) {
+  return SmallVector<Attr>(e.node.attribute().begin(), e.node.attribute().end());
 }
 
 LogicalResult expandConvInteger(Expansion &e) {
-  RankedTensorType xt = e.type(e.input(0)), wt = e.type(e.input(1));
-  if (!xt || !wt || !wt.hasStaticShape() || wt.getRank() < 3)
-    return e.error() << "needs static inputs", failure();
-  int64_t terms = termsPerOutputChannel(wt);
-  if (failed(checkExactAccumulation(e, xt.getElementType(), wt.getElementType(), terms)))
+  V y = integerConv(e, e.input(0), e.input(2), e.input(1), e.input(3), forwardedAttrs(e));
+  if (y.empty())
     return failure();
-  V y = integerConv(e, e.input(0), e.input(2), e.input(1), e.input(3), xt.getRank());
-  e.add("Cast", {y}, {intAttr("to", KILN_DTYPE_INT32)}, e.output(0));
+  e.add("Identity", {y}, {}, e.output(0));
   return success();
 }
 
 LogicalResult expandQLinearConv(Expansion &e) {
   // x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B (int32)
-  RankedTensorType xt = e.type(e.input(0)), wt = e.type(e.input(3));
-  RankedTensorType yzt = e.type(e.input(7));
-  if (!xt || !wt || !wt.hasStaticShape() || wt.getRank() < 3)
-    return e.error() << "needs static inputs", failure();
-  int64_t terms = termsPerOutputChannel(wt);
-  if (failed(checkExactAccumulation(e, xt.getElementType(), wt.getElementType(), terms)))
+  RankedTensorType xt = e.type(e.input(0)), yzt = e.type(e.input(7));
+  V acc = integerConv(e, e.input(0), e.input(2), e.input(3), e.input(5), forwardedAttrs(e));
+  if (acc.empty())
     return failure();
-  V acc = integerConv(e, e.input(0), e.input(2), e.input(3), e.input(5), xt.getRank());
-  if (!e.input(8).empty()) {
-    V bias = e.add("Cast", {alongAxis(e, e.input(8), 1, xt.getRank())},
-                             {intAttr("to", KILN_DTYPE_FLOAT32)});
-    acc = e.add("Add", {acc, bias});
-  }
-  V scale = e.add("Div", {e.add("Mul", {e.input(1), alongAxis(e, e.input(4), 1, xt.getRank())}),
-                                    e.input(6)});
-  scale = e.add("Cast", {scale}, {intAttr("to", KILN_DTYPE_FLOAT32)});
-  Type f32 = Float32Type::get(e.ctx.getContext());
-  V zpFloat =
-      e.input(7).empty() ? V()
-                         : e.add("Cast", {e.input(7)}, {intAttr("to", KILN_DTYPE_FLOAT32)});
+  int64_t rank = xt.getRank();
+  if (!e.input(8).empty())
+    acc = e.add("Add", {acc, alongAxis(e, e.input(8), 1, rank)});
   Type target = yzt ? yzt.getElementType() : xt.getElementType();
   if (!onnxQuantType(target))
     return e.error() << "needs an 8- or 16-bit integer output", failure();
-  e.add("Identity", {quantizeValue(e, e.add("Mul", {acc, scale}), zpFloat, f32, target)},
-        {}, e.output(0));
+  V factor = multiplierOf(e, e.input(1), alongAxis(e, e.input(4), 1, rank), e.input(6));
+  e.add("Identity", {requantize(e, acc, factor, e.input(7), target)}, {}, e.output(0));
+  return success();
+}
+
+// The function body of the ONNX spec (uint8, range widened to include 0).
+LogicalResult expandDynamicQuantizeLinear(Expansion &e) {
+  V x = e.input(0);
+  RankedTensorType xt = e.type(x);
+  if (!xt || !xt.getElementType().isF32())
+    return e.error() << "needs a float32 input", failure();
+  Type f32 = xt.getElementType();
+  V zero = e.scalar(f32, 0.0);
+  V lo = e.add("Min", {e.reduce("ReduceMin", x, {}, false), zero});
+  V hi = e.add("Max", {e.reduce("ReduceMax", x, {}, false), zero});
+  V scale = e.add("Div", {e.add("Sub", {hi, lo}), e.scalar(f32, 255.0)});
+  V zpFloat = e.add("Sub", {zero, e.add("Div", {lo, scale})});
+  zpFloat = e.add("Round", {e.add("Clip", {zpFloat, zero, e.scalar(f32, 255.0)})});
+  V zp = e.add("Cast", {zpFloat}, {intAttr("to", KILN_DTYPE_UINT8)});
+  Type u8 = IntegerType::get(e.ctx.getContext(), 8, IntegerType::Unsigned);
+  e.add("Identity", {quantizeValue(e, e.add("Div", {x, scale}), zpFloat, f32, u8)}, {},
+        e.output(0));
+  e.add("Identity", {scale}, {}, e.output(1));
+  e.add("Identity", {zp}, {}, e.output(2));
   return success();
 }
 

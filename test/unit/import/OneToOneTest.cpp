@@ -101,8 +101,7 @@ TEST_F(OneToOneTest, QuantizeDequantizePattern) {
                             "tensor<f32>, tensor<i8>) -> tensor<4xf32>"));
 }
 
-// A K of 768 is no longer rejected at import: a kernel pass may take the op; only
-// kiln-decompose's float expansion refuses it.
+// A K of 768 is not rejected at import (kiln-decompose accumulates in int32).
 TEST_F(OneToOneTest, MatMulIntegerLargeK) {
   ModelBuilder m(21);
   m.input("a", {1, 768}, onnx::TensorProto::UINT8);

@@ -2,12 +2,12 @@
 
 // Errors name the ONNX node of the op being decomposed (its NameLoc) and the opset.
 
-// CHECK: error: {{.*}}node 'mm' (MatMulInteger, opset 21): the integer accumulation over 768 products could exceed float32's exact range (2^24); not supported yet
-// float32 accumulates 768 products of 8-bit values inexactly: not decomposed.
+// CHECK: error: {{.*}}node 'mm' (MatMulInteger, opset 21): needs 8-bit integer inputs (got 'ui16' and 'ui16')
+// 16-bit products could overflow the int32 accumulator: not decomposed.
 module attributes {onnx.opset = 21 : i64} {
-func.func @matmul_integer_inexact(%a: tensor<1x768xui8>, %b: tensor<768x4xui8>) -> tensor<1x4xi32> {
+func.func @matmul_integer_16bit(%a: tensor<1x8xui16>, %b: tensor<8x4xui16>) -> tensor<1x4xi32> {
   %none = onnx.NoValue : () -> none
-  %0 = onnx.MatMulInteger %a, %b, %none, %none : (tensor<1x768xui8>, tensor<768x4xui8>, none, none) -> tensor<1x4xi32> loc("mm")
+  %0 = onnx.MatMulInteger %a, %b, %none, %none : (tensor<1x8xui16>, tensor<8x4xui16>, none, none) -> tensor<1x4xi32> loc("mm")
   return %0 : tensor<1x4xi32>
 }
 }

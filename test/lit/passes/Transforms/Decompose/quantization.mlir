@@ -36,29 +36,48 @@ func.func @quantize(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i8>) -> tenso
 
 // -----
 
-// MatMulInteger: a float MatMul of the zero-point-centered operands, cast to int32.
+// MatMulInteger: an int32 MatMul of the zero-point-centered operands (no limit on K).
 // CHECK-LABEL: func.func @matmul_integer
 // CHECK-NOT: onnx.MatMulInteger
-// CHECK: %[[A:.*]] = onnx.Cast %arg0 {to = 1 : i64}
-// CHECK: %[[B:.*]] = onnx.Cast %arg1 {to = 1 : i64}
-// CHECK: %[[M:.*]] = onnx.MatMul %[[A]], %[[B]] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
-// CHECK: onnx.Cast %[[M]] {to = 6 : i64} : (tensor<2x4xf32>) -> tensor<2x4xi32>
-func.func @matmul_integer(%a: tensor<2x3xui8>, %b: tensor<3x4xi8>) -> tensor<2x4xi32> {
+// CHECK: %[[A:.*]] = onnx.Cast %arg0 {to = 6 : i64} : (tensor<2x768xui8>) -> tensor<2x768xi32>
+// CHECK: %[[AZ:.*]] = onnx.Cast %arg2 {to = 6 : i64} : (tensor<ui8>) -> tensor<i32>
+// CHECK: %[[AC:.*]] = onnx.Sub %[[A]], %[[AZ]]
+// CHECK: %[[B:.*]] = onnx.Cast %arg1 {to = 6 : i64} : (tensor<768x4xi8>) -> tensor<768x4xi32>
+// CHECK: onnx.MatMul %[[AC]], %[[B]] : (tensor<2x768xi32>, tensor<768x4xi32>) -> tensor<2x4xi32>
+func.func @matmul_integer(%a: tensor<2x768xui8>, %b: tensor<768x4xi8>, %az: tensor<ui8>) -> tensor<2x4xi32> {
   %none = onnx.NoValue : () -> none
-  %0 = onnx.MatMulInteger %a, %b, %none, %none : (tensor<2x3xui8>, tensor<3x4xi8>, none, none) -> tensor<2x4xi32>
+  %0 = onnx.MatMulInteger %a, %b, %az, %none : (tensor<2x768xui8>, tensor<768x4xi8>, tensor<ui8>, none) -> tensor<2x4xi32>
   return %0 : tensor<2x4xi32>
 }
 
 // -----
 
-// QLinearMatMul: the centered float MatMul scaled by a_scale * b_scale / y_scale, then
-// quantized to y_zero_point's type.
+// Per-column b_zero_point: broadcast along B's last axis.
+// CHECK-LABEL: func.func @matmul_integer_per_column
+// CHECK: %[[BZ:.*]] = onnx.Reshape %arg2, {{.*}} -> tensor<1x4xi8>
+// CHECK: %[[BZI:.*]] = onnx.Cast %[[BZ]] {to = 6 : i64} : (tensor<1x4xi8>) -> tensor<1x4xi32>
+// CHECK: onnx.Sub {{.*}}, %[[BZI]] : (tensor<3x4xi32>, tensor<1x4xi32>) -> tensor<3x4xi32>
+func.func @matmul_integer_per_column(%a: tensor<2x3xi8>, %b: tensor<3x4xi8>, %bz: tensor<4xi8>) -> tensor<2x4xi32> {
+  %none = onnx.NoValue : () -> none
+  %0 = onnx.MatMulInteger %a, %b, %none, %bz : (tensor<2x3xi8>, tensor<3x4xi8>, none, tensor<4xi8>) -> tensor<2x4xi32>
+  return %0 : tensor<2x4xi32>
+}
+
+// -----
+
+// QLinearMatMul: the int32 product, requantized as onnxruntime does: float(acc) times
+// (a_scale * b_scale) / y_scale, rounded half to even, plus y_zero_point, saturated.
 // CHECK-LABEL: func.func @qlinear_matmul
 // CHECK-NOT: onnx.QLinearMatMul
-// CHECK: onnx.MatMul {{.*}} -> tensor<2x4xf32>
-// CHECK: onnx.Mul %arg1, %arg4
-// CHECK: onnx.Div
-// CHECK: onnx.Round
+// CHECK: %[[ACC:.*]] = onnx.MatMul {{.*}} -> tensor<2x4xi32>
+// CHECK: %[[AB:.*]] = onnx.Mul %arg1, %arg4
+// CHECK: %[[F:.*]] = onnx.Div %[[AB]], %arg6
+// CHECK: %[[ACCF:.*]] = onnx.Cast %[[ACC]] {to = 1 : i64} : (tensor<2x4xi32>) -> tensor<2x4xf32>
+// CHECK: %[[V:.*]] = onnx.Mul %[[ACCF]], %[[F]]
+// CHECK: %[[R:.*]] = onnx.Round %[[V]]
+// CHECK: onnx.Add %[[R]]
+// CHECK: onnx.Constant {{.*}}dense<0.000000e+00> : tensor<f32>
+// CHECK: onnx.Constant {{.*}}dense<2.550000e+02> : tensor<f32>
 // CHECK: onnx.Clip
 // CHECK: onnx.Cast {{.*}} {to = 2 : i64} : (tensor<2x4xf32>) -> tensor<2x4xui8>
 // KEEP-LABEL: func.func @qlinear_matmul
@@ -72,15 +91,17 @@ func.func @qlinear_matmul(%a: tensor<2x3xui8>, %as: tensor<f32>, %az: tensor<ui8
 
 // -----
 
-// ConvInteger / QLinearConv: a float Conv with the op's attributes.
+// ConvInteger / QLinearConv: an int32 Conv with the op's attributes; constant weights
+// are centered at compile time (w_zero_point per output channel), the int32 bias is
+// added before the requantization.
 // CHECK-LABEL: func.func @conv_integer
 // CHECK-NOT: onnx.ConvInteger
-// CHECK: onnx.Conv {{.*}}pads = [1, 1, 1, 1]{{.*}} -> tensor<1x2x4x4xf32>
-// CHECK: onnx.Cast {{.*}} {to = 6 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xi32>
+// CHECK: onnx.Conv {{.*}}pads = [1, 1, 1, 1]{{.*}} -> tensor<1x2x4x4xi32>
 // CHECK-LABEL: func.func @qlinear_conv
 // CHECK-NOT: onnx.QLinearConv
-// CHECK: onnx.Conv {{.*}} -> tensor<1x2x4x4xf32>
-// CHECK: onnx.Add {{.*}} -> tensor<1x2x4x4xf32>
+// CHECK: %[[W:.*]] = onnx.Constant {{.*}}dense<{{\[\[\[\[}}-1, 0, 1{{.*}}-4, -2, 0{{.*}}> : tensor<2x1x1x3xi32>
+// CHECK: %[[ACC:.*]] = onnx.Conv {{.*}}, %[[W]], {{.*}} -> tensor<1x2x4x4xi32>
+// CHECK: onnx.Add %[[ACC]], {{.*}} : (tensor<1x2x4x4xi32>, tensor<1x2x1x1xi32>) -> tensor<1x2x4x4xi32>
 // CHECK: onnx.Cast {{.*}} {to = 2 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xui8>
 func.func @conv_integer(%x: tensor<1x1x4x4xui8>, %w: tensor<2x1x3x3xui8>) -> tensor<1x2x4x4xi32> {
   %none = onnx.NoValue : () -> none
@@ -88,22 +109,62 @@ func.func @conv_integer(%x: tensor<1x1x4x4xui8>, %w: tensor<2x1x3x3xui8>) -> ten
   return %0 : tensor<1x2x4x4xi32>
 }
 func.func @qlinear_conv(%x: tensor<1x1x4x4xui8>, %xs: tensor<f32>, %xz: tensor<ui8>,
-                        %w: tensor<2x1x3x3xui8>, %ws: tensor<f32>, %wz: tensor<ui8>,
+                        %ws: tensor<2xf32>,
                         %ys: tensor<f32>, %yz: tensor<ui8>, %b: tensor<2xi32>) -> tensor<1x2x4x4xui8> {
-  %0 = onnx.QLinearConv %x, %xs, %xz, %w, %ws, %wz, %ys, %yz, %b {pads = [1, 1, 1, 1]} : (tensor<1x1x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<2x1x3x3xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>, tensor<2xi32>) -> tensor<1x2x4x4xui8>
+  %w = onnx.Constant {value = dense<[[[[1, 2, 3]]], [[[0, 2, 4]]]]> : tensor<2x1x1x3xi8>} : () -> tensor<2x1x1x3xi8>
+  %wz = onnx.Constant {value = dense<[2, 4]> : tensor<2xi8>} : () -> tensor<2xi8>
+  %0 = onnx.QLinearConv %x, %xs, %xz, %w, %ws, %wz, %ys, %yz, %b {pads = [0, 1, 0, 1]} : (tensor<1x1x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<2x1x1x3xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<ui8>, tensor<2xi32>) -> tensor<1x2x4x4xui8>
   return %0 : tensor<1x2x4x4xui8>
 }
 
 // -----
 
-// No output channels: an empty output, as ONNX defines it (the accumulation check no
-// longer divides by the channel count).
+// No output channels: an empty output, as ONNX defines it.
 // CHECK-LABEL: func.func @conv_integer_no_output_channels
 // CHECK-NOT: onnx.ConvInteger
-// CHECK: onnx.Conv {{.*}} -> tensor<1x0x2x2xf32>
-// CHECK: onnx.Cast {{.*}} -> tensor<1x0x2x2xi32>
+// CHECK: onnx.Conv {{.*}} -> tensor<1x0x2x2xi32>
 func.func @conv_integer_no_output_channels(%x: tensor<1x1x4x4xui8>, %w: tensor<0x1x3x3xui8>) -> tensor<1x0x2x2xi32> {
   %none = onnx.NoValue : () -> none
   %0 = onnx.ConvInteger %x, %w, %none, %none : (tensor<1x1x4x4xui8>, tensor<0x1x3x3xui8>, none, none) -> tensor<1x0x2x2xi32>
   return %0 : tensor<1x0x2x2xi32>
+}
+
+// -----
+
+// DynamicQuantizeLinear: the spec's function body (range widened to include 0).
+// CHECK-LABEL: func.func @dynamic_quantize
+// CHECK-NOT: onnx.DynamicQuantizeLinear
+// CHECK: onnx.ReduceMin
+// CHECK: onnx.ReduceMax
+// CHECK: onnx.Round
+// CHECK: onnx.Cast {{.*}} {to = 2 : i64} : (tensor<f32>) -> tensor<ui8>
+// CHECK: onnx.Cast {{.*}} {to = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xui8>
+func.func @dynamic_quantize(%x: tensor<2x3xf32>) -> (tensor<2x3xui8>, tensor<f32>, tensor<ui8>) {
+  %y, %s, %z = onnx.DynamicQuantizeLinear %x : (tensor<2x3xf32>) -> (tensor<2x3xui8>, tensor<f32>, tensor<ui8>)
+  return %y, %s, %z : tensor<2x3xui8>, tensor<f32>, tensor<ui8>
+}
+
+// -----
+
+// Kept for the 8-bit kernels: per-tensor activations and constant weights whose
+// centered values fit in s8 (u8 weights with zero point 128 here); not when they
+// do not (zero point 7: 255 - 7 > 127).
+// CHECK-LABEL: func.func @matmul_integer_kept
+// CHECK: onnx.MatMulInteger
+// CHECK-LABEL: func.func @matmul_integer_not_kept
+// CHECK-NOT: onnx.MatMulInteger
+// CHECK: onnx.MatMul {{.*}} -> tensor<3x2xi32>
+func.func @matmul_integer_kept(%a: tensor<3x2xui8>) -> tensor<3x2xi32> {
+  %w = onnx.Constant {value = dense<[[130, 0], [255, 140]]> : tensor<2x2xui8>} : () -> tensor<2x2xui8>
+  %wz = onnx.Constant {value = dense<128> : tensor<ui8>} : () -> tensor<ui8>
+  %none = onnx.NoValue : () -> none
+  %0 = onnx.MatMulInteger %a, %w, %none, %wz : (tensor<3x2xui8>, tensor<2x2xui8>, none, tensor<ui8>) -> tensor<3x2xi32>
+  return %0 : tensor<3x2xi32>
+}
+func.func @matmul_integer_not_kept(%a: tensor<3x2xui8>) -> tensor<3x2xi32> {
+  %w = onnx.Constant {value = dense<[[130, 0], [255, 140]]> : tensor<2x2xui8>} : () -> tensor<2x2xui8>
+  %wz = onnx.Constant {value = dense<7> : tensor<ui8>} : () -> tensor<ui8>
+  %none = onnx.NoValue : () -> none
+  %0 = onnx.MatMulInteger %a, %w, %none, %wz : (tensor<3x2xui8>, tensor<2x2xui8>, none, tensor<ui8>) -> tensor<3x2xi32>
+  return %0 : tensor<3x2xi32>
 }

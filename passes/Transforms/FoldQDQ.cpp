@@ -1,0 +1,377 @@
+//===- FoldQDQ.cpp - kiln-fold-qdq: QDQ patterns to integer products ------===//
+//
+// Models made by onnxruntime.quantization in QDQ format compute every Conv,
+// MatMul and Gemm on DequantizeLinear'd inputs and quantize the result again.
+// Computed as written, kiln would run them in float. This pass rewrites
+//   QuantizeLinear(Relu?(Conv|MatMul|Gemm(DequantizeLinear(x),
+//   DequantizeLinear(w),
+//                                        DequantizeLinear(int32 bias)?)))
+// into the integer product (kiln-decompose's integerConv / integerMatMul: int32
+// accumulation of zero-point-centered 8-bit values), plus the int32 bias,
+// requantized as onnxruntime's QLinearConv / QLinearMatMul / QGemm do
+// (multiplier x_scale * w_scale / y_scale in float32, round half to even, zero
+// point, saturation; a Relu raises the lower saturation bound to the zero
+// point, exactly). Without a QuantizeLinear after it, the product is
+// dequantized: float(acc) * x_scale * w_scale (onnxruntime's
+// MatMulIntegerToFloat).
+//
+// Only what is exact is folded: per-tensor activations, weights per tensor or
+// per output channel, a bias whose scale is x_scale * w_scale with zero point 0
+// (as quantize_static writes it). Anything else stays as it is (computed in
+// float).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Transforms/Passes.h"
+
+#include "passes/Transforms/Decompose/Expansion.h"
+
+#include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/ONNXOps.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace kiln {
+
+#define GEN_PASS_DEF_KILNFOLDQDQPASS
+#include "passes/Transforms/Passes.h.inc"
+
+namespace {
+
+using decompose::Attr;
+using decompose::Expansion;
+using decompose::V;
+
+/// A DequantizeLinear's operands.
+struct Dequantized {
+  Value q, scale, zp; // zp null when absent
+  int64_t axis = 1;
+  int64_t scaleElements = 1;
+};
+
+bool is8BitInt(Type t) {
+  auto i = dyn_cast<IntegerType>(t);
+  return i && i.getWidth() == 8;
+}
+
+std::optional<Dequantized> matchDequantize(Value v) {
+  auto dq = v.getDefiningOp<onnx::DequantizeLinearOp>();
+  if (!dq || dq.getBlockSize() != 0)
+    return std::nullopt;
+  auto qt = dyn_cast<RankedTensorType>(dq.getX().getType());
+  auto st = dyn_cast<RankedTensorType>(dq.getXScale().getType());
+  if (!qt || !st || !st.hasStaticShape() || !st.getElementType().isF32() ||
+      st.getRank() > 1)
+    return std::nullopt;
+  Dequantized d;
+  d.q = dq.getX();
+  d.scale = dq.getXScale();
+  d.zp = onnx::isNoneValue(dq.getXZeroPoint()) ? Value() : dq.getXZeroPoint();
+  d.axis = dq.getAxis();
+  if (d.axis < 0)
+    d.axis += qt.getRank();
+  d.scaleElements = st.getNumElements();
+  return d;
+}
+
+/// An 8-bit activation quantized per tensor.
+bool isPerTensor8Bit(const Dequantized &d) {
+  return is8BitInt(cast<RankedTensorType>(d.q.getType()).getElementType()) &&
+         d.scaleElements == 1;
+}
+
+/// 8-bit weights quantized per tensor, or per channel along `channelAxis`.
+bool isWeight8Bit(const Dequantized &d, int64_t channelAxis) {
+  auto t = cast<RankedTensorType>(d.q.getType());
+  if (!is8BitInt(t.getElementType()) || !t.hasStaticShape())
+    return false;
+  return d.scaleElements == 1 || (d.axis == channelAxis &&
+                                  t.getDimSize(channelAxis) == d.scaleElements);
+}
+
+/// The int32 bias of DequantizeLinear(bias, x_scale * w_scale, 0), or null.
+Value matchBias(Value v, const Dequantized &x, const Dequantized &w) {
+  if (!v || onnx::isNoneValue(v))
+    return Value();
+  std::optional<Dequantized> b = matchDequantize(v);
+  if (!b || !cast<RankedTensorType>(b->q.getType())
+                 .getElementType()
+                 .isSignlessInteger(32))
+    return Value();
+  if (b->zp) {
+    auto zps = onnx::getConstantIntValues(b->zp);
+    if (!zps || llvm::any_of(*zps, [](int64_t z) { return z != 0; }))
+      return Value();
+  }
+  auto bs = onnx::getConstantFloatValues(b->scale);
+  auto xs = onnx::getConstantFloatValues(x.scale);
+  auto ws = onnx::getConstantFloatValues(w.scale);
+  if (!bs || !xs || !ws || xs->size() != 1)
+    return Value();
+  for (size_t i = 0; i < bs->size(); ++i) {
+    float expected = float((*xs)[0]) * float((*ws)[ws->size() == 1 ? 0 : i]);
+    if (ws->size() != 1 && ws->size() != bs->size())
+      return Value();
+    if (std::fabs(float((*bs)[i]) - expected) > 1e-6f * std::fabs(expected))
+      return Value();
+  }
+  return b->q;
+}
+
+/// The matched integer product: the op and its quantized operands.
+struct Product {
+  Operation *op = nullptr;
+  Dequantized x, w;
+  Value bias;              // int32, 1-D, or null
+  bool transposeW = false; // Gemm transB
+  bool conv = false;
+};
+
+std::optional<Product> matchProduct(Operation *op) {
+  Product p;
+  p.op = op;
+  Value xv, wv, bv;
+  if (auto conv = dyn_cast<onnx::ConvOp>(op)) {
+    xv = conv.getX(), wv = conv.getW(), bv = conv.getB();
+    p.conv = true;
+  } else if (auto mm = dyn_cast<onnx::MatMulOp>(op)) {
+    xv = mm.getA(), wv = mm.getB();
+  } else if (auto gemm = dyn_cast<onnx::GemmOp>(op)) {
+    if (gemm.getTransA() != 0 || gemm.getAlpha().convertToDouble() != 1.0 ||
+        (!onnx::isNoneValue(gemm.getC()) &&
+         gemm.getBeta().convertToDouble() != 1.0))
+      return std::nullopt;
+    xv = gemm.getA(), wv = gemm.getB(), bv = gemm.getC();
+    p.transposeW = gemm.getTransB() != 0;
+  } else {
+    return std::nullopt;
+  }
+  std::optional<Dequantized> x = matchDequantize(xv), w = matchDequantize(wv);
+  if (!x || !w || !isPerTensor8Bit(*x))
+    return std::nullopt;
+  auto wt = cast<RankedTensorType>(w->q.getType());
+  // The output channel: Conv's filters (axis 0), B's columns, a transB Gemm's
+  // rows.
+  int64_t channelAxis = p.conv ? 0 : p.transposeW ? 0 : wt.getRank() - 1;
+  if (!isWeight8Bit(*w, channelAxis) ||
+      (w->scaleElements > 1 && !p.conv && wt.getRank() != 2))
+    return std::nullopt;
+  p.x = *x;
+  p.w = *w;
+  if (bv && !onnx::isNoneValue(bv)) {
+    p.bias = matchBias(bv, *x, *w);
+    if (!p.bias || cast<RankedTensorType>(p.bias.getType()).getRank() != 1)
+      return std::nullopt;
+  }
+  return p;
+}
+
+/// `value` (1-D or one element) reshaped to broadcast along `axis` of a
+/// rank-`rank` result.
+V alongAxis(Expansion &e, const V &value, int64_t axis, int64_t rank) {
+  RankedTensorType t = e.type(value);
+  if (t.getNumElements() == 1 || axis == rank - 1)
+    return value;
+  SmallVector<int64_t> shape(rank, 1);
+  shape[axis] = t.getNumElements();
+  return e.add("Reshape", {value, e.i64s(shape)});
+}
+
+/// The 2-D 8-bit constant `w` transposed, as a new onnx.Constant (the onnx
+/// folders leave constants over 4096 elements alone: a Transpose op would
+/// run, and keep the weights from the 8-bit kernels, on every inference).
+/// Empty when `w` is not such a constant.
+V transposedConstant(Expansion &e, Value w) {
+  auto t = dyn_cast<RankedTensorType>(w.getType());
+  std::optional<SmallVector<int64_t>> values = onnx::getConstantIntValues(w);
+  if (!t || t.getRank() != 2 || !is8BitInt(t.getElementType()) || !values)
+    return V();
+  int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  SmallVector<int8_t> out(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      out[j * rows + i] = int8_t((*values)[i * cols + j]);
+  auto type = RankedTensorType::get({cols, rows}, t.getElementType());
+  OperationState state(w.getLoc(), "onnx.Constant");
+  // Large constants are resource blobs, never large inline attributes.
+  Attribute value =
+      out.size() <= 4096
+          ? Attribute(DenseElementsAttr::getFromRawBuffer(
+                type, ArrayRef<char>(reinterpret_cast<const char *>(out.data()),
+                                     out.size())))
+          : Attribute(DenseResourceElementsAttr::get(
+                type, "kiln_transposed",
+                HeapAsmResourceBlob::allocateAndCopyInferAlign<int8_t>(out)));
+  state.addAttribute("value", value);
+  state.addTypes(type);
+  OpBuilder b(e.ctx.getContext());
+  b.setInsertionPoint(w.getParentBlock(), w.getParentBlock()->begin());
+  if (Operation *def = w.getDefiningOp())
+    b.setInsertionPointAfter(def);
+  return V(b.create(state)->getResult(0));
+}
+
+/// The int32 accumulator of `p` (bias added).
+V buildAccumulator(Expansion &e, const Product &p) {
+  V acc;
+  int64_t rank = cast<RankedTensorType>(p.op->getResult(0).getType()).getRank();
+  if (p.conv) {
+    decompose::Node node(p.op);
+    acc = decompose::integerConv(e, p.x.q, p.x.zp, p.w.q, p.w.zp,
+                                 SmallVector<Attr>(node.attribute()));
+  } else {
+    V w = p.w.q;
+    if (p.transposeW) {
+      V t = transposedConstant(e, w);
+      w = t.empty()
+              ? e.add("Transpose", {w}, {decompose::intsAttr("perm", {1, 0})})
+              : t;
+    }
+    acc = decompose::integerMatMul(e, p.x.q, p.x.zp, w, p.w.zp);
+  }
+  if (!acc.empty() && p.bias)
+    acc =
+        e.add("Add", {acc, alongAxis(e, p.bias, p.conv ? 1 : rank - 1, rank)});
+  return acc;
+}
+
+/// x_scale * w_scale along the output channel.
+V productScale(Expansion &e, const Product &p, int64_t rank) {
+  return e.add("Mul", {V(p.x.scale),
+                       alongAxis(e, p.w.scale, p.conv ? 1 : rank - 1, rank)});
+}
+
+/// The DequantizeLinear ops feeding `op`.
+SmallVector<Operation *> dequantizesOf(Operation *op) {
+  SmallVector<Operation *> result;
+  for (Value v : op->getOperands())
+    if (auto dq = v.getDefiningOp<onnx::DequantizeLinearOp>())
+      if (!llvm::is_contained(result, dq.getOperation()))
+        result.push_back(dq);
+  return result;
+}
+
+/// Erases those of `ops` that became unused.
+void eraseUnused(ArrayRef<Operation *> ops) {
+  for (Operation *op : ops)
+    if (op->use_empty())
+      op->erase();
+}
+
+/// The function's onnx.NoValue (created at its start when it has none).
+Value getNoValue(func::FuncOp func) {
+  for (Operation &op : func.getBody().front())
+    if (isa<onnx::NoValueOp>(op))
+      return op.getResult(0);
+  OpBuilder builder(func.getContext());
+  builder.setInsertionPointToStart(&func.getBody().front());
+  OperationState state(func.getLoc(), "onnx.NoValue");
+  state.addTypes(builder.getNoneType());
+  return builder.create(state)->getResult(0);
+}
+
+/// Replaces `op`'s only result by what `build` computes; false (nothing changed
+/// but dead ops) when it fails.
+bool replaceWith(Operation *op, Value noValue,
+                 llvm::function_ref<V(Expansion &)> build) {
+  OpBuilder builder(op);
+  Expansion e(op, builder, noValue);
+  V result = build(e);
+  if (e.failed() || result.empty() ||
+      result.get().getType() != op->getResult(0).getType())
+    return false;
+  op->getResult(0).replaceAllUsesWith(result.get());
+  op->erase();
+  return true;
+}
+
+struct KilnFoldQDQPass : public impl::KilnFoldQDQPassBase<KilnFoldQDQPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    SmallVector<Operation *> products;
+    func.walk([&](Operation *op) {
+      if (isa<onnx::ConvOp, onnx::MatMulOp, onnx::GemmOp>(op))
+        products.push_back(op);
+    });
+    Value noValue;
+    for (Operation *op : products) {
+      std::optional<Product> p = matchProduct(op);
+      if (!p)
+        continue;
+      if (!noValue)
+        noValue = getNoValue(func);
+      SmallVector<Operation *> dequantizes = dequantizesOf(op);
+      Value out = op->getResult(0);
+      auto outType = dyn_cast<RankedTensorType>(out.getType());
+      if (!outType || !outType.hasStaticShape() ||
+          !outType.getElementType().isF32())
+        continue;
+      int64_t rank = outType.getRank();
+      // Relu? -> QuantizeLinear (per tensor, 8-bit): requantize.
+      Operation *user = out.hasOneUse() ? *out.getUsers().begin() : nullptr;
+      bool relu = false;
+      if (user && isa<onnx::ReluOp>(user) && user->getResult(0).hasOneUse()) {
+        relu = true;
+        user = *user->getResult(0).getUsers().begin();
+      }
+      auto q = dyn_cast_or_null<onnx::QuantizeLinearOp>(user);
+      if (q) {
+        auto ys = dyn_cast<RankedTensorType>(q.getYScale().getType());
+        auto yt = dyn_cast<RankedTensorType>(q.getY().getType());
+        Value yzp =
+            onnx::isNoneValue(q.getYZeroPoint()) ? Value() : q.getYZeroPoint();
+        std::optional<double> floor;
+        if (relu) {
+          auto z =
+              yzp ? onnx::getConstantIntValues(yzp) : SmallVector<int64_t>{0};
+          if (z && z->size() == 1)
+            floor = double((*z)[0]);
+        }
+        if (ys && ys.hasStaticShape() && ys.getNumElements() == 1 &&
+            ys.getElementType().isF32() && yt &&
+            is8BitInt(yt.getElementType()) && q.getBlockSize() == 0 &&
+            (!relu || floor)) {
+          Operation *reluOp = relu ? *out.getUsers().begin() : nullptr;
+          if (replaceWith(q, noValue, [&](Expansion &e) -> V {
+                V acc = buildAccumulator(e, *p);
+                if (acc.empty())
+                  return V();
+                V multiplier =
+                    e.add("Div", {productScale(e, *p, rank), V(q.getYScale())});
+                return decompose::requantize(e, acc, multiplier,
+                                             yzp ? V(yzp) : V(),
+                                             yt.getElementType(), floor);
+              })) {
+            if (reluOp && reluOp->use_empty())
+              reluOp->erase();
+            eraseUnused(op);
+            eraseUnused(dequantizes);
+          }
+          continue;
+        }
+      }
+      // Otherwise the dequantized product: float(acc) * x_scale * w_scale.
+      if (replaceWith(op, noValue, [&](Expansion &e) -> V {
+            V acc = buildAccumulator(e, *p);
+            if (acc.empty())
+              return V();
+            V f = e.add("Cast", {acc},
+                        {decompose::intAttr("to", KILN_DTYPE_FLOAT32)});
+            return e.add("Mul", {f, productScale(e, *p, rank)});
+          }))
+        eraseUnused(dequantizes);
+    }
+    if (noValue && noValue.use_empty())
+      noValue.getDefiningOp()->erase();
+  }
+};
+
+} // namespace
+
+} // namespace kiln

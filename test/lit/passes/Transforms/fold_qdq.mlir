@@ -1,0 +1,132 @@
+// RUN: kiln-opt %s -kiln-fold-qdq -canonicalize -split-input-file | FileCheck %s
+
+// DQ -> Conv (per-channel symmetric s8 weights, int32 bias) -> Relu -> Q: a
+// ConvInteger on the 8-bit values (the form lowered to 8-bit kernels), the bias
+// added in int32, the multiplier x_scale * w_scale / y_scale folded, the Relu as
+// the lower saturation bound y_zp = 5.
+// CHECK-LABEL: func.func @conv_relu
+// CHECK-NOT: onnx.DequantizeLinear
+// CHECK-NOT: onnx.Relu
+// CHECK: %[[ACC:.*]] = onnx.ConvInteger %arg0, {{.*}} : (tensor<1x2x4x4xui8>, tensor<3x2x1x1xi8>, tensor<ui8>, tensor<3xi8>) -> tensor<1x3x4x4xi32>
+// CHECK: %[[B:.*]] = onnx.Add %[[ACC]], {{.*}} : (tensor<1x3x4x4xi32>, tensor<1x3x1x1xi32>) -> tensor<1x3x4x4xi32>
+// CHECK: %[[F:.*]] = onnx.Cast %[[B]] {to = 1 : i64}
+// CHECK: onnx.Mul %[[F]], {{.*}} : (tensor<1x3x4x4xf32>, tensor<1x3x1x1xf32>)
+// CHECK: onnx.Round
+// CHECK: onnx.Clip {{.*}} -> tensor<1x3x4x4xf32>
+// CHECK: onnx.Cast {{.*}} {to = 2 : i64} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xui8>
+// CHECK-NOT: onnx.QuantizeLinear
+func.func @conv_relu(%x: tensor<1x2x4x4xui8>) -> tensor<1x3x4x4xui8> {
+  %none = onnx.NoValue : () -> none
+  %xs = onnx.Constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %xz = onnx.Constant {value = dense<3> : tensor<ui8>} : () -> tensor<ui8>
+  %wq = onnx.Constant {value = dense<[[[[1]], [[-2]]], [[[3]], [[4]]], [[[-5]], [[6]]]]> : tensor<3x2x1x1xi8>} : () -> tensor<3x2x1x1xi8>
+  %ws = onnx.Constant {value = dense<[0.25, 0.125, 0.5]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %wz = onnx.Constant {value = dense<0> : tensor<3xi8>} : () -> tensor<3xi8>
+  %bq = onnx.Constant {value = dense<[10, -20, 30]> : tensor<3xi32>} : () -> tensor<3xi32>
+  %bs = onnx.Constant {value = dense<[0.125, 0.0625, 0.25]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %ys = onnx.Constant {value = dense<0.75> : tensor<f32>} : () -> tensor<f32>
+  %yz = onnx.Constant {value = dense<5> : tensor<ui8>} : () -> tensor<ui8>
+  %xd = onnx.DequantizeLinear %x, %xs, %xz : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xf32>
+  %wd = onnx.DequantizeLinear %wq, %ws, %wz {axis = 0 : i64} : (tensor<3x2x1x1xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<3x2x1x1xf32>
+  %bd = onnx.DequantizeLinear %bq, %bs, %none {axis = 0 : i64} : (tensor<3xi32>, tensor<3xf32>, none) -> tensor<3xf32>
+  %c = onnx.Conv %xd, %wd, %bd : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %r = onnx.Relu %c : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %q = onnx.QuantizeLinear %r, %ys, %yz : (tensor<1x3x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x3x4x4xui8>
+  return %q : tensor<1x3x4x4xui8>
+}
+
+// -----
+
+// DQ -> MatMul -> Q with s8 activations: an int32 MatMul, requantized to i8.
+// CHECK-LABEL: func.func @matmul_s8
+// CHECK-NOT: onnx.DequantizeLinear
+// CHECK: onnx.Constant {{.*}}dense<-1.280000e+02> : tensor<f32>
+// CHECK: onnx.MatMul {{.*}} : (tensor<2x3x8xi32>, tensor<8x4xi32>) -> tensor<2x3x4xi32>
+// CHECK: onnx.Cast {{.*}} {to = 3 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xi8>
+// CHECK-NOT: onnx.QuantizeLinear
+func.func @matmul_s8(%a: tensor<2x3x8xi8>, %b: tensor<8x4xi8>) -> tensor<2x3x4xi8> {
+  %s = onnx.Constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %z = onnx.Constant {value = dense<1> : tensor<i8>} : () -> tensor<i8>
+  %ad = onnx.DequantizeLinear %a, %s, %z : (tensor<2x3x8xi8>, tensor<f32>, tensor<i8>) -> tensor<2x3x8xf32>
+  %bd = onnx.DequantizeLinear %b, %s, %z : (tensor<8x4xi8>, tensor<f32>, tensor<i8>) -> tensor<8x4xf32>
+  %m = onnx.MatMul %ad, %bd : (tensor<2x3x8xf32>, tensor<8x4xf32>) -> tensor<2x3x4xf32>
+  %q = onnx.QuantizeLinear %m, %s, %z : (tensor<2x3x4xf32>, tensor<f32>, tensor<i8>) -> tensor<2x3x4xi8>
+  return %q : tensor<2x3x4xi8>
+}
+
+// -----
+
+// Gemm with transB and an int32 bias: the constant B is transposed at compile time.
+// CHECK-LABEL: func.func @gemm_trans_b
+// CHECK-NOT: onnx.Gemm
+// CHECK: %[[B:.*]] = onnx.Constant {{.*}}dense<{{\[\[}}1, 3], [2, 4]]> : tensor<2x2xi8>
+// CHECK: %[[ACC:.*]] = onnx.MatMulInteger %arg0, %[[B]], {{.*}} -> tensor<1x2xi32>
+// CHECK: onnx.Add %[[ACC]], {{.*}} : (tensor<1x2xi32>, tensor<2xi32>) -> tensor<1x2xi32>
+// CHECK: onnx.Cast {{.*}} -> tensor<1x2xui8>
+func.func @gemm_trans_b(%a: tensor<1x2xui8>) -> tensor<1x2xui8> {
+  %none = onnx.NoValue : () -> none
+  %s = onnx.Constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %z = onnx.Constant {value = dense<128> : tensor<ui8>} : () -> tensor<ui8>
+  %wq = onnx.Constant {value = dense<[[1, 2], [3, 4]]> : tensor<2x2xi8>} : () -> tensor<2x2xi8>
+  %ws = onnx.Constant {value = dense<0.25> : tensor<f32>} : () -> tensor<f32>
+  %bq = onnx.Constant {value = dense<[7, -7]> : tensor<2xi32>} : () -> tensor<2xi32>
+  %bs = onnx.Constant {value = dense<0.125> : tensor<f32>} : () -> tensor<f32>
+  %ad = onnx.DequantizeLinear %a, %s, %z : (tensor<1x2xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x2xf32>
+  %wd = onnx.DequantizeLinear %wq, %ws, %none : (tensor<2x2xi8>, tensor<f32>, none) -> tensor<2x2xf32>
+  %bd = onnx.DequantizeLinear %bq, %bs, %none : (tensor<2xi32>, tensor<f32>, none) -> tensor<2xf32>
+  %g = onnx.Gemm %ad, %wd, %bd {transB = 1 : i64} : (tensor<1x2xf32>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<1x2xf32>
+  %q = onnx.QuantizeLinear %g, %s, %z : (tensor<1x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2xui8>
+  return %q : tensor<1x2xui8>
+}
+
+// -----
+
+// No QuantizeLinear after the MatMul: the dequantized int32 product,
+// float(acc) * a_scale * b_scale.
+// CHECK-LABEL: func.func @matmul_float_out
+// CHECK-NOT: onnx.DequantizeLinear
+// CHECK: %[[ACC:.*]] = onnx.MatMul {{.*}} -> tensor<3x4xi32>
+// CHECK: %[[F:.*]] = onnx.Cast %[[ACC]] {to = 1 : i64}
+// CHECK: %[[Y:.*]] = onnx.Mul %[[F]], {{.*}} : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+// CHECK: return %[[Y]]
+func.func @matmul_float_out(%a: tensor<3x8xui8>, %b: tensor<8x4xui8>) -> tensor<3x4xf32> {
+  %s = onnx.Constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %z = onnx.Constant {value = dense<7> : tensor<ui8>} : () -> tensor<ui8>
+  %ad = onnx.DequantizeLinear %a, %s, %z : (tensor<3x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<3x8xf32>
+  %bd = onnx.DequantizeLinear %b, %s, %z : (tensor<8x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<8x4xf32>
+  %m = onnx.MatMul %ad, %bd : (tensor<3x8xf32>, tensor<8x4xf32>) -> tensor<3x4xf32>
+  return %m : tensor<3x4xf32>
+}
+
+// -----
+
+// Not exact, not folded: the bias's scale is not x_scale * w_scale, and 16-bit weights.
+// CHECK-LABEL: func.func @bias_scale_mismatch
+// CHECK: onnx.DequantizeLinear
+// CHECK: onnx.Conv {{.*}} -> tensor<1x1x2x2xf32>
+// CHECK: onnx.QuantizeLinear
+// CHECK-LABEL: func.func @weights_16bit
+// CHECK: onnx.MatMul {{.*}} -> tensor<2x2xf32>
+// CHECK: onnx.QuantizeLinear
+func.func @bias_scale_mismatch(%x: tensor<1x1x2x2xui8>) -> tensor<1x1x2x2xui8> {
+  %none = onnx.NoValue : () -> none
+  %s = onnx.Constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %wq = onnx.Constant {value = dense<3> : tensor<1x1x1x1xi8>} : () -> tensor<1x1x1x1xi8>
+  %bq = onnx.Constant {value = dense<5> : tensor<1xi32>} : () -> tensor<1xi32>
+  %bs = onnx.Constant {value = dense<0.3> : tensor<f32>} : () -> tensor<f32>
+  %xd = onnx.DequantizeLinear %x, %s, %none : (tensor<1x1x2x2xui8>, tensor<f32>, none) -> tensor<1x1x2x2xf32>
+  %wd = onnx.DequantizeLinear %wq, %s, %none : (tensor<1x1x1x1xi8>, tensor<f32>, none) -> tensor<1x1x1x1xf32>
+  %bd = onnx.DequantizeLinear %bq, %bs, %none : (tensor<1xi32>, tensor<f32>, none) -> tensor<1xf32>
+  %c = onnx.Conv %xd, %wd, %bd : (tensor<1x1x2x2xf32>, tensor<1x1x1x1xf32>, tensor<1xf32>) -> tensor<1x1x2x2xf32>
+  %q = onnx.QuantizeLinear %c, %s, %none : (tensor<1x1x2x2xf32>, tensor<f32>, none) -> tensor<1x1x2x2xui8>
+  return %q : tensor<1x1x2x2xui8>
+}
+func.func @weights_16bit(%a: tensor<2x2xui8>, %b: tensor<2x2xi16>) -> tensor<2x2xui8> {
+  %none = onnx.NoValue : () -> none
+  %s = onnx.Constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %ad = onnx.DequantizeLinear %a, %s, %none : (tensor<2x2xui8>, tensor<f32>, none) -> tensor<2x2xf32>
+  %bd = onnx.DequantizeLinear %b, %s, %none : (tensor<2x2xi16>, tensor<f32>, none) -> tensor<2x2xf32>
+  %m = onnx.MatMul %ad, %bd : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  %q = onnx.QuantizeLinear %m, %s, %none : (tensor<2x2xf32>, tensor<f32>, none) -> tensor<2x2xui8>
+  return %q : tensor<2x2xui8>
+}
