@@ -12,6 +12,8 @@
 #ifndef KILN_CODEGEN_TARGET_H
 #define KILN_CODEGEN_TARGET_H
 
+#include "codegen/DeviceProgram.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -36,6 +38,9 @@ struct TargetOptions {
 enum class ExecutableFormat {
   /// A relocatable object file for the host's loader (CPU targets).
   HostObject,
+  /// Device modules and a host plan (codegen/DeviceProgram.h), packaged as
+  /// a descriptor with dispatches (GPU targets).
+  DeviceProgram,
 };
 
 /// What the model's descriptor needs to know about a compiled executable.
@@ -50,6 +55,8 @@ struct ExecutableInfo {
   int64_t scratchSize = 0;
   /// Message of run-time check N at position N - 1.
   std::vector<std::string> checkMessages;
+  /// ExecutableFormat::DeviceProgram: the modules and the host plan.
+  std::shared_ptr<const DeviceProgram> device;
 };
 
 /// How to serialize an executable.

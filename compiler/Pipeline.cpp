@@ -199,6 +199,10 @@ LogicalResult compileModel(MLIRContext &context,
   info.runtimeFeatures = executable.runtimeFeatures;
   info.scratchSize = executable.scratchSize;
   info.checkMessages = std::move(executable.checkMessages);
+  info.device = std::move(executable.device);
+  // A GPU target that could not read its plan or modules said why.
+  if (executable.format == ExecutableFormat::DeviceProgram && !info.device)
+    return failure();
 
   SerializeOptions serializeOptions;
   serializeOptions.entrySymbol = info.prefix + "_main";

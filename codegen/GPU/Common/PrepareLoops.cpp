@@ -1,0 +1,167 @@
+//===- PrepareLoops.cpp - every buffer op of the entry as a parallel op ---===//
+//
+// A GPU target runs every op that computes as a kernel: nothing may stay on
+// the host, or it would silently run there (or not at all). After
+// bufferization the entry holds linalg ops, memref.copy ops and the writes of
+// the status out-parameter. This pass leaves only linalg.generic ops whose
+// parallel loops are outermost (one scf.parallel each after
+// convert-linalg-to-parallel-loops) and one-iteration scf.parallel loops
+// around what has no parallel loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/GPU/Passes.h"
+#include "dialects/ONNX/Diagnostics.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNGPUPREPARELOOPSPASS
+#include "codegen/GPU/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// Every op using `value` or a view of it.
+void collectUsers(Value value, SetVector<Operation *> &users) {
+  for (Operation *user : value.getUsers()) {
+    if (!users.insert(user))
+      continue;
+    if (isa<ViewLikeOpInterface>(user))
+      for (Value result : user->getResults())
+        collectUsers(result, users);
+  }
+}
+
+/// Drops the status out-parameter (the last argument): a GPU target rejects
+/// run-time checks (kiln-check-target-support), so it only ever gets 0.
+LogicalResult dropStatus(func::FuncOp func) {
+  if (func.getNumArguments() == 0)
+    return success();
+  BlockArgument status = func.getArgument(func.getNumArguments() - 1);
+  auto type = dyn_cast<MemRefType>(status.getType());
+  if (!type || type.getRank() != 0 || !type.getElementType().isInteger(32))
+    return func.emitError("expected the status out-parameter (memref<i32>) "
+                          "as the entry's last argument");
+  SetVector<Operation *> users;
+  collectUsers(status, users);
+  for (Operation *user : users) {
+    // Only writes of the status and views of it may use it.
+    if (isa<ViewLikeOpInterface>(user))
+      continue;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+    bool reads = !effects;
+    if (effects)
+      for (OpOperand &operand : user->getOpOperands())
+        if (users.contains(operand.get().getDefiningOp()) ||
+            operand.get() == status)
+          reads |= effects.getEffectOnValue<MemoryEffects::Read>(
+                       operand.get())
+                       .has_value();
+    if (reads)
+      return user->emitError("the status out-parameter is read");
+  }
+  for (Operation *user : llvm::reverse(users))
+    user->erase();
+  func.eraseArgument(status.getArgNumber());
+  return success();
+}
+
+/// Whether `op` is a view, constant or other op that only names memory.
+bool isHostOnly(Operation &op) {
+  return isa<ViewLikeOpInterface, memref::AllocOp, memref::DeallocOp,
+             memref::GetGlobalOp, func::ReturnOp>(op) ||
+         op.hasTrait<OpTrait::ConstantLike>() || isMemoryEffectFree(&op);
+}
+
+/// Wraps `op` in a one-iteration scf.parallel (one thread runs it).
+void wrapInSingleThread(RewriterBase &rewriter, Operation *op) {
+  rewriter.setInsertionPoint(op);
+  Location loc = op->getLoc();
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto loop = scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
+                                      ValueRange{one}, ValueRange{one});
+  op->moveBefore(loop.getBody()->getTerminator());
+}
+
+struct PrepareLoopsPass
+    : kiln::impl::KilnGPUPrepareLoopsPassBase<PrepareLoopsPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal() || !func.isPublic())
+        continue;
+      if (failed(dropStatus(func)) || failed(prepare(func)))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult prepare(func::FuncOp func) {
+    IRRewriter rewriter(&getContext());
+    Block &body = func.getBody().front();
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        rewriter.setInsertionPoint(copy);
+        auto linalgCopy = linalg::CopyOp::create(
+            rewriter, copy.getLoc(), copy.getSource(), copy.getTarget());
+        rewriter.eraseOp(copy);
+        if (failed(prepareLinalg(rewriter, linalgCopy)))
+          return failure();
+        continue;
+      }
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+        if (failed(prepareLinalg(rewriter, linalgOp)))
+          return failure();
+        continue;
+      }
+      // An op with results stays: its users would not see them from inside
+      // a kernel (kiln-gpu-plan-dispatches rejects it if it is left).
+      if (isa<scf::ParallelOp>(op) || isHostOnly(op) || op.getNumResults())
+        continue;
+      wrapInSingleThread(rewriter, &op);
+    }
+    return success();
+  }
+
+  LogicalResult prepareLinalg(IRRewriter &rewriter, linalg::LinalgOp op) {
+    if (!op.hasPureBufferSemantics())
+      return kiln::onnx::emitNodeError(op)
+             << "'" << op->getName() << "' is not on buffers after "
+             << "bufferization";
+    rewriter.setInsertionPoint(op);
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic) {
+      FailureOr<linalg::GenericOp> generalized =
+          linalg::generalizeNamedOp(rewriter, op);
+      if (failed(generalized))
+        return kiln::onnx::emitNodeError(op)
+               << "'" << op->getName() << "' cannot be generalized";
+      generic = *generalized;
+    }
+    SmallVector<unsigned> order;
+    for (auto [index, type] : llvm::enumerate(generic.getIteratorTypesArray()))
+      if (type == utils::IteratorType::parallel)
+        order.push_back(index);
+    bool hasParallel = !order.empty();
+    for (auto [index, type] : llvm::enumerate(generic.getIteratorTypesArray()))
+      if (type != utils::IteratorType::parallel)
+        order.push_back(index);
+    if (!llvm::equal(order, llvm::seq<unsigned>(0, order.size()))) {
+      FailureOr<linalg::GenericOp> interchanged =
+          linalg::interchangeGenericOp(rewriter, generic, order);
+      if (failed(interchanged))
+        return kiln::onnx::emitNodeError(generic)
+               << "cannot move the parallel loops outermost";
+      generic = *interchanged;
+    }
+    if (!hasParallel)
+      wrapInSingleThread(rewriter, generic);
+    return success();
+  }
+};
+
+} // namespace
