@@ -57,6 +57,10 @@ APT_PACKAGES=(
   # the results under qemu in the tests
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
   libgcc-12-dev-arm64-cross qemu-user
+  # Vulkan: the headers the runtime's back end is built with (it loads
+  # libvulkan.so.1 with dlopen, never links it), lavapipe (a Vulkan device on
+  # the CPU) that the Vulkan tests run on, spirv-as/spirv-val for their SPIR-V
+  libvulkan-dev mesa-vulkan-drivers spirv-tools
 )
 
 DRY_RUN=0

@@ -6,8 +6,11 @@
  * dims) with UNSUPPORTED; neither crashes. Structure is checked first, so a
  * malformed descriptor is never called merely unsupported.
  *===----------------------------------------------------------------------===*/
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "gpu/gpu.h"
 #include "internal.h"
 
 /*===----------------------------------------------------------------------===*
@@ -316,6 +319,174 @@ static kiln_status kiln_check_memory(const kiln_model_desc *desc,
   return NULL;
 }
 
+/*===----------------------------------------------------------------------===*
+ * Device plans (dispatch tables over SPIR-V)
+ *===----------------------------------------------------------------------===*/
+
+/* Once every tensor size is known to fit: what each dispatch binds lies
+ * inside its buffer, and its launch is sound. Device limits (alignment,
+ * ranges, push-constant bytes) are checked when the device is known
+ * (gpu/vulkan.c). */
+static kiln_status kiln_check_device_binding(const kiln_model_desc *desc,
+                                             const char *name, uint32_t d,
+                                             const char *kernel, uint32_t slot,
+                                             const kiln_binding_desc *b) {
+  uint64_t bytes = 0;
+  const char *what = "";
+  char label[64];
+  if (b->flags & KILN_BINDING_DYNAMIC_OFFSET)
+    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                            "model '%s': binding %u of dispatch %u (kernel "
+                            "'%s') has a dynamic offset: not supported yet",
+                            name, (unsigned)slot, (unsigned)d, kernel);
+  if (b->kind == KILN_BINDING_MEMORY) {
+    const kiln_memory_need *need = &desc->memory_needs[b->index];
+    if (need->kind != KILN_MEMORY_DEVICE_LOCAL &&
+        need->kind != KILN_MEMORY_DEVICE_CONSTANT)
+      return KILN_MALFORMED(name,
+                            "binding %u of dispatch %u (kernel '%s') binds "
+                            "memory need %u, of kind %s, which a kernel cannot "
+                            "address",
+                            (unsigned)slot, (unsigned)d, kernel,
+                            (unsigned)b->index, kiln_memory_kind_name(need->kind));
+    bytes = need->size;
+    snprintf(label, sizeof(label), "memory need %u (%s)", (unsigned)b->index,
+             kiln_memory_kind_name(need->kind));
+    what = label;
+  } else {
+    const kiln_tensor_desc *t = b->kind == KILN_BINDING_INPUT
+                                    ? &desc->inputs[b->index]
+                                    : &desc->outputs[b->index];
+    bytes = (uint64_t)kiln_tensor_desc_byte_size(t);
+    snprintf(label, sizeof(label), "%s %u",
+             b->kind == KILN_BINDING_INPUT ? "input" : "output",
+             (unsigned)b->index);
+    what = label;
+  }
+  if (b->offset > bytes || b->size > bytes - b->offset)
+    return KILN_MALFORMED(name,
+                          "binding %u of dispatch %u (kernel '%s') covers "
+                          "bytes [%llu, %llu) of %s, which has %llu bytes",
+                          (unsigned)slot, (unsigned)d, kernel,
+                          (unsigned long long)b->offset,
+                          (unsigned long long)(b->offset + b->size), what,
+                          (unsigned long long)bytes);
+  if (b->offset % 4 != 0 || b->size % 4 != 0)
+    return KILN_MALFORMED(name,
+                          "binding %u of dispatch %u (kernel '%s') has offset "
+                          "%llu and size %llu; storage buffers need multiples "
+                          "of 4",
+                          (unsigned)slot, (unsigned)d, kernel,
+                          (unsigned long long)b->offset,
+                          (unsigned long long)b->size);
+  return NULL;
+}
+
+/* Every kernel a dispatch names is an entry point of its module, built for
+ * the workgroup size the dispatch gives. */
+static kiln_status kiln_check_spirv_kernels(const kiln_model_desc *desc,
+                                            const char *name, uint32_t e) {
+  const kiln_executable_desc *x = &desc->executables[e];
+  char error[160];
+  uint32_t features = 0;
+  if (!x->target || strncmp(x->target, "vulkan", 6) != 0)
+    return KILN_MALFORMED(name,
+                          "spirv executable %u has target '%s', not a Vulkan "
+                          "environment such as 'vulkan1.1'",
+                          (unsigned)e, x->target ? x->target : "(null)");
+  if (!kiln_spirv_scan(x->data, x->size, &features, error, sizeof(error)))
+    return KILN_MALFORMED(name, "spirv executable %u is not a valid module: %s",
+                          (unsigned)e, error);
+  if (x->num_kernels == 0)
+    return NULL;
+  kiln_spirv_entry *entries =
+      (kiln_spirv_entry *)calloc(x->num_kernels, sizeof(*entries));
+  if (!entries)
+    return kiln_out_of_memory_status();
+  kiln_spirv_find_entries(x->data, x->size, x->num_kernels, x->kernel_names,
+                          entries);
+  kiln_status status = NULL;
+  for (uint32_t d = 0; d < desc->num_dispatches && !status; ++d) {
+    const kiln_dispatch_desc *dispatch = &desc->dispatches[d];
+    if (dispatch->executable != e)
+      continue;
+    const kiln_spirv_entry *entry = &entries[dispatch->kernel];
+    const char *kernel = x->kernel_names[dispatch->kernel];
+    const uint32_t *size = dispatch->workgroup_size;
+    if (!entry->found)
+      status = KILN_MALFORMED(name,
+                              "kernel '%s' (dispatch %u) is no GLCompute entry "
+                              "point of spirv executable %u",
+                              kernel, (unsigned)d, (unsigned)e);
+    else if (entry->has_local_size &&
+             (entry->local_size[0] != size[0] ||
+              entry->local_size[1] != size[1] ||
+              entry->local_size[2] != size[2]))
+      status = KILN_MALFORMED(
+          name,
+          "kernel '%s' (dispatch %u) is built for workgroup size [%u,%u,%u], "
+          "but the dispatch says [%u,%u,%u]",
+          kernel, (unsigned)d, (unsigned)entry->local_size[0],
+          (unsigned)entry->local_size[1], (unsigned)entry->local_size[2],
+          (unsigned)size[0], (unsigned)size[1], (unsigned)size[2]);
+  }
+  free(entries);
+  return status;
+}
+
+static kiln_status kiln_check_device_plan(const kiln_model_desc *desc,
+                                          const char *name) {
+  for (uint32_t d = 0; d < desc->num_dispatches; ++d) {
+    const kiln_dispatch_desc *x = &desc->dispatches[d];
+    const char *kernel =
+        desc->executables[x->executable].kernel_names[x->kernel];
+    const uint32_t *count = x->workgroup_count, *size = x->workgroup_size;
+    if (x->workgroup_count_fn)
+      return KILN_MALFORMED(name,
+                            "dispatch %u (kernel '%s') has a workgroup-count "
+                            "function, but the model has no symbols",
+                            (unsigned)d, kernel);
+    if (!count[0] || !count[1] || !count[2])
+      return KILN_MALFORMED(name,
+                            "dispatch %u (kernel '%s') has workgroup count "
+                            "[%u,%u,%u]; each must be > 0",
+                            (unsigned)d, kernel, (unsigned)count[0],
+                            (unsigned)count[1], (unsigned)count[2]);
+    if (!size[0] || !size[1] || !size[2])
+      return KILN_MALFORMED(name,
+                            "dispatch %u (kernel '%s') has workgroup size "
+                            "[%u,%u,%u]; each must be > 0",
+                            (unsigned)d, kernel, (unsigned)size[0],
+                            (unsigned)size[1], (unsigned)size[2]);
+    if (x->shared_memory_size != 0)
+      return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                              "model '%s': dispatch %u (kernel '%s') asks for "
+                              "%u bytes of dynamic workgroup memory, which the "
+                              "Vulkan back end does not support",
+                              name, (unsigned)d, kernel,
+                              (unsigned)x->shared_memory_size);
+    if (x->num_constants > 1024)
+      return KILN_MALFORMED(name,
+                            "dispatch %u (kernel '%s') pushes %u constant "
+                            "words",
+                            (unsigned)d, kernel, (unsigned)x->num_constants);
+    for (uint32_t b = 0; b < x->num_bindings; ++b) {
+      kiln_status status =
+          kiln_check_device_binding(desc, name, d, kernel, b, &x->bindings[b]);
+      if (status)
+        return status;
+    }
+  }
+  for (uint32_t e = 0; e < desc->num_executables; ++e) {
+    if (desc->executables[e].format != KILN_EXECUTABLE_SPIRV)
+      continue;
+    kiln_status status = kiln_check_spirv_kernels(desc, name, e);
+    if (status)
+      return status;
+  }
+  return NULL;
+}
+
 kiln_status kiln_check_descriptor(const kiln_model_desc *desc) {
   /* Only the first two fields may be read before the version matches. */
   if (desc->abi_version != KILN_MODEL_ABI_VERSION)
@@ -353,32 +524,59 @@ kiln_status kiln_check_descriptor(const kiln_model_desc *desc) {
     return status;
 
   /* Well formed; now what this runtime cannot run yet. */
-  for (uint32_t e = 0; e < desc->num_executables; ++e)
-    if (desc->executables[e].format != KILN_EXECUTABLE_HOST)
+  int device_model = desc->num_dispatches > 0;
+  for (uint32_t e = 0; e < desc->num_executables; ++e) {
+    const kiln_executable_desc *x = &desc->executables[e];
+    if (x->format == KILN_EXECUTABLE_HOST)
+      continue;
+    if (x->format != KILN_EXECUTABLE_SPIRV)
       return kiln_make_status(
           KILN_STATUS_UNSUPPORTED,
-          "model '%s' has a %s executable (for '%s'): this runtime has no %s "
-          "back end",
-          name, kiln_executable_format_name(desc->executables[e].format),
-          desc->executables[e].target ? desc->executables[e].target : "?",
-          kiln_executable_format_name(desc->executables[e].format));
+          "model '%s' has a %s executable (for '%s'): %s executables are not "
+          "supported yet by this runtime (its device back end runs spirv, on "
+          "Vulkan)",
+          name, kiln_executable_format_name(x->format),
+          x->target ? x->target : "?", kiln_executable_format_name(x->format));
+    if (!kiln_vulkan_built())
+      return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                              "model '%s' has a spirv executable (for '%s'), "
+                              "but this runtime was built without its Vulkan "
+                              "back end (the Vulkan headers were missing)",
+                              name, x->target ? x->target : "?");
+  }
+  if (device_model && desc->entry_executable != KILN_NO_EXECUTABLE)
+    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                            "model '%s' has a host entry and %u dispatches: "
+                            "host code between device dispatches is not "
+                            "supported yet by this runtime",
+                            name, (unsigned)desc->num_dispatches);
   if (symbolic || desc->num_symbols > 0)
     return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                             "model '%s' has symbolic dims ('%s'): shapes known "
                             "only at run time are not supported yet by this "
                             "runtime",
                             name, desc->symbols[0].name);
-  for (uint32_t m = 0; m < desc->num_memory_needs; ++m)
-    if (desc->memory_needs[m].kind != KILN_MEMORY_HOST_SCRATCH)
-      return kiln_make_status(
-          KILN_STATUS_UNSUPPORTED,
-          "model '%s' needs %s memory: this runtime has no device back end",
-          name, kiln_memory_kind_name(desc->memory_needs[m].kind));
+  for (uint32_t m = 0; m < desc->num_memory_needs; ++m) {
+    uint32_t kind = desc->memory_needs[m].kind;
+    if (kind == KILN_MEMORY_HOST_SCRATCH ||
+        (device_model && (kind == KILN_MEMORY_DEVICE_LOCAL ||
+                          kind == KILN_MEMORY_DEVICE_CONSTANT)))
+      continue;
+    return kiln_make_status(
+        KILN_STATUS_UNSUPPORTED,
+        device_model ? "model '%s' needs %s memory: not supported yet by this "
+                       "runtime's device back end"
+                     : "model '%s' needs %s memory, but has no dispatches "
+                       "that could use it",
+        name, kiln_memory_kind_name(kind));
+  }
   status = kiln_check_tensor_sizes(name, "input", desc->inputs,
                                    desc->num_inputs);
   if (!status)
     status = kiln_check_tensor_sizes(name, "output", desc->outputs,
                                      desc->num_outputs);
+  if (!status && device_model)
+    status = kiln_check_device_plan(desc, name);
   if (status)
     return status;
   const kiln_memory_need *scratch = kiln_host_scratch_need(desc);

@@ -56,6 +56,8 @@ KILN_INTERNAL const kiln_memory_need *
 kiln_host_scratch_need(const kiln_model_desc *desc);
 /* model.c: whether a static tensor's byte size fits in size_t. */
 KILN_INTERNAL int kiln_tensor_desc_fits(const kiln_tensor_desc *t);
+/* model.c: a static tensor's byte size (0 on overflow or unknown dtype). */
+KILN_INTERNAL size_t kiln_tensor_desc_byte_size(const kiln_tensor_desc *t);
 
 /* artifact.c: opens `path` without blocking, refuses anything but a regular
  * file and checks its checksum trailer (artifact.h), all with plain reads,

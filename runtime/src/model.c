@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "gpu/gpu.h"
 #include "internal.h"
 
 /* What one opened model shares between its runs: the loaded code and
@@ -21,6 +22,7 @@ struct kiln_model {
   void *library; /* dlopen handle, or NULL for kiln_model_open_descriptor */
   kiln_thread_pool *pool;
   kiln_entry_fn entry;   /* the host executable's entry */
+  kiln_gpu_model *gpu;   /* a model run on Vulkan: its device back end */
   uint64_t scratch_size; /* the host-scratch need (0 when none) */
   size_t scratch_align;  /* at least KILN_ALIGNMENT */
   void *caller_scratch;  /* options.scratch, or NULL */
@@ -41,6 +43,7 @@ struct kiln_run_context {
   void **output_ptrs;
   unsigned char *input_seen;
   unsigned char *output_seen; /* 1 given by caller, 2 allocated by the runtime */
+  kiln_gpu_context *gpu;      /* a device model's: arena, copies, commands */
   atomic_flag running;        /* a run is using this context */
   kiln_run_context *next;     /* in model->idle */
 };
@@ -97,6 +100,10 @@ void kiln_tensor_free_data(kiln_tensor *tensor) {
 static size_t kiln_desc_byte_size(const kiln_tensor_desc *t) {
   int ok;
   return kiln_byte_size((kiln_dtype)t->dtype, t->rank, t->shape, &ok);
+}
+
+size_t kiln_tensor_desc_byte_size(const kiln_tensor_desc *t) {
+  return kiln_desc_byte_size(t);
 }
 
 int kiln_tensor_desc_fits(const kiln_tensor_desc *t) {
@@ -168,6 +175,7 @@ static void kiln_context_free(kiln_run_context *rc) {
     rc->model->caller_scratch_held = 0;
     pthread_mutex_unlock(&rc->model->lock);
   }
+  kiln_gpu_context_destroy(rc->gpu);
   free(rc->input_ptrs);
   free(rc->output_ptrs);
   free(rc->input_seen);
@@ -196,6 +204,13 @@ static kiln_status kiln_context_new(kiln_model *model,
       !rc->output_seen) {
     kiln_context_free(rc);
     return kiln_out_of_memory_status();
+  }
+  if (model->gpu) {
+    kiln_status status = kiln_gpu_context_create(model->gpu, &rc->gpu);
+    if (status) {
+      kiln_context_free(rc);
+      return status;
+    }
   }
   if (model->caller_scratch) {
     pthread_mutex_lock(&model->lock);
@@ -263,6 +278,44 @@ static void kiln_give_context(kiln_model *model, kiln_run_context *rc) {
  * Opening and closing
  *===----------------------------------------------------------------------===*/
 
+/* The `device` option against what the model holds; *selector is the part
+ * after "vulkan:" (NULL when none). */
+static kiln_status kiln_check_device_option(const kiln_model_desc *desc,
+                                            const char *device,
+                                            int device_model,
+                                            const char **selector) {
+  const char *name = desc->name ? desc->name : "?";
+  *selector = NULL;
+  if (!device || strcmp(device, "auto") == 0)
+    return NULL;
+  int want_vulkan = 0;
+  if (strcmp(device, "vulkan") == 0) {
+    want_vulkan = 1;
+  } else if (strncmp(device, "vulkan:", 7) == 0) {
+    want_vulkan = 1;
+    *selector = device + 7;
+  } else if (strcmp(device, "cpu") != 0) {
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "options.device is '%s'; expected 'auto', 'cpu', "
+                            "'vulkan' or 'vulkan:DEVICE'",
+                            device);
+  }
+  if (want_vulkan && !device_model)
+    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                            "model '%s' holds only CPU code: it cannot run on "
+                            "device '%s' (compile it with `kiln compile "
+                            "--device vulkan`, or open it with device 'cpu' "
+                            "or 'auto')",
+                            name, device);
+  if (!want_vulkan && device_model)
+    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                            "model '%s' holds only Vulkan code (spirv): it "
+                            "cannot run on device 'cpu' (compile it for the "
+                            "CPU, or open it with device 'vulkan' or 'auto')",
+                            name);
+  return NULL;
+}
+
 static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
                                      const kiln_model_options *options,
                                      kiln_model **out_model) {
@@ -301,6 +354,13 @@ static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
                               scratch_align);
   }
 
+  int device_model = desc->entry_executable == KILN_NO_EXECUTABLE;
+  const char *selector = NULL;
+  status = kiln_check_device_option(desc, options->device, device_model,
+                                    &selector);
+  if (status)
+    return status;
+
   kiln_model *model = (kiln_model *)calloc(1, sizeof(*model));
   if (!model)
     return kiln_out_of_memory_status();
@@ -309,11 +369,21 @@ static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
     return kiln_make_status(KILN_STATUS_INTERNAL, "pthread_mutex_init failed");
   }
   model->desc = desc;
-  model->entry = desc->executables[desc->entry_executable].entry;
+  if (device_model) {
+    status = kiln_gpu_open(desc, selector, &model->gpu);
+    if (status) {
+      kiln_model_close(model);
+      return status;
+    }
+  } else {
+    model->entry = desc->executables[desc->entry_executable].entry;
+  }
   model->scratch_size = scratch_size;
   model->scratch_align = scratch_align;
   model->caller_scratch = options->scratch;
-  status = kiln_thread_pool_create(options->num_threads, &model->pool);
+  /* A device model's host work is copies: no worker threads. */
+  status = kiln_thread_pool_create(device_model ? 1 : options->num_threads,
+                                   &model->pool);
   if (status) {
     kiln_model_close(model);
     return status;
@@ -410,6 +480,7 @@ void kiln_model_close(kiln_model *model) {
     model->idle = rc->next;
     kiln_context_free(rc);
   }
+  kiln_gpu_close(model->gpu);
   kiln_thread_pool_destroy(model->pool);
   pthread_mutex_destroy(&model->lock);
   if (model->library)
@@ -710,6 +781,21 @@ static kiln_status kiln_bind_outputs(kiln_run_context *rc, kiln_tensor *outputs,
   return NULL;
 }
 
+/* After a successful run: each output's dtype, rank, shape and size. */
+static void kiln_set_output_info(const kiln_model_desc *desc,
+                                 kiln_tensor *outputs, size_t n_outputs) {
+  for (size_t k = 0; k < n_outputs; ++k) {
+    kiln_tensor *t = &outputs[k];
+    size_t i = 0;
+    kiln_find(desc->outputs, desc->num_outputs, t->name, &i);
+    const kiln_tensor_desc *d = &desc->outputs[i];
+    t->dtype = (kiln_dtype)d->dtype;
+    t->rank = d->rank;
+    t->shape = d->rank > 0 ? d->shape : NULL;
+    t->byte_size = kiln_desc_byte_size(d);
+  }
+}
+
 static kiln_status kiln_run_in(kiln_run_context *rc, const kiln_tensor *inputs,
                                size_t n_inputs, kiln_tensor *outputs,
                                size_t n_outputs) {
@@ -722,6 +808,16 @@ static kiln_status kiln_run_in(kiln_run_context *rc, const kiln_tensor *inputs,
   if (status)
     return status;
 
+  if (model->gpu) {
+    status = kiln_gpu_run(rc->gpu, (void *const *)rc->input_ptrs,
+                          (void *const *)rc->output_ptrs);
+    if (status) {
+      kiln_release_outputs(rc, outputs, n_outputs);
+      return status;
+    }
+    kiln_set_output_info(desc, outputs, n_outputs);
+    return NULL;
+  }
   kiln_model_status result =
       model->entry((void *const *)rc->input_ptrs,
                    (void *const *)rc->output_ptrs, rc->scratch,
@@ -738,16 +834,7 @@ static kiln_status kiln_run_in(kiln_run_context *rc, const kiln_tensor *inputs,
                             kiln_model_name(model), (int)result,
                             (unsigned)desc->num_check_messages);
   }
-  for (size_t k = 0; k < n_outputs; ++k) {
-    kiln_tensor *t = &outputs[k];
-    size_t i = 0;
-    kiln_find(desc->outputs, desc->num_outputs, t->name, &i);
-    const kiln_tensor_desc *d = &desc->outputs[i];
-    t->dtype = (kiln_dtype)d->dtype;
-    t->rank = d->rank;
-    t->shape = d->rank > 0 ? d->shape : NULL;
-    t->byte_size = kiln_desc_byte_size(d);
-  }
+  kiln_set_output_info(desc, outputs, n_outputs);
   return NULL;
 }
 
@@ -808,5 +895,126 @@ kiln_status kiln_model_run_with_context(kiln_model *model,
                             kiln_model_name(model));
   status = kiln_run_in(context, inputs, n_inputs, outputs, n_outputs);
   atomic_flag_clear_explicit(&context->running, memory_order_release);
+  return status;
+}
+
+/*===----------------------------------------------------------------------===*
+ * Devices
+ *===----------------------------------------------------------------------===*/
+
+const char *kiln_model_device(const kiln_model *model) {
+  return model && model->gpu ? "vulkan" : "cpu";
+}
+
+kiln_status kiln_model_vulkan_handles(const kiln_model *model,
+                                      kiln_vulkan_handles *out_handles) {
+  if (!model || !out_handles)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "%s is NULL",
+                            model ? "out_handles" : "model");
+  if (!model->gpu)
+    return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
+                            "model '%s' runs on the CPU: it has no Vulkan "
+                            "device",
+                            kiln_model_name(model));
+  memset(out_handles, 0, sizeof(*out_handles));
+  kiln_gpu_handles(model->gpu, out_handles);
+  return NULL;
+}
+
+/* Matches caller device tensors to the model's inputs (is_input) or
+ * outputs: buffers[i] and offsets[i] for each; every one exactly once. */
+static kiln_status kiln_bind_device(const kiln_model *model, int is_input,
+                                    const kiln_device_tensor *tensors,
+                                    size_t count, uint64_t *buffers,
+                                    uint64_t *offsets, unsigned char *seen) {
+  const kiln_model_desc *desc = model->desc;
+  const char *kind = is_input ? "input" : "output";
+  const kiln_tensor_desc *descs = is_input ? desc->inputs : desc->outputs;
+  uint32_t n = is_input ? desc->num_inputs : desc->num_outputs;
+  for (size_t k = 0; k < count; ++k) {
+    const kiln_device_tensor *t = &tensors[k];
+    size_t i = 0;
+    if (!t->name)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "%ss[%zu] has no name (%ss are matched by name)",
+                              kind, k, kind);
+    if (!kiln_find(descs, n, t->name, &i))
+      return kiln_unknown_name(model, is_input, t->name);
+    if (seen[i])
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "%s '%s' is given more than once", kind, t->name);
+    seen[i] = 1;
+    size_t need = kiln_desc_byte_size(&descs[i]);
+    if (!t->buffer && need > 0)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "%s '%s': buffer is VK_NULL_HANDLE", kind,
+                              t->name);
+    if (t->byte_size < need)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "%s '%s': device buffer has %llu bytes, needs "
+                              "%zu",
+                              kind, t->name, (unsigned long long)t->byte_size,
+                              need);
+    buffers[i] = t->buffer;
+    offsets[i] = t->offset;
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    if (seen[i])
+      continue;
+    kiln_strbuf buf = {0};
+    kiln_strbuf_appendf(&buf, "missing %s '%s' (%s ", kind, descs[i].name,
+                        kiln_dtype_name((kiln_dtype)descs[i].dtype));
+    kiln_strbuf_append_shape(&buf, descs[i].rank, descs[i].shape);
+    kiln_strbuf_appendf(&buf, ")");
+    return kiln_strbuf_to_status(&buf, KILN_STATUS_INVALID_ARGUMENT);
+  }
+  return NULL;
+}
+
+kiln_status kiln_model_run_device(kiln_model *model,
+                                  const kiln_device_tensor *inputs,
+                                  size_t n_inputs,
+                                  const kiln_device_tensor *outputs,
+                                  size_t n_outputs) {
+  if (!model)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "model is NULL");
+  if (!model->gpu)
+    return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
+                            "model '%s' runs on the CPU: "
+                            "kiln_model_run_device needs a model opened on "
+                            "Vulkan",
+                            kiln_model_name(model));
+  if ((n_inputs > 0 && !inputs) || (n_outputs > 0 && !outputs))
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "%s is NULL but n_%s is %zu",
+                            n_inputs > 0 && !inputs ? "inputs" : "outputs",
+                            n_inputs > 0 && !inputs ? "inputs" : "outputs",
+                            n_inputs > 0 && !inputs ? n_inputs : n_outputs);
+  const kiln_model_desc *desc = model->desc;
+  size_t ni = desc->num_inputs, no = desc->num_outputs;
+  uint64_t *words = (uint64_t *)calloc(2 * (ni + no) + 1, sizeof(uint64_t));
+  unsigned char *seen = (unsigned char *)calloc(ni + no + 1, 1);
+  kiln_status status = NULL;
+  if (!words || !seen)
+    status = kiln_out_of_memory_status();
+  uint64_t *in_buffers = words, *in_offsets = words ? words + ni : NULL;
+  uint64_t *out_buffers = words ? words + 2 * ni : NULL;
+  uint64_t *out_offsets = words ? words + 2 * ni + no : NULL;
+  if (!status)
+    status = kiln_bind_device(model, 1, inputs, n_inputs, in_buffers,
+                              in_offsets, seen);
+  if (!status)
+    status = kiln_bind_device(model, 0, outputs, n_outputs, out_buffers,
+                              out_offsets, seen + ni);
+  kiln_run_context *rc = NULL;
+  if (!status)
+    status = kiln_take_context(model, &rc);
+  if (!status) {
+    status = kiln_gpu_run_device(rc->gpu, in_buffers, in_offsets, out_buffers,
+                                 out_offsets);
+    kiln_give_context(model, rc);
+  }
+  free(words);
+  free(seen);
   return status;
 }

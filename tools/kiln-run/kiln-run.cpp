@@ -2,6 +2,7 @@
 //
 // kiln-run model.so [--input NAME=file.npy ...] [--output-dir DIR]
 //                   [--threads N] [--repeat N] [--seed S] [--inspect]
+//                   [--device auto|cpu|vulkan|vulkan:DEVICE]
 // kiln-run model.so --bench [--warmup N] [--duration S | --count N]
 //                   [--concurrency N]      (Bench.cpp; what `kiln bench` runs)
 //
@@ -43,7 +44,7 @@ struct Error : std::runtime_error {
 
 const char *const kUsage =
     "usage: kiln-run MODEL.so [--input NAME=FILE.npy ...] [--output-dir DIR]\n"
-    "                [--threads N] [--repeat N] [--seed S]\n"
+    "                [--threads N] [--repeat N] [--seed S] [--device D]\n"
     "       kiln-run MODEL.so --bench [--warmup N] [--duration S | --count N]\n"
     "                [--concurrency N] [--threads N] [--input ...] [--seed S]\n"
     "\n"
@@ -60,6 +61,10 @@ const char *const kUsage =
     "  --repeat N             run once to warm up, then N timed runs; print\n"
     "                         latency_ms median=X min=Y max=Z (N runs, T threads)\n"
     "  --seed S               seed for the random inputs (default 0)\n"
+    "  --device D             where the model runs: auto (default: where its\n"
+    "                         code runs), cpu, vulkan, or vulkan:DEVICE (a\n"
+    "                         device index or part of its name; see\n"
+    "                         KILN_VULKAN_DEVICE in docs/gpu.md)\n"
     "  --inspect              print the descriptor, open_ms (time spent in\n"
     "                         kiln_model_open) and ready_ns (the steady clock\n"
     "                         when the model was ready) instead of running\n"
@@ -292,6 +297,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> inputs; // name, file
   std::string outputDir;
   int32_t threads = 0;
+  std::string device; ///< options.device; empty = auto
   uint64_t repeat = 0;
   uint64_t seed = 0;
   bool inspect = false; ///< print the descriptor instead of running
@@ -336,7 +342,7 @@ Options parseArgs(int argc, char **argv) {
       static const std::set<std::string> known = {
           "--input",  "--output-dir", "--threads",    "--repeat",
           "--seed",   "--warmup",     "--duration",   "--count",
-          "--concurrency"};
+          "--concurrency", "--device"};
       if (!known.count(flag))
         throw Error("unknown option '" + flag + "' (see kiln-run --help)");
       if (!inlineValue) {
@@ -353,6 +359,12 @@ Options parseArgs(int argc, char **argv) {
         if (value.empty())
           throw Error("--output-dir needs a directory");
         options.outputDir = value;
+      } else if (flag == "--device") {
+        if (value != "auto" && value != "cpu" && value != "vulkan" &&
+            value.rfind("vulkan:", 0) != 0)
+          throw Error("--device expects auto, cpu, vulkan or vulkan:DEVICE, "
+                      "got '" + value + "'");
+        options.device = value;
       } else if (flag == "--threads") {
         options.threads = (int32_t)parseUnsigned(flag, value, 4096);
       } else if (flag == "--repeat") {
@@ -476,6 +488,8 @@ int runMain(int argc, char **argv) {
   kiln_model_options modelOptions;
   kiln_model_options_init(&modelOptions);
   modelOptions.num_threads = options.threads;
+  modelOptions.device =
+      options.device.empty() ? nullptr : options.device.c_str();
   kiln_model *rawModel = nullptr;
   auto openStart = std::chrono::steady_clock::now();
   check(kiln_model_open(options.model.c_str(), &modelOptions, &rawModel));

@@ -203,9 +203,23 @@ typedef struct kiln_model_options {
    * its own, the first when the model is opened. */
   void *scratch;
   size_t scratch_size;
+  /* Where the model runs (borrowed during kiln_model_open*):
+   *  NULL or "auto"  wherever the artifact's code runs (a CPU model on the
+   *                  CPU, a Vulkan model on a Vulkan device);
+   *  "cpu"           the host CPU: a model with only Vulkan code is refused
+   *                  (UNSUPPORTED);
+   *  "vulkan"        a Vulkan device (the one $KILN_VULKAN_DEVICE names, else
+   *                  the best: discrete, integrated, virtual, then CPU
+   *                  implementations); a CPU model is refused (UNSUPPORTED);
+   *  "vulkan:SEL"    the Vulkan device SEL: its index among the loader's
+   *                  devices, or a case-insensitive part of its name
+   *                  (overrides $KILN_VULKAN_DEVICE).
+   * See docs/gpu.md. */
+  const char *device;
 } kiln_model_options;
 
-/* Sets `options` to the defaults (num_threads 0, no caller scratch). */
+/* Sets `options` to the defaults (num_threads 0, no caller scratch, device
+ * NULL = auto). */
 void kiln_model_options_init(kiln_model_options *options);
 
 /* Loads the kiln model shared library at `path` (dlopen; a path without '/'
@@ -310,6 +324,59 @@ kiln_status kiln_model_run_with_context(kiln_model *model,
                                         const kiln_tensor *inputs,
                                         size_t n_inputs, kiln_tensor *outputs,
                                         size_t n_outputs);
+
+/*===----------------------------------------------------------------------===*
+ * Devices
+ *===----------------------------------------------------------------------===*/
+
+/* Where an opened model runs: "cpu" or "vulkan". Static storage. */
+const char *kiln_model_device(const kiln_model *model);
+
+/* The Vulkan objects a model opened on "vulkan" runs on, for callers that
+ * keep their data on that device (kiln_model_run_device). The handles are
+ * model-owned: valid until kiln_model_close(); do not destroy them. Callers
+ * must not submit to the model's queue (the runtime holds no lock for them);
+ * they create buffers on `device` (memory of `physical_device`) with
+ * VK_BUFFER_USAGE_TRANSFER_SRC_BIT (inputs) or _DST_BIT (outputs), with the
+ * loader's functions from `get_instance_proc_addr`.
+ * Errors: INVALID_ARGUMENT (NULL argument), FAILED_PRECONDITION (the model
+ * does not run on Vulkan). */
+typedef struct kiln_vulkan_handles {
+  void *instance;        /* VkInstance */
+  void *physical_device; /* VkPhysicalDevice */
+  void *device;          /* VkDevice */
+  uint32_t queue_family_index; /* the family of the model's compute queue */
+  uint32_t api_version;        /* the device's VkPhysicalDeviceProperties one */
+  /* PFN_vkGetInstanceProcAddr of the loader the runtime loaded. */
+  void (*(*get_instance_proc_addr)(void *instance, const char *name))(void);
+} kiln_vulkan_handles;
+kiln_status kiln_model_vulkan_handles(const kiln_model *model,
+                                      kiln_vulkan_handles *out_handles);
+
+/* An input or output in caller device memory: `byte_size` bytes from
+ * `offset` in the VkBuffer `buffer` (a buffer of the model's VkDevice), at
+ * least the tensor's size; dense row-major as kiln_tensor's data. Matched by
+ * name like kiln_tensor. Borrowed for the call. */
+typedef struct kiln_device_tensor {
+  const char *name;
+  uint64_t buffer; /* VkBuffer */
+  uint64_t offset;
+  uint64_t byte_size;
+} kiln_device_tensor;
+
+/* kiln_model_run on device buffers: the run copies each input from its
+ * buffer into the model's own device memory, runs, and copies each output
+ * into its buffer, all on the device; no host copy. Synchronous: it returns
+ * once the outputs are written. The caller's writes to the inputs must be
+ * complete (their submissions waited for) before the call, and nothing may
+ * access the outputs during it. Thread-safe as kiln_model_run.
+ * Errors: as kiln_model_run (a buffer shorter than its tensor:
+ * INVALID_ARGUMENT), FAILED_PRECONDITION for a model not on Vulkan. */
+kiln_status kiln_model_run_device(kiln_model *model,
+                                  const kiln_device_tensor *inputs,
+                                  size_t n_inputs,
+                                  const kiln_device_tensor *outputs,
+                                  size_t n_outputs);
 
 /*===----------------------------------------------------------------------===*
  * CPU

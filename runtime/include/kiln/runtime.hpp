@@ -215,6 +215,7 @@ struct Options {
   int32_t threads = 0;       // 0: one per CPU; 1: no worker threads
   void *scratch = nullptr;   // optional caller-owned arena
   size_t scratchSize = 0;
+  const char *device = nullptr; // "auto", "cpu", "vulkan", "vulkan:DEVICE"
 
   kiln_model_options c() const {
     kiln_model_options o;
@@ -222,6 +223,7 @@ struct Options {
     o.num_threads = threads;
     o.scratch = scratch;
     o.scratch_size = scratchSize;
+    o.device = device;
     return o;
   }
 };

@@ -747,7 +747,9 @@ TEST(Open, MalformedDescriptor) {
   desc.num_dispatches = 1;
   desc.dispatches = &dispatch;
   EXPECT_EQ(open(desc), "UNSUPPORTED: model 'fake_add' has a ptx executable "
-                        "(for 'sm_80'): this runtime has no ptx back end");
+                        "(for 'sm_80'): ptx executables are not supported yet "
+                        "by this runtime (its device back end runs spirv, on "
+                        "Vulkan)");
   bindings[1].index = 5;
   EXPECT_EQ(open(desc), bad + "dispatch 0 binds index 5 of 2");
   bindings[1].index = 0;
@@ -778,7 +780,7 @@ TEST(Open, MalformedDescriptor) {
   EXPECT_EQ(open(desc), bad + "more than one host-scratch memory need");
   needs[1].kind = KILN_MEMORY_DEVICE_LOCAL;
   EXPECT_EQ(open(desc), "UNSUPPORTED: model 'fake_add' needs device-local "
-                        "memory: this runtime has no device back end");
+                        "memory, but has no dispatches that could use it");
   needs[1].kind = 17;
   EXPECT_EQ(open(desc), bad + "memory need 1 has unknown kind 17");
   needs[1] = base.memory_needs[0];

@@ -1,0 +1,119 @@
+/*===- runtime/src/gpu/gpu.h - The runtime's device back end ---------------===*
+ *
+ * What model.c and descriptor.c call to run a model whose descriptor is a
+ * dispatch table over device executables (model_abi.h). Only Vulkan (SPIR-V)
+ * exists; it loads libvulkan.so.1 with dlopen when such a model is opened, so
+ * a program that only runs CPU models never needs Vulkan. Built without the
+ * Vulkan headers, vulkan.c compiles to stubs that refuse device models.
+ *===----------------------------------------------------------------------===*/
+#ifndef KILN_RUNTIME_GPU_GPU_H
+#define KILN_RUNTIME_GPU_GPU_H
+
+#include "internal.h"
+
+/* The Vulkan back end is built where the Vulkan headers are (libvulkan-dev);
+ * it never links libvulkan. -DKILN_NO_VULKAN leaves it out. */
+#if !defined(KILN_NO_VULKAN) && defined(__has_include)
+#if __has_include(<vulkan/vulkan.h>)
+#define KILN_HAVE_VULKAN 1
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * SPIR-V modules (spirv.c)
+ *===----------------------------------------------------------------------===*/
+
+/* Capabilities a module declares that need an optional device feature. */
+#define KILN_SPIRV_INT8 (1u << 0)
+#define KILN_SPIRV_INT16 (1u << 1)
+#define KILN_SPIRV_INT64 (1u << 2)
+#define KILN_SPIRV_FLOAT16 (1u << 3)
+#define KILN_SPIRV_FLOAT64 (1u << 4)
+#define KILN_SPIRV_STORAGE_BUFFER_8BIT (1u << 5)
+#define KILN_SPIRV_UNIFORM_STORAGE_8BIT (1u << 6)
+#define KILN_SPIRV_PUSH_CONSTANT_8BIT (1u << 7)
+#define KILN_SPIRV_STORAGE_BUFFER_16BIT (1u << 8)
+#define KILN_SPIRV_UNIFORM_STORAGE_16BIT (1u << 9)
+#define KILN_SPIRV_PUSH_CONSTANT_16BIT (1u << 10)
+#define KILN_SPIRV_NUM_FEATURES 11
+
+/* The Vulkan feature that a KILN_SPIRV_* bit (index `bit`) needs, e.g.
+ * "shaderInt8", and the SPIR-V capability's name. */
+KILN_INTERNAL const char *kiln_spirv_feature_name(unsigned bit);
+KILN_INTERNAL const char *kiln_spirv_capability_name(unsigned bit);
+
+/* Checks the module's header and instruction stream (every word count in
+ * bounds, every entry-point name terminated) and sets *out_features to the
+ * KILN_SPIRV_* bits its OpCapability list needs. On failure returns 0 and
+ * writes why into `error` (NUL-terminated, at most error_size bytes). */
+KILN_INTERNAL int kiln_spirv_scan(const void *data, uint64_t size,
+                                  uint32_t *out_features, char *error,
+                                  size_t error_size);
+
+/* The GLCompute entry points called names[0..num_names) of a module
+ * kiln_spirv_scan accepted, in one pass: out_entries[k] says whether
+ * names[k] exists and, when an OpExecutionMode LocalSize gives it, its
+ * workgroup size. */
+typedef struct kiln_spirv_entry {
+  int found;
+  int has_local_size;
+  uint32_t id;
+  uint32_t local_size[3];
+} kiln_spirv_entry;
+KILN_INTERNAL void kiln_spirv_find_entries(const void *data, uint64_t size,
+                                           uint32_t num_names,
+                                           const char *const *names,
+                                           kiln_spirv_entry *out_entries);
+
+/*===----------------------------------------------------------------------===*
+ * The Vulkan back end (vulkan.c)
+ *===----------------------------------------------------------------------===*/
+
+/* 1 when this runtime was built with the Vulkan back end. */
+KILN_INTERNAL int kiln_vulkan_built(void);
+
+typedef struct kiln_gpu_model kiln_gpu_model;
+typedef struct kiln_gpu_context kiln_gpu_context;
+
+/* Opens the Vulkan back end for a descriptor kiln_check_descriptor accepted:
+ * loads the loader, picks the device (`selector`: what followed "vulkan:" in
+ * the device option, or NULL; else $KILN_VULKAN_DEVICE; else the best),
+ * creates the device, the pipelines, and uploads the device-constant memory. */
+KILN_INTERNAL kiln_status kiln_gpu_open(const kiln_model_desc *desc,
+                                        const char *selector,
+                                        kiln_gpu_model **out_gpu);
+KILN_INTERNAL void kiln_gpu_close(kiln_gpu_model *gpu);
+
+/* Everything one run at a time needs: the arena, the device copies of the
+ * inputs and outputs, their staging, the descriptor sets and the command
+ * buffer that holds the whole run, recorded here once. */
+KILN_INTERNAL kiln_status kiln_gpu_context_create(kiln_gpu_model *gpu,
+                                                  kiln_gpu_context **out);
+KILN_INTERNAL void kiln_gpu_context_destroy(kiln_gpu_context *context);
+
+/* One run with host inputs and outputs (dense, each of its tensor's size). */
+KILN_INTERNAL kiln_status kiln_gpu_run(kiln_gpu_context *context,
+                                       void *const *inputs,
+                                       void *const *outputs);
+
+/* One run on caller device buffers: for input/output i, buffers[i] is a
+ * VkBuffer (as uint64_t) and offsets[i] the byte offset of its data. */
+KILN_INTERNAL kiln_status kiln_gpu_run_device(kiln_gpu_context *context,
+                                              const uint64_t *input_buffers,
+                                              const uint64_t *input_offsets,
+                                              const uint64_t *output_buffers,
+                                              const uint64_t *output_offsets);
+
+/* The handles of the model's device (kiln_vulkan_handles in runtime.h). */
+KILN_INTERNAL void kiln_gpu_handles(const kiln_gpu_model *gpu,
+                                    kiln_vulkan_handles *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_RUNTIME_GPU_GPU_H */
