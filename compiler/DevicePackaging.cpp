@@ -1,9 +1,9 @@
 //===- DevicePackaging.cpp - the descriptor of a model run on a device ----===//
 //
 // A GPU target's model is a descriptor and data, no host code: device modules
-// (SPIR-V words), a dispatch table, and two memory needs (model_abi.h): 0 =
-// the weights (DEVICE_CONSTANT, uploaded once when the model is opened), 1 =
-// the transient arena (DEVICE_LOCAL). The modules and the weights are written
+// (SPIR-V words), a dispatch table, and up to two memory needs (model_abi.h):
+// the weights (DEVICE_CONSTANT, uploaded once when the model is opened) and
+// the transient arena (DEVICE_LOCAL), each only when it has bytes. The modules and the weights are written
 // into the work folder (`--keep-intermediates` keeps them: FILE.kiln/<kernel
 // module>.spv) and embedded with the assembler's .incbin, so a model with
 // hundreds of megabytes of weights never goes through C text.
@@ -122,6 +122,12 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
     os << "  {0, 0, 0, 0, 0, 0, 0, 0, 0},\n";
   os << "};\n\n";
 
+  // Memory needs, each only when it has bytes (the runtime refuses an empty
+  // constant memory): the weights first, then the transient arena.
+  uint32_t numNeeds = 0;
+  uint32_t constantsNeed = program.constants.empty() ? UINT32_MAX : numNeeds++;
+  uint32_t transientNeed = program.transientSize ? numNeeds++ : UINT32_MAX;
+
   // The dispatches: binding slot b is kernel argument b.
   uint32_t numInputs = model.inputs.size();
   uint32_t numArguments = numInputs + model.outputs.size();
@@ -145,11 +151,16 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
           bindingIndex -= numInputs;
         break;
       case DeviceBufferKind::Constants:
-        bindingIndex = 0;
+        bindingIndex = constantsNeed;
         break;
       case DeviceBufferKind::Transient:
-        bindingIndex = 1;
+        bindingIndex = transientNeed;
         break;
+      }
+      if (bindingIndex == UINT32_MAX) {
+        error = "dispatch " + std::to_string(index) +
+                " binds a memory of no bytes";
+        return false;
       }
       os << "  {" << kind << ", " << bindingIndex << ", 0, 0, "
          << binding.offset << "ull, " << binding.size << "ull},\n";
@@ -183,23 +194,26 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
     os << "  {0},\n";
   os << "};\n\n";
 
-  // Memory needs: 0 = weights, 1 = transient arena.
-  std::string weights = "0";
+  std::string weights = p + "_kiln_weights";
   if (!program.constants.empty()) {
     SmallString<256> path(dir);
     sys::path::append(path, p + "_weights.bin");
     if (!writeBinary(path, program.constants.data(), program.constants.size(),
                      error))
       return false;
-    weights = p + "_kiln_weights";
     os << embedFile(triple, weights, path, 64)
        << "extern const unsigned char " << weights << "[];\n";
   }
-  os << "static const kiln_memory_need kiln_memory[] = {\n"
-     << "  {KILN_MEMORY_DEVICE_CONSTANT, 0, " << program.constants.size()
-     << "ull, " << program.alignment << ", " << weights << "},\n"
-     << "  {KILN_MEMORY_DEVICE_LOCAL, 0, " << program.transientSize << "ull, "
-     << program.alignment << ", 0},\n};\n\n";
+  os << "static const kiln_memory_need kiln_memory[] = {\n";
+  if (!program.constants.empty())
+    os << "  {KILN_MEMORY_DEVICE_CONSTANT, 0, " << program.constants.size()
+       << "ull, " << program.alignment << ", " << weights << "},\n";
+  if (program.transientSize)
+    os << "  {KILN_MEMORY_DEVICE_LOCAL, 0, " << program.transientSize
+       << "ull, " << program.alignment << ", 0},\n";
+  if (!numNeeds)
+    os << "  {0, 0, 0, 0, 0},\n";
+  os << "};\n\n";
 
   os << "static const kiln_model_desc kiln_descriptor = {\n"
      << "  .abi_version = KILN_MODEL_ABI_VERSION,\n"
@@ -216,7 +230,8 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
      << "  .entry_executable = KILN_NO_EXECUTABLE,\n"
      << "  .num_dispatches = " << program.dispatches.size()
      << ", .dispatches = kiln_dispatches,\n"
-     << "  .num_memory_needs = 2, .memory_needs = kiln_memory,\n"
+     << "  .num_memory_needs = " << numNeeds
+     << ", .memory_needs = kiln_memory,\n"
      << "  .num_check_messages = " << model.checkMessages.size()
      << ", .check_messages = kiln_checks,\n};\n\n";
   os << "__attribute__((visibility(\"default\")))\n"
