@@ -13,10 +13,12 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import harness
 import models
+import test_models
 from conftest import fail
 
 # lavapipe, when nothing else is chosen: the ICD CI runs on.
@@ -97,3 +99,31 @@ def test_op_vulkan(case: models.Case, vulkan, compile_cache, tmp_path):
                                 rtol=case.rtol, atol=case.atol, args=VK_ARGS)
     except AssertionError as e:
         fail(f"{case.name} on vulkan: {e}")
+
+
+# The reference models ($KILN_MODELS_DIR) on vulkan. bert_mini is rejected: its embedding
+# Gather takes token ids at run time (the run-time check above).
+MODEL_SPECS = {name: harness.register(harness.CompileSpec(
+    f"vulkan-model-{name}", test_models._prepare(name), VK_ARGS,
+    timeout=harness.COMPILE_TIMEOUT_LARGE)) for name in test_models.MODELS}
+REJECTED_MODELS = {"bert_mini": "run-time check"}
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", [
+    pytest.param(n, id=n, marks=pytest.mark.compiles(MODEL_SPECS[n].key))
+    for n in test_models.MODELS])
+def test_reference_model_vulkan(name, vulkan, models_dir, compile_cache, tmp_path):
+    compiled = compile_cache.get(MODEL_SPECS[name])
+    if name in REJECTED_MODELS:
+        r = compiled.result
+        assert r is not None, compiled.failure()
+        problem = harness.check_clean_failure(r, [REJECTED_MODELS[name]], f"{name} on vulkan")
+        if problem or "node '" not in r.stderr:
+            fail(problem or f"{name}: the error names no ONNX node\n" + r.describe())
+        return
+    feeds = test_models.MODELS[name](np.random.default_rng(2024))
+    try:
+        harness.run_and_compare(compile_cache.kiln, compiled, feeds, tmp_path, args=VK_ARGS)
+    except AssertionError as e:
+        fail(f"{name} on vulkan: {e}")
