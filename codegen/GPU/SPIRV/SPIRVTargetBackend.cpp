@@ -64,13 +64,14 @@ public:
   bool isSupported(Operation *op, std::string &reason) const override {
     std::string name = op->getName().getStringRef().str();
     if (isa<kiln::CheckOp>(op)) {
-      reason = "a run-time check (" + cast<kiln::CheckOp>(op).getMessage().str() +
-               "): the vulkan target cannot report one yet";
+      reason = "a run-time check (" +
+               cast<kiln::CheckOp>(op).getMessage().str() +
+               "): a dispatch table cannot report one yet";
       return false;
     }
     if (!llvm::is_contained(kLoweredDialects,
                             op->getName().getDialectNamespace())) {
-      reason = "operation '" + name + "' on the vulkan target";
+      reason = "operation '" + name + "'";
       return false;
     }
     auto supported = [&](Type type) {
@@ -79,8 +80,7 @@ public:
           isSupportedElementType(element))
         return true;
       llvm::raw_string_ostream os(reason);
-      os << "element type " << element << " (in '" << name
-         << "') on the vulkan target";
+      os << "element type " << element << " (in '" << name << "')";
       return false;
     };
     for (Type type : op->getResultTypes())

@@ -1,0 +1,74 @@
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-prepare-loops -verify-diagnostics \
+// RUN:   | FileCheck %s
+
+// The status out-parameter (last argument) and its write go; named ops become
+// generics with the parallel loops outermost; an op without a parallel loop
+// runs in a one-iteration scf.parallel; memref.copy becomes a generic too.
+// CHECK-DAG: #[[$IN:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @entry
+// CHECK-SAME:    (%[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8x3xf32>, %[[C:.*]]: memref<4x3xf32>, %[[S:.*]]: memref<f32>, %[[R:.*]]: memref<8xf32>, %[[D:.*]]: memref<4x8xf32>)
+// CHECK-NOT:   memref.store
+// CHECK:       linalg.generic
+// CHECK-SAME:    iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-SAME:    ins(%[[A]], %[[B]] : {{.*}}) outs(%[[C]] : memref<4x3xf32>)
+// CHECK:       scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step
+// CHECK:         linalg.generic
+// CHECK-SAME:      iterator_types = ["reduction", "reduction"]
+// CHECK-SAME:      outs(%[[S]] : memref<f32>)
+// CHECK:         scf.reduce
+// CHECK:       linalg.generic
+// CHECK-SAME:    indexing_maps = [#[[$IN]], #[[$OUT]]], iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:    outs(%[[R]] : memref<8xf32>)
+// CHECK:       linalg.generic
+// CHECK-SAME:    iterator_types = ["parallel", "parallel"]
+// CHECK-SAME:    ins(%[[A]] : memref<4x8xf32>) outs(%[[D]] : memref<4x8xf32>)
+// CHECK-NOT:   memref.copy
+// CHECK:       return
+func.func @entry(%a: memref<4x8xf32>, %b: memref<8x3xf32>, %c: memref<4x3xf32>,
+                 %s: memref<f32>, %r: memref<8xf32>, %d: memref<4x8xf32>,
+                 %status: memref<i32>) {
+  %zero = arith.constant 0 : i32
+  memref.store %zero, %status[] : memref<i32>
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  linalg.reduce ins(%a : memref<4x8xf32>) outs(%s : memref<f32>) dimensions = [0, 1]
+    (%x: f32, %acc: f32) {
+      %sum = arith.addf %x, %acc : f32
+      linalg.yield %sum : f32
+    }
+  linalg.reduce ins(%a : memref<4x8xf32>) outs(%r : memref<8xf32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %sum = arith.addf %x, %acc : f32
+      linalg.yield %sum : f32
+    }
+  memref.copy %a, %d : memref<4x8xf32> to memref<4x8xf32>
+  return
+}
+
+// -----
+
+// A store on the host (not a linalg op) runs in one thread too.
+// CHECK-LABEL: func.func @scalar_store
+// CHECK-SAME:    (%[[O:.*]]: memref<f32>)
+// CHECK:       scf.parallel
+// CHECK:         memref.store %{{.*}}, %[[O]][]
+func.func @scalar_store(%out: memref<f32>, %status: memref<i32>) {
+  %one = arith.constant 1.0 : f32
+  memref.store %one, %out[] : memref<f32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected the status out-parameter (memref<i32>) as the entry's last argument}}
+func.func @no_status(%out: memref<4xf32>) {
+  return
+}
+
+// -----
+
+func.func @status_read(%out: memref<i32>, %status: memref<i32>) {
+  // expected-error @+1 {{the status out-parameter is read}}
+  memref.copy %status, %out : memref<i32> to memref<i32>
+  return
+}

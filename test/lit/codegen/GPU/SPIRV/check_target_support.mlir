@@ -1,0 +1,45 @@
+// RUN: kiln-opt %s -split-input-file -kiln-check-target-support=device=vulkan \
+// RUN:   -verify-diagnostics | FileCheck %s
+
+// What the vulkan target compiles passes unchanged.
+// CHECK-LABEL: func.func @supported
+// CHECK:         linalg.generic
+func.func @supported(%a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%a, %b : tensor<4xf32>, tensor<4xf16>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: f32, %y: f16, %o: f32):
+    %w = arith.extf %y : f16 to f32
+    %s = arith.addf %x, %w : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A run-time check cannot be reported by a dispatch table yet: rejected,
+// naming the node (never compiled without the check).
+func.func @check(%ok: tensor<i1>) {
+  // expected-error @unknown {{node 'Gather_3': the vulkan target does not support a run-time check (index out of range): a dispatch table cannot report one yet}}
+  kiln.check %ok, "index out of range" : tensor<i1> loc("Gather_3")
+  return
+}
+
+// -----
+
+// SPIR-V for Vulkan 1.1 has no bf16.
+func.func @bf16(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @unknown {{node 'Cast_4': the vulkan target does not support element type bf16 (in 'tensor.empty')}}
+  %e = tensor.empty() : tensor<4xbf16> loc("Cast_4")
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf32>) outs(%e : tensor<4xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4xbf16> loc("Cast_4")
+  %1 = arith.extf %0 : tensor<4xbf16> to tensor<4xf32> loc("Cast_4")
+  return %1 : tensor<4xf32>
+}
