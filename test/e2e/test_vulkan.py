@@ -127,3 +127,35 @@ def test_reference_model_vulkan(name, vulkan, models_dir, compile_cache, tmp_pat
         harness.run_and_compare(compile_cache.kiln, compiled, feeds, tmp_path, args=VK_ARGS)
     except AssertionError as e:
         fail(f"{name} on vulkan: {e}")
+
+
+# A vulkan artifact for another host: an object holding the descriptor, the SPIR-V modules
+# and the weights, with no undefined symbol (no host code, no runtime call).
+CROSS_TARGETS = {
+    "aarch64-linux": ("aarch64-linux-gnu", "elf64-littleaarch64", False),
+    "android": ("aarch64-linux-android24", "elf64-littleaarch64", False),
+    "ios": ("arm64-apple-ios", "Mach-O arm64", True),
+}
+
+
+@pytest.mark.parametrize("target", list(CROSS_TARGETS))
+def test_vulkan_object_for_other_hosts(target, kiln, tmp_path):
+    from test_embedding import llvm_tool, run_ok, symbols
+    triple, fmt, macho = CROSS_TARGETS[target]
+    case = next(c for c in CASES if c.name == "small_cnn")
+    model = case.save(tmp_path)
+    obj = tmp_path / "cnn.o"
+    r = kiln.compile(model, obj, ("--device", "vulkan", "--target", triple, "--emit", "obj",
+                                  "--name", "cnn"))
+    if r.returncode != 0 or not obj.is_file():
+        fail(f"kiln compile --device vulkan --target {triple} failed\n" + r.describe())
+    readobj = run_ok([llvm_tool("llvm-readobj"), "--file-header", obj], "llvm-readobj").stdout
+    assert f"Format: {fmt}" in readobj, readobj
+    assert symbols(obj, macho, "undefined") == set()
+    defined = symbols(obj, macho, "defined")
+    assert "cnn_descriptor" in defined and "cnn_kiln_weights" in defined, defined
+    modules = [s for s in defined if s.startswith("cnn_kiln_module")]
+    # Every module is there, each starting with the SPIR-V magic number.
+    assert modules and obj.read_bytes().count(b"\x03\x02\x23\x07") >= len(modules), modules
+    header = (tmp_path / "cnn.h").read_text()
+    assert "cnn_descriptor(void)" in header and "cnn_main(" not in header, header
