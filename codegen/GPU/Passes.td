@@ -55,7 +55,8 @@ def KilnGPUPlanDispatchesPass
     `memref.global` (weights); anything else left on the host is an error
     naming the ONNX node. Each launch gets `kiln.bindings`: per kernel
     argument `[kind, index, byte offset]` with kind 0 = entry argument, 1 =
-    the weights blob, 2 = the arena. Each weight used gets
+    the weights blob, 2 = the arena; its kernel is renamed after the ONNX
+    node it computes. Each weight used gets
     `kiln.device_offset` (256-byte aligned); the module gets
     `kiln.device_constants_size`.
   }];

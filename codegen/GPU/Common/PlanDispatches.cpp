@@ -94,7 +94,32 @@ struct PlanDispatchesPass
       bindings.push_back(kiln::getBindingAttr(&getContext(), *ref));
     }
     kiln::setLaunchBindings(launch, bindings);
+    nameKernel(launch, symbols);
     return success();
+  }
+
+  /// Names the kernel after its ONNX node (letters, digits and '_'), which
+  /// `kiln inspect` and the runtime's messages show; each outlined kernel
+  /// has one launch.
+  void nameKernel(gpu::LaunchFuncOp launch, SymbolTable &symbols) {
+    std::optional<std::string> node = kiln::onnx::getNodeName(launch);
+    auto gpuModule =
+        symbols.lookup<gpu::GPUModuleOp>(launch.getKernelModuleName());
+    if (!node || node->empty() || !gpuModule)
+      return;
+    auto kernel =
+        gpuModule.lookupSymbol<gpu::GPUFuncOp>(launch.getKernelName());
+    if (!kernel)
+      return;
+    std::string name;
+    for (char c : *node)
+      name += llvm::isAlnum(c) ? c : '_';
+    if (llvm::isDigit(name[0]))
+      name = "_" + name;
+    SymbolTable::setSymbolName(kernel, name);
+    launch.setKernelAttr(SymbolRefAttr::get(
+        gpuModule.getNameAttr(),
+        {FlatSymbolRefAttr::get(launch.getContext(), name)}));
   }
 
   FailureOr<kiln::DeviceBufferRef> traceBuffer(func::FuncOp func, Value value,
