@@ -37,8 +37,9 @@ void buildGPUCommonPipeline(OpPassManager &pm,
 
   // Every op that computes becomes one parallel loop nest (reductions inside
   // each thread); intermediates go into the arena planned now.
+  // No canonicalization from here to the mapping: it would inline the
+  // one-iteration loops that keep single-thread work off the host.
   pm.addPass(createKilnGPUPrepareLoopsPass());
-  pm.addPass(createCanonicalizerPass());
   KilnPlanMemoryPassOptions planOptions;
   planOptions.alignment = 256;
   pm.addPass(createKilnPlanMemoryPass(planOptions));

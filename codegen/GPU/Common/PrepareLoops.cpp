@@ -65,9 +65,27 @@ LogicalResult dropStatus(func::FuncOp func) {
     if (reads)
       return user->emitError("the status out-parameter is read");
   }
+  SmallVector<Value> sources;
+  for (Operation *user : users)
+    if (auto copy = dyn_cast<memref::CopyOp>(user))
+      sources.push_back(copy.getSource());
   for (Operation *user : llvm::reverse(users))
     user->erase();
   func.eraseArgument(status.getArgNumber());
+  // The buffer the status was copied from is now only written: drop it too
+  // (else its write would become a kernel of its own).
+  for (Value source : sources) {
+    auto alloc = source.getDefiningOp<memref::AllocOp>();
+    if (!alloc || !llvm::all_of(alloc->getUsers(), [&](Operation *user) {
+          auto store = dyn_cast<memref::StoreOp>(user);
+          return (store && store.getMemRef() == alloc.getResult()) ||
+                 isa<memref::DeallocOp>(user);
+        }))
+      continue;
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      user->erase();
+    alloc.erase();
+  }
   return success();
 }
 

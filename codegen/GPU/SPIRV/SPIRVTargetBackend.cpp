@@ -11,6 +11,7 @@
 #include "mlir/Conversion/GPUToSPIRV/GPUToSPIRVPass.h"
 #include "mlir/Conversion/MathToSPIRV/MathToSPIRVPass.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/SPIRV/Transforms/Passes.h"
@@ -72,6 +73,20 @@ public:
     if (!llvm::is_contained(kLoweredDialects,
                             op->getName().getDialectNamespace())) {
       reason = "operation '" + name + "'";
+      return false;
+    }
+    // The graph's signature: the ops using its values name their nodes.
+    if (isa<func::FuncOp>(op))
+      return true;
+    // GLSL.std.450 computes these on 16/32-bit floats only.
+    if (isa<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp,
+            math::Log2Op, math::Log10Op, math::Log1pOp, math::PowFOp,
+            math::SinOp, math::CosOp, math::TanOp, math::AsinOp,
+            math::AcosOp, math::AtanOp, math::Atan2Op, math::SinhOp,
+            math::CoshOp, math::TanhOp, math::AsinhOp, math::AcoshOp,
+            math::AtanhOp, math::ErfOp, math::ErfcOp, math::CbrtOp>(op) &&
+        getElementTypeOrSelf(op->getResult(0).getType()).isF64()) {
+      reason = "'" + name + "' on f64";
       return false;
     }
     auto supported = [&](Type type) {

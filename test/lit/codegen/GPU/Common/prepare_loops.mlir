@@ -72,3 +72,19 @@ func.func @status_read(%out: memref<i32>, %status: memref<i32>) {
   memref.copy %status, %out : memref<i32> to memref<i32>
   return
 }
+
+// -----
+
+// The status copied from a buffer that is only written: both go.
+// CHECK-LABEL: func.func @status_copy
+// CHECK-SAME:    (%{{.*}}: memref<f32>)
+// CHECK-NOT:   memref.alloc
+// CHECK-NOT:   memref.store
+// CHECK:       return
+func.func @status_copy(%out: memref<f32>, %status: memref<i32>) {
+  %zero = arith.constant 0 : i32
+  %s = memref.alloc() : memref<i32>
+  memref.store %zero, %s[] : memref<i32>
+  memref.copy %s, %status : memref<i32> to memref<i32>
+  return
+}

@@ -43,3 +43,34 @@ func.func @bf16(%a: tensor<4xf32>) -> tensor<4xf32> {
   %1 = arith.extf %0 : tensor<4xbf16> to tensor<4xf32> loc("Cast_4")
   return %1 : tensor<4xf32>
 }
+
+// -----
+
+// A bf16 graph input: the node using it is named (not the function).
+func.func @bf16_input(%a: tensor<4xbf16>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @unknown {{node 'Cast_5': the vulkan target does not support element type bf16 (in 'linalg.generic')}}
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%a : tensor<4xbf16>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %t = arith.extf %x : bf16 to f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32> loc("Cast_5")
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// GLSL has no f64 exp.
+func.func @exp_f64(%a: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf64>) outs(%a : tensor<4xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    // expected-error @unknown {{node 'Exp_6': the vulkan target does not support 'math.exp' on f64}}
+    %t = math.exp %x : f64 loc("Exp_6")
+    linalg.yield %t : f64
+  } -> tensor<4xf64> loc("Exp_6")
+  return %0 : tensor<4xf64>
+}
