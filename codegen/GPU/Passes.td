@@ -12,7 +12,9 @@ def KilnGPUPrepareLoopsPass
     On buffers, after bufferization, for GPU targets. In each public
     function: the status out-parameter kiln-materialize-checks added (the
     last argument; a GPU target accepts no run-time checks, so it is always
-    0) and what writes it are dropped; `memref.copy` becomes `linalg.copy`;
+    0) and what writes it are dropped; a buffer copied into an output
+    argument as its last use is replaced by the argument (the output is
+    computed in place); `memref.copy` becomes `linalg.copy`;
     named linalg ops are generalized and their loops interchanged so that
     every parallel loop is outside every reduction (convert-linalg-to-
     parallel-loops then yields one `scf.parallel` per op, reductions running

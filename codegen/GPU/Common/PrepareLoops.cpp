@@ -89,6 +89,33 @@ LogicalResult dropStatus(func::FuncOp func) {
   return success();
 }
 
+/// An output computed into its own buffer and then copied into the output
+/// argument is computed in the argument directly: one kernel and one
+/// transient buffer less. Only when the copy is the buffer's last use and
+/// the argument has no other use.
+void computeOutputsInPlace(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  for (auto copy : llvm::make_early_inc_range(body.getOps<memref::CopyOp>())) {
+    auto target = dyn_cast<BlockArgument>(copy.getTarget());
+    auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
+    if (!target || target.getOwner() != &body || !alloc ||
+        alloc->getBlock() != &body || alloc.getType() != target.getType() ||
+        !target.hasOneUse())
+      continue;
+    SetVector<Operation *> users;
+    collectUsers(alloc.getResult(), users);
+    bool lastUse = llvm::all_of(users, [&](Operation *user) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      return top && (top == copy || top->isBeforeInBlock(copy));
+    });
+    if (!lastUse)
+      continue;
+    copy.erase();
+    alloc.replaceAllUsesWith(Value(target));
+    alloc.erase();
+  }
+}
+
 /// Whether `op` is a view, constant or other op that only names memory.
 bool isHostOnly(Operation &op) {
   return isa<ViewLikeOpInterface, memref::AllocOp, memref::DeallocOp,
@@ -113,7 +140,10 @@ struct PrepareLoopsPass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.isPublic())
         continue;
-      if (failed(dropStatus(func)) || failed(prepare(func)))
+      if (failed(dropStatus(func)))
+        return signalPassFailure();
+      computeOutputsInPlace(func);
+      if (failed(prepare(func)))
         return signalPassFailure();
     }
   }

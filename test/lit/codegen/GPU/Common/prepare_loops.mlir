@@ -88,3 +88,27 @@ func.func @status_copy(%out: memref<f32>, %status: memref<i32>) {
   memref.copy %s, %status : memref<i32> to memref<i32>
   return
 }
+
+// -----
+
+// An output computed into a buffer and copied out as the buffer's last use
+// is computed in the output argument; an earlier copy of the buffer then
+// reads that argument.
+// CHECK-LABEL: func.func @in_place
+// CHECK-SAME:    (%[[IN:.*]]: memref<4xf32>, %[[O1:.*]]: memref<4xf32>, %[[O2:.*]]: memref<4xf32>, %[[O3:.*]]: memref<4xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.generic {{.*}} ins(%[[IN]] : memref<4xf32>) outs(%[[O1]] : memref<4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[IN]] : memref<4xf32>) outs(%[[O3]] : memref<4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[O3]] : memref<4xf32>) outs(%[[O2]] : memref<4xf32>)
+// CHECK-NOT:     memref.copy
+func.func @in_place(%in: memref<4xf32>, %o1: memref<4xf32>, %o2: memref<4xf32>,
+                    %o3: memref<4xf32>, %status: memref<i32>) {
+  %a = memref.alloc() : memref<4xf32>
+  linalg.copy ins(%in : memref<4xf32>) outs(%a : memref<4xf32>)
+  memref.copy %a, %o1 : memref<4xf32> to memref<4xf32>
+  %b = memref.alloc() : memref<4xf32>
+  linalg.copy ins(%in : memref<4xf32>) outs(%b : memref<4xf32>)
+  memref.copy %b, %o2 : memref<4xf32> to memref<4xf32>
+  memref.copy %b, %o3 : memref<4xf32> to memref<4xf32>
+  return
+}
