@@ -78,4 +78,17 @@ def KilnSPIRVSetEntryPointsPass
   let dependentDialects = ["mlir::spirv::SPIRVDialect"];
 }
 
+def KilnSPIRVLegalizeRemFPass
+    : Pass<"kiln-spirv-legalize-remf", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Give arith.remf C fmod's result for an infinite divisor";
+  let description = [{
+    SPIR-V's OpFRem is x - y * trunc(x / y) on many drivers (lavapipe
+    included): NaN for a finite x and an infinite y, where fmod (and the
+    ONNX Mod lowering built on it) gives x. Each `arith.remf` in a kernel
+    module is followed by a select of x for that case; NaN and zero
+    divisors give NaN either way.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
 #endif // KILN_CODEGEN_GPU_PASSES_TD

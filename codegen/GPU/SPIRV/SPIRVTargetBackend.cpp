@@ -118,6 +118,7 @@ public:
     // its tanh overflows for large inputs on some drivers).
     pm.addPass(createKilnApproximateMathPass());
     pm.addPass(arith::createArithExpandOpsPass());
+    pm.addNestedPass<gpu::GPUModuleOp>(createKilnSPIRVLegalizeRemFPass());
     pm.addPass(createKilnSPIRVSetEntryPointsPass());
     pm.addPass(memref::createFoldMemRefAliasOpsPass());
     // convert-gpu-to-spirv has no math patterns: GLSL.std.450 ops first.
