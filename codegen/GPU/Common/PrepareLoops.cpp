@@ -116,6 +116,60 @@ void computeOutputsInPlace(func::FuncOp func) {
   }
 }
 
+/// Whether `value` is memory no op of `func` writes: a constant global, or an
+/// argument only read (a graph input).
+bool isReadOnlyMemory(Value value) {
+  if (value.getDefiningOp<memref::GetGlobalOp>())
+    return true; // kiln's globals are constants (the plan checks it)
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg)
+    return false;
+  SetVector<Operation *> users;
+  collectUsers(arg, users);
+  auto aliases = [&](Value v) {
+    return v == arg || users.contains(v.getDefiningOp());
+  };
+  return llvm::all_of(users, [&](Operation *user) {
+    if (isa<ViewLikeOpInterface, memref::LoadOp>(user))
+      return true;
+    if (auto copy = dyn_cast<memref::CopyOp>(user))
+      return !aliases(copy.getTarget());
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))
+      return llvm::none_of(linalgOp.getDpsInits(), aliases);
+    return false;
+  });
+}
+
+/// Scalars computed on the host from read-only memory (a tensor.extract of a
+/// graph input feeding a linalg body: Trilu's k) move into the regions that
+/// use them, where the kernel computes them: only kernels run.
+void sinkHostScalars(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body))) {
+    if (op.getNumResults() == 0 || op.getNumRegions() ||
+        op.hasTrait<OpTrait::ConstantLike>() ||
+        llvm::any_of(op.getResultTypes(),
+                     [](Type type) { return isa<BaseMemRefType>(type); }))
+      continue;
+    auto load = dyn_cast<memref::LoadOp>(op);
+    if (!(load && isReadOnlyMemory(load.getMemRef())) &&
+        !isMemoryEffectFree(&op))
+      continue;
+    // Every use must be inside a region (none at the top level).
+    bool nested = llvm::all_of(op.getUsers(), [&](Operation *user) {
+      return user->getBlock() != &body;
+    });
+    if (!nested || op.use_empty())
+      continue;
+    for (OpOperand &use : llvm::make_early_inc_range(op.getUses())) {
+      OpBuilder b(use.getOwner());
+      Operation *clone = b.clone(op);
+      use.set(clone->getResult(cast<OpResult>(use.get()).getResultNumber()));
+    }
+    op.erase();
+  }
+}
+
 /// Whether `op` is a view, constant or other op that only names memory.
 bool isHostOnly(Operation &op) {
   return isa<ViewLikeOpInterface, memref::AllocOp, memref::DeallocOp,
@@ -143,6 +197,7 @@ struct PrepareLoopsPass
       if (failed(dropStatus(func)))
         return signalPassFailure();
       computeOutputsInPlace(func);
+      sinkHostScalars(func);
       if (failed(prepare(func)))
         return signalPassFailure();
     }

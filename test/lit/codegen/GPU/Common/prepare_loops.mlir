@@ -112,3 +112,29 @@ func.func @in_place(%in: memref<4xf32>, %o1: memref<4xf32>, %o2: memref<4xf32>,
   memref.copy %b, %o3 : memref<4xf32> to memref<4xf32>
   return
 }
+
+// -----
+
+// A scalar read on the host from a graph input (and what is computed from it)
+// moves into the linalg body using it: it is computed by the kernel.
+// CHECK-LABEL: func.func @host_scalar
+// CHECK-SAME:    (%[[X:.*]]: memref<4xi64>, %[[K:.*]]: memref<i64>, %[[Y:.*]]: memref<4xi64>)
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : i64
+// CHECK-NEXT:    linalg.generic
+// CHECK:           %[[L:.*]] = memref.load %[[K]][] : memref<i64>
+// CHECK-NEXT:      %[[S:.*]] = arith.addi %[[L]], %[[C1]] : i64
+// CHECK-NEXT:      arith.addi %{{.*}}, %[[S]] : i64
+func.func @host_scalar(%x: memref<4xi64>, %k: memref<i64>, %y: memref<4xi64>,
+                       %status: memref<i32>) {
+  %c1 = arith.constant 1 : i64
+  %0 = memref.load %k[] : memref<i64>
+  %1 = arith.addi %0, %c1 : i64
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%x : memref<4xi64>) outs(%y : memref<4xi64>) {
+  ^bb0(%in: i64, %out: i64):
+    %2 = arith.addi %in, %1 : i64
+    linalg.yield %2 : i64
+  }
+  return
+}
