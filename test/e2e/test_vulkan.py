@@ -104,7 +104,7 @@ def test_op_vulkan(case: models.Case, vulkan, compile_cache, tmp_path):
 # The reference models ($KILN_MODELS_DIR) on vulkan. bert_mini is rejected: its embedding
 # Gather takes token ids at run time (the run-time check above).
 MODEL_SPECS = {name: harness.register(harness.CompileSpec(
-    f"vulkan-model-{name}", test_models._prepare(name), VK_ARGS,
+    f"vulkan-model-{name}", test_models._prepare(name), VK_ARGS + ("--keep-intermediates",),
     timeout=harness.COMPILE_TIMEOUT_LARGE)) for name in test_models.MODELS}
 REJECTED_MODELS = {"bert_mini": "run-time check"}
 
@@ -122,6 +122,11 @@ def test_reference_model_vulkan(name, vulkan, models_dir, compile_cache, tmp_pat
         if problem or "node '" not in r.stderr:
             fail(problem or f"{name}: the error names no ONNX node\n" + r.describe())
         return
+    if not compiled.ok:
+        fail(compiled.failure())
+    problems = _spirv_val(compiled.artifact)
+    if problems:
+        fail(f"{name}: " + "\n".join(problems))
     feeds = test_models.MODELS[name](np.random.default_rng(2024))
     try:
         harness.run_and_compare(compile_cache.kiln, compiled, feeds, tmp_path, args=VK_ARGS)
