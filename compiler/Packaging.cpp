@@ -350,22 +350,22 @@ std::string generateModelHeader(const ModelInfo &model) {
         "{\n#endif\n\n"
      << "/* The model's descriptor; pass it to kiln_model_open_descriptor(). "
         "Static data, never freed. */\n"
-     << "const kiln_model_desc *" << p << "_descriptor(void);\n\n"
-     ;
+     << "const kiln_model_desc *" << p << "_descriptor(void);\n\n";
+  // A device model has no host entry: only the descriptor.
   if (!model.device)
     os << "/* The compiled graph itself: every input, then every output, as "
-        "dense row-major\n"
-     << " * buffers of the sizes below (any alignment; outputs must not "
-        "overlap inputs).\n"
-     << " * *status becomes 0, or N when run-time check N failed (its message "
-        "is\n"
-     << " * " << p << "_descriptor()->check_messages[N - 1]). Calling it "
-        "directly skips the\n"
-     << " * runtime's checks and its thread pool; kiln_model_run() is the "
-        "supported route. */\n"
-     << "void " << p << "_main(" << entryParameters(model, true) << ");\n\n";
-  os
-     << "#define " << P << "_TARGET " << cString(model.triple) << "\n"
+          "dense row-major\n"
+       << " * buffers of the sizes below (any alignment; outputs must not "
+          "overlap inputs).\n"
+       << " * *status becomes 0, or N when run-time check N failed (its "
+          "message is\n"
+       << " * " << p << "_descriptor()->check_messages[N - 1]). Calling it "
+          "directly skips the\n"
+       << " * runtime's checks and its thread pool; kiln_model_run() is the "
+          "supported route. */\n"
+       << "void " << p << "_main(" << entryParameters(model, true)
+       << ");\n\n";
+  os << "#define " << P << "_TARGET " << cString(model.triple) << "\n"
      << "#define " << P << "_NUM_INPUTS " << model.inputs.size() << "\n"
      << "#define " << P << "_NUM_OUTPUTS " << model.outputs.size() << "\n";
   auto describe = [&](StringRef kind, ArrayRef<TensorInfo> tensors) {

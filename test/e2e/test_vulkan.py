@@ -164,3 +164,24 @@ def test_vulkan_object_for_other_hosts(target, kiln, tmp_path):
     assert modules and obj.read_bytes().count(b"\x03\x02\x23\x07") >= len(modules), modules
     header = (tmp_path / "cnn.h").read_text()
     assert "cnn_descriptor(void)" in header and "cnn_main(" not in header, header
+
+
+def test_vulkan_inspect(vulkan, compile_cache):
+    """`kiln inspect` shows the device, each module's kernel (named after its ONNX node) and
+    one line per dispatch."""
+    compiled = compile_cache.get(SPECS["small_cnn"])
+    if not compiled.ok:
+        fail(compiled.failure())
+    r = harness.run_command([str(compile_cache.kiln.kiln), "inspect", str(compiled.artifact)],
+                            harness.RUN_TIMEOUT)
+    assert r.returncode == 0, r.describe()
+    lines = r.stdout.splitlines()
+    assert "device: vulkan" in lines, r.stdout
+    executables = [line for line in lines if line.startswith("executable ")]
+    dispatches = [line for line in lines if line.startswith("dispatch ")]
+    assert executables and all(" spirv vulkan1.1 " in line for line in executables), r.stdout
+    assert f"dispatches: {len(dispatches)}" in lines and dispatches, r.stdout
+    nodes = {n.name for n in next(c for c in CASES if c.name == "small_cnn").model.graph.node}
+    kernels = {line.split(" kernels: ")[1] for line in executables}
+    assert kernels & {n.replace("/", "_") for n in nodes}, (kernels, nodes)
+    assert any(line.startswith("memory ") and "device-constant" in line for line in lines)

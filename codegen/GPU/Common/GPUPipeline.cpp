@@ -31,7 +31,8 @@ void buildGPUCommonPipeline(OpPassManager &pm,
   bufferization::BufferResultsToOutParamsPassOptions outParamOptions;
   outParamOptions.modifyPublicFunctions = true;
   outParamOptions.hoistStaticAllocs = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParamOptions));
+  pm.addPass(
+      bufferization::createBufferResultsToOutParamsPass(outParamOptions));
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
 

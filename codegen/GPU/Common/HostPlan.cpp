@@ -88,9 +88,9 @@ std::optional<int64_t> getDeviceOffset(memref::GlobalOp global) {
 }
 
 void setDeviceOffset(memref::GlobalOp global, int64_t offset) {
-  global->setAttr(kDeviceOffsetAttr,
-                  IntegerAttr::get(IntegerType::get(global.getContext(), 64),
-                                   offset));
+  global->setAttr(
+      kDeviceOffsetAttr,
+      IntegerAttr::get(IntegerType::get(global.getContext(), 64), offset));
 }
 
 std::optional<int64_t> getDeviceConstantsSize(ModuleOp module) {
@@ -100,9 +100,9 @@ std::optional<int64_t> getDeviceConstantsSize(ModuleOp module) {
 }
 
 void setDeviceConstantsSize(ModuleOp module, int64_t bytes) {
-  module->setAttr(kConstantsSizeAttr,
-                  IntegerAttr::get(IntegerType::get(module.getContext(), 64),
-                                   bytes));
+  module->setAttr(
+      kConstantsSizeAttr,
+      IntegerAttr::get(IntegerType::get(module.getContext(), 64), bytes));
 }
 
 LogicalResult buildDeviceProgram(ModuleOp module, DeviceProgram &program) {

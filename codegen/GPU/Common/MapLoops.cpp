@@ -113,13 +113,12 @@ struct MapLoopsPass : kiln::impl::KilnGPUMapLoopsPassBase<MapLoopsPass> {
       return arith::ConstantIndexOp::create(b, loc, value);
     };
     Value zero = cst(0), one = cst(1);
-    auto outer = scf::ParallelOp::create(b, loc, ValueRange{zero},
-                                         ValueRange{cst(groups)},
-                                         ValueRange{one});
+    auto outer = scf::ParallelOp::create(
+        b, loc, ValueRange{zero}, ValueRange{cst(groups)}, ValueRange{one});
     b.setInsertionPoint(outer.getBody()->getTerminator());
-    auto inner = scf::ParallelOp::create(b, loc, ValueRange{cst(0)},
-                                         ValueRange{cst(threads)},
-                                         ValueRange{cst(1)});
+    auto inner =
+        scf::ParallelOp::create(b, loc, ValueRange{cst(0)},
+                                ValueRange{cst(threads)}, ValueRange{cst(1)});
     b.setInsertionPoint(inner.getBody()->getTerminator());
     Value group = outer.getInductionVars()[0];
     Value thread = inner.getInductionVars()[0];
@@ -160,10 +159,10 @@ struct MapLoopsPass : kiln::impl::KilnGPUMapLoopsPassBase<MapLoopsPass> {
     for (Operation &op : loop.getBody()->without_terminator())
       b.clone(op, map);
     loop.erase();
-    if (failed(gpu::setMappingAttr(
-            outer, {mapTo(ctx, gpu::Processor::BlockX)})) ||
-        failed(gpu::setMappingAttr(
-            inner, {mapTo(ctx, gpu::Processor::ThreadX)})))
+    if (failed(
+            gpu::setMappingAttr(outer, {mapTo(ctx, gpu::Processor::BlockX)})) ||
+        failed(
+            gpu::setMappingAttr(inner, {mapTo(ctx, gpu::Processor::ThreadX)})))
       return failure();
     return success();
   }

@@ -39,8 +39,8 @@ struct PlanDispatchesPass
         continue;
       for (Operation &op : func.getBody().front()) {
         if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
-          failed |= mlir::failed(planLaunch(func, launch, symbols,
-                                            constantsSize));
+          failed |=
+              mlir::failed(planLaunch(func, launch, symbols, constantsSize));
           continue;
         }
         if (isa<ViewLikeOpInterface, memref::GetGlobalOp, func::ReturnOp>(op) ||
@@ -144,17 +144,15 @@ struct PlanDispatchesPass
       }
       Operation *def = value.getDefiningOp();
       if (auto view = dyn_cast<memref::ViewOp>(def)) {
-        std::optional<int64_t> bytes =
-            getConstantIntValue(view.getByteShift());
+        std::optional<int64_t> bytes = getConstantIntValue(view.getByteShift());
         if (!bytes || !view.getSizes().empty())
           return failure();
         shift += *bytes;
         value = view.getSource();
         continue;
       }
-      if (isa<memref::SubViewOp, memref::ExpandShapeOp,
-              memref::CollapseShapeOp, memref::CastOp,
-              memref::ReinterpretCastOp>(def)) {
+      if (isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+              memref::CastOp, memref::ReinterpretCastOp>(def)) {
         // These keep the base the type's offset counts from.
         value = def->getOperand(0);
         continue;

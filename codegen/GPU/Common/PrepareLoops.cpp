@@ -59,8 +59,7 @@ LogicalResult dropStatus(func::FuncOp func) {
       for (OpOperand &operand : user->getOpOperands())
         if (users.contains(operand.get().getDefiningOp()) ||
             operand.get() == status)
-          reads |= effects.getEffectOnValue<MemoryEffects::Read>(
-                       operand.get())
+          reads |= effects.getEffectOnValue<MemoryEffects::Read>(operand.get())
                        .has_value();
     if (reads)
       return user->emitError("the status out-parameter is read");

@@ -46,7 +46,8 @@ spirv::ModuleOp findSPIRVModule(ModuleOp module, StringRef gpuModule) {
   spirv::ModuleOp found;
   module.walk([&](spirv::ModuleOp spirvModule) {
     std::optional<StringRef> name = spirvModule.getName();
-    if (name && (*name == gpuModule || name->ends_with(("__" + gpuModule).str())))
+    if (name &&
+        (*name == gpuModule || name->ends_with(("__" + gpuModule).str())))
       found = spirvModule;
   });
   return found;
@@ -79,12 +80,12 @@ public:
     if (isa<func::FuncOp>(op))
       return true;
     // GLSL.std.450 computes these on 16/32-bit floats only.
-    if (isa<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp,
-            math::Log2Op, math::Log10Op, math::Log1pOp, math::PowFOp,
-            math::SinOp, math::CosOp, math::TanOp, math::AsinOp,
-            math::AcosOp, math::AtanOp, math::Atan2Op, math::SinhOp,
-            math::CoshOp, math::TanhOp, math::AsinhOp, math::AcoshOp,
-            math::AtanhOp, math::ErfOp, math::ErfcOp, math::CbrtOp>(op) &&
+    if (isa<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp, math::Log2Op,
+            math::Log10Op, math::Log1pOp, math::PowFOp, math::SinOp,
+            math::CosOp, math::TanOp, math::AsinOp, math::AcosOp, math::AtanOp,
+            math::Atan2Op, math::SinhOp, math::CoshOp, math::TanhOp,
+            math::AsinhOp, math::AcoshOp, math::AtanhOp, math::ErfOp,
+            math::ErfcOp, math::CbrtOp>(op) &&
         getElementTypeOrSelf(op->getResult(0).getType()).isF64()) {
       reason = "'" + name + "' on f64";
       return false;

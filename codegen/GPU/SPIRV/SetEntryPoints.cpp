@@ -36,8 +36,7 @@ spirv::TargetEnvAttr getVulkanTargetEnv(MLIRContext *ctx) {
       {Extension::SPV_KHR_storage_buffer_storage_class,
        Extension::SPV_KHR_8bit_storage, Extension::SPV_KHR_16bit_storage},
       ctx);
-  return spirv::TargetEnvAttr::get(triple,
-                                   spirv::getDefaultResourceLimits(ctx),
+  return spirv::TargetEnvAttr::get(triple, spirv::getDefaultResourceLimits(ctx),
                                    spirv::ClientAPI::Vulkan);
 }
 
@@ -72,13 +71,14 @@ struct SetEntryPointsPass
     if (failed)
       return signalPassFailure();
     for (auto gpuModule : module.getOps<gpu::GPUModuleOp>()) {
-      gpuModule->setAttr(spirv::getTargetEnvAttrName(), getVulkanTargetEnv(ctx));
+      gpuModule->setAttr(spirv::getTargetEnvAttrName(),
+                         getVulkanTargetEnv(ctx));
       for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
         if (!kernel.isKernel())
           continue;
-        auto symbol = SymbolRefAttr::get(
-            gpuModule.getNameAttr(),
-            {FlatSymbolRefAttr::get(kernel.getNameAttr())});
+        auto symbol =
+            SymbolRefAttr::get(gpuModule.getNameAttr(),
+                               {FlatSymbolRefAttr::get(kernel.getNameAttr())});
         auto found = sizes.find(symbol);
         if (found == sizes.end())
           continue; // never launched: converted with no entry point
