@@ -59,8 +59,9 @@ APT_PACKAGES=(
   libgcc-12-dev-arm64-cross qemu-user
   # Vulkan: the headers the runtime's back end is built with (it loads
   # libvulkan.so.1 with dlopen, never links it), lavapipe (a Vulkan device on
-  # the CPU) that the Vulkan tests run on, spirv-as/spirv-val for their SPIR-V
-  libvulkan-dev mesa-vulkan-drivers spirv-tools
+  # the CPU) that the Vulkan tests run on, spirv-as/spirv-val for their SPIR-V,
+  # the Khronos validation layer they run under once more
+  libvulkan-dev mesa-vulkan-drivers spirv-tools vulkan-validationlayers
 )
 
 DRY_RUN=0

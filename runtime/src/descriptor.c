@@ -290,16 +290,28 @@ static kiln_status kiln_check_memory(const kiln_model_desc *desc,
   if (desc->num_memory_needs > 0 && !desc->memory_needs)
     return KILN_MALFORMED(name, "%u memory needs but no array",
                           (unsigned)desc->num_memory_needs);
-  uint32_t host_scratch = 0;
+  uint32_t host_scratch = 0, run_status = 0;
   for (uint32_t m = 0; m < desc->num_memory_needs; ++m) {
     const kiln_memory_need *need = &desc->memory_needs[m];
     const char *kind = kiln_memory_kind_name(need->kind);
     if (!kind)
       return KILN_MALFORMED(name, "memory need %u has unknown kind %u",
                             (unsigned)m, (unsigned)need->kind);
-    if (need->flags != 0)
+    if ((need->flags & ~KILN_MEMORY_RUN_STATUS) != 0)
       return KILN_MALFORMED(name, "memory need %u has unknown flags 0x%x",
                             (unsigned)m, (unsigned)need->flags);
+    if (need->flags & KILN_MEMORY_RUN_STATUS) {
+      if (need->kind != KILN_MEMORY_DEVICE_LOCAL || need->size < 4 ||
+          need->size == KILN_SIZE_UNBOUNDED)
+        return KILN_MALFORMED(name,
+                              "memory need %u holds the run status but is %s "
+                              "memory of %llu bytes; it must be device-local, "
+                              "at least 4 bytes",
+                              (unsigned)m, kind,
+                              (unsigned long long)need->size);
+      if (++run_status > 1)
+        return KILN_MALFORMED(name, "more than one run-status memory need");
+    }
     if (need->alignment == 0 || (need->alignment & (need->alignment - 1)))
       return KILN_MALFORMED(name, "memory need %u has alignment %llu, not a "
                                   "power of two",
@@ -308,8 +320,11 @@ static kiln_status kiln_check_memory(const kiln_model_desc *desc,
       return KILN_MALFORMED(name, "memory need %u has no bound but the model "
                                   "has no symbols",
                             (unsigned)m);
-    if ((need->kind == KILN_MEMORY_DEVICE_CONSTANT) !=
-        (need->initial_data != NULL && need->size > 0))
+    /* Device-constant memory comes with its bytes (an empty one may have
+     * none); no other kind has any. */
+    int constant = need->kind == KILN_MEMORY_DEVICE_CONSTANT;
+    if ((constant && need->size > 0 && !need->initial_data) ||
+        (!constant && need->initial_data))
       return KILN_MALFORMED(name, "memory need %u (%s) %s initial data",
                             (unsigned)m, kind,
                             need->initial_data ? "has" : "lacks");

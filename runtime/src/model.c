@@ -1018,3 +1018,10 @@ kiln_status kiln_model_run_device(kiln_model *model,
   free(seen);
   return status;
 }
+
+/* For the tests: the barriers between dispatches in the command buffer a
+ * Vulkan model recorded last (0 for a CPU model). Not in runtime.h. */
+KILN_INTERNAL uint32_t kiln_model_dispatch_barriers(kiln_model *model);
+uint32_t kiln_model_dispatch_barriers(kiln_model *model) {
+  return model && model->gpu ? kiln_gpu_dispatch_barriers(model->gpu) : 0;
+}

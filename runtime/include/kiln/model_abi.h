@@ -269,15 +269,26 @@ typedef enum kiln_memory_kind {
 /* A size known only per run (the shape function gives it). */
 #define KILN_SIZE_UNBOUNDED UINT64_MAX
 
+/* Memory-need flag: the run's check status, for device code that cannot
+ * return one. A KILN_MEMORY_DEVICE_LOCAL need of at least 4 bytes (at most
+ * one per model): the runtime sets its first uint32 to 0 before the
+ * dispatches and reads it after them; a kernel whose run-time check fails
+ * stores the check number N there (atomically, e.g. OpAtomicUMax, since
+ * dispatches that bind it run without barriers between them; any failing
+ * check may win), and the run fails with check_messages[N - 1], as a host
+ * entry returning N does. */
+#define KILN_MEMORY_RUN_STATUS 1u
+
 typedef struct kiln_memory_need {
   uint32_t kind; /* a kiln_memory_kind */
-  uint32_t flags; /* none defined yet: 0 */
+  uint32_t flags; /* KILN_MEMORY_RUN_STATUS or 0 */
   /* Bytes: with symbols, the size at their maxima (the shape function gives
    * each run's, never more), or KILN_SIZE_UNBOUNDED when a symbol it depends
    * on has no maximum. */
   uint64_t size;
   uint64_t alignment; /* a power of two; the runtime gives at least 64 */
-  /* KILN_MEMORY_DEVICE_CONSTANT: `size` bytes to upload; other kinds: NULL. */
+  /* KILN_MEMORY_DEVICE_CONSTANT: `size` bytes to upload (NULL allowed when
+   * `size` is 0); other kinds: NULL. */
   const void *initial_data;
 } kiln_memory_need;
 

@@ -69,6 +69,14 @@ KILN_INTERNAL void kiln_spirv_find_entries(const void *data, uint64_t size,
                                            const char *const *names,
                                            kiln_spirv_entry *out_entries);
 
+/* The bindings of descriptor set 0 that a module accepted by kiln_spirv_scan
+ * may write: bit b for binding b (bit 63 for every binding from 63 up). A
+ * binding is written when an OpStore, OpCopyMemory, atomic or any
+ * instruction this analysis does not know as a read uses a pointer into its
+ * buffer; all ones when in doubt. Module-wide: every entry point counts. */
+KILN_INTERNAL uint64_t kiln_spirv_written_bindings(const void *data,
+                                                   uint64_t size);
+
 /*===----------------------------------------------------------------------===*
  * The Vulkan back end (vulkan.c)
  *===----------------------------------------------------------------------===*/
@@ -107,6 +115,9 @@ KILN_INTERNAL kiln_status kiln_gpu_run_device(kiln_gpu_context *context,
                                               const uint64_t *input_offsets,
                                               const uint64_t *output_buffers,
                                               const uint64_t *output_offsets);
+
+/* The barriers between dispatches the last recorded run has (for tests). */
+KILN_INTERNAL uint32_t kiln_gpu_dispatch_barriers(kiln_gpu_model *gpu);
 
 /* The handles of the model's device (kiln_vulkan_handles in runtime.h). */
 KILN_INTERNAL void kiln_gpu_handles(const kiln_gpu_model *gpu,

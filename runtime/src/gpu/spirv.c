@@ -5,6 +5,7 @@
  * know which optional device features its capabilities need.
  *===----------------------------------------------------------------------===*/
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu/gpu.h"
@@ -144,4 +145,126 @@ void kiln_spirv_find_entries(const void *data, uint64_t size,
     }
     i += count;
   }
+}
+
+/* Opcodes the write analysis knows. */
+enum {
+  KILN_OP_NAME = 5,
+  KILN_OP_MEMBER_NAME = 6,
+  KILN_OP_VARIABLE = 59,
+  KILN_OP_LOAD = 61,
+  KILN_OP_STORE = 62,
+  KILN_OP_COPY_MEMORY = 63,
+  KILN_OP_COPY_MEMORY_SIZED = 64,
+  KILN_OP_ACCESS_CHAIN = 65,
+  KILN_OP_IN_BOUNDS_ACCESS_CHAIN = 66,
+  KILN_OP_PTR_ACCESS_CHAIN = 67,
+  KILN_OP_ARRAY_LENGTH = 68,
+  KILN_OP_IN_BOUNDS_PTR_ACCESS_CHAIN = 70,
+  KILN_OP_DECORATE = 71,
+  KILN_OP_MEMBER_DECORATE = 72,
+  KILN_OP_COPY_OBJECT = 83,
+  KILN_OP_ATOMIC_LOAD = 227,
+};
+#define KILN_DECORATION_BINDING 33u
+#define KILN_DECORATION_DESCRIPTOR_SET 34u
+#define KILN_STORAGE_CLASS_UNIFORM 2u
+#define KILN_STORAGE_CLASS_STORAGE_BUFFER 12u
+
+uint64_t kiln_spirv_written_bindings(const void *data, uint64_t size) {
+  const unsigned char *p = (const unsigned char *)data;
+  uint64_t n = size / 4;
+  if (n < 5)
+    return ~UINT64_C(0);
+  uint32_t bound = kiln_word(p, 3);
+  /* binding[id]: 1 + the binding of a set-0 decoration on id; set[id]: 1 +
+   * its descriptor set; root[id]: 1 + the binding of the set-0 storage
+   * buffer a pointer id points into. */
+  uint32_t *binding = (uint32_t *)calloc(bound ? bound : 1, sizeof(uint32_t));
+  uint32_t *set = (uint32_t *)calloc(bound ? bound : 1, sizeof(uint32_t));
+  uint32_t *root = (uint32_t *)calloc(bound ? bound : 1, sizeof(uint32_t));
+  uint64_t written = 0;
+  if (!binding || !set || !root) {
+    written = ~UINT64_C(0);
+    goto done;
+  }
+#define KILN_ROOT(id) ((id) < bound ? root[id] : 0)
+#define KILN_MARK(id)                                                          \
+  do {                                                                         \
+    uint32_t r_ = KILN_ROOT(id);                                               \
+    if (r_)                                                                    \
+      written |= r_ - 1 < 63 ? UINT64_C(1) << (r_ - 1) : UINT64_C(1) << 63;    \
+  } while (0)
+  for (uint64_t i = 5; i < n;) {
+    uint32_t first = kiln_word(p, i);
+    uint32_t count = first >> 16, op = first & 0xffffu;
+    if (count == 0 || count > n - i) {
+      written = ~UINT64_C(0);
+      goto done;
+    }
+#define W(k) (k < count ? kiln_word(p, i + k) : 0)
+    switch (op) {
+    case KILN_OP_DECORATE:
+      if (W(1) < bound && count >= 4 && W(2) == KILN_DECORATION_BINDING)
+        binding[W(1)] = W(3) + 1;
+      if (W(1) < bound && count >= 4 && W(2) == KILN_DECORATION_DESCRIPTOR_SET)
+        set[W(1)] = W(3) + 1;
+      break;
+    case KILN_OP_VARIABLE:
+      if (count >= 4 && W(2) < bound &&
+          (W(3) == KILN_STORAGE_CLASS_STORAGE_BUFFER ||
+           W(3) == KILN_STORAGE_CLASS_UNIFORM)) {
+        if (!binding[W(2)] || !set[W(2)]) {
+          /* Decorated some other way (OpGroupDecorate): no knowing. */
+          written = ~UINT64_C(0);
+          goto done;
+        }
+        if (set[W(2)] == 1)
+          root[W(2)] = binding[W(2)];
+      }
+      break;
+    case KILN_OP_ACCESS_CHAIN:
+    case KILN_OP_IN_BOUNDS_ACCESS_CHAIN:
+    case KILN_OP_PTR_ACCESS_CHAIN:
+    case KILN_OP_IN_BOUNDS_PTR_ACCESS_CHAIN:
+    case KILN_OP_COPY_OBJECT:
+      /* A pointer into the same buffer (indices are not pointers). */
+      if (count >= 4 && W(2) < bound)
+        root[W(2)] = KILN_ROOT(W(3));
+      break;
+    case KILN_OP_LOAD:
+    case KILN_OP_ARRAY_LENGTH:
+    case KILN_OP_ATOMIC_LOAD:
+    case KILN_OP_NAME:
+    case KILN_OP_MEMBER_NAME:
+    case 73: /* OpDecorationGroup */
+    case KILN_OP_MEMBER_DECORATE:
+    case KILN_OP_ENTRY_POINT:
+    case KILN_OP_EXECUTION_MODE:
+      break; /* reads, or names */
+    case KILN_OP_STORE:
+    case KILN_OP_COPY_MEMORY:
+    case KILN_OP_COPY_MEMORY_SIZED:
+      KILN_MARK(W(1));
+      for (uint32_t k = 2; k < count; ++k) /* a pointer stored elsewhere */
+        KILN_MARK(W(k));
+      break;
+    default:
+      /* Anything else that names a buffer pointer (atomics, function
+       * calls, OpPhi, OpSelect, extended instructions) may write through
+       * it. Literals that happen to equal such an id only cost a barrier. */
+      for (uint32_t k = 1; k < count; ++k)
+        KILN_MARK(W(k));
+      break;
+    }
+#undef W
+    i += count;
+  }
+#undef KILN_MARK
+#undef KILN_ROOT
+done:
+  free(binding);
+  free(set);
+  free(root);
+  return written;
 }

@@ -1,6 +1,7 @@
 /*===- runtime/src/gpu/vulkan.h - The Vulkan back end's shared state -------===*
  *
- * Shared by vulkan.c (loader, device, model) and vulkan_run.c (run contexts).
+ * Shared by vulkan_device.c (loader, device, memory), vulkan.c (opening a
+ * model) and vulkan_run.c (run contexts).
  * Included only where the Vulkan headers exist (KILN_HAVE_VULKAN).
  *===----------------------------------------------------------------------===*/
 #ifndef KILN_RUNTIME_GPU_VULKAN_H
@@ -70,6 +71,7 @@
   X(vkCmdPushConstants)                                                        \
   X(vkCmdDispatch)                                                             \
   X(vkCmdCopyBuffer)                                                           \
+  X(vkCmdFillBuffer)                                                           \
   X(vkCmdPipelineBarrier)                                                      \
   X(vkCreateFence)                                                             \
   X(vkDestroyFence)                                                            \
@@ -91,8 +93,8 @@ typedef struct kiln_vk_fns {
 typedef struct kiln_vk_buffer {
   VkBuffer buffer;
   VkDeviceMemory memory;
-  VkDeviceSize size;     /* what was asked for */
-  VkDeviceSize charged;  /* what the allocation counts against the limit */
+  VkDeviceSize size;    /* what was asked for */
+  VkDeviceSize charged; /* what the allocation counts against the limit */
   VkMemoryPropertyFlags flags; /* of the memory type it got */
   void *mapped; /* when asked for HOST_VISIBLE memory: its mapping */
 } kiln_vk_buffer;
@@ -127,24 +129,37 @@ struct kiln_gpu_model {
   VkPipelineLayout pipeline_layout; /* that set + push_size bytes */
   uint32_t max_bindings;
   uint32_t push_size;
-  VkDeviceSize alignment; /* every binding offset inside our buffers */
+  VkDeviceSize alignment;    /* every binding offset inside our buffers */
   kiln_vk_buffer *constants; /* per memory need (device-constant ones set) */
+  int64_t status_need;       /* the KILN_MEMORY_RUN_STATUS need, or -1 */
+  uint64_t *written;         /* per executable: kiln_spirv_written_bindings */
+  atomic_uint dispatch_barriers; /* recorded between dispatches (tests) */
 };
 
-/* vulkan.c, for vulkan_run.c */
+/* vulkan_device.c: opening the device, in this order. */
+/* KILN_VULKAN_MEMORY_LIMIT in bytes (0: none), or -1 when malformed. */
+KILN_INTERNAL int64_t kiln_vk_memory_limit(void);
+KILN_INTERNAL kiln_status kiln_vk_load(kiln_gpu_model *gpu);
+KILN_INTERNAL kiln_status kiln_vk_create_instance(kiln_gpu_model *gpu);
+/* `selector`: see kiln_gpu_open. */
+KILN_INTERNAL kiln_status kiln_vk_pick_device(kiln_gpu_model *gpu,
+                                              const char *selector);
+/* Also refuses a module that needs a feature the device lacks. */
+KILN_INTERNAL kiln_status kiln_vk_create_device(kiln_gpu_model *gpu);
+/* Whether KILN_VULKAN_MASK_FEATURES lists `name`. */
+KILN_INTERNAL int kiln_vk_masked(const char *name);
+
+/* vulkan_device.c and vulkan.c, for vulkan_run.c */
 KILN_INTERNAL kiln_status kiln_vk_error(const kiln_gpu_model *gpu,
                                         VkResult result, const char *format,
                                         ...) KILN_PRINTF(3, 4);
 /* A buffer of `size` bytes with `usage`, in memory with `required` property
  * flags (preferring `preferred` too); counts against the memory limit; `what`
  * names it in messages. */
-KILN_INTERNAL kiln_status kiln_vk_buffer_create(kiln_gpu_model *gpu,
-                                                VkDeviceSize size,
-                                                VkBufferUsageFlags usage,
-                                                VkMemoryPropertyFlags required,
-                                                VkMemoryPropertyFlags preferred,
-                                                const char *what,
-                                                kiln_vk_buffer *out);
+KILN_INTERNAL kiln_status kiln_vk_buffer_create(
+    kiln_gpu_model *gpu, VkDeviceSize size, VkBufferUsageFlags usage,
+    VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
+    const char *what, kiln_vk_buffer *out);
 KILN_INTERNAL void kiln_vk_buffer_destroy(kiln_gpu_model *gpu,
                                           kiln_vk_buffer *buffer);
 /* Submits `cb` under the queue lock and waits for `fence`. */

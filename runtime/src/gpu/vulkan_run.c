@@ -62,6 +62,7 @@ struct kiln_gpu_context {
    * output; in `staging` of each input and output. */
   VkDeviceSize *need_offset, *input_offset, *output_offset;
   VkDeviceSize *input_staging, *output_staging;
+  VkDeviceSize status_staging; /* the run status (KILN_MEMORY_RUN_STATUS) */
   VkDescriptorPool descriptor_pool;
   VkDescriptorSet *sets; /* per dispatch */
   VkCommandPool command_pool;
@@ -83,10 +84,20 @@ static VkDeviceSize kiln_align(VkDeviceSize value, VkDeviceSize alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
+/* More than any device has: layouts past it are refused, and sums of
+ * sizes below it cannot wrap. */
+#define KILN_VK_MAX_BYTES ((VkDeviceSize)1 << 56)
+
 /* A region of `bytes` in a buffer laid out so far up to *end: padded so that
- * even an empty one can be bound (4 bytes at least). */
+ * even an empty one can be bound (4 bytes at least). Past KILN_VK_MAX_BYTES,
+ * *end sticks there (and the caller refuses the layout). */
 static VkDeviceSize kiln_place(VkDeviceSize *end, uint64_t bytes,
                                VkDeviceSize alignment) {
+  if (*end > KILN_VK_MAX_BYTES || bytes > KILN_VK_MAX_BYTES ||
+      alignment > KILN_VK_MAX_BYTES) {
+    *end = KILN_VK_MAX_BYTES + 1;
+    return 0;
+  }
   VkDeviceSize offset = kiln_align(*end, alignment);
   *end = offset + kiln_align(bytes ? bytes : 4, 4);
   return offset;
@@ -115,8 +126,7 @@ static void kiln_resolve(const kiln_gpu_context *ctx,
     out->offset = ctx->output_offset[b->index] + b->offset;
     break;
   default:
-    if (gpu->desc->memory_needs[b->index].kind ==
-        KILN_MEMORY_DEVICE_CONSTANT) {
+    if (gpu->desc->memory_needs[b->index].kind == KILN_MEMORY_DEVICE_CONSTANT) {
       out->buffer = gpu->constants[b->index].buffer;
       out->offset = b->offset;
     } else {
@@ -133,8 +143,10 @@ static kiln_status kiln_create_buffers(kiln_gpu_context *ctx) {
            no = desc->num_outputs;
   ctx->need_offset = (VkDeviceSize *)calloc(nm ? nm : 1, sizeof(VkDeviceSize));
   ctx->input_offset = (VkDeviceSize *)calloc(ni ? ni : 1, sizeof(VkDeviceSize));
-  ctx->output_offset = (VkDeviceSize *)calloc(no ? no : 1, sizeof(VkDeviceSize));
-  ctx->input_staging = (VkDeviceSize *)calloc(ni ? ni : 1, sizeof(VkDeviceSize));
+  ctx->output_offset =
+      (VkDeviceSize *)calloc(no ? no : 1, sizeof(VkDeviceSize));
+  ctx->input_staging =
+      (VkDeviceSize *)calloc(ni ? ni : 1, sizeof(VkDeviceSize));
   ctx->output_staging =
       (VkDeviceSize *)calloc(no ? no : 1, sizeof(VkDeviceSize));
   if (!ctx->need_offset || !ctx->input_offset || !ctx->output_offset ||
@@ -146,21 +158,27 @@ static kiln_status kiln_create_buffers(kiln_gpu_context *ctx) {
     if (need->kind != KILN_MEMORY_DEVICE_LOCAL)
       continue;
     VkDeviceSize alignment = gpu->alignment;
-    while (alignment < need->alignment)
+    while (alignment < need->alignment && alignment <= KILN_VK_MAX_BYTES)
       alignment *= 2;
     ctx->need_offset[m] = kiln_place(&end, need->size, alignment);
   }
   for (uint32_t i = 0; i < ni; ++i) {
-    ctx->input_offset[i] = kiln_place(&end, kiln_input_bytes(desc, i),
-                                      gpu->alignment);
+    ctx->input_offset[i] =
+        kiln_place(&end, kiln_input_bytes(desc, i), gpu->alignment);
     ctx->input_staging[i] = kiln_place(&staged, kiln_input_bytes(desc, i), 64);
   }
   for (uint32_t o = 0; o < no; ++o) {
-    ctx->output_offset[o] = kiln_place(&end, kiln_output_bytes(desc, o),
-                                       gpu->alignment);
+    ctx->output_offset[o] =
+        kiln_place(&end, kiln_output_bytes(desc, o), gpu->alignment);
     ctx->output_staging[o] =
         kiln_place(&staged, kiln_output_bytes(desc, o), 64);
   }
+  ctx->status_staging = kiln_place(&staged, 4, 64);
+  if (end > KILN_VK_MAX_BYTES || staged > KILN_VK_MAX_BYTES)
+    return kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
+                            "model '%s': a run needs more than 2^56 bytes of "
+                            "device memory",
+                            gpu->name);
   kiln_status status = kiln_vk_buffer_create(
       gpu, end + 256,
       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
@@ -173,7 +191,8 @@ static kiln_status kiln_create_buffers(kiln_gpu_context *ctx) {
   return kiln_vk_buffer_create(
       gpu, staged + 64,
       VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+          VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
       VK_MEMORY_PROPERTY_HOST_CACHED_BIT,
       "a run context's staging memory (inputs, outputs)", &ctx->staging);
 }
@@ -185,6 +204,11 @@ static kiln_status kiln_create_descriptors(kiln_gpu_context *ctx) {
   uint32_t nd = desc->num_dispatches, nb = gpu->max_bindings;
   if (nb == 0)
     return NULL; /* no dispatch binds anything: no sets */
+  if ((uint64_t)nd * nb > UINT32_MAX)
+    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                            "model '%s': %u dispatches of up to %u bindings "
+                            "are more descriptors than one pool holds",
+                            gpu->name, (unsigned)nd, (unsigned)nb);
   VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nd * nb};
   VkDescriptorPoolCreateInfo pool_info = {
       VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
@@ -253,20 +277,54 @@ static void kiln_barrier(const kiln_vk_fns *vk, VkCommandBuffer cb,
   VkMemoryBarrier barrier = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   barrier.srcAccessMask = src;
   barrier.dstAccessMask = dst;
-  vk->vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &barrier, 0, NULL,
-                           0, NULL);
+  vk->vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &barrier, 0, NULL, 0,
+                           NULL);
 }
 
 /* A byte range of a buffer some dispatch since the last barrier bound. */
 typedef struct kiln_touched {
   VkBuffer buffer;
   VkDeviceSize begin, end;
+  int written; /* the dispatch's kernel may write it */
 } kiln_touched;
 
+/* Whether a binding addresses the run status: kernels only ever store a
+ * failed check's number there, so any order of those stores is right and
+ * they need no barrier. */
+static int kiln_is_status(const kiln_gpu_model *gpu,
+                          const kiln_binding_desc *b) {
+  return b->kind == KILN_BINDING_MEMORY &&
+         (int64_t)b->index == gpu->status_need;
+}
+
+/* The run status starts at 0 (before the barrier that precedes the first
+ * dispatch) ... */
+static void kiln_record_status_reset(const kiln_gpu_context *ctx,
+                                     VkCommandBuffer cb) {
+  const kiln_gpu_model *gpu = ctx->gpu;
+  if (gpu->status_need >= 0)
+    gpu->vk.vkCmdFillBuffer(cb, ctx->device.buffer,
+                            ctx->need_offset[gpu->status_need], 4, 0);
+}
+
+/* ... and is copied to staging after the last (after the barrier that
+ * follows it). */
+static void kiln_record_status_copy(const kiln_gpu_context *ctx,
+                                    VkCommandBuffer cb) {
+  const kiln_gpu_model *gpu = ctx->gpu;
+  if (gpu->status_need < 0)
+    return;
+  VkBufferCopy region = {ctx->need_offset[gpu->status_need],
+                         ctx->status_staging, 4};
+  gpu->vk.vkCmdCopyBuffer(cb, ctx->device.buffer, ctx->staging.buffer, 1,
+                          &region);
+}
+
 /* Every dispatch, in table order; a barrier before one that binds bytes that
- * a dispatch since the last barrier bound too, unless both are weights
- * (read only). Which bindings a kernel writes is not in the descriptor, so
- * any overlap of non-constant memory counts as a dependence. */
+ * a dispatch since the last barrier bound too, when either may write them
+ * (what a kernel writes comes from its module's code,
+ * kiln_spirv_written_bindings; weights are never written). Dispatches that
+ * only read what the others since the barrier touch run without one. */
 static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
                                           VkCommandBuffer cb) {
   kiln_gpu_model *gpu = ctx->gpu;
@@ -277,20 +335,27 @@ static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
   if (!touched)
     return kiln_out_of_memory_status();
   VkPipeline bound = VK_NULL_HANDLE;
+  uint32_t barriers = 0;
   for (uint32_t d = 0; d < desc->num_dispatches; ++d) {
     const kiln_dispatch_desc *x = &desc->dispatches[d];
+    uint64_t written = gpu->written[x->executable];
     int depends = 0;
     for (uint32_t b = 0; b < x->num_bindings && !depends; ++b) {
       VkDescriptorBufferInfo info;
+      if (kiln_is_status(gpu, &x->bindings[b]))
+        continue;
       kiln_resolve(ctx, &x->bindings[b], &info);
       if (info.buffer != ctx->device.buffer)
         continue; /* weights: only read */
+      int writes = (written >> (b < 63 ? b : 63)) & 1;
       for (size_t t = 0; t < count && !depends; ++t)
-        depends = touched[t].buffer == info.buffer &&
+        depends = (writes || touched[t].written) &&
+                  touched[t].buffer == info.buffer &&
                   touched[t].begin < info.offset + info.range &&
                   info.offset < touched[t].end;
     }
     if (depends) {
+      ++barriers;
       kiln_barrier(vk, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                    VK_ACCESS_SHADER_WRITE_BIT,
                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -299,12 +364,14 @@ static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
     }
     for (uint32_t b = 0; b < x->num_bindings; ++b) {
       VkDescriptorBufferInfo info;
+      if (kiln_is_status(gpu, &x->bindings[b]))
+        continue;
       kiln_resolve(ctx, &x->bindings[b], &info);
       if (info.buffer != ctx->device.buffer)
         continue;
       if (count == capacity) {
-        kiln_touched *grown = (kiln_touched *)realloc(
-            touched, 2 * capacity * sizeof(*touched));
+        kiln_touched *grown =
+            (kiln_touched *)realloc(touched, 2 * capacity * sizeof(*touched));
         if (!grown) {
           free(touched);
           return kiln_out_of_memory_status();
@@ -312,7 +379,8 @@ static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
         touched = grown, capacity *= 2;
       }
       touched[count++] =
-          (kiln_touched){info.buffer, info.offset, info.offset + info.range};
+          (kiln_touched){info.buffer, info.offset, info.offset + info.range,
+                         (int)((written >> (b < 63 ? b : 63)) & 1)};
     }
     VkPipeline pipeline =
         gpu->pipelines[gpu->kernel_base[x->executable] + x->kernel];
@@ -331,6 +399,7 @@ static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
                       x->workgroup_count[2]);
   }
   free(touched);
+  atomic_store(&gpu->dispatch_barriers, barriers);
   return NULL;
 }
 
@@ -338,14 +407,13 @@ static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
  * buffers) completes before this run writes them. */
 static void kiln_barrier_from_earlier_runs(const kiln_vk_fns *vk,
                                            VkCommandBuffer cb) {
-  kiln_barrier(vk, cb,
-               VK_PIPELINE_STAGE_TRANSFER_BIT |
-                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-               VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-               VK_PIPELINE_STAGE_TRANSFER_BIT |
-                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-               VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
-                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  kiln_barrier(
+      vk, cb,
+      VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+      VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+      VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
 }
 
 /* The whole run on host tensors, recorded once: staging -> device, the
@@ -355,7 +423,8 @@ static kiln_status kiln_record_run(kiln_gpu_context *ctx) {
   const kiln_model_desc *desc = gpu->desc;
   const kiln_vk_fns *vk = &gpu->vk;
   VkCommandBuffer cb = ctx->commands;
-  VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  VkCommandBufferBeginInfo begin = {
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VkResult r = vk->vkBeginCommandBuffer(cb, &begin);
   if (r != VK_SUCCESS)
     return kiln_vk_error(gpu, r, "vkBeginCommandBuffer failed");
@@ -368,12 +437,12 @@ static kiln_status kiln_record_run(kiln_gpu_context *ctx) {
   uint32_t n = 0;
   for (uint32_t i = 0; i < ni; ++i)
     if (kiln_input_bytes(desc, i))
-      regions[n++] = (VkBufferCopy){ctx->input_staging[i],
-                                    ctx->input_offset[i],
+      regions[n++] = (VkBufferCopy){ctx->input_staging[i], ctx->input_offset[i],
                                     kiln_input_bytes(desc, i)};
   if (n)
     vk->vkCmdCopyBuffer(cb, ctx->staging.buffer, ctx->device.buffer, n,
                         regions);
+  kiln_record_status_reset(ctx, cb);
   kiln_barrier(vk, cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
                VK_ACCESS_TRANSFER_WRITE_BIT,
                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -389,12 +458,13 @@ static kiln_status kiln_record_run(kiln_gpu_context *ctx) {
   n = 0;
   for (uint32_t o = 0; o < no; ++o)
     if (kiln_output_bytes(desc, o))
-      regions[n++] = (VkBufferCopy){ctx->output_offset[o],
-                                    ctx->output_staging[o],
-                                    kiln_output_bytes(desc, o)};
+      regions[n++] =
+          (VkBufferCopy){ctx->output_offset[o], ctx->output_staging[o],
+                         kiln_output_bytes(desc, o)};
   if (n)
     vk->vkCmdCopyBuffer(cb, ctx->device.buffer, ctx->staging.buffer, n,
                         regions);
+  kiln_record_status_copy(ctx, cb);
   free(regions);
   kiln_barrier(vk, cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
                VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
@@ -492,6 +562,26 @@ static kiln_status kiln_run_failed(kiln_gpu_context *ctx, kiln_status status) {
   return wrapped;
 }
 
+/* A failed run-time check the kernels stored in the run status. */
+static kiln_status kiln_check_run_status(kiln_gpu_context *ctx) {
+  const kiln_gpu_model *gpu = ctx->gpu;
+  const kiln_model_desc *desc = gpu->desc;
+  if (gpu->status_need < 0)
+    return NULL;
+  uint32_t check;
+  memcpy(&check, (unsigned char *)ctx->staging.mapped + ctx->status_staging, 4);
+  if (check == 0)
+    return NULL;
+  if (check <= desc->num_check_messages && desc->check_messages[check - 1])
+    return kiln_make_status(KILN_STATUS_RUNTIME_CHECK_FAILED, "%s",
+                            desc->check_messages[check - 1]);
+  return kiln_make_status(KILN_STATUS_INTERNAL,
+                          "model '%s' stored run status %u, which names no "
+                          "check (it has %u check messages)",
+                          gpu->name, (unsigned)check,
+                          (unsigned)desc->num_check_messages);
+}
+
 kiln_status kiln_gpu_run(kiln_gpu_context *ctx, void *const *inputs,
                          void *const *outputs) {
   kiln_gpu_model *gpu = ctx->gpu;
@@ -506,6 +596,9 @@ kiln_status kiln_gpu_run(kiln_gpu_context *ctx, void *const *inputs,
       kiln_vk_submit_wait(gpu, 1, &ctx->commands, ctx->fence, "the run");
   if (status)
     return kiln_run_failed(ctx, status);
+  status = kiln_check_run_status(ctx);
+  if (status)
+    return status;
   for (uint32_t o = 0; o < desc->num_outputs; ++o) {
     size_t bytes = kiln_output_bytes(desc, o);
     if (bytes)
@@ -546,7 +639,8 @@ kiln_status kiln_gpu_run_device(kiln_gpu_context *ctx,
    * around the dispatches. */
   VkCommandBuffer cb = ctx->device_commands;
   r = vk->vkResetCommandPool(gpu->device, ctx->device_pool, 0);
-  VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  VkCommandBufferBeginInfo begin = {
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   if (r == VK_SUCCESS)
     r = vk->vkBeginCommandBuffer(cb, &begin);
@@ -557,9 +651,10 @@ kiln_status kiln_gpu_run_device(kiln_gpu_context *ctx,
     size_t bytes = kiln_input_bytes(desc, i);
     VkBufferCopy region = {input_offsets[i], ctx->input_offset[i], bytes};
     if (bytes)
-      vk->vkCmdCopyBuffer(cb, kiln_buffer_handle(input_buffers[i]), ctx->device.buffer,
-                          1, &region);
+      vk->vkCmdCopyBuffer(cb, kiln_buffer_handle(input_buffers[i]),
+                          ctx->device.buffer, 1, &region);
   }
+  kiln_record_status_reset(ctx, cb);
   kiln_barrier(vk, cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
                VK_ACCESS_TRANSFER_WRITE_BIT,
                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -576,9 +671,10 @@ kiln_status kiln_gpu_run_device(kiln_gpu_context *ctx,
     size_t bytes = kiln_output_bytes(desc, o);
     VkBufferCopy region = {ctx->output_offset[o], output_offsets[o], bytes};
     if (bytes)
-      vk->vkCmdCopyBuffer(cb, ctx->device.buffer, kiln_buffer_handle(output_buffers[o]),
-                          1, &region);
+      vk->vkCmdCopyBuffer(cb, ctx->device.buffer,
+                          kiln_buffer_handle(output_buffers[o]), 1, &region);
   }
+  kiln_record_status_copy(ctx, cb);
   /* The caller's later work on the outputs, on any queue, sees them. */
   kiln_barrier(vk, cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
                VK_ACCESS_TRANSFER_WRITE_BIT,
@@ -589,7 +685,7 @@ kiln_status kiln_gpu_run_device(kiln_gpu_context *ctx,
   if (r != VK_SUCCESS)
     return kiln_vk_error(gpu, r, "cannot record the device run");
   status = kiln_vk_submit_wait(gpu, 1, &cb, ctx->fence, "the device run");
-  return status ? kiln_run_failed(ctx, status) : NULL;
+  return status ? kiln_run_failed(ctx, status) : kiln_check_run_status(ctx);
 }
 
 #endif /* KILN_HAVE_VULKAN */

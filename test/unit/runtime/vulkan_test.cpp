@@ -30,6 +30,11 @@
 
 using kiln_test::statusString;
 
+// Runtime internals the tests look at (hidden symbols of the static library).
+extern "C" uint64_t kiln_spirv_written_bindings(const void *data,
+                                                uint64_t size);
+extern "C" uint32_t kiln_model_dispatch_barriers(kiln_model *model);
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -130,7 +135,8 @@ public:
     need.kind = KILN_MEMORY_DEVICE_CONSTANT;
     need.size = weights.back().size() * sizeof(float);
     need.alignment = 256;
-    need.initial_data = weights.back().data();
+    need.initial_data =
+        weights.back().empty() ? nullptr : weights.back().data();
     needs.push_back(need);
     return (uint32_t)needs.size() - 1;
   }
@@ -244,8 +250,8 @@ void buildAdd(ModelBuilder &m, int64_t n) {
   m.input("b", {n});
   m.output("c", {n});
   uint32_t e = m.module("elementwise", {"add", "mul", "scale"});
-  m.dispatch(e, 0, (uint32_t)((n + 63) / 64), 64,
-             {{IN, 0}, {IN, 1}, {OUT, 0}}, {(uint32_t)n});
+  m.dispatch(e, 0, (uint32_t)((n + 63) / 64), 64, {{IN, 0}, {IN, 1}, {OUT, 0}},
+             {(uint32_t)n});
 }
 
 kiln_model *openOn(const kiln_model_desc *desc, const char *device,
@@ -350,8 +356,13 @@ TEST(Vulkan, AddRunsAndResubmits) {
 
 // y = x * w + bias: the weights at 256-aligned offsets of one constant
 // buffer, the product in an arena slice that the second dispatch reads.
-TEST(Vulkan, WeightsAndArena) {
+// Uploaded by mapping (lavapipe's device memory is host-visible), and through
+// a staging buffer as on a discrete GPU.
+class VulkanWeights : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(VulkanWeights, WeightsAndArena) {
   REQUIRE_VULKAN();
+  ScopedEnv mask("KILN_VULKAN_MASK_FEATURES", GetParam());
   const int64_t n = 100;
   ModelBuilder m;
   m.input("x", {n});
@@ -365,9 +376,11 @@ TEST(Vulkan, WeightsAndArena) {
   uint32_t c = m.constants(weights);
   uint32_t arena = m.arena(256 + 512);
   uint32_t e = m.module("elementwise", {"add", "mul", "scale"});
-  m.dispatch(e, 1, 2, 64, {{IN, 0}, {MEM, c, 512, n * 4}, {MEM, arena, 256, n * 4}},
+  m.dispatch(e, 1, 2, 64,
+             {{IN, 0}, {MEM, c, 512, n * 4}, {MEM, arena, 256, n * 4}},
              {(uint32_t)n});
-  m.dispatch(e, 0, 2, 64, {{MEM, arena, 256, n * 4}, {MEM, c, 0, n * 4}, {OUT, 0}},
+  m.dispatch(e, 0, 2, 64,
+             {{MEM, arena, 256, n * 4}, {MEM, c, 0, n * 4}, {OUT, 0}},
              {(uint32_t)n});
   std::string error;
   ModelHandle model(openOn(m.build(), "vulkan", &error));
@@ -383,6 +396,35 @@ TEST(Vulkan, WeightsAndArena) {
             "OK");
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(y[i], x[i] * weights[128 + i] + weights[i]) << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Upload, VulkanWeights,
+                         ::testing::Values(nullptr, "hostVisibleDeviceLocal"),
+                         [](const ::testing::TestParamInfo<const char *> &i) {
+                           return std::string(i.param ? "Staged" : "Mapped");
+                         });
+
+// What the compiler emits for a model without weights or transients: both
+// memory needs, empty.
+TEST(Vulkan, EmptyMemoryNeeds) {
+  REQUIRE_VULKAN();
+  const int64_t n = 10;
+  ModelBuilder m;
+  buildAdd(m, n);
+  m.constants({});
+  m.arena(0);
+  std::string error;
+  ModelHandle model(openOn(m.build(), "vulkan", &error));
+  ASSERT_TRUE(model.get()) << error;
+  std::vector<float> a(n, 1.5f), b(n, 2.0f), c(n);
+  int64_t shape[] = {n};
+  kiln_tensor inputs[2] = {floatTensor("a", a), floatTensor("b", b)};
+  inputs[0].rank = inputs[1].rank = 1;
+  inputs[0].shape = inputs[1].shape = shape;
+  kiln_tensor output = floatTensor("c", c);
+  ASSERT_EQ(statusString(kiln_model_run(model.get(), inputs, 2, &output, 1)),
+            "OK");
+  EXPECT_EQ(c[9], 3.5f);
 }
 
 // Three dependent dispatches through the arena, each with its own push
@@ -405,6 +447,7 @@ TEST(Vulkan, ChainOfThreeWithPushConstants) {
   std::string error;
   ModelHandle model(openOn(m.build(), "vulkan", &error));
   ASSERT_TRUE(model.get()) << error;
+  EXPECT_EQ(kiln_model_dispatch_barriers(model.get()), 2u);
   std::vector<float> x(n), y(n);
   for (int64_t i = 0; i < n; ++i)
     x[i] = (float)i * 0.5f;
@@ -418,6 +461,65 @@ TEST(Vulkan, ChainOfThreeWithPushConstants) {
     for (int64_t i = 0; i < n; ++i)
       ASSERT_EQ(y[i], (2.0f * x[i] + 1.0f) * 3.0f - 5.0f) << i;
   }
+}
+
+// Dispatches that only read what the others touch need no barrier: three
+// scales of one input into disjoint arena slices run without one, the adds
+// that read the slices wait for them. y = 2x + 3x, w = 2x + 4x.
+TEST(Vulkan, BarriersOnlyWhereNeeded) {
+  REQUIRE_VULKAN();
+  const int64_t n = 40;
+  ModelBuilder m;
+  m.input("x", {n});
+  m.output("y", {n});
+  m.output("w", {n});
+  uint32_t arena = m.arena(3 * 256);
+  uint32_t e = m.module("elementwise", {"add", "mul", "scale"});
+  for (uint32_t k = 0; k < 3; ++k)
+    m.dispatch(e, 2, 2, 32, {{IN, 0}, {MEM, arena, 256 * k, n * 4}},
+               {(uint32_t)n, bitsOf(2.0f + k), bitsOf(0.0f)});
+  m.dispatch(e, 0, 1, 64,
+             {{MEM, arena, 0, n * 4}, {MEM, arena, 256, n * 4}, {OUT, 0}},
+             {(uint32_t)n});
+  m.dispatch(e, 0, 1, 64,
+             {{MEM, arena, 0, n * 4}, {MEM, arena, 512, n * 4}, {OUT, 1}},
+             {(uint32_t)n});
+  std::string error;
+  ModelHandle model(openOn(m.build(), "vulkan", &error));
+  ASSERT_TRUE(model.get()) << error;
+  // One, before the first add: it covers the second add too, which shares
+  // only a slice both read with the first.
+  EXPECT_EQ(kiln_model_dispatch_barriers(model.get()), 1u);
+  std::vector<float> x(n), y(n), w(n);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = (float)i - 7.0f;
+  int64_t shape[] = {n};
+  kiln_tensor input = floatTensor("x", x);
+  input.rank = 1, input.shape = shape;
+  kiln_tensor outputs[2] = {floatTensor("y", y), floatTensor("w", w)};
+  ASSERT_EQ(statusString(kiln_model_run(model.get(), &input, 1, outputs, 2)),
+            "OK");
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(y[i], 2.0f * x[i] + 3.0f * x[i]) << i;
+    ASSERT_EQ(w[i], 2.0f * x[i] + 4.0f * x[i]) << i;
+  }
+}
+
+TEST(Spirv, WrittenBindings) {
+  std::vector<char> elementwise = loadSpirv("elementwise");
+  ASSERT_FALSE(elementwise.empty());
+  // add/mul write binding 2, scale binding 1; binding 0 is only read.
+  EXPECT_EQ(kiln_spirv_written_bindings(elementwise.data(), elementwise.size()),
+            0x6u);
+  std::vector<char> convert = loadSpirv("convert");
+  EXPECT_EQ(kiln_spirv_written_bindings(convert.data(), convert.size()), 0x2u);
+  std::vector<char> check = loadSpirv("check");
+  EXPECT_EQ(kiln_spirv_written_bindings(check.data(), check.size()), 0x6u);
+  // A damaged module: everything may be written.
+  check.resize(check.size() - 4);
+  check.back() = 0x7f;
+  EXPECT_EQ(kiln_spirv_written_bindings(check.data(), check.size()),
+            ~uint64_t(0));
 }
 
 // 8- and 16-bit storage: the features the runtime enables when present.
@@ -458,6 +560,75 @@ TEST(Vulkan, NarrowTypes) {
     ASSERT_EQ(fb[i], (float)bytes[i]) << i;
     ASSERT_EQ(fh[i], 1.0f + (float)i / 64.0f) << i;
   }
+}
+
+// A run-time check in a kernel: the run-status memory need.
+TEST(Vulkan, RunTimeCheck) {
+  REQUIRE_VULKAN();
+  const int64_t n = 20;
+  ModelBuilder m;
+  m.input("x", {n});
+  m.output("y", {n});
+  m.output("z", {n});
+  uint32_t arena = m.arena(512);
+  uint32_t status = m.arena(4);
+  m.needs[status].flags = KILN_MEMORY_RUN_STATUS;
+  uint32_t e = m.module("check", {"copy_nonnegative"});
+  // Two checks on the same status, no barrier needed between them.
+  m.dispatch(e, 0, 3, 8, {{IN, 0}, {MEM, arena, 0, n * 4}, {MEM, status}},
+             {(uint32_t)n, 1});
+  m.dispatch(e, 0, 3, 8, {{MEM, arena, 0, n * 4}, {OUT, 0}, {MEM, status}},
+             {(uint32_t)n, 2});
+  m.dispatch(e, 0, 3, 8, {{IN, 0}, {OUT, 1}, {MEM, status}}, {(uint32_t)n, 3});
+  const char *messages[] = {"node 'Gather_0' (Gather, opset 13): index out "
+                            "of range",
+                            "second", "third"};
+  kiln_model_desc desc = *m.build();
+  desc.num_check_messages = 3;
+  desc.check_messages = messages;
+  std::string error;
+  ModelHandle model(openOn(&desc, "vulkan", &error));
+  ASSERT_TRUE(model.get()) << error;
+  std::vector<float> x(n), y(n), z(n);
+  int64_t shape[] = {n};
+  for (int round = 0; round < 3; ++round) {
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = (float)i;
+    if (round == 1)
+      x[7] = -1.0f; // every dispatch fails its check: any may win
+    kiln_tensor input = floatTensor("x", x);
+    input.rank = 1, input.shape = shape;
+    kiln_tensor outputs[2] = {floatTensor("y", y), floatTensor("z", z)};
+    std::string result =
+        statusString(kiln_model_run(model.get(), &input, 1, outputs, 2));
+    if (round == 1) {
+      EXPECT_TRUE(result ==
+                      "RUNTIME_CHECK_FAILED: " + std::string(messages[0]) ||
+                  result == "RUNTIME_CHECK_FAILED: second" ||
+                  result == "RUNTIME_CHECK_FAILED: third")
+          << result;
+      continue;
+    }
+    // The status is reset each run: a failure does not stick.
+    ASSERT_EQ(result, "OK");
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(y[i], x[i]) << i;
+  }
+  // A status that names no check.
+  desc.num_check_messages = 0;
+  ModelHandle bad(openOn(&desc, "vulkan", &error));
+  ASSERT_TRUE(bad.get()) << error;
+  x[3] = -5.0f;
+  kiln_tensor input = floatTensor("x", x);
+  input.rank = 1, input.shape = shape;
+  kiln_tensor outputs[2] = {floatTensor("y", y), floatTensor("z", z)};
+  std::string result =
+      statusString(kiln_model_run(bad.get(), &input, 1, outputs, 2));
+  EXPECT_EQ(result.rfind("INTERNAL: model 'vk_test' stored run status ", 0), 0u)
+      << result;
+  EXPECT_NE(result.find(", which names no check (it has 0 check messages)"),
+            std::string::npos)
+      << result;
 }
 
 //===----------------------------------------------------------------------===//
@@ -596,19 +767,19 @@ TEST(Vulkan, RunOnDeviceBuffers) {
   kiln_device_tensor inputs[2] = {{"b", handle, 1024, 1024},
                                   {"a", handle, 0, 1024}};
   kiln_device_tensor output = {"c", handle, 4112, 1024};
-  ASSERT_EQ(statusString(kiln_model_run_device(model.get(), inputs, 2, &output,
-                                               1)),
-            "OK");
+  ASSERT_EQ(
+      statusString(kiln_model_run_device(model.get(), inputs, 2, &output, 1)),
+      "OK");
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(mapped[1028 + i], (float)i + 100.0f) << i;
   output.byte_size = 1000;
-  EXPECT_EQ(statusString(kiln_model_run_device(model.get(), inputs, 2, &output,
-                                               1)),
-            "INVALID_ARGUMENT: output 'c': device buffer has 1000 bytes, "
-            "needs 1024");
-  EXPECT_EQ(statusString(kiln_model_run_device(model.get(), inputs, 1, &output,
-                                               0)),
-            "INVALID_ARGUMENT: missing input 'a' (float32 [256])");
+  EXPECT_EQ(
+      statusString(kiln_model_run_device(model.get(), inputs, 2, &output, 1)),
+      "INVALID_ARGUMENT: output 'c': device buffer has 1000 bytes, "
+      "needs 1024");
+  EXPECT_EQ(
+      statusString(kiln_model_run_device(model.get(), inputs, 1, &output, 0)),
+      "INVALID_ARGUMENT: missing input 'a' (float32 [256])");
   vkDestroyBuffer(device, buffer, nullptr);
   vkFreeMemory(device, memory, nullptr);
 }
@@ -624,10 +795,10 @@ const float kW[6] = {1, 2, 3, 4, 5, 6}; // the model's weights
 TEST(VulkanLibrary, OpenAndRun) {
   REQUIRE_VULKAN();
   kiln_model *raw = nullptr;
-  ASSERT_EQ(statusString(kiln_model_open(
-                kiln_test::modelPath("fake_vulkan_model").c_str(), nullptr,
-                &raw)),
-            "OK");
+  ASSERT_EQ(
+      statusString(kiln_model_open(
+          kiln_test::modelPath("fake_vulkan_model").c_str(), nullptr, &raw)),
+      "OK");
   ModelHandle model(raw);
   EXPECT_STREQ(kiln_model_device(model.get()), "vulkan");
   std::vector<float> a(kA, kA + 6), b(kB, kB + 6), sum(6);
@@ -656,9 +827,8 @@ TEST(VulkanLibrary, KilnRunDevice) {
   for (const char *device : {"vulkan", "auto", "vulkan:0"}) {
     std::string out = dir.file(std::string("out_") + device);
     kiln_test::CommandResult r =
-        kilnRun({model, "--device", device, "--input",
-                 "a=" + dir.file("a.npy"), "--input", "b=" + dir.file("b.npy"),
-                 "--output-dir", out});
+        kilnRun({model, "--device", device, "--input", "a=" + dir.file("a.npy"),
+                 "--input", "b=" + dir.file("b.npy"), "--output-dir", out});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_EQ(r.out, "sum float32 [2,3]\n");
     kiln_test::NpyContents sum = kiln_test::readNpy(out + "/sum.npy");
@@ -820,6 +990,43 @@ TEST(Vulkan, DeviceMemoryLimit) {
   }
 }
 
+// More than the device has: refused before anything reads the weights.
+TEST(Vulkan, WeightsLargerThanTheDevice) {
+  REQUIRE_VULKAN();
+  ModelBuilder m;
+  m.input("x", {16});
+  m.output("y", {16});
+  uint32_t c = m.constants({1.0f});
+  m.needs[c].size = uint64_t(1) << 44; // 16 TiB; only 4 bytes behind it
+  uint32_t e = m.module("elementwise", {"add", "mul", "scale"});
+  m.dispatch(e, 1, 1, 64, {{IN, 0}, {MEM, c, 0, 64}, {OUT, 0}}, {16});
+  std::string error;
+  EXPECT_EQ(openOn(m.build(), "vulkan", &error), nullptr);
+  EXPECT_EQ(error.rfind("OUT_OF_MEMORY: model 'vk_test' on Vulkan device '", 0),
+            0u)
+      << error;
+  EXPECT_NE(error.find("the weights (memory need 0)"), std::string::npos)
+      << error;
+}
+
+// An arena no device holds: refused when the run context is laid out, not
+// wrapped around into a small buffer.
+TEST(Vulkan, HugeArena) {
+  REQUIRE_VULKAN();
+  ModelBuilder m;
+  m.input("x", {16});
+  m.output("y", {16});
+  uint32_t arena = m.arena(uint64_t(1) << 62);
+  uint32_t arena2 = m.arena(uint64_t(1) << 62);
+  uint32_t e = m.module("elementwise", {"add", "mul", "scale"});
+  m.dispatch(e, 2, 1, 32, {{IN, 0}, {MEM, arena, 0, 64}}, {16, 0, 0});
+  m.dispatch(e, 2, 1, 32, {{MEM, arena2, 0, 64}, {OUT, 0}}, {16, 0, 0});
+  std::string error;
+  EXPECT_EQ(openOn(m.build(), "vulkan", &error), nullptr);
+  EXPECT_EQ(error, "OUT_OF_MEMORY: model 'vk_test': a run needs more than 2^56 "
+                   "bytes of device memory");
+}
+
 TEST(Vulkan, MissingDeviceFeature) {
   REQUIRE_VULKAN();
   ScopedEnv env("KILN_VULKAN_MASK_FEATURES", "shaderFloat64,shaderInt8");
@@ -833,6 +1040,21 @@ TEST(Vulkan, MissingDeviceFeature) {
   EXPECT_EQ(error.rfind("UNSUPPORTED: model 'vk_test': spirv executable 0 "
                         "(kernels 'u8_to_f32', ...) needs the Vulkan feature "
                         "shaderInt8 (SPIR-V capability Int8), which device '",
+                        0),
+            0u)
+      << error;
+}
+
+TEST(Vulkan, NewerVulkanThanTheDevice) {
+  REQUIRE_VULKAN();
+  ModelBuilder m;
+  buildAdd(m, 8);
+  m.executables[0].target = "vulkan9.9";
+  std::string error;
+  EXPECT_EQ(openOn(m.build(), "vulkan", &error), nullptr);
+  EXPECT_EQ(error.rfind("UNSUPPORTED: model 'vk_test': spirv executable 0 "
+                        "(kernels 'add', ...) is built for vulkan9.9, but "
+                        "Vulkan device '",
                         0),
             0u)
       << error;
@@ -1016,12 +1238,26 @@ TEST_F(VulkanDescriptor, OtherDeviceFormatsNotYet) {
     m.executables[0].format = f.format;
     m.executables[0].target = f.target;
     EXPECT_EQ(open(), std::string("UNSUPPORTED: model 'vk_test' has a ") +
-                          f.name + " executable (for '" + f.target + "'): " +
-                          f.name +
+                          f.name + " executable (for '" + f.target +
+                          "'): " + f.name +
                           " executables are not supported yet by this "
                           "runtime (its device back end runs spirv, on "
                           "Vulkan)");
   }
+}
+
+TEST_F(VulkanDescriptor, RunStatusNeeds) {
+  uint32_t status = m.arena(2);
+  m.needs[status].flags = KILN_MEMORY_RUN_STATUS;
+  EXPECT_EQ(open(), malformed + "memory need 0 holds the run status but is "
+                                "device-local memory of 2 bytes; it must be "
+                                "device-local, at least 4 bytes");
+  m.needs[status].size = 4;
+  uint32_t second = m.arena(4);
+  m.needs[second].flags = KILN_MEMORY_RUN_STATUS;
+  EXPECT_EQ(open(), malformed + "more than one run-status memory need");
+  m.needs[second].flags = 2;
+  EXPECT_EQ(open(), malformed + "memory need 1 has unknown flags 0x2");
 }
 
 TEST_F(VulkanDescriptor, HostVisibleMemoryNotYet) {
