@@ -25,6 +25,9 @@ enum class DeviceBufferKind : uint32_t {
   Constants,
   /// The transient arena (DEVICE_LOCAL memory, one per run).
   Transient,
+  /// The run-time check status (a DEVICE_LOCAL need flagged
+  /// KILN_MEMORY_RUN_STATUS): a kernel stores a failed check's number.
+  RunStatus,
 };
 
 struct DeviceBinding {

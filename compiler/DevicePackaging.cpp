@@ -1,9 +1,11 @@
 //===- DevicePackaging.cpp - the descriptor of a model run on a device ----===//
 //
 // A GPU target's model is a descriptor and data, no host code: device modules
-// (SPIR-V words), a dispatch table, and up to two memory needs (model_abi.h):
-// the weights (DEVICE_CONSTANT, uploaded once when the model is opened) and
-// the transient arena (DEVICE_LOCAL), each only when it has bytes. The modules
+// (SPIR-V words), a dispatch table, and up to three memory needs
+// (model_abi.h): the weights (DEVICE_CONSTANT, uploaded once when the model
+// is opened), the transient arena (DEVICE_LOCAL), each only when it has
+// bytes, and the run-time checks' status (DEVICE_LOCAL, RUN_STATUS) when
+// the model has checks. The modules
 // and the weights are written into the work folder (`--keep-intermediates`
 // keeps them: FILE.kiln/<kernel module>.spv) and embedded with the assembler's
 // .incbin, so a model with hundreds of megabytes of weights never goes through
@@ -135,6 +137,11 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
   uint32_t numNeeds = 0;
   uint32_t constantsNeed = program.constants.empty() ? UINT32_MAX : numNeeds++;
   uint32_t transientNeed = program.transientSize ? numNeeds++ : UINT32_MAX;
+  bool runStatus = false;
+  for (const DeviceDispatch &dispatch : program.dispatches)
+    for (const DeviceBinding &binding : dispatch.bindings)
+      runStatus |= binding.kind == DeviceBufferKind::RunStatus;
+  uint32_t statusNeed = runStatus ? numNeeds++ : UINT32_MAX;
 
   // The dispatches: binding slot b is kernel argument b.
   uint32_t numInputs = model.inputs.size();
@@ -162,6 +169,9 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
         break;
       case DeviceBufferKind::Transient:
         bindingIndex = transientNeed;
+        break;
+      case DeviceBufferKind::RunStatus:
+        bindingIndex = statusNeed;
         break;
       }
       if (bindingIndex == UINT32_MAX) {
@@ -217,6 +227,10 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
        << "ull, " << program.alignment << ", " << weights << "},\n";
   if (program.transientSize)
     os << "  {KILN_MEMORY_DEVICE_LOCAL, 0, " << program.transientSize << "ull, "
+       << program.alignment << ", 0},\n";
+  // The run-time checks' status: a failing check's kernel stores its number.
+  if (runStatus)
+    os << "  {KILN_MEMORY_DEVICE_LOCAL, KILN_MEMORY_RUN_STATUS, 4ull, "
        << program.alignment << ", 0},\n";
   if (!numNeeds)
     os << "  {0, 0, 0, 0, 0},\n";

@@ -27,12 +27,8 @@ if "VK_ICD_FILENAMES" not in os.environ and LAVAPIPE_ICD.is_file():
     os.environ["VK_ICD_FILENAMES"] = str(LAVAPIPE_ICD)
 
 # Cases the vulkan target rejects, with what its error must say (the node is named too).
-REJECTED = {
-    # Gather with indices known only at run time carries a run-time range check, and a
-    # dispatch table cannot report a failed check to the runtime yet.
-    "gather_embedding_runtime_indices": "run-time check",
-    "gather_int32_indices_axis1": "run-time check",
-}
+# None today: keep this list short and honest.
+REJECTED: dict[str, str] = {}
 
 CASES = models.all_cases()
 VK_ARGS = ("--device", "vulkan")
@@ -101,12 +97,11 @@ def test_op_vulkan(case: models.Case, vulkan, compile_cache, tmp_path):
         fail(f"{case.name} on vulkan: {e}")
 
 
-# The reference models ($KILN_MODELS_DIR) on vulkan. bert_mini is rejected: its embedding
-# Gather takes token ids at run time (the run-time check above).
+# The reference models ($KILN_MODELS_DIR) on vulkan.
 MODEL_SPECS = {name: harness.register(harness.CompileSpec(
     f"vulkan-model-{name}", test_models._prepare(name), VK_ARGS + ("--keep-intermediates",),
     timeout=harness.COMPILE_TIMEOUT_LARGE)) for name in test_models.MODELS}
-REJECTED_MODELS = {"bert_mini": "run-time check"}
+REJECTED_MODELS: dict[str, str] = {}
 
 
 @pytest.mark.models
@@ -185,3 +180,20 @@ def test_vulkan_inspect(vulkan, compile_cache):
     kernels = {line.split(" kernels: ")[1] for line in executables}
     assert kernels & {n.replace("/", "_") for n in nodes}, (kernels, nodes)
     assert any(line.startswith("memory ") and "device-constant" in line for line in lines)
+
+
+def test_vulkan_run_time_check(vulkan, compile_cache, tmp_path):
+    """A run-time check on the device (a Gather index out of range) fails the run with the
+    check's message naming the node, as on the CPU; valid indices run."""
+    case = next(c for c in CASES if c.name == "gather_embedding_runtime_indices")
+    compiled = compile_cache.get(SPECS[case.name])
+    if not compiled.ok:
+        fail(compiled.failure())
+    (name, ids), = case.inputs.items()
+    bad = ids.copy()
+    bad.flat[3] = 10_000
+    inputs = harness.save_inputs({name: bad}, tmp_path / "inputs")
+    r = compile_cache.kiln.run(compiled.artifact, inputs, tmp_path / "out", VK_ARGS)
+    problem = harness.check_clean_failure(r, ["index out of range"], "bad Gather index on vulkan")
+    if problem or "node 'Gather_1'" not in r.stderr:
+        fail(problem or "the error names no node\n" + r.describe())

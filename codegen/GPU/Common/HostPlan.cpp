@@ -52,6 +52,8 @@ LogicalResult appendBytes(Attribute value, MemRefType type,
 }
 } // namespace
 
+StringRef getRunStatusAttrName() { return "kiln.run_status"; }
+
 int64_t getDeviceBufferBytes(MemRefType type) {
   return type.getNumElements() * elementBytes(type.getElementType());
 }
@@ -73,7 +75,7 @@ getLaunchBindings(gpu::LaunchFuncOp launch) {
   SmallVector<DeviceBufferRef> refs;
   for (Attribute attr : array) {
     auto values = dyn_cast<DenseI64ArrayAttr>(attr);
-    if (!values || values.size() != 3 || values[0] < 0 || values[0] > 2)
+    if (!values || values.size() != 3 || values[0] < 0 || values[0] > 3)
       return std::nullopt;
     refs.push_back({static_cast<DeviceBufferKind>(values[0]),
                     static_cast<uint32_t>(values[1]), values[2]});

@@ -46,6 +46,10 @@ void setLaunchBindings(mlir::gpu::LaunchFuncOp launch,
 std::optional<llvm::SmallVector<DeviceBufferRef>>
 getLaunchBindings(mlir::gpu::LaunchFuncOp launch);
 
+/// The entry argument attribute marking the run-time check status (bound to
+/// the runtime's run-status memory need).
+llvm::StringRef getRunStatusAttrName();
+
 /// The offset of a weight in the weights blob.
 std::optional<int64_t> getDeviceOffset(mlir::memref::GlobalOp global);
 void setDeviceOffset(mlir::memref::GlobalOp global, int64_t offset);

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/GPU/Passes.h"
+#include "codegen/GPU/Common/HostPlan.h"
+#include "dialects/Kiln/ABIAttributes.h"
 #include "dialects/ONNX/Diagnostics.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -37,9 +39,88 @@ void collectUsers(Value value, SetVector<Operation *> &users) {
   }
 }
 
-/// Drops the status out-parameter (the last argument): a GPU target rejects
-/// run-time checks (kiln-check-target-support), so it only ever gets 0.
-LogicalResult dropStatus(func::FuncOp func) {
+/// The one-thread kernel computing the status (see prepareStatus).
+LogicalResult computeStatusOnDevice(func::FuncOp func, BlockArgument status,
+                                    const SetVector<Operation *> &users) {
+  Block &body = func.getBody().front();
+  // The value stored: directly, or into a buffer then copied.
+  Value stored;
+  Operation *at = nullptr;
+  SmallVector<Operation *> dead;
+  for (Operation *user : users) {
+    if (auto store = dyn_cast<memref::StoreOp>(user)) {
+      stored = store.getValue();
+      at = store;
+      dead.push_back(store);
+    } else if (auto copy = dyn_cast<memref::CopyOp>(user)) {
+      auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
+      if (!alloc)
+        break;
+      for (Operation *other : alloc->getUsers())
+        if (auto store = dyn_cast<memref::StoreOp>(other);
+            store && store.getMemRef() == alloc.getResult() && !stored)
+          stored = store.getValue(), dead.push_back(store);
+      dead.push_back(copy);
+      dead.push_back(alloc);
+      at = copy;
+    }
+  }
+  if (!stored || !at || at->getBlock() != &body ||
+      dead.size() != (isa<memref::CopyOp>(at) ? 3 : 1) ||
+      users.size() != 1)
+    return func.emitError("unexpected computation of the run-time check "
+                          "status");
+  // What computes the status on the host (loads of the checks' results,
+  // selects) moves into the kernel; memory and constants stay outside.
+  SetVector<Operation *> slice;
+  SmallVector<Value> worklist{stored};
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != &body ||
+        def->hasTrait<OpTrait::ConstantLike>() ||
+        isa<ViewLikeOpInterface, memref::AllocOp, memref::GetGlobalOp>(def) ||
+        !slice.insert(def))
+      continue;
+    llvm::append_range(worklist, def->getOperands());
+  }
+  for (Operation *op : slice)
+    for (Operation *user : op->getUsers())
+      if (!slice.contains(user) && !llvm::is_contained(dead, user))
+        return user->emitError("the run-time check status is used elsewhere");
+  SmallVector<Operation *> ordered(slice.begin(), slice.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  IRRewriter rewriter(func.getContext());
+  rewriter.setInsertionPoint(at);
+  Location loc = at->getLoc();
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value ok = arith::ConstantIntOp::create(rewriter, loc, stored.getType(), 0);
+  auto loop = scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
+                                      ValueRange{one}, ValueRange{one});
+  for (Operation *op : ordered)
+    op->moveBefore(loop.getBody()->getTerminator());
+  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  Value failed = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
+                                       stored, ok);
+  auto ifOp = scf::IfOp::create(rewriter, loc, failed, false);
+  rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  memref::StoreOp::create(rewriter, loc, stored, status, ValueRange{});
+  for (Operation *op : dead)
+    op->erase();
+  func.setArgAttr(status.getArgNumber(), kiln::getRunStatusAttrName(),
+                  UnitAttr::get(func.getContext()));
+  return success();
+}
+
+/// The status out-parameter (the last argument). Without run-time checks it
+/// only ever gets 0: it and what writes it go. With checks, its value is
+/// computed by a one-thread kernel, placed where it was stored, that stores
+/// it only when a check failed (the runtime zeroes the run status before the
+/// dispatches and reads it after them); the argument is marked
+/// `kiln.run_status` for kiln-gpu-plan-dispatches.
+LogicalResult prepareStatus(func::FuncOp func, bool hasChecks) {
   if (func.getNumArguments() == 0)
     return success();
   BlockArgument status = func.getArgument(func.getNumArguments() - 1);
@@ -68,6 +149,8 @@ LogicalResult dropStatus(func::FuncOp func) {
   for (Operation *user : users)
     if (auto copy = dyn_cast<memref::CopyOp>(user))
       sources.push_back(copy.getSource());
+  if (hasChecks)
+    return computeStatusOnDevice(func, status, users);
   for (Operation *user : llvm::reverse(users))
     user->erase();
   func.eraseArgument(status.getArgNumber());
@@ -193,7 +276,8 @@ struct PrepareLoopsPass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.isPublic())
         continue;
-      if (failed(dropStatus(func)))
+      if (failed(prepareStatus(
+              func, !kiln::getCheckMessages(getOperation()).empty())))
         return signalPassFailure();
       computeOutputsInPlace(func);
       sinkHostScalars(func);

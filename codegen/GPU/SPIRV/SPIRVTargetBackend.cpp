@@ -7,6 +7,7 @@
 #include "codegen/GPU/Common/HostPlan.h"
 #include "codegen/GPU/Passes.h"
 #include "codegen/Passes.h"
+#include "dialects/Kiln/ABIAttributes.h"
 
 #include "mlir/Conversion/GPUToSPIRV/GPUToSPIRVPass.h"
 #include "mlir/Conversion/MathToSPIRV/MathToSPIRVPass.h"
@@ -30,8 +31,8 @@ namespace {
 constexpr llvm::StringLiteral kVulkanEnv = "vulkan1.1";
 
 constexpr llvm::StringLiteral kLoweredDialects[] = {
-    "builtin", "func",          "arith",  "math",   "linalg",
-    "tensor",  "bufferization", "affine", "memref", "scf"};
+    "builtin", "func",          "arith",  "math",   "linalg", "tensor",
+    "bufferization", "affine", "memref", "scf",   "kiln"};
 
 /// Element types the SPIR-V lowering computes with: no bf16 (SPIR-V has no
 /// such type for Vulkan 1.1), no integers wider than 64 bits.
@@ -65,12 +66,6 @@ public:
 
   bool isSupported(Operation *op, std::string &reason) const override {
     std::string name = op->getName().getStringRef().str();
-    if (isa<kiln::CheckOp>(op)) {
-      reason = "a run-time check (" +
-               cast<kiln::CheckOp>(op).getMessage().str() +
-               "): a dispatch table cannot report one yet";
-      return false;
-    }
     if (!llvm::is_contained(kLoweredDialects,
                             op->getName().getDialectNamespace())) {
       reason = "operation '" + name + "'";
@@ -136,6 +131,8 @@ public:
     info.format = ExecutableFormat::DeviceProgram;
     info.triple = host.triple;
     info.cpu = host.cpu;
+    for (std::string &message : getCheckMessages(module))
+      info.checkMessages.push_back(std::move(message));
     auto program = std::make_shared<DeviceProgram>();
     program->device = "vulkan";
     program->moduleExtension = ".spv";

@@ -1,5 +1,7 @@
 // RUN: kiln-opt %s -split-input-file -kiln-gpu-prepare-loops -verify-diagnostics \
 // RUN:   | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-prepare-loops -verify-diagnostics \
+// RUN:   | FileCheck %s --check-prefix=CHECKS
 
 // The status out-parameter (last argument) and its write go; named ops become
 // generics with the parallel loops outermost; an op without a parallel loop
@@ -137,4 +139,30 @@ func.func @host_scalar(%x: memref<4xi64>, %k: memref<i64>, %y: memref<4xi64>,
     linalg.yield %2 : i64
   }
   return
+}
+
+// -----
+
+// With run-time checks the status is computed by a one-thread kernel that
+// stores it only when a check failed; the argument is the run status.
+// CHECKS-LABEL: func.func @checks
+// CHECKS-SAME:    (%[[OK:.*]]: memref<i1>, %[[S:.*]]: memref<i32> {kiln.run_status})
+// CHECKS:         scf.parallel
+// CHECKS:           %[[L:.*]] = memref.load %[[OK]][] : memref<i1>
+// CHECKS:           %[[V:.*]] = arith.select %[[L]], %{{.*}}, %{{.*}} : i32
+// CHECKS:           %[[F:.*]] = arith.cmpi ne, %[[V]], %{{.*}} : i32
+// CHECKS:           scf.if %[[F]] {
+// CHECKS:             memref.store %[[V]], %[[S]][] : memref<i32>
+// CHECKS-NOT:     memref.copy
+module attributes {kiln.check_messages = ["node 'Gather_0': index out of range"]} {
+  func.func @checks(%ok: memref<i1>, %status: memref<i32>) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %l = memref.load %ok[] : memref<i1>
+    %v = arith.select %l, %c0, %c1 : i32
+    %b = memref.alloc() : memref<i32>
+    memref.store %v, %b[] : memref<i32>
+    memref.copy %b, %status : memref<i32> to memref<i32>
+    return
+  }
 }
