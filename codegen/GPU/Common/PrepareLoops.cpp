@@ -153,7 +153,8 @@ LogicalResult prepareStatus(func::FuncOp func, bool hasChecks) {
     return computeStatusOnDevice(func, status, users);
   for (Operation *user : llvm::reverse(users))
     user->erase();
-  func.eraseArgument(status.getArgNumber());
+  if (failed(func.eraseArgument(status.getArgNumber())))
+    return failure();
   // The buffer the status was copied from is now only written: drop it too
   // (else its write would become a kernel of its own).
   for (Value source : sources) {
@@ -252,6 +253,55 @@ void sinkHostScalars(func::FuncOp func) {
   }
 }
 
+/// A 1-d identity view of the 0-d memref `value` whose layout has a non-zero
+/// offset (an element of a bigger buffer: OneHot's on-value), and that
+/// offset; else null. SPIR-V's lowering drops the offset of a 0-d memref, so
+/// kernels address such an element through this view at that index.
+std::pair<Value, int64_t> viewZeroDimElement(OpBuilder &b, Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  if (!type || type.getRank() != 0 ||
+      failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) || offset == 0)
+    return {Value(), 0};
+  auto flat = MemRefType::get({offset + 1}, type.getElementType());
+  Value view = memref::ReinterpretCastOp::create(
+      b, value.getLoc(), flat, value, /*offset=*/0,
+      /*sizes=*/ArrayRef<int64_t>{offset + 1}, /*strides=*/ArrayRef<int64_t>{1});
+  return {view, offset};
+}
+
+/// Rewrites every linalg operand and load of a 0-d memref with an offset to
+/// use viewZeroDimElement's view.
+void addressZeroDimElements(func::FuncOp func) {
+  OpBuilder b(func.getContext());
+  func.walk([&](linalg::GenericOp generic) {
+    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+    bool changed = false;
+    for (OpOperand &operand : generic->getOpOperands()) {
+      b.setInsertionPoint(generic);
+      auto [view, offset] = viewZeroDimElement(b, operand.get());
+      if (!view)
+        continue;
+      operand.set(view);
+      maps[operand.getOperandNumber()] = AffineMap::get(
+          generic.getNumLoops(), 0, b.getAffineConstantExpr(offset));
+      changed = true;
+    }
+    if (changed)
+      generic.setIndexingMapsAttr(b.getAffineMapArrayAttr(maps));
+  });
+  func.walk([&](memref::LoadOp load) {
+    b.setInsertionPoint(load);
+    auto [view, offset] = viewZeroDimElement(b, load.getMemRef());
+    if (!view)
+      return;
+    Value index = arith::ConstantIndexOp::create(b, load.getLoc(), offset);
+    load->setOperands(ValueRange{view, index});
+  });
+}
+
 /// Whether `op` is a view, constant or other op that only names memory.
 bool isHostOnly(Operation &op) {
   return isa<ViewLikeOpInterface, memref::AllocOp, memref::DeallocOp,
@@ -283,12 +333,26 @@ struct PrepareLoopsPass
       sinkHostScalars(func);
       if (failed(prepare(func)))
         return signalPassFailure();
+      addressZeroDimElements(func);
     }
   }
 
   LogicalResult prepare(func::FuncOp func) {
     IRRewriter rewriter(&getContext());
     Block &body = func.getBody().front();
+    // Copies nested in host loops (a scan's insert_slice) run in their
+    // kernel as loops too.
+    SmallVector<memref::CopyOp> nested;
+    func.walk([&](memref::CopyOp copy) {
+      if (copy->getBlock() != &body)
+        nested.push_back(copy);
+    });
+    for (memref::CopyOp copy : nested) {
+      rewriter.setInsertionPoint(copy);
+      linalg::CopyOp::create(rewriter, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      rewriter.eraseOp(copy);
+    }
     for (Operation &op : llvm::make_early_inc_range(body)) {
       if (auto copy = dyn_cast<memref::CopyOp>(op)) {
         rewriter.setInsertionPoint(copy);

@@ -166,3 +166,35 @@ module attributes {kiln.check_messages = ["node 'Gather_0': index out of range"]
     return
   }
 }
+
+// -----
+
+// A 0-d element of a bigger buffer (its layout has an offset) is addressed
+// through a 1-d view at that index: SPIR-V's lowering drops a 0-d offset.
+// A copy nested in a host loop becomes a linalg copy.
+// CHECK-DAG: #[[$ONE:.*]] = affine_map<(d0) -> (1)>
+// CHECK-LABEL: func.func @zero_dim_offset
+// CHECK:         %[[V:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [2], strides: [1] : memref<i32, strided<[], offset: 1>> to memref<2xi32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$ONE]], #{{.*}}], {{.*}} ins(%[[V]] : memref<2xi32>)
+// CHECK:         scf.for
+// CHECK:           linalg.copy
+// CHECK-NOT:       memref.copy
+func.func @zero_dim_offset(%v: memref<2xi32>, %out: memref<4xi32>, %o2: memref<3x2xi32>,
+                           %status: memref<i32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %s = memref.subview %v[1] [1] [1] : memref<2xi32> to memref<1xi32, strided<[1], offset: 1>>
+  %e = memref.collapse_shape %s [] : memref<1xi32, strided<[1], offset: 1>> into memref<i32, strided<[], offset: 1>>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%e : memref<i32, strided<[], offset: 1>>) outs(%out : memref<4xi32>) {
+  ^bb0(%x: i32, %o: i32):
+    linalg.yield %x : i32
+  }
+  scf.for %i = %c0 to %c3 step %c1 {
+    %row = memref.subview %o2[%i, 0] [1, 2] [1, 1] : memref<3x2xi32> to memref<2xi32, strided<[1], offset: ?>>
+    memref.copy %v, %row : memref<2xi32> to memref<2xi32, strided<[1], offset: ?>>
+  }
+  return
+}
