@@ -140,8 +140,7 @@ struct PlanDispatchesPass
         if (shift)
           return failure();
         if (func.getArgAttr(arg.getArgNumber(), kiln::getRunStatusAttrName()))
-          return kiln::DeviceBufferRef{kiln::DeviceBufferKind::RunStatus, 0,
-                                       0};
+          return kiln::DeviceBufferRef{kiln::DeviceBufferKind::RunStatus, 0, 0};
         return kiln::DeviceBufferRef{kiln::DeviceBufferKind::Argument,
                                      arg.getArgNumber(), 0};
       }

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/GPU/Passes.h"
 #include "codegen/GPU/Common/HostPlan.h"
+#include "codegen/GPU/Passes.h"
 #include "dialects/Kiln/ABIAttributes.h"
 #include "dialects/ONNX/Diagnostics.h"
 
@@ -66,8 +66,7 @@ LogicalResult computeStatusOnDevice(func::FuncOp func, BlockArgument status,
     }
   }
   if (!stored || !at || at->getBlock() != &body ||
-      dead.size() != (isa<memref::CopyOp>(at) ? 3 : 1) ||
-      users.size() != 1)
+      dead.size() != (isa<memref::CopyOp>(at) ? 3 : 1) || users.size() != 1)
     return func.emitError("unexpected computation of the run-time check "
                           "status");
   // What computes the status on the host (loads of the checks' results,
@@ -88,9 +87,8 @@ LogicalResult computeStatusOnDevice(func::FuncOp func, BlockArgument status,
       if (!slice.contains(user) && !llvm::is_contained(dead, user))
         return user->emitError("the run-time check status is used elsewhere");
   SmallVector<Operation *> ordered(slice.begin(), slice.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   IRRewriter rewriter(func.getContext());
   rewriter.setInsertionPoint(at);
   Location loc = at->getLoc();
@@ -268,7 +266,8 @@ std::pair<Value, int64_t> viewZeroDimElement(OpBuilder &b, Value value) {
   auto flat = MemRefType::get({offset + 1}, type.getElementType());
   Value view = memref::ReinterpretCastOp::create(
       b, value.getLoc(), flat, value, /*offset=*/0,
-      /*sizes=*/ArrayRef<int64_t>{offset + 1}, /*strides=*/ArrayRef<int64_t>{1});
+      /*sizes=*/ArrayRef<int64_t>{offset + 1},
+      /*strides=*/ArrayRef<int64_t>{1});
   return {view, offset};
 }
 

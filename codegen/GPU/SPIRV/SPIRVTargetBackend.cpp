@@ -31,8 +31,8 @@ namespace {
 constexpr llvm::StringLiteral kVulkanEnv = "vulkan1.1";
 
 constexpr llvm::StringLiteral kLoweredDialects[] = {
-    "builtin", "func",          "arith",  "math",   "linalg", "tensor",
-    "bufferization", "affine", "memref", "scf",   "kiln"};
+    "builtin",       "func",   "arith",  "math", "linalg", "tensor",
+    "bufferization", "affine", "memref", "scf",  "kiln"};
 
 /// Element types the SPIR-V lowering computes with: no bf16 (SPIR-V has no
 /// such type for Vulkan 1.1), no integers wider than 64 bits.
