@@ -308,6 +308,52 @@ bool isHostOnly(Operation &op) {
          op.hasTrait<OpTrait::ConstantLike>() || isMemoryEffectFree(&op);
 }
 
+/// An op computing scalars on the host whose results are only stored (a
+/// scatter's loop returning its in-range flag) runs with those stores in one
+/// single-thread kernel, placed at the last store: only ops that touch no
+/// memory lie between.
+void wrapStoredScalarProducers(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  SmallVector<std::pair<Operation *, SmallVector<Operation *>>> groups;
+  for (Operation &op : body) {
+    if (!op.getNumResults() || isHostOnly(op) || isa<scf::ParallelOp>(op))
+      continue;
+    SmallVector<Operation *> stores;
+    bool ok = !op.use_empty();
+    for (Operation *user : op.getUsers()) {
+      auto store = dyn_cast<memref::StoreOp>(user);
+      ok &= store && store->getBlock() == &body &&
+            op.isBeforeInBlock(store) &&
+            llvm::is_contained(op.getResults(), store.getValueToStore()) &&
+            !llvm::is_contained(op.getResults(), store.getMemRef());
+      if (ok && !llvm::is_contained(stores, user))
+        stores.push_back(user);
+    }
+    if (!ok)
+      continue;
+    llvm::sort(stores, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    for (Operation *it = op.getNextNode(); ok && it != stores.back();
+         it = it->getNextNode())
+      ok = llvm::is_contained(stores, it) ||
+           (isHostOnly(*it) && !isa<func::ReturnOp>(it));
+    if (ok)
+      groups.push_back({&op, stores});
+  }
+  for (auto &[op, stores] : groups) {
+    OpBuilder b(stores.back());
+    Location loc = op->getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                        ValueRange{one}, ValueRange{one});
+    op->moveBefore(loop.getBody()->getTerminator());
+    for (Operation *store : stores)
+      store->moveBefore(loop.getBody()->getTerminator());
+  }
+}
+
 /// Wraps `op` in a one-iteration scf.parallel (one thread runs it).
 void wrapInSingleThread(RewriterBase &rewriter, Operation *op) {
   rewriter.setInsertionPoint(op);
@@ -339,6 +385,7 @@ struct PrepareLoopsPass
   LogicalResult prepare(func::FuncOp func) {
     IRRewriter rewriter(&getContext());
     Block &body = func.getBody().front();
+    wrapStoredScalarProducers(func);
     // Copies nested in host loops (a scan's insert_slice) run in their
     // kernel as loops too.
     SmallVector<memref::CopyOp> nested;

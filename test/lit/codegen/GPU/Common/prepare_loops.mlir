@@ -198,3 +198,28 @@ func.func @zero_dim_offset(%v: memref<2xi32>, %out: memref<4xi32>, %o2: memref<3
   }
   return
 }
+
+// -----
+
+// A host loop computing a scalar that is only stored (a scatter's in-range
+// flag) runs with its store in one single-thread kernel at the store.
+// CHECK-LABEL: func.func @stored_scalar
+// CHECK:         %[[B:.*]] = memref.alloc() : memref<i1>
+// CHECK:         scf.parallel
+// CHECK-NEXT:      %[[F:.*]] = scf.for
+// CHECK:           memref.store %[[F]], %[[B]][] : memref<i1>
+// CHECK:           scf.reduce
+func.func @stored_scalar(%x: memref<4xi1>, %out: memref<4xf32>, %status: memref<i32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %true = arith.constant true
+  %f = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %true) -> (i1) {
+    %v = memref.load %x[%i] : memref<4xi1>
+    %a = arith.andi %acc, %v : i1
+    scf.yield %a : i1
+  }
+  %b = memref.alloc() : memref<i1>
+  memref.store %f, %b[] : memref<i1>
+  return
+}
