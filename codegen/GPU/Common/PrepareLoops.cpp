@@ -322,8 +322,7 @@ void wrapStoredScalarProducers(func::FuncOp func) {
     bool ok = !op.use_empty();
     for (Operation *user : op.getUsers()) {
       auto store = dyn_cast<memref::StoreOp>(user);
-      ok &= store && store->getBlock() == &body &&
-            op.isBeforeInBlock(store) &&
+      ok &= store && store->getBlock() == &body && op.isBeforeInBlock(store) &&
             llvm::is_contained(op.getResults(), store.getValueToStore()) &&
             !llvm::is_contained(op.getResults(), store.getMemRef());
       if (ok && !llvm::is_contained(stores, user))
