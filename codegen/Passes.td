@@ -227,13 +227,17 @@ def KilnPlanMemoryPass : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
     the top level of a public function becomes a `memref.view` into a new last
     argument `memref<Sxi8>` (attribute `kiln.scratch`). A buffer lives from
     the first to the last top-level op using it or a view of it; buffers whose
-    lives do not overlap share bytes (first fit, largest first, 64-byte
-    aligned). S is recorded as the module attribute `kiln.scratch_size`; the
+    lives do not overlap share bytes (first fit, largest first, `alignment`-byte
+    aligned, 64 by default). S is recorded as the module attribute `kiln.scratch_size`; the
     runtime allocates the arena once per opened model. Buffers that may escape
     (returned, yielded, passed to calls) keep their allocation.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
                            "::kiln::KilnDialect"];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "alignment of every buffer's offset and size (GPU targets: 256)">
+  ];
 }
 
 def KilnLowerStridedCopiesPass

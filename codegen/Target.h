@@ -12,6 +12,8 @@
 #ifndef KILN_CODEGEN_TARGET_H
 #define KILN_CODEGEN_TARGET_H
 
+#include "codegen/DeviceProgram.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -37,6 +39,9 @@ struct TargetOptions {
 enum class ExecutableFormat {
   /// A relocatable object file for the host's loader (CPU targets).
   HostObject,
+  /// Device modules and a host plan (codegen/DeviceProgram.h), packaged as
+  /// a descriptor with dispatches (GPU targets).
+  DeviceProgram,
 };
 
 /// What the model's descriptor needs to know about a compiled executable.
@@ -55,6 +60,8 @@ struct ExecutableInfo {
   /// parallel loop), in the order of the executable's `<entry>_kernels`
   /// table of body pointers: what profiles name (model_abi.h).
   std::vector<std::string> kernelNames;
+  /// ExecutableFormat::DeviceProgram: the modules and the host plan.
+  std::shared_ptr<const DeviceProgram> device;
 };
 
 /// How to serialize an executable.

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/CPUTargetBackend.h"
+#include "codegen/GPU/SPIRV/SPIRVTargetBackend.h"
 #include "codegen/Passes.h"
 #include "codegen/Target.h"
 
@@ -32,7 +33,7 @@ struct TargetEntry {
 
 const TargetEntry kTargets[] = {
     {"cpu", createCPUTargetBackend, "codegen/CPU"},
-    {"vulkan", nullptr, "codegen/GPU/SPIRV"},
+    {"vulkan", createSPIRVTargetBackend, "codegen/GPU/SPIRV"},
     {"cuda", nullptr, "codegen/GPU/NVVM"},
     {"hip", nullptr, "codegen/GPU/ROCDL"},
 };

@@ -35,9 +35,7 @@ std::string cString(StringRef text) {
   return out + "\"";
 }
 
-namespace {
-
-std::string shapeList(ArrayRef<int64_t> shape) {
+static std::string shapeList(ArrayRef<int64_t> shape) {
   std::string out;
   for (int64_t dim : shape)
     out += (out.empty() ? "" : ", ") + std::to_string(dim);
@@ -65,7 +63,22 @@ void writeTensorTable(raw_ostream &os, StringRef table,
   os << "};\n";
 }
 
-} // namespace
+/// A C comment's text: no `*/` inside.
+std::string commentText(StringRef text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '*' && i + 1 < text.size() && text[i + 1] == '/')
+      out += "* ";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+namespace {
 
 /// The tool named `name` from the LLVM installation kiln was built against,
 /// unless the environment variable `envOverride` names another.
@@ -223,21 +236,6 @@ size_t elementSize(int32_t dtype) {
   return 0;
 }
 
-/// A C comment's text: no `*/` inside.
-std::string commentText(StringRef text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '*' && i + 1 < text.size() && text[i + 1] == '/')
-      out += "* ";
-    else if (c == '\n' || c == '\r')
-      out += ' ';
-    else
-      out += c;
-  }
-  return out;
-}
-
 bool isApple(StringRef triple) {
   llvm::Triple t(triple);
   return t.isOSBinFormatMachO();
@@ -371,19 +369,22 @@ std::string generateModelHeader(const ModelInfo &model) {
         "{\n#endif\n\n"
      << "/* The model's descriptor; pass it to kiln_model_open_descriptor(). "
         "Static data, never freed. */\n"
-     << "const kiln_model_desc *" << p << "_descriptor(void);\n\n"
-     << "/* The compiled graph itself: every input, then every output, as "
-        "dense row-major\n"
-     << " * buffers of the sizes below (any alignment; outputs must not "
-        "overlap inputs).\n"
-     << " * *status becomes 0, or N when run-time check N failed (its message "
-        "is\n"
-     << " * " << p << "_descriptor()->check_messages[N - 1]). Calling it "
-        "directly skips the\n"
-     << " * runtime's checks and its thread pool; kiln_model_run() is the "
-        "supported route. */\n"
-     << "void " << p << "_main(" << entryParameters(model, true) << ");\n\n"
-     << "#define " << P << "_TARGET " << cString(model.triple) << "\n"
+     << "const kiln_model_desc *" << p << "_descriptor(void);\n\n";
+  // A device model has no host entry: only the descriptor.
+  if (!model.device)
+    os << "/* The compiled graph itself: every input, then every output, as "
+          "dense row-major\n"
+       << " * buffers of the sizes below (any alignment; outputs must not "
+          "overlap inputs).\n"
+       << " * *status becomes 0, or N when run-time check N failed (its "
+          "message is\n"
+       << " * " << p << "_descriptor()->check_messages[N - 1]). Calling it "
+          "directly skips the\n"
+       << " * runtime's checks and its thread pool; kiln_model_run() is the "
+          "supported route. */\n"
+       << "void " << p << "_main(" << entryParameters(model, true)
+       << ");\n\n";
+  os << "#define " << P << "_TARGET " << cString(model.triple) << "\n"
      << "#define " << P << "_NUM_INPUTS " << model.inputs.size() << "\n"
      << "#define " << P << "_NUM_OUTPUTS " << model.outputs.size() << "\n";
   auto describe = [&](StringRef kind, ArrayRef<TensorInfo> tensors) {
@@ -429,10 +430,15 @@ bool compileDescriptor(const ModelInfo &model, PackageKind kind,
   SmallString<256> source(workDir), bitcode(workDir);
   sys::path::append(source, model.prefix + "_descriptor.c");
   sys::path::append(bitcode, model.prefix + "_descriptor.bc");
-  if (!writeFile(source,
-                 generateDescriptorSource(
-                     model, kind == PackageKind::SharedLibrary),
-                 error))
+  std::string text;
+  if (model.device) {
+    if (!generateDeviceDescriptorSource(
+            model, kind == PackageKind::SharedLibrary, workDir, text, error))
+      return false;
+  } else {
+    text = generateDescriptorSource(model, kind == PackageKind::SharedLibrary);
+  }
+  if (!writeFile(source, text, error))
     return false;
   // Freestanding: the descriptor needs only <stdint.h>, which clang brings,
   // so no SDK or sysroot of the target is needed (Android, iOS).

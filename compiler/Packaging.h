@@ -8,9 +8,13 @@
 #ifndef KILN_COMPILER_PACKAGING_H
 #define KILN_COMPILER_PACKAGING_H
 
+#include "codegen/DeviceProgram.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,6 +52,8 @@ struct ModelInfo {
   /// Symbols a .so exports beside the descriptor functions (a multi-variant
   /// artifact's table functions).
   std::vector<std::string> extraExports;
+  /// A GPU target's modules and host plan; null for host code.
+  std::shared_ptr<const DeviceProgram> device;
 };
 
 /// Turns `name` into a valid C identifier (used for symbol prefixes).
@@ -69,6 +75,25 @@ bool appendArtifactChecksum(llvm::StringRef path, std::string &error);
 /// symbols, so any number of models link into one program.
 std::string generateDescriptorSource(const ModelInfo &model,
                                      bool forSharedLibrary);
+
+/// The C source of the descriptor of a model compiled for a device
+/// (model.device): its modules and weights are written into `workDir` and
+/// embedded from there (compiler/DevicePackaging.cpp).
+bool generateDeviceDescriptorSource(const ModelInfo &model,
+                                    bool forSharedLibrary,
+                                    llvm::StringRef workDir,
+                                    std::string &source, std::string &error);
+
+/// A C string literal for `text`.
+std::string cString(llvm::StringRef text);
+
+/// A C comment's text: no `*/` inside.
+std::string commentText(llvm::StringRef text);
+
+/// The descriptor's table `table` of `tensors` (kiln_tensor_desc) and the
+/// shape arrays it points to.
+void writeTensorTable(llvm::raw_ostream &os, llvm::StringRef table,
+                      llvm::ArrayRef<TensorInfo> tensors);
 
 /// The C header a program embedding the model includes.
 std::string generateModelHeader(const ModelInfo &model);

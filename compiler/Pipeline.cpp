@@ -250,6 +250,10 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   info.checkMessages = std::move(executable.checkMessages);
   for (const std::string &kernel : executable.kernelNames)
     info.kernelNames.push_back(annotateOpTypes(kernel, opTypes));
+  info.device = std::move(executable.device);
+  // A GPU target that could not read its plan or modules said why.
+  if (executable.format == ExecutableFormat::DeviceProgram && !info.device)
+    return failure();
 
   SerializeOptions serializeOptions;
   serializeOptions.entrySymbol = info.prefix + "_main";

@@ -16,7 +16,8 @@
 #   4. the conformance suite (test/conformance/run.py --check): every ONNX backend node
 #      test of the pinned onnx package through kiln and onnxruntime; fails when a test in
 #      test/conformance/expected_pass.txt stops passing, when any test crashes, or when a
-#      test computes wrong numbers and is not listed in known_failures.txt.
+#      test computes wrong numbers and is not listed in known_failures.txt; then the same
+#      for --device vulkan on lavapipe (expected_pass_vulkan.txt, known_failures_vulkan.txt).
 # Prints a summary and exits non-zero if anything failed.
 #
 # Options:
@@ -109,6 +110,15 @@ if [ "$RUN_CONFORMANCE" = 1 ]; then
     --json "$RESULTS/conformance.json"
   rc=$?
   if [ $rc -eq 0 ]; then conformance_status=passed; else conformance_status="FAILED (exit $rc)"; failed=1; fi
+  # The second tracked run: the same tests compiled for vulkan, on lavapipe unless
+  # VK_ICD_FILENAMES names another driver (expected_pass_vulkan.txt).
+  printf '\n== conformance on vulkan (run.py --device vulkan)\n'
+  lvp=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
+  if [ -z "${VK_ICD_FILENAMES:-}" ] && [ -f "$lvp" ]; then export VK_ICD_FILENAMES="$lvp"; fi
+  "$PYTHON" "$ROOT/test/conformance/run.py" --device vulkan --check --quiet --no-ort \
+    --json "$RESULTS/conformance-vulkan.json"
+  rc=$?
+  if [ $rc -ne 0 ]; then conformance_status="$conformance_status; vulkan FAILED (exit $rc)"; failed=1; fi
 fi
 
 # Summary from the JUnit files both runners wrote.

@@ -5,7 +5,8 @@
 // argument of the entry (`memref<Sxi8>`, attribute `kiln.scratch`). Offsets are
 // planned at compile time: a buffer lives from the first to the last top-level
 // op using it (or a view of it); buffers whose lives do not overlap share
-// bytes (greedy first fit, largest first, 64-byte aligned). The arena's size
+// bytes (greedy first fit, largest first, 64-byte aligned: the
+// `alignment` option). The arena's size
 // becomes the module attribute `kiln.scratch_size`; the runtime allocates it
 // once when a model is opened, so a run allocates nothing.
 // A buffer that may escape (returned, yielded from a region, passed to a call)
@@ -34,8 +35,6 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
-
-constexpr int64_t kAlignment = 64;
 
 struct Buffer {
   memref::AllocOp alloc;
@@ -89,27 +88,30 @@ InFlightDiagnostic emitBufferError(Operation *op) {
   return diag;
 }
 
-/// The bytes of a buffer of `type` rounded up to kAlignment, or an error when
+/// The bytes of a buffer of `type` rounded up to `alignment`, or an error when
 /// they are over the bytes-per-buffer limit (computed without wrapping: shapes
 /// can come from a hostile model).
-FailureOr<int64_t> getBufferBytes(Operation *op, MemRefType type) {
+FailureOr<int64_t> getBufferBytes(Operation *op, MemRefType type,
+                                  int64_t alignment) {
   int64_t maxBytes = kiln::getCompileLimits().maxTensorBytes;
   std::optional<int64_t> extent = kiln::getCheckedExtent(type.getShape());
   std::optional<int64_t> bytes;
   if (extent)
     bytes = kiln::getCheckedBytes(llvm::is_contained(type.getShape(), 0) ? 0 : *extent,
                                   type.getElementTypeBitWidth());
-  if (!bytes || *bytes > maxBytes - kAlignment) {
+  if (!bytes || *bytes > maxBytes - alignment) {
     emitBufferError(op) << "a buffer of type " << type
                         << " is over kiln's limit of " << maxBytes
                         << " bytes per buffer (--max-tensor-bytes)";
     return failure();
   }
-  return std::max<int64_t>(kAlignment,
-                           (*bytes + kAlignment - 1) / kAlignment * kAlignment);
+  return std::max<int64_t>(alignment,
+                           (*bytes + alignment - 1) / alignment * alignment);
 }
 
 struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -139,7 +141,7 @@ struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
             !type.getElementType().isIntOrIndexOrFloat() ||
             type.getElementType().isIndex() || type.getMemorySpace())
           continue;
-        FailureOr<int64_t> size = getBufferBytes(alloc, type);
+        FailureOr<int64_t> size = getBufferBytes(alloc, type, alignment);
         if (failed(size)) {
           tooLarge = true;
           continue;

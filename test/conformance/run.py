@@ -270,7 +270,7 @@ def run_kiln(folder: Path, model, data_sets, tol: Tolerance | None, work: Path,
     extra: list[str] = []
     for _ in range(8):
         r = harness.run_command([tools["kiln"], "compile", folder / "model.onnx", "-o", artifact,
-                                 *extra], TIME_LIMIT)
+                                 *tools["device_args"], *extra], TIME_LIMIT)
         if r.returncode != 1 or harness.crash_marker(r.stderr):
             break
         spec = specializable_input(r.stderr, model, data_sets, folder)
@@ -296,7 +296,8 @@ def run_kiln(folder: Path, model, data_sets, tol: Tolerance | None, work: Path,
     for k, (feeds, expected) in enumerate(data_sets):
         out_dir = work / f"out{k}"
         out_dir.mkdir(exist_ok=True)
-        cmd = [tools["kiln-run"], artifact, "--threads", "1", "--output-dir", out_dir]
+        cmd = [tools["kiln-run"], artifact, "--threads", "1", "--output-dir", out_dir,
+               *tools["device_args"]]
         for j, (name, value) in enumerate(feeds.items()):
             path = work / f"in{k}_{j}.npy"
             np.save(path, _as_runner_array(value))
@@ -384,7 +385,7 @@ def run_one(folder: Path, work_root: Path, tolerances: dict, tools: dict, keep: 
 
 
 def run_suite(names_filter: list[str], jobs: int, keep: bool, with_ort: bool,
-              progress: bool) -> tuple[list[Outcome], float, Path]:
+              progress: bool, device: str = "cpu") -> tuple[list[Outcome], float, Path]:
     build = harness.build_dir()
     tools = {"kiln": harness.tool_path("kiln"), "kiln-run": harness.tool_path("kiln-run")}
     for t in tools.values():
@@ -394,7 +395,8 @@ def run_suite(names_filter: list[str], jobs: int, keep: bool, with_ort: bool,
     folders = sorted(p for p in data_dir.iterdir() if (p / "model.onnx").is_file())
     if names_filter:
         folders = [f for f in folders if any(k in f.name for k in names_filter)]
-    work_root = build / "conformance" / "work"
+    work_root = build / "conformance" / ("work" if device == "cpu" else f"work-{device}")
+    tools["device_args"] = [] if device == "cpu" else ["--device", device]
     work_root.mkdir(parents=True, exist_ok=True)
     tolerances = read_tolerances()
     start = time.monotonic()
@@ -605,7 +607,15 @@ def main() -> int:
     p.add_argument("--from-json", type=Path, metavar="FILE",
                    help="do not run: take the outcomes of an earlier full run from FILE "
                         "(with --update or --check)")
+    p.add_argument("--device", default="cpu", choices=["cpu", "vulkan"],
+                   help="compile and run for this device; a device other than cpu is a "
+                        "tracked run of its own: expected_pass_DEVICE.txt, "
+                        "known_failures_DEVICE.txt (vulkan: set VK_ICD_FILENAMES for lavapipe)")
     args = p.parse_args()
+    if args.device != "cpu":
+        global EXPECTED_PASS, KNOWN_FAILURES
+        EXPECTED_PASS = HERE / f"expected_pass_{args.device}.txt"
+        KNOWN_FAILURES = HERE / f"known_failures_{args.device}.txt"
     if args.update and args.k:
         p.error("--update needs the whole suite (no -k)")
 
@@ -615,8 +625,9 @@ def main() -> int:
         seconds, data_dir = saved["seconds"], None
     else:
         results, seconds, data_dir = run_suite(args.k, args.jobs, args.keep,
-                                               not args.no_ort, not args.quiet)
-    json_path = args.json or (harness.build_dir() / "conformance" / "results.json")
+                                               not args.no_ort, not args.quiet, args.device)
+    json_path = args.json or (harness.build_dir() / "conformance" / (
+        "results.json" if args.device == "cpu" else f"results-{args.device}.json"))
     json_path.parent.mkdir(parents=True, exist_ok=True)
     if not args.from_json:
         json_path.write_text(json.dumps({"totals": totals(results), "seconds": round(seconds, 1),
@@ -627,11 +638,14 @@ def main() -> int:
         print(f"results: {json_path}")
     if args.update:
         EXPECTED_PASS.write_text(
-            "# ONNX backend node tests kiln passes (test/conformance/run.py --update).\n" +
+            f"# ONNX backend node tests kiln passes on {args.device} "
+            f"(test/conformance/run.py{'' if args.device == 'cpu' else ' --device ' + args.device}"
+            f" --update).\n" +
             "".join(f"{r.name}\n" for r in sorted(results, key=lambda r: r.name)
                     if r.kiln == "pass"))
-        write_doc(results, seconds, data_dir)
-        print(f"wrote {EXPECTED_PASS} and {DOC}")
+        if args.device == "cpu":
+            write_doc(results, seconds, data_dir)
+        print(f"wrote {EXPECTED_PASS}" + (f" and {DOC}" if args.device == "cpu" else ""))
     if args.check:
         problems = check(results, full_run=not args.k)
         if problems:

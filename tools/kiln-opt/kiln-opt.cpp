@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/GPU/Passes.h"
 #include "codegen/Passes.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/ONNXOps.h"
@@ -25,6 +26,7 @@ namespace {
 void registerKiln(mlir::DialectRegistry &registry) {
   registry.insert<kiln::onnx::ONNXDialect, kiln::KilnDialect>();
   kiln::registerKilnCodegenPasses();
+  kiln::registerKilnGPUPasses();
   kiln::registerKilnConversionPasses();
   kiln::onnx::registerShapeInferenceModels(registry);
   kiln::registerKilnTransformsPasses();

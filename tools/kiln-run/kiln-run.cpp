@@ -491,6 +491,14 @@ void printDescriptor(const kiln_model *model) {
   std::printf("scratch_bytes: %llu\nruntime_checks: %u\n",
               (unsigned long long)kiln_model_scratch_size(model),
               desc->num_check_messages);
+  // The device the code is for: the host, or the device of its modules.
+  bool spirv = false;
+  for (uint32_t e = 0; e < desc->num_executables; ++e)
+    spirv |= desc->executables[e].format == KILN_EXECUTABLE_SPIRV;
+  std::printf("device: %s\n",
+              desc->entry_executable != KILN_NO_EXECUTABLE ? "cpu"
+              : spirv                                      ? "vulkan"
+                                                           : "unknown");
   for (uint32_t e = 0; e < desc->num_executables; ++e) {
     const kiln_executable_desc &x = desc->executables[e];
     std::printf("executable %u %s %s", e, formatName(x.format),
@@ -498,12 +506,26 @@ void printDescriptor(const kiln_model *model) {
     if (x.format == KILN_EXECUTABLE_HOST)
       std::printf(" %s%s\n", x.entry ? "static-entry" : "dynamic-entry",
                   e == desc->entry_executable ? " (entry)" : "");
-    else
-      std::printf(" %llu bytes, %u kernels\n", (unsigned long long)x.size,
+    else {
+      std::printf(" %llu bytes, %u kernels:", (unsigned long long)x.size,
                   x.num_kernels);
+      for (uint32_t k = 0; k < x.num_kernels; ++k)
+        std::printf(" %s", x.kernel_names[k]);
+      std::printf("\n");
+    }
   }
   if (desc->num_dispatches)
     std::printf("dispatches: %u\n", desc->num_dispatches);
+  for (uint32_t d = 0; d < desc->num_dispatches; ++d) {
+    const kiln_dispatch_desc &x = desc->dispatches[d];
+    std::printf("dispatch %u executable %u kernel %s workgroups [%u,%u,%u] "
+                "x [%u,%u,%u] bindings %u\n",
+                d, x.executable,
+                desc->executables[x.executable].kernel_names[x.kernel],
+                x.workgroup_count[0], x.workgroup_count[1],
+                x.workgroup_count[2], x.workgroup_size[0], x.workgroup_size[1],
+                x.workgroup_size[2], x.num_bindings);
+  }
   for (uint32_t m = 0; m < desc->num_memory_needs; ++m) {
     const kiln_memory_need &need = desc->memory_needs[m];
     std::printf("memory %u %s %llu bytes, align %llu\n", m,

@@ -5,7 +5,7 @@
 // RUN: not kiln-opt %s -kiln-check-target-support=device=cuda -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=PLANNED
 
-// UNKNOWN: error: unknown device 'tpu' (kiln compiles for: cpu)
+// UNKNOWN: error: unknown device 'tpu' (kiln compiles for: cpu, vulkan)
 // PLANNED: error: the cuda target is not implemented yet (its place: codegen/GPU/NVVM)
 
 // What convert-onnx-to-linalg produces passes unchanged.

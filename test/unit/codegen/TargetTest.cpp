@@ -55,7 +55,26 @@ TEST(TargetRegistry, CreatesTheCPUTarget) {
   EXPECT_EQ(target->getDeviceName(), "cpu");
   EXPECT_EQ(target->getExecutableFormat(), kiln::ExecutableFormat::HostObject);
   EXPECT_EQ(kiln::getTargetDeviceNames(),
-            llvm::SmallVector<llvm::StringRef>{"cpu"});
+            (llvm::SmallVector<llvm::StringRef>{"cpu", "vulkan"}));
+}
+
+TEST(TargetRegistry, CreatesTheVulkanTarget) {
+  std::string error;
+  std::unique_ptr<kiln::TargetBackend> target = kiln::createTargetBackend(
+      "vulkan", kiln::TargetOptions{"aarch64-linux-android24", ""}, error);
+  ASSERT_NE(target, nullptr) << error;
+  EXPECT_EQ(target->getDeviceName(), "vulkan");
+  EXPECT_EQ(target->getExecutableFormat(),
+            kiln::ExecutableFormat::DeviceProgram);
+  // The host side (the descriptor) is for the triple asked for.
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
+  kiln::ExecutableInfo info = target->getExecutableInfo(*module);
+  EXPECT_EQ(info.triple, "aarch64-unknown-linux-android24");
+  ASSERT_NE(info.device, nullptr);
+  EXPECT_EQ(info.device->device, "vulkan");
+  EXPECT_TRUE(info.device->dispatches.empty());
 }
 
 TEST(TargetRegistry, ResolvesACrossTarget) {
@@ -78,8 +97,8 @@ TEST(TargetRegistry, RejectsUnknownAndPlannedDevices) {
   std::string error;
   EXPECT_EQ(kiln::createTargetBackend("tpu", kiln::TargetOptions(), error),
             nullptr);
-  EXPECT_EQ(error, "unknown device 'tpu' (kiln compiles for: cpu)");
-  for (const char *device : {"vulkan", "cuda", "hip"}) {
+  EXPECT_EQ(error, "unknown device 'tpu' (kiln compiles for: cpu, vulkan)");
+  for (const char *device : {"cuda", "hip"}) {
     error.clear();
     EXPECT_EQ(kiln::createTargetBackend(device, kiln::TargetOptions(), error),
               nullptr);

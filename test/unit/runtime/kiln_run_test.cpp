@@ -37,6 +37,7 @@ TEST(KilnRun, Inspect) {
                   "features: \n"
                   "scratch_bytes: 256\n"
                   "runtime_checks: 2\n"
+                  "device: cpu\n"
                   "executable 0 host x86_64-unknown-linux-gnu static-entry "
                   "(entry)\n"
                   "memory 0 host-scratch 256 bytes, align 64\n"

@@ -1,0 +1,59 @@
+//===- GPUPipeline.cpp - linalg-on-tensors to outlined GPU kernels --------===//
+
+#include "codegen/GPU/Common/GPUPipeline.h"
+#include "codegen/Common/TensorPipeline.h"
+#include "codegen/GPU/Passes.h"
+#include "codegen/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+void buildGPUCommonPipeline(OpPassManager &pm,
+                            const GPUPipelineOptions &options) {
+  buildTensorPipeline(pm);
+
+  // Buffers: results become out-parameters, as on the CPU; the runtime binds
+  // its device copies of the graph's inputs and outputs.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  bufferization::OneShotBufferizePassOptions bufferizeOptions;
+  bufferizeOptions.bufferizeFunctionBoundaries = true;
+  bufferizeOptions.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  bufferization::BufferResultsToOutParamsPassOptions outParamOptions;
+  outParamOptions.modifyPublicFunctions = true;
+  outParamOptions.hoistStaticAllocs = true;
+  pm.addPass(
+      bufferization::createBufferResultsToOutParamsPass(outParamOptions));
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Every op that computes becomes one parallel loop nest (reductions inside
+  // each thread); intermediates go into the arena planned now.
+  // No canonicalization from here to the mapping: it would inline the
+  // one-iteration loops that keep single-thread work off the host.
+  pm.addPass(createKilnGPUPrepareLoopsPass());
+  KilnPlanMemoryPassOptions planOptions;
+  planOptions.alignment = 256;
+  pm.addPass(createKilnPlanMemoryPass(planOptions));
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  KilnGPUMapLoopsPassOptions mapOptions;
+  mapOptions.workgroupSize = options.workgroupSize;
+  pm.addNestedPass<func::FuncOp>(createKilnGPUMapLoopsPass(mapOptions));
+  pm.addPass(createConvertParallelLoopToGpuPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createKilnGPUPlanDispatchesPass());
+}
+
+} // namespace kiln

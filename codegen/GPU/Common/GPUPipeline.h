@@ -1,0 +1,31 @@
+//===- GPUPipeline.h - linalg-on-tensors to outlined GPU kernels -*- C++ -*-===//
+//
+// What every GPU target shares (SPIR-V today; NVVM and ROCDL next): the
+// tensor pipeline of codegen/Common, bufferization with results as
+// out-parameters, the transient arena planned at compile time (256-byte
+// aligned), every op as one parallel loop nest mapped to workgroups x threads,
+// kernel outlining, and the host plan checked (kiln-gpu-plan-dispatches). A
+// target then converts the gpu.module ops to its code and reads the plan with
+// buildDeviceProgram (HostPlan.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_GPU_COMMON_GPUPIPELINE_H
+#define KILN_CODEGEN_GPU_COMMON_GPUPIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace kiln {
+
+struct GPUPipelineOptions {
+  /// Threads per workgroup of the generic mapping.
+  int64_t workgroupSize = 64;
+};
+
+/// Appends the passes from linalg-on-tensors to outlined gpu.module kernels
+/// and a host entry of gpu.launch_func ops with planned bindings.
+void buildGPUCommonPipeline(mlir::OpPassManager &pm,
+                            const GPUPipelineOptions &options = {});
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_GPU_COMMON_GPUPIPELINE_H

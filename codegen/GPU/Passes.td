@@ -1,0 +1,94 @@
+//===- Passes.td - GPU code generation passes ---------------*- tablegen -*-===//
+#ifndef KILN_CODEGEN_GPU_PASSES_TD
+#define KILN_CODEGEN_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KilnGPUPrepareLoopsPass
+    : Pass<"kiln-gpu-prepare-loops", "mlir::ModuleOp"> {
+  let summary = "Make every buffer op of the entry a linalg op whose "
+                "parallel loops come first";
+  let description = [{
+    On buffers, after bufferization, for GPU targets. In each public
+    function: the status out-parameter kiln-materialize-checks added (the
+    last argument; a GPU target accepts no run-time checks, so it is always
+    0) and what writes it are dropped; a buffer copied into an output
+    argument as its last use is replaced by the argument (the output is
+    computed in place); `memref.copy` becomes `linalg.copy`;
+    named linalg ops are generalized and their loops interchanged so that
+    every parallel loop is outside every reduction (convert-linalg-to-
+    parallel-loops then yields one `scf.parallel` per op, reductions running
+    serially inside each thread); an op without a parallel loop, or another
+    top-level op that writes memory, is wrapped in a one-iteration
+    `scf.parallel` (one thread). Nothing that computes stays on the host.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def KilnGPUMapLoopsPass : Pass<"kiln-gpu-map-loops", "mlir::func::FuncOp"> {
+  let summary = "Map each top-level scf.parallel onto workgroups and threads";
+  let description = [{
+    Every top-level `scf.parallel` (static bounds, no reductions) becomes
+    workgroups x threads over its iterations linearized row-major (the
+    innermost dim is the fastest, so neighbouring threads touch neighbouring
+    elements): `workgroup-size` threads on x, as many workgroups as needed on
+    x (at most 65535; beyond that each thread loops), a guard for the last
+    partial workgroup. The loops get the `mapping` attribute
+    convert-parallel-loops-to-gpu reads. Nested `scf.parallel` loops become
+    `scf.for` nests (they run inside one thread).
+  }];
+  let options = [
+    Option<"workgroupSize", "workgroup-size", "int64_t", /*default=*/"64",
+           "threads per workgroup">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect"];
+}
+
+def KilnGPUPlanDispatchesPass
+    : Pass<"kiln-gpu-plan-dispatches", "mlir::ModuleOp"> {
+  let summary = "Check the host function and record each launch's buffers";
+  let description = [{
+    After gpu-kernel-outlining. The entry must hold nothing but
+    `gpu.launch_func` ops with static sizes on memrefs that are views of an
+    entry argument (graph inputs and outputs), of the transient arena
+    (kiln-plan-memory's `kiln.scratch` argument) or of a constant
+    `memref.global` (weights); anything else left on the host is an error
+    naming the ONNX node. Each launch gets `kiln.bindings`: per kernel
+    argument `[kind, index, byte offset]` with kind 0 = entry argument, 1 =
+    the weights blob, 2 = the arena; its kernel is renamed after the ONNX
+    node it computes. Each weight used gets
+    `kiln.device_offset` (256-byte aligned); the module gets
+    `kiln.device_constants_size`.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def KilnSPIRVSetEntryPointsPass
+    : Pass<"kiln-spirv-set-entry-points", "mlir::ModuleOp"> {
+  let summary = "Attach the Vulkan target environment and entry-point ABIs";
+  let description = [{
+    Before convert-gpu-to-spirv. Every `gpu.module` gets the
+    `spirv.target_env` kiln compiles for (Vulkan 1.1, shader capabilities for
+    8/16/64-bit integers and floats in storage buffers; spirv-update-vce
+    keeps only those a module uses) and every kernel the
+    `spirv.entry_point_abi` with the workgroup size its launches use.
+  }];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect"];
+}
+
+def KilnSPIRVLegalizeRemFPass
+    : Pass<"kiln-spirv-legalize-remf", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Give arith.remf C fmod's result for an infinite divisor";
+  let description = [{
+    SPIR-V's OpFRem is x - y * trunc(x / y) on many drivers (lavapipe
+    included): NaN for a finite x and an infinite y, where fmod (and the
+    ONNX Mod lowering built on it) gives x. Each `arith.remf` in a kernel
+    module is followed by a select of x for that case; NaN and zero
+    divisors give NaN either way.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
+#endif // KILN_CODEGEN_GPU_PASSES_TD

@@ -1,0 +1,195 @@
+//===- SPIRVTargetBackend.cpp - Vulkan compute behind the seam ------------===//
+
+#include "codegen/GPU/SPIRV/SPIRVTargetBackend.h"
+
+#include "codegen/CPU/CPUPipeline.h"
+#include "codegen/GPU/Common/GPUPipeline.h"
+#include "codegen/GPU/Common/HostPlan.h"
+#include "codegen/GPU/Passes.h"
+#include "codegen/Passes.h"
+#include "dialects/Kiln/ABIAttributes.h"
+
+#include "mlir/Conversion/GPUToSPIRV/GPUToSPIRVPass.h"
+#include "mlir/Conversion/MathToSPIRV/MathToSPIRVPass.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Target/SPIRV/Serialization.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+/// The Vulkan environment the modules are built for (the descriptor's
+/// executable target).
+constexpr llvm::StringLiteral kVulkanEnv = "vulkan1.1";
+
+constexpr llvm::StringLiteral kLoweredDialects[] = {
+    "builtin",       "func",   "arith",  "math", "linalg", "tensor",
+    "bufferization", "affine", "memref", "scf",  "kiln"};
+
+/// Element types the SPIR-V lowering computes with: no bf16 (SPIR-V has no
+/// such type for Vulkan 1.1), no integers wider than 64 bits.
+bool isSupportedElementType(Type type) {
+  if (auto integer = dyn_cast<IntegerType>(type))
+    return integer.getWidth() <= 64;
+  return type.isIndex() || type.isF16() || type.isF32() || type.isF64();
+}
+
+/// The spirv.module convert-gpu-to-spirv made of `gpuModule`.
+spirv::ModuleOp findSPIRVModule(ModuleOp module, StringRef gpuModule) {
+  spirv::ModuleOp found;
+  module.walk([&](spirv::ModuleOp spirvModule) {
+    std::optional<StringRef> name = spirvModule.getName();
+    if (name &&
+        (*name == gpuModule || name->ends_with(("__" + gpuModule).str())))
+      found = spirvModule;
+  });
+  return found;
+}
+
+class SPIRVTargetBackend final : public TargetBackend {
+public:
+  explicit SPIRVTargetBackend(CPUTarget host) : host(std::move(host)) {}
+
+  StringRef getDeviceName() const override { return "vulkan"; }
+
+  ExecutableFormat getExecutableFormat() const override {
+    return ExecutableFormat::DeviceProgram;
+  }
+
+  bool isSupported(Operation *op, std::string &reason) const override {
+    std::string name = op->getName().getStringRef().str();
+    if (!llvm::is_contained(kLoweredDialects,
+                            op->getName().getDialectNamespace())) {
+      reason = "operation '" + name + "'";
+      return false;
+    }
+    // The graph's signature: the ops using its values name their nodes.
+    if (isa<func::FuncOp>(op))
+      return true;
+    // GLSL.std.450 computes these on 16/32-bit floats only.
+    if (isa<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp, math::Log2Op,
+            math::Log10Op, math::Log1pOp, math::PowFOp, math::SinOp,
+            math::CosOp, math::TanOp, math::AsinOp, math::AcosOp, math::AtanOp,
+            math::Atan2Op, math::SinhOp, math::CoshOp, math::TanhOp,
+            math::AsinhOp, math::AcoshOp, math::AtanhOp, math::ErfOp,
+            math::ErfcOp, math::CbrtOp>(op) &&
+        getElementTypeOrSelf(op->getResult(0).getType()).isF64()) {
+      reason = "'" + name + "' on f64";
+      return false;
+    }
+    auto supported = [&](Type type) {
+      Type element = getElementTypeOrSelf(type);
+      if (!isa<IntegerType, IndexType, FloatType, ComplexType>(element) ||
+          isSupportedElementType(element))
+        return true;
+      llvm::raw_string_ostream os(reason);
+      os << "element type " << element << " (in '" << name << "')";
+      return false;
+    };
+    for (Type type : op->getResultTypes())
+      if (!supported(type))
+        return false;
+    for (Type type : op->getOperandTypes())
+      if (!supported(type))
+        return false;
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (!supported(arg.getType()))
+            return false;
+    return true;
+  }
+
+  void buildPipeline(OpPassManager &pm) const override {
+    buildGPUCommonPipeline(pm);
+    // exp / erf / tanh / log as the CPU computes them (GLSL has no erf and
+    // its tanh overflows for large inputs on some drivers).
+    pm.addPass(createKilnApproximateMathPass());
+    pm.addPass(arith::createArithExpandOpsPass());
+    pm.addNestedPass<gpu::GPUModuleOp>(createKilnSPIRVLegalizeRemFPass());
+    pm.addPass(createKilnSPIRVSetEntryPointsPass());
+    pm.addPass(memref::createFoldMemRefAliasOpsPass());
+    // convert-gpu-to-spirv has no math patterns: GLSL.std.450 ops first.
+    pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToSPIRVPass());
+    pm.addPass(createConvertGPUToSPIRVPass());
+    OpPassManager &spirvModule = pm.nest<spirv::ModuleOp>();
+    spirvModule.addPass(spirv::createSPIRVLowerABIAttributesPass());
+    spirvModule.addPass(createCanonicalizerPass());
+    spirvModule.addPass(spirv::createSPIRVUpdateVCEPass());
+  }
+
+  ExecutableInfo getExecutableInfo(ModuleOp module) const override {
+    ExecutableInfo info;
+    info.format = ExecutableFormat::DeviceProgram;
+    info.triple = host.triple;
+    info.cpu = host.cpu;
+    for (std::string &message : getCheckMessages(module))
+      info.checkMessages.push_back(std::move(message));
+    auto program = std::make_shared<DeviceProgram>();
+    program->device = "vulkan";
+    program->moduleExtension = ".spv";
+    if (failed(buildDeviceProgram(module, *program)))
+      return info;
+    for (DeviceExecutable &executable : program->executables) {
+      executable.target = kVulkanEnv.str();
+      spirv::ModuleOp spirvModule = findSPIRVModule(module, executable.name);
+      SmallVector<uint32_t> words;
+      if (!spirvModule || failed(spirv::serialize(spirvModule, words))) {
+        module.emitError("cannot serialize the SPIR-V module of '")
+            << executable.name << "'";
+        return info;
+      }
+      executable.words.assign(words.begin(), words.end());
+    }
+    info.device = std::move(program);
+    return info;
+  }
+
+  LogicalResult serializeExecutable(ModuleOp module,
+                                    const SerializeOptions &options,
+                                    StringRef path,
+                                    std::string &error) const override {
+    // The host object holds only the descriptor (linkBitcode): the device
+    // modules and weights are data inside it.
+    OwningOpRef<ModuleOp> empty = ModuleOp::create(module.getLoc());
+    return emitObjectFile(*empty, host, options.entrySymbol, path, error,
+                          options.linkBitcode);
+  }
+
+  LogicalResult printExecutable(ModuleOp module,
+                                const SerializeOptions &options,
+                                raw_ostream &os,
+                                std::string &error) const override {
+    // The SPIR-V modules in MLIR's assembly form.
+    module.walk([&](spirv::ModuleOp spirvModule) {
+      spirvModule.print(os);
+      os << "\n";
+    });
+    return success();
+  }
+
+private:
+  CPUTarget host;
+};
+
+} // namespace
+
+std::unique_ptr<TargetBackend>
+createSPIRVTargetBackend(const TargetOptions &options, std::string &error) {
+  // The host side is the descriptor only: a baseline CPU.
+  FailureOr<CPUTarget> host = resolveCPUTarget(
+      options.triple, options.cpu.empty() ? "generic" : options.cpu, error);
+  if (failed(host))
+    return nullptr;
+  return std::make_unique<SPIRVTargetBackend>(std::move(*host));
+}
+
+} // namespace kiln

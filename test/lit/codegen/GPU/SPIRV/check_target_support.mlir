@@ -1,0 +1,77 @@
+// RUN: kiln-opt %s -split-input-file -kiln-check-target-support=device=vulkan \
+// RUN:   -verify-diagnostics | FileCheck %s
+
+// What the vulkan target compiles passes unchanged.
+// CHECK-LABEL: func.func @supported
+// CHECK:         linalg.generic
+func.func @supported(%a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%a, %b : tensor<4xf32>, tensor<4xf16>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: f32, %y: f16, %o: f32):
+    %w = arith.extf %y : f16 to f32
+    %s = arith.addf %x, %w : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A run-time check is compiled (a kernel stores a failed check's number in
+// the runtime's run status).
+// CHECK-LABEL: func.func @check
+// CHECK:         kiln.check
+func.func @check(%ok: tensor<i1>) {
+  kiln.check %ok, "index out of range" : tensor<i1>
+  return
+}
+
+// -----
+
+// SPIR-V for Vulkan 1.1 has no bf16.
+func.func @bf16(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @unknown {{node 'Cast_4': the vulkan target does not support element type bf16 (in 'tensor.empty')}}
+  %e = tensor.empty() : tensor<4xbf16> loc("Cast_4")
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf32>) outs(%e : tensor<4xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4xbf16> loc("Cast_4")
+  %1 = arith.extf %0 : tensor<4xbf16> to tensor<4xf32> loc("Cast_4")
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// A bf16 graph input: the node using it is named (not the function).
+func.func @bf16_input(%a: tensor<4xbf16>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @unknown {{node 'Cast_5': the vulkan target does not support element type bf16 (in 'linalg.generic')}}
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%a : tensor<4xbf16>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %t = arith.extf %x : bf16 to f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32> loc("Cast_5")
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// GLSL has no f64 exp.
+func.func @exp_f64(%a: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf64>) outs(%a : tensor<4xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    // expected-error @unknown {{node 'Exp_6': the vulkan target does not support 'math.exp' on f64}}
+    %t = math.exp %x : f64 loc("Exp_6")
+    linalg.yield %t : f64
+  } -> tensor<4xf64> loc("Exp_6")
+  return %0 : tensor<4xf64>
+}
