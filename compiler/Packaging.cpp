@@ -78,8 +78,6 @@ std::string commentText(StringRef text) {
   return out;
 }
 
-namespace {
-
 /// The tool named `name` from the LLVM installation kiln was built against,
 /// unless the environment variable `envOverride` names another.
 std::string findTool(StringRef name, const char *envOverride) {
