@@ -53,6 +53,20 @@ struct PlanDispatchesPass
         failed = true;
       }
     }
+    // A buffer allocated inside a kernel (a value a Loop or Scan body carries
+    // or makes, which the memory plan leaves to its own allocation) has no
+    // storage the kernel could use: an error naming the node, not a failure
+    // to legalize later.
+    module.walk([&](gpu::GPUFuncOp kernel) {
+      kernel.walk([&](Operation *op) {
+        if (!isa<memref::AllocOp, memref::AllocaOp>(op))
+          return;
+        kiln::onnx::emitNodeError(op)
+            << "needs a buffer of its own inside a GPU kernel (a value a Loop "
+               "or Scan body carries or makes): not supported on the GPU yet";
+        failed = true;
+      });
+    });
     if (failed)
       return signalPassFailure();
     kiln::setDeviceConstantsSize(module, constantsSize);

@@ -47,3 +47,22 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A buffer allocated inside a kernel (what a Loop or Scan body carries) has
+// no storage on the device.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @k(%a: memref<4xf32>) kernel {
+      // expected-error @+1 {{needs a buffer of its own inside a GPU kernel (a value a Loop or Scan body carries or makes): not supported on the GPU yet}}
+      %t = memref.alloc() : memref<2xf32>
+      gpu.return
+    }
+  }
+  func.func @kernel_alloc(%in: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%in : memref<4xf32>)
+    return
+  }
+}
