@@ -723,8 +723,8 @@ bool contains(const std::string &s, const std::string &part) {
 
 // The child of VulkanTimeout.KernelThatNeverEnds: exits 0 when every check
 // holds, else prints what failed and exits 1. lavapipe cannot abandon a
-// kernel (its worker thread spins on), so this runs in a child process that
-// leaves with _exit(), and alarm() turns a hang into a failure.
+// kernel (its worker thread spins on until the process ends), so this runs in
+// a child process, and alarm() turns a hang into a failure.
 [[noreturn]] void spinChild() {
   alarm(60);
   auto failWith = [](const std::string &what) {
