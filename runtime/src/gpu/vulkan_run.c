@@ -23,6 +23,10 @@ kiln_status kiln_gpu_context_create(kiln_gpu_model *gpu,
                           "this runtime was built without its Vulkan back end");
 }
 void kiln_gpu_context_destroy(kiln_gpu_context *context) { (void)context; }
+int kiln_gpu_context_unusable(const kiln_gpu_context *context) {
+  (void)context;
+  return 0;
+}
 kiln_status kiln_gpu_run(kiln_gpu_context *context, void *const *inputs,
                          void *const *outputs) {
   (void)context;
@@ -610,6 +614,10 @@ static kiln_status kiln_check_run_status(kiln_gpu_context *ctx) {
                           "check (it has %u check messages)",
                           gpu->name, (unsigned)check,
                           (unsigned)desc->num_check_messages);
+}
+
+int kiln_gpu_context_unusable(const kiln_gpu_context *ctx) {
+  return ctx->unusable;
 }
 
 /* A context an earlier run timed out on refuses every later run. */
