@@ -19,8 +19,9 @@ try:
 except ImportError:  # run from the source folder without a build
     _build_config = None
 
-# The devices kiln compiles for today; the CLI has no device option yet.
-_DEVICES = ("auto", "cpu")
+# The devices kiln compiles for and runs on; "vulkan:SEL" picks a Vulkan device
+# at open (its index or part of its name), compiled as "vulkan".
+_DEVICES = ("auto", "cpu", "vulkan")
 
 
 def find_kiln() -> Path:
@@ -54,15 +55,26 @@ def cache_dir() -> Path:
 
 
 def check_device(device: str | None) -> None:
-    if device is not None and device not in _DEVICES:
-        raise InvalidArgument(
-            f"device '{device}' is not supported: kiln compiles for and runs on the "
-            f"CPU only (device may be {', '.join(repr(d) for d in _DEVICES)})")
+    if device is None or device in _DEVICES:
+        return
+    if isinstance(device, str) and device.startswith("vulkan:") and len(device) > 7:
+        return
+    raise InvalidArgument(
+        f"device '{device}' is not supported: kiln compiles for and runs on "
+        f"{', '.join(repr(d) for d in _DEVICES)} or 'vulkan:DEVICE'")
 
 
-def _args(target, cpu, shape, name, emit, specialize, precision,
+def compile_device(device: str | None) -> str | None:
+    """`kiln compile --device` for a session's device: vulkan for "vulkan" and
+    "vulkan:SEL", the default (the CPU) otherwise."""
+    return "vulkan" if device is not None and device.startswith("vulkan") else None
+
+
+def _args(device, target, cpu, shape, name, emit, specialize, precision,
           keep_intermediates) -> list[str]:
     args: list[str] = []
+    if device is not None and device != "auto":
+        args += ["--device", "vulkan" if device.startswith("vulkan") else str(device)]
     if target is not None:
         args += ["--target", str(target)]
     if cpu is not None:
@@ -97,11 +109,12 @@ def compile(model: str | os.PathLike, output: str | os.PathLike, *,
             keep_intermediates: bool = False) -> Path:
     """Runs `kiln compile MODEL -o OUTPUT` with the matching flags (see
     `kiln --help`) and returns OUTPUT. A failure raises CompileError with
-    kiln's diagnostics. `device` is checked here: kiln compiles for the CPU only."""
+    kiln's diagnostics. `device` is `--device` ("vulkan:SEL" compiles for
+    "vulkan"; None and "auto" compile for the CPU)."""
     check_device(device)
     exe = find_kiln()
     cmd = [str(exe), "compile", os.fspath(model), "-o", os.fspath(output)]
-    cmd += _args(target, cpu, shape, name, emit, specialize, precision,
+    cmd += _args(device, target, cpu, shape, name, emit, specialize, precision,
                  keep_intermediates)
     proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -146,16 +159,18 @@ def _host_cpu() -> str:
     return platform.machine() + ":" + hashlib.sha256(flags.encode()).hexdigest()[:16]
 
 
-def compiled_model(onnx_path: str | os.PathLike, shape=None, cpu=None) -> tuple[Path, bool]:
+def compiled_model(onnx_path: str | os.PathLike, shape=None, cpu=None,
+                   device=None) -> tuple[Path, bool]:
     """The cached .so for an .onnx model, compiling it on a miss. The key is the
-    model's sha256, the options, kiln's identity and (for the host CPU) the CPU.
+    model's sha256, the options (the device compiled for included), kiln's
+    identity and (for the host CPU) the CPU.
     Returns (path, whether it was a cache hit)."""
     onnx_path = Path(onnx_path)
     if not onnx_path.is_file():
         raise InvalidArgument(f"model '{onnx_path}' does not exist")
     exe = find_kiln()
     options = {"shape": {k: [int(d) for d in v] for k, v in (shape or {}).items()},
-               "cpu": cpu}
+               "cpu": cpu, "device": compile_device(device)}
     key_doc = {
         "model": _sha256_file(onnx_path),
         "options": options,
@@ -171,7 +186,8 @@ def compiled_model(onnx_path: str | os.PathLike, shape=None, cpu=None) -> tuple[
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
     try:
-        compile(onnx_path, tmp / "model.so", cpu=cpu, shape=shape)
+        compile(onnx_path, tmp / "model.so", cpu=cpu, shape=shape,
+                device=compile_device(device))
         (tmp / "key.json").write_text(json.dumps(
             dict(key_doc, source=str(onnx_path.resolve()), kiln_path=str(exe)),
             indent=1, sort_keys=True) + "\n")

@@ -59,17 +59,23 @@ class InferenceSession:
     model, which is compiled on first use into the cache ($KILN_CACHE_DIR,
     default ~/.cache/kiln) and taken from there afterwards. `threads` is the
     number of threads of one run, the calling thread included (0: one per CPU).
+    `device` is where the model runs ("auto", "cpu", "vulkan", "vulkan:SEL";
+    kiln_model_options.device); an `.onnx` model is compiled for Vulkan when it
+    starts with "vulkan". `cpu_variant` opens that CPU variant of a
+    multi-variant artifact (kiln_model_options.cpu_variant; None: the best).
     `shape` fixes dynamic input dimensions and `cpu` picks the CPU to compile
     for (kiln compile --shape / --cpu); both only apply to an `.onnx` model.
     run() may be called from several threads at once; each call releases the GIL.
     """
 
     def __init__(self, path: str | os.PathLike, device: str = "auto", threads: int = 0,
-                 *, shape: Mapping[str, Sequence[int]] | None = None,
+                 cpu_variant: str | None = None, *, shape: Mapping[str, Sequence[int]] | None = None,
                  cpu: str | None = None):
         _compile.check_device(device)
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
             raise InvalidArgument(f"threads must be an integer >= 0, got {threads!r}")
+        if cpu_variant is not None and not isinstance(cpu_variant, str):
+            raise InvalidArgument(f"cpu_variant must be a string or None, got {cpu_variant!r}")
         if isinstance(path, (bytes, bytearray, memoryview)):
             raise InvalidArgument(
                 "kiln.InferenceSession takes a path: write serialized model bytes to an "
@@ -78,7 +84,8 @@ class InferenceSession:
         self.cache_hit: bool | None = None
         if path.suffix == ".onnx":
             self.onnx_path: Path | None = path
-            self.model_path, self.cache_hit = _compile.compiled_model(path, shape, cpu)
+            self.model_path, self.cache_hit = _compile.compiled_model(path, shape, cpu,
+                                                                       device)
         else:
             if shape is not None or cpu is not None:
                 raise InvalidArgument(
@@ -86,11 +93,23 @@ class InferenceSession:
             self.onnx_path = None
             self.model_path = path
         # The runtime reads a path without '/' from the working directory.
-        self._model = _kiln.Model(str(self.model_path.absolute()), threads)
+        self._model = _kiln.Model(str(self.model_path.absolute()), threads,
+                                  device, cpu_variant)
         self._inputs = [NodeArg(*d) for d in self._model.inputs()]
         self._outputs = [NodeArg(*d) for d in self._model.outputs()]
         self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
         self._all_output_names = [o.name for o in self._outputs]
+
+    @property
+    def device(self) -> str:
+        """Where the model runs: "cpu" or "vulkan" (kiln_model_device)."""
+        return self._model.device
+
+    @property
+    def cpu_variant(self) -> str | None:
+        """The CPU variant opened ("x86-64-v3"; kiln_model_variant), None for a
+        model without variants."""
+        return self._model.variant or None
 
     @property
     def num_threads(self) -> int:

@@ -11,10 +11,12 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -101,9 +103,15 @@ void checkContiguous(const Array &a, const std::string &what) {
 
 class PyModel {
 public:
-  PyModel(const std::string &path, int32_t threads) {
+  PyModel(const std::string &path, int32_t threads,
+          const std::optional<std::string> &device,
+          const std::optional<std::string> &cpuVariant) {
+    kiln::Options options;
+    options.threads = threads;
+    options.device = device ? device->c_str() : nullptr;
+    options.cpuVariant = cpuVariant ? cpuVariant->c_str() : nullptr;
     nb::gil_scoped_release release; // opening starts the thread pool
-    model_ = kiln::Model::open(path, {threads});
+    model_ = kiln::Model::open(path, options);
   }
 
   /// Runs with every model output given a caller buffer (numpy arrays the
@@ -166,9 +174,19 @@ NB_MODULE(_kiln, m) {
   });
 
   nb::class_<PyModel>(m, "Model")
-      .def(nb::init<const std::string &, int32_t>(), nb::arg("path"),
-           nb::arg("threads") = 0)
+      .def(nb::init<const std::string &, int32_t,
+                    const std::optional<std::string> &,
+                    const std::optional<std::string> &>(),
+           nb::arg("path"), nb::arg("threads") = 0,
+           nb::arg("device").none() = nb::none(),
+           nb::arg("cpu_variant").none() = nb::none())
       .def_prop_ro("name", [](PyModel &s) { return std::string(s.model_.name()); })
+      .def_prop_ro("device",
+                   [](PyModel &s) {
+                     return std::string(kiln_model_device(s.model_.get()));
+                   })
+      .def_prop_ro("variant",
+                   [](PyModel &s) { return std::string(s.model_.variant()); })
       .def_prop_ro("num_threads", [](PyModel &s) { return s.model_.numThreads(); })
       .def_prop_ro("scratch_size",
                    [](PyModel &s) { return s.model_.scratchSize(); })

@@ -282,6 +282,10 @@ static kiln_status kiln_take_context(kiln_model *model,
 }
 
 static void kiln_give_context(kiln_model *model, kiln_run_context *rc) {
+  if (rc->gpu && kiln_gpu_context_unusable(rc->gpu)) {
+    kiln_context_free(rc); /* a timed-out run: later runs take a new one */
+    return;
+  }
   pthread_mutex_lock(&model->lock);
   rc->next = model->idle;
   model->idle = rc;

@@ -254,7 +254,8 @@ def test_bad_arguments(sess, models):
         sess.run(None, [_feeds(0)["x"]])
     with pytest.raises(kiln.InvalidArgument, match="run_options"):
         sess.run(None, _feeds(0), object())
-    with pytest.raises(kiln.InvalidArgument, match=r"device 'cuda' is not supported: .*CPU only"):
+    with pytest.raises(kiln.InvalidArgument,
+                       match=r"device 'cuda' is not supported: .*'vulkan' or 'vulkan:DEVICE'"):
         kiln.InferenceSession(models / "mlp.so", device="cuda")
     with pytest.raises(kiln.InvalidArgument, match="threads must be an integer >= 0"):
         kiln.InferenceSession(models / "mlp.so", threads=-1)
@@ -268,7 +269,10 @@ def test_bad_arguments(sess, models):
         kiln.InferenceSession(_copy(models, "mlp.onnx", "notelf.so"))
     with pytest.raises(kiln.InvalidArgument, match="takes a path"):
         kiln.InferenceSession((models / "mlp.onnx").read_bytes())
-    assert kiln.InferenceSession(models / "mlp.so", device="cpu", threads=1).num_threads == 1
+    with pytest.raises(kiln.InvalidArgument, match="cpu_variant must be a string"):
+        kiln.InferenceSession(models / "mlp.so", cpu_variant=3)
+    one = kiln.InferenceSession(models / "mlp.so", device="cpu", threads=1)
+    assert (one.num_threads, one.device, one.cpu_variant) == (1, "cpu", None)
 
 
 def _copy(models: Path, src: str, dst: str) -> Path:
@@ -320,7 +324,7 @@ def test_onnx_is_compiled_on_first_use_then_cached(models, tmp_path, monkeypatch
     assert first.cache_hit is False and len(calls()) == 1
     assert first.model_path.parent.parent == cache and first.model_path.is_file()
     key = json.loads((first.model_path.parent / "key.json").read_text())
-    assert key["options"] == {"shape": {}, "cpu": None}
+    assert key["options"] == {"shape": {}, "cpu": None, "device": None}
     second = kiln.InferenceSession(models / "mlp.onnx", threads=1)
     assert second.cache_hit is True and len(calls()) == 1
     assert second.model_path == first.model_path
@@ -367,6 +371,84 @@ def test_compile_and_its_errors(models, tmp_path, monkeypatch):
     monkeypatch.setenv("KILN_EXECUTABLE", str(tmp_path / "no-kiln"))
     with pytest.raises(kiln.KilnNotFound, match="KILN_EXECUTABLE=.*no-kiln is not an executable"):
         kiln.compile(models / "mlp.onnx", tmp_path / "x.so")
+
+
+#===--- Devices and CPU variants --------------------------------------------===#
+
+# lavapipe, when nothing else is chosen: the ICD CI runs on (as test_vulkan.py).
+LAVAPIPE_ICD = Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
+
+
+@pytest.fixture
+def vulkan(monkeypatch):
+    """A Vulkan device: missing fails in CI (CI=true or KILN_CI=1), else skips."""
+    import ctypes
+    if "VK_ICD_FILENAMES" not in os.environ and LAVAPIPE_ICD.is_file():
+        monkeypatch.setenv("VK_ICD_FILENAMES", str(LAVAPIPE_ICD))
+    problem = None
+    try:
+        ctypes.CDLL("libvulkan.so.1")
+    except OSError:
+        problem = "the Vulkan loader (libvulkan.so.1) is not installed"
+    if not problem and "VK_ICD_FILENAMES" not in os.environ and \
+            not Path("/usr/share/vulkan/icd.d").is_dir():
+        problem = "no Vulkan driver (ICD) is installed"
+    if problem:
+        if os.environ.get("CI", "").lower() == "true" or os.environ.get("KILN_CI") == "1":
+            pytest.fail(problem + " -- required in CI", pytrace=False)
+        pytest.skip(problem)
+
+
+def test_vulkan_session_matches_onnxruntime(models, vulkan):
+    """An .onnx opened with device="vulkan" is compiled with --device vulkan (its own
+    cache entry, apart from the CPU one) and runs on the Vulkan device."""
+    gpu = kiln.InferenceSession(models / "mlp.onnx", device="vulkan")
+    assert gpu.device == "vulkan" and gpu.cpu_variant is None
+    cpu = kiln.InferenceSession(models / "mlp.onnx", device="cpu")
+    assert cpu.device == "cpu"
+    assert gpu.model_path != cpu.model_path
+    assert json.loads((gpu.model_path.parent / "key.json").read_text())["options"]["device"] == "vulkan"
+    for seed in (0, 1):
+        feeds = _feeds(seed)
+        want = harness.ort_run(models / "mlp.onnx", feeds)
+        y, rows = gpu.run(None, feeds)
+        np.testing.assert_allclose(y, want["y"], rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(rows, want["rows"], rtol=1e-4, atol=1e-4)
+    # A second session takes the Vulkan artifact from the cache.
+    again = kiln.InferenceSession(models / "mlp.onnx", device="vulkan:0")
+    assert again.cache_hit and again.model_path == gpu.model_path and again.device == "vulkan"
+    # kiln.compile(device=...) is `kiln compile --device`.
+    so = kiln.compile(models / "mlp.onnx", models / "mlp-vk.so", device="vulkan")
+    assert kiln.InferenceSession(so).device == "vulkan"
+
+
+def test_cpu_artifact_on_vulkan_raises_the_runtimes_message(models, vulkan):
+    with pytest.raises(kiln.Unsupported,
+                       match=r"holds only CPU code: it cannot run on device 'vulkan'"):
+        kiln.InferenceSession(models / "mlp.so", device="vulkan")
+
+
+def _has_avx2() -> bool:
+    try:
+        return " avx2 " in Path("/proc/cpuinfo").read_text().replace("\n", " ")
+    except OSError:
+        return False
+
+
+def test_cpu_variant_of_a_portable_artifact(models, tmp_path):
+    import platform
+    if platform.machine() != "x86_64" or not _has_avx2():
+        pytest.skip("needs an x86-64 CPU with AVX2 (x86-64-v3)")
+    so = kiln.compile(models / "mlp.onnx", tmp_path / "portable.so", cpu="portable")
+    v3 = kiln.InferenceSession(so, cpu_variant="x86-64-v3")
+    assert (v3.cpu_variant, v3.device) == ("x86-64-v3", "cpu")
+    feeds = _feeds(5)
+    np.testing.assert_allclose(v3.run(["y"], feeds)[0],
+                               harness.ort_run(models / "mlp.onnx", feeds)["y"],
+                               rtol=1e-4, atol=1e-5)
+    assert kiln.InferenceSession(so).cpu_variant in ("x86-64-v4", "x86-64-v3")
+    with pytest.raises(kiln.InvalidArgument, match=r"no CPU variant 'zz'.*its variants: x86-64-v4"):
+        kiln.InferenceSession(so, cpu_variant="zz")
 
 
 _GIL_SCRIPT = r'''

@@ -102,6 +102,9 @@ KILN_INTERNAL void kiln_gpu_close(kiln_gpu_model *gpu);
 KILN_INTERNAL kiln_status kiln_gpu_context_create(kiln_gpu_model *gpu,
                                                   kiln_gpu_context **out);
 KILN_INTERNAL void kiln_gpu_context_destroy(kiln_gpu_context *context);
+/* Whether a run on `context` outlived its fence wait (KILN_VULKAN_TIMEOUT_MS):
+ * every later run on it fails, so kiln_model_run's pool drops it. */
+KILN_INTERNAL int kiln_gpu_context_unusable(const kiln_gpu_context *context);
 
 /* One run with host inputs and outputs (dense, each of its tensor's size). */
 KILN_INTERNAL kiln_status kiln_gpu_run(kiln_gpu_context *context,

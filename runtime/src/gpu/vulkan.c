@@ -301,10 +301,13 @@ static kiln_status kiln_vk_upload_staged(kiln_gpu_model *gpu,
     vk->vkCmdCopyBuffer(cb, staging.buffer, dst->buffer, 1, &region);
     r = vk->vkEndCommandBuffer(cb);
   }
+  int timed_out = 0;
   if (r == VK_SUCCESS)
-    status = kiln_vk_submit_wait(gpu, 1, &cb, fence, what);
+    status = kiln_vk_submit_wait(gpu, 1, &cb, fence, what, &timed_out);
   else
     status = kiln_vk_error(gpu, r, "cannot record the upload of %s", what);
+  if (timed_out) /* still in flight: its objects leak */
+    return status;
   if (fence)
     vk->vkDestroyFence(gpu->device, fence, NULL);
   if (pool)
@@ -379,6 +382,7 @@ kiln_status kiln_gpu_open(const kiln_model_desc *desc, const char *selector,
   gpu->name = desc->name ? desc->name : "?";
   atomic_init(&gpu->memory_used, 0);
   atomic_init(&gpu->lost, 0);
+  atomic_init(&gpu->abandoned, 0);
   atomic_init(&gpu->dispatch_barriers, 0);
   gpu->status_need = -1;
   for (uint32_t m = 0; m < desc->num_memory_needs; ++m)
@@ -392,6 +396,12 @@ kiln_status kiln_gpu_open(const kiln_model_desc *desc, const char *selector,
                               "count (e.g. 268435456, 256M, 2G)",
                               getenv("KILN_VULKAN_MEMORY_LIMIT"));
   gpu->memory_limit = (uint64_t)(limit > 0 ? limit : 0);
+  gpu->timeout_ns = kiln_vk_timeout_ns();
+  if (!status && gpu->timeout_ns == 0)
+    status = kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "KILN_VULKAN_TIMEOUT_MS='%s' is not a number of "
+                              "milliseconds > 0 (e.g. 120000)",
+                              getenv("KILN_VULKAN_TIMEOUT_MS"));
   if (!status) {
     if (pthread_mutex_init(&gpu->queue_lock, NULL) != 0)
       status =
@@ -425,7 +435,11 @@ void kiln_gpu_close(kiln_gpu_model *gpu) {
   if (!gpu)
     return;
   const kiln_vk_fns *vk = &gpu->vk;
-  if (gpu->device) {
+  /* Work that outlived its fence wait may never finish: waiting for the
+   * device, or destroying it (which waits too), could hang. Leak the device,
+   * the instance and the loader instead. */
+  int abandoned = atomic_load(&gpu->abandoned) > 0;
+  if (gpu->device && !abandoned) {
     vk->vkDeviceWaitIdle(gpu->device);
     if (gpu->constants)
       for (uint32_t m = 0; m < gpu->desc->num_memory_needs; ++m)
@@ -442,9 +456,9 @@ void kiln_gpu_close(kiln_gpu_model *gpu) {
       vk->vkDestroyDescriptorSetLayout(gpu->device, gpu->set_layout, NULL);
     vk->vkDestroyDevice(gpu->device, NULL);
   }
-  if (gpu->instance)
+  if (gpu->instance && !abandoned)
     vk->vkDestroyInstance(gpu->instance, NULL);
-  if (gpu->loader)
+  if (gpu->loader && !abandoned)
     dlclose(gpu->loader);
   if (gpu->queue_lock_ready)
     pthread_mutex_destroy(&gpu->queue_lock);

@@ -77,6 +77,7 @@
   X(vkDestroyFence)                                                            \
   X(vkResetFences)                                                             \
   X(vkWaitForFences)                                                           \
+  X(vkGetFenceStatus)                                                          \
   X(vkQueueSubmit)                                                             \
   X(vkDeviceWaitIdle)
 
@@ -118,6 +119,11 @@ struct kiln_gpu_model {
   uint64_t memory_limit;
   _Atomic uint64_t memory_used;
   atomic_int lost; /* the device was lost: every later run fails */
+  /* The fence wait of a submission (KILN_VULKAN_TIMEOUT_MS), and how many
+   * submissions outlived it and may still be on the device: closing the
+   * model then leaks its Vulkan objects instead of waiting forever. */
+  uint64_t timeout_ns;
+  atomic_int abandoned;
 
   VkShaderModule *modules; /* per executable (NULL for host ones) */
   /* Per kernel: pipelines[kernel_base[e] + k] for kernel k of executable e,
@@ -146,6 +152,9 @@ KILN_INTERNAL kiln_status kiln_vk_pick_device(kiln_gpu_model *gpu,
                                               const char *selector);
 /* Also refuses a module that needs a feature the device lacks. */
 KILN_INTERNAL kiln_status kiln_vk_create_device(kiln_gpu_model *gpu);
+/* KILN_VULKAN_TIMEOUT_MS in nanoseconds (default 120 s), or 0 when
+ * malformed. */
+KILN_INTERNAL uint64_t kiln_vk_timeout_ns(void);
 /* Whether KILN_VULKAN_MASK_FEATURES lists `name`. */
 KILN_INTERNAL int kiln_vk_masked(const char *name);
 
@@ -162,11 +171,15 @@ KILN_INTERNAL kiln_status kiln_vk_buffer_create(
     const char *what, kiln_vk_buffer *out);
 KILN_INTERNAL void kiln_vk_buffer_destroy(kiln_gpu_model *gpu,
                                           kiln_vk_buffer *buffer);
-/* Submits `cb` under the queue lock and waits for `fence`. */
+/* Submits `cb` under the queue lock and waits for `fence`, at most
+ * gpu->timeout_ns. When the wait times out, sets *timed_out (the work may
+ * still be running: the caller must not free what it uses) and counts it in
+ * gpu->abandoned. */
 KILN_INTERNAL kiln_status kiln_vk_submit_wait(kiln_gpu_model *gpu,
                                               uint32_t count,
                                               const VkCommandBuffer *cbs,
-                                              VkFence fence, const char *what);
+                                              VkFence fence, const char *what,
+                                              int *timed_out);
 KILN_INTERNAL const char *kiln_vk_result_name(VkResult result);
 /* The bytes a dispatch binding spans (its size, or the rest of its
  * region). */

@@ -16,6 +16,7 @@
 
 #include <ctype.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,19 @@ int64_t kiln_vk_memory_limit(void) {
   return (int64_t)(value << shift);
 }
 
+uint64_t kiln_vk_timeout_ns(void) {
+  const char *text = getenv("KILN_VULKAN_TIMEOUT_MS");
+  if (!text || !text[0])
+    return 120000ull * 1000000ull;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long ms = strtoull(text, &end, 10);
+  if (end == text || *end != '\0' || errno || ms == 0 ||
+      ms > UINT64_MAX / 1000000ull || text[0] == '-')
+    return 0;
+  return ms * 1000000ull;
+}
+
 static int kiln_vk_memory_type(const kiln_gpu_model *gpu, uint32_t bits,
                                VkMemoryPropertyFlags flags) {
   for (uint32_t t = 0; t < gpu->memory.memoryTypeCount; ++t)
@@ -227,8 +241,9 @@ void kiln_vk_buffer_destroy(kiln_gpu_model *gpu, kiln_vk_buffer *buffer) {
 
 kiln_status kiln_vk_submit_wait(kiln_gpu_model *gpu, uint32_t count,
                                 const VkCommandBuffer *cbs, VkFence fence,
-                                const char *what) {
+                                const char *what, int *timed_out) {
   const kiln_vk_fns *vk = &gpu->vk;
+  *timed_out = 0;
   if (atomic_load(&gpu->lost))
     return kiln_vk_error(gpu, VK_ERROR_DEVICE_LOST, "cannot run %s", what);
   VkResult r = vk->vkResetFences(gpu->device, 1, &fence);
@@ -241,9 +256,21 @@ kiln_status kiln_vk_submit_wait(kiln_gpu_model *gpu, uint32_t count,
     pthread_mutex_unlock(&gpu->queue_lock);
   }
   if (r == VK_SUCCESS)
-    r = vk->vkWaitForFences(gpu->device, 1, &fence, VK_TRUE, UINT64_MAX);
+    r = vk->vkWaitForFences(gpu->device, 1, &fence, VK_TRUE, gpu->timeout_ns);
   if (r == VK_SUCCESS)
     return NULL;
+  if (r == VK_TIMEOUT) {
+    /* A kernel that never ends must not hang the caller. Vulkan cannot
+     * cancel submitted work: it stays queued, so its objects stay alive. */
+    *timed_out = 1;
+    atomic_fetch_add(&gpu->abandoned, 1);
+    return kiln_make_status(
+        KILN_STATUS_INTERNAL,
+        "model '%s' on Vulkan device '%s': %s did not finish within %llu ms "
+        "(KILN_VULKAN_TIMEOUT_MS); a kernel may never end",
+        gpu->name, gpu->properties.deviceName, what,
+        (unsigned long long)(gpu->timeout_ns / 1000000));
+  }
   if (r == VK_ERROR_DEVICE_LOST)
     atomic_store(&gpu->lost, 1);
   return kiln_vk_error(gpu, r, "%s failed", what);

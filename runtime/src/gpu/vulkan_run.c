@@ -23,6 +23,10 @@ kiln_status kiln_gpu_context_create(kiln_gpu_model *gpu,
                           "this runtime was built without its Vulkan back end");
 }
 void kiln_gpu_context_destroy(kiln_gpu_context *context) { (void)context; }
+int kiln_gpu_context_unusable(const kiln_gpu_context *context) {
+  (void)context;
+  return 0;
+}
 kiln_status kiln_gpu_run(kiln_gpu_context *context, void *const *inputs,
                          void *const *outputs) {
   (void)context;
@@ -70,6 +74,10 @@ struct kiln_gpu_context {
   VkCommandPool device_pool;       /* kiln_gpu_run_device's, re-recorded */
   VkCommandBuffer device_commands; /* per run */
   VkFence fence;
+  /* A run outlived its fence wait (KILN_VULKAN_TIMEOUT_MS): its work may
+   * still be on the device, so later runs on this context fail and its
+   * Vulkan objects are not freed while the fence is unsignalled. */
+  int unusable;
 };
 
 /* A caller's VkBuffer handle, passed as uint64_t (a pointer type on 64-bit
@@ -519,12 +527,33 @@ kiln_status kiln_gpu_context_create(kiln_gpu_model *gpu,
   return NULL;
 }
 
+/* Frees what the host owns of a context whose work may still be on the
+ * device; its Vulkan objects leak (the device may still use them). */
+static void kiln_vk_leak_context(kiln_gpu_context *ctx) {
+  free(ctx->sets);
+  free(ctx->need_offset);
+  free(ctx->input_offset);
+  free(ctx->output_offset);
+  free(ctx->input_staging);
+  free(ctx->output_staging);
+  free(ctx);
+}
+
 void kiln_gpu_context_destroy(kiln_gpu_context *ctx) {
   if (!ctx)
     return;
   kiln_gpu_model *gpu = ctx->gpu;
   const kiln_vk_fns *vk = &gpu->vk;
-  /* A run waits for its fence before it returns: nothing is in flight. */
+  /* A run waits for its fence before it returns: nothing is in flight,
+   * unless a run timed out and its work has not finished since. */
+  if (ctx->unusable) {
+    if (!ctx->fence ||
+        vk->vkGetFenceStatus(gpu->device, ctx->fence) != VK_SUCCESS) {
+      kiln_vk_leak_context(ctx);
+      return;
+    }
+    atomic_fetch_sub(&gpu->abandoned, 1); /* it finished after all */
+  }
   if (ctx->fence)
     vk->vkDestroyFence(gpu->device, ctx->fence, NULL);
   if (ctx->command_pool)
@@ -546,18 +575,23 @@ void kiln_gpu_context_destroy(kiln_gpu_context *ctx) {
 
 /* The message of a failed run names the model's kernels: Vulkan does not
  * say which dispatch of a command buffer failed. */
-static kiln_status kiln_run_failed(kiln_gpu_context *ctx, kiln_status status) {
+static kiln_status kiln_run_failed(kiln_gpu_context *ctx, kiln_status status,
+                                   int timed_out) {
   const kiln_model_desc *desc = ctx->gpu->desc;
+  ctx->unusable |= timed_out;
   if (desc->num_dispatches == 0)
     return status;
   const kiln_dispatch_desc *first = &desc->dispatches[0];
   const kiln_dispatch_desc *last = &desc->dispatches[desc->num_dispatches - 1];
   kiln_status wrapped = kiln_make_status(
       kiln_status_code(status),
-      "%s (while running its %u dispatches, kernels '%s' to '%s')",
+      "%s (while running its %u dispatches, kernels '%s' to '%s')%s",
       kiln_status_message(status), (unsigned)desc->num_dispatches,
       desc->executables[first->executable].kernel_names[first->kernel],
-      desc->executables[last->executable].kernel_names[last->kernel]);
+      desc->executables[last->executable].kernel_names[last->kernel],
+      timed_out ? "; this run context is unusable from now on (its work may "
+                  "still be on the device): use another one"
+                : "");
   kiln_status_free(status);
   return wrapped;
 }
@@ -582,8 +616,27 @@ static kiln_status kiln_check_run_status(kiln_gpu_context *ctx) {
                           (unsigned)desc->num_check_messages);
 }
 
+int kiln_gpu_context_unusable(const kiln_gpu_context *ctx) {
+  return ctx->unusable;
+}
+
+/* A context an earlier run timed out on refuses every later run. */
+static kiln_status kiln_check_usable(const kiln_gpu_context *ctx) {
+  if (!ctx->unusable)
+    return NULL;
+  return kiln_make_status(
+      KILN_STATUS_FAILED_PRECONDITION,
+      "model '%s': this run context is unusable: an earlier run on it did "
+      "not finish within %llu ms (KILN_VULKAN_TIMEOUT_MS) and its work may "
+      "still be on the device; use another run context",
+      ctx->gpu->name, (unsigned long long)(ctx->gpu->timeout_ns / 1000000));
+}
+
 kiln_status kiln_gpu_run(kiln_gpu_context *ctx, void *const *inputs,
                          void *const *outputs) {
+  kiln_status unusable = kiln_check_usable(ctx);
+  if (unusable)
+    return unusable;
   kiln_gpu_model *gpu = ctx->gpu;
   const kiln_model_desc *desc = gpu->desc;
   unsigned char *staging = (unsigned char *)ctx->staging.mapped;
@@ -592,10 +645,11 @@ kiln_status kiln_gpu_run(kiln_gpu_context *ctx, void *const *inputs,
     if (bytes)
       memcpy(staging + ctx->input_staging[i], inputs[i], bytes);
   }
-  kiln_status status =
-      kiln_vk_submit_wait(gpu, 1, &ctx->commands, ctx->fence, "the run");
+  int timed_out = 0;
+  kiln_status status = kiln_vk_submit_wait(gpu, 1, &ctx->commands, ctx->fence,
+                                           "the run", &timed_out);
   if (status)
-    return kiln_run_failed(ctx, status);
+    return kiln_run_failed(ctx, status, timed_out);
   status = kiln_check_run_status(ctx);
   if (status)
     return status;
@@ -612,6 +666,9 @@ kiln_status kiln_gpu_run_device(kiln_gpu_context *ctx,
                                 const uint64_t *input_offsets,
                                 const uint64_t *output_buffers,
                                 const uint64_t *output_offsets) {
+  kiln_status unusable = kiln_check_usable(ctx);
+  if (unusable)
+    return unusable;
   kiln_gpu_model *gpu = ctx->gpu;
   const kiln_model_desc *desc = gpu->desc;
   const kiln_vk_fns *vk = &gpu->vk;
@@ -684,8 +741,11 @@ kiln_status kiln_gpu_run_device(kiln_gpu_context *ctx,
   r = vk->vkEndCommandBuffer(cb);
   if (r != VK_SUCCESS)
     return kiln_vk_error(gpu, r, "cannot record the device run");
-  status = kiln_vk_submit_wait(gpu, 1, &cb, ctx->fence, "the device run");
-  return status ? kiln_run_failed(ctx, status) : kiln_check_run_status(ctx);
+  int timed_out = 0;
+  status = kiln_vk_submit_wait(gpu, 1, &cb, ctx->fence, "the device run",
+                               &timed_out);
+  return status ? kiln_run_failed(ctx, status, timed_out)
+                : kiln_check_run_status(ctx);
 }
 
 #endif /* KILN_HAVE_VULKAN */

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -27,6 +28,7 @@
 
 #include <dlfcn.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using kiln_test::statusString;
 
@@ -701,6 +703,119 @@ TEST(Vulkan, OwnRunContexts) {
   }
   for (kiln_run_context *c : ctx)
     kiln_run_context_destroy(c);
+}
+
+//===----------------------------------------------------------------------===//
+// A kernel that never ends (KILN_VULKAN_TIMEOUT_MS)
+//===----------------------------------------------------------------------===//
+
+void buildSpin(ModelBuilder &m) {
+  m.input("x", {1});
+  m.output("y", {1});
+  uint32_t e = m.module("spin", {"spin"});
+  m.dispatch(e, 0, 65535, 1, {{IN, 0}, {OUT, 0}}, {}).workgroup_count[1] =
+      65535;
+}
+
+bool contains(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
+// The child of VulkanTimeout.KernelThatNeverEnds: exits 0 when every check
+// holds, else prints what failed and exits 1. lavapipe cannot abandon a
+// kernel (its worker thread spins on until the process ends), so this runs in
+// a child process, and alarm() turns a hang into a failure.
+[[noreturn]] void spinChild() {
+  alarm(60);
+  auto failWith = [](const std::string &what) {
+    std::fprintf(stderr, "%s\n", what.c_str());
+    std::fflush(stderr);
+    _exit(1);
+  };
+  setenv("KILN_VULKAN_TIMEOUT_MS", "200", 1);
+  ModelBuilder m;
+  buildSpin(m);
+  std::string error;
+  kiln_model *model = openOn(m.build(), "vulkan", &error);
+  if (!model)
+    failWith("open: " + error);
+  kiln_run_context *ctx[2] = {};
+  for (kiln_run_context *&c : ctx)
+    if (statusString(kiln_run_context_create(model, &c)) != "OK")
+      failWith("cannot create a run context");
+  std::vector<float> x(1), y(1);
+  int64_t shape[] = {1};
+  auto run = [&](kiln_run_context *c, float value) {
+    x[0] = value;
+    y[0] = 0.0f;
+    kiln_tensor input = floatTensor("x", x);
+    input.rank = 1, input.shape = shape;
+    kiln_tensor output = floatTensor("y", y);
+    return statusString(
+        kiln_model_run_with_context(model, c, &input, 1, &output, 1));
+  };
+  std::string r;
+  r = run(ctx[0], 0.0f);
+  for (const char *part :
+       {"INTERNAL: model 'vk_test' on Vulkan device '",
+        "the run did not finish within 200 ms (KILN_VULKAN_TIMEOUT_MS)",
+        "kernels 'spin' to 'spin'", "this run context is unusable"})
+    if (!contains(r, part))
+      failWith("timed-out run: '" + r + "' lacks '" + part + "'");
+  r = run(ctx[0], -1.0f);
+  if (r.rfind("FAILED_PRECONDITION: model 'vk_test': this run context is "
+              "unusable: an earlier run on it did not finish within 200 ms",
+              0) != 0)
+    failWith("run on the unusable context: " + r);
+  // The other context is not marked: it runs (its work queues behind the
+  // endless kernel, so it times out on its own).
+  r = run(ctx[1], -1.0f);
+  if (!contains(r, "the run did not finish within 200 ms"))
+    failWith("run on the other context: " + r);
+  if (contains(r, "unusable: an earlier run"))
+    failWith("the other context was marked unusable: " + r);
+  // kiln_model_run's pool drops a context that timed out: each run takes a
+  // fresh one (which times out too, behind the endless kernel).
+  for (int i = 0; i < 2; ++i) {
+    x[0] = -1.0f;
+    kiln_tensor input = floatTensor("x", x);
+    input.rank = 1, input.shape = shape;
+    kiln_tensor output = floatTensor("y", y);
+    r = statusString(kiln_model_run(model, &input, 1, &output, 1));
+    if (!contains(r, "the run did not finish within 200 ms"))
+      failWith("pooled run " + std::to_string(i) + ": " + r);
+  }
+  // Neither destroying nor closing waits for the endless kernel.
+  for (kiln_run_context *c : ctx)
+    kiln_run_context_destroy(c);
+  kiln_model_close(model);
+  std::fflush(stderr);
+  _exit(0);
+}
+
+TEST(VulkanTimeout, KernelThatNeverEnds) {
+  REQUIRE_VULKAN();
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(spinChild(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(VulkanTimeout, BadSetting) {
+  REQUIRE_VULKAN();
+  ModelBuilder m;
+  buildAdd(m, 4);
+  for (const char *bad : {"soon", "0", "-5", "12ms"}) {
+    ScopedEnv env("KILN_VULKAN_TIMEOUT_MS", bad);
+    std::string error;
+    ModelHandle model(openOn(m.build(), "vulkan", &error));
+    EXPECT_FALSE(model.get());
+    EXPECT_EQ(error, "INVALID_ARGUMENT: KILN_VULKAN_TIMEOUT_MS='" +
+                         std::string(bad) +
+                         "' is not a number of milliseconds > 0 (e.g. 120000)");
+  }
+  ScopedEnv env("KILN_VULKAN_TIMEOUT_MS", "5000");
+  std::string error;
+  ModelHandle model(openOn(m.build(), "vulkan", &error));
+  EXPECT_TRUE(model.get()) << error;
 }
 
 //===----------------------------------------------------------------------===//
