@@ -5,7 +5,7 @@
 #
 # Builds the fuzz targets of fuzz/ (clang's libFuzzer with ASan and UBSan) in the
 # build folder and runs each for SECONDS (default 60) on its corpus, seeded first
-# from kiln's own test models (test/e2e/models.py) and a few .npy files and
+# from kiln's own test models (test/e2e/models.py, test/e2e/hostile/) and a few .npy files and
 # descriptors. TARGETs: npy, descriptor, import, compile (default: all four);
 # compile runs the passes of `kiln compile` (to the LLVM dialect) on what imports.
 # First each target runs the inputs of fuzz/regressions/<target>/ (once found crashing,
@@ -106,6 +106,11 @@ for bad in models.bad_cases():
             continue
         if path.is_file() and path.stat().st_size < 200_000:
             shutil.copy(path, out / f"bad-{bad.name}.onnx")
+# The hostile models of issue 19 (tiny files asking for huge or impossible things).
+sys.path.insert(0, sys.argv[2] + "/hostile")
+import generate
+for case in generate.cases():
+    (out / f"hostile-{case.name}.onnx").write_bytes(case.data)
 PY
       ;;
   esac
