@@ -5,17 +5,18 @@
 #
 # Builds the fuzz targets of fuzz/ (clang's libFuzzer with ASan and UBSan) in the
 # build folder and runs each for SECONDS (default 60) on its corpus, seeded first
-# from kiln's own test models (test/e2e/models.py) and a few .npy files and
-# descriptors. TARGETs: npy, descriptor, import (default: all three).
+# from kiln's own test models (test/e2e/models.py, test/e2e/hostile/) and a few .npy files and
+# descriptors. TARGETs: npy, descriptor, import, compile (default: all four);
+# compile runs the passes of `kiln compile` (to the LLVM dialect) on what imports.
 # First each target runs the inputs of fuzz/regressions/<target>/ (once found crashing,
-# since fixed); fuzz/open-crashes/ holds found crashes not fixed yet.
+# since fixed; compile runs import's too); fuzz/open-crashes/ holds found crashes not fixed yet.
 # A crash, sanitizer report, timeout (> 25 s for one input) or out-of-memory
 # (> 2 GiB) fails the run: the input is saved under <build>/fuzz/artifacts/<target>/
 # and the script exits 1. Each run prints its counts (inputs tried, corpus size)
 # and appends them to <build>/fuzz/runs.log.
 #
 # Options:
-#   --duration S   seconds per target (default 60; scripts/test.sh uses 25)
+#   --duration S   seconds per target (default 60; scripts/test.sh uses 20)
 #   --no-build     use the fuzzers already built
 #   --jobs N       N fuzzing processes per target at once (libFuzzer -fork=N); default 1
 # Environment:
@@ -38,12 +39,12 @@ while [ $# -gt 0 ]; do
     --jobs) JOBS="$2"; shift ;;
     --no-build) BUILD=0 ;;
     -h|--help) sed -n '2,/^#===-----/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    npy|descriptor|import) TARGETS+=("$1") ;;
+    npy|descriptor|import|compile) TARGETS+=("$1") ;;
     *) echo "fuzz.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(npy descriptor import)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(npy descriptor import compile)
 case "$DURATION" in ''|*[!0-9]*) echo "fuzz.sh: --duration needs seconds" >&2; exit 2 ;; esac
 
 BUILD_DIR="${KILN_BUILD_DIR:-build}"
@@ -82,7 +83,8 @@ PY
       printf '\000\003abc\000\001\001\001\001a\001\002\002\003' >"$dir/one-input"
       printf '\245KILNSUM1' >"$dir/trailer"
       ;;
-    import)
+    import|compile)
+      # Both take ONNX bytes: kiln's own test models, good and bad.
       [ -x "$PYTHON" ] && "$PYTHON" - "$dir" "$ROOT/test/e2e" <<'PY'
 import pathlib, shutil, sys, tempfile
 out = pathlib.Path(sys.argv[1]); sys.path.insert(0, sys.argv[2])
@@ -104,6 +106,11 @@ for bad in models.bad_cases():
             continue
         if path.is_file() and path.stat().st_size < 200_000:
             shutil.copy(path, out / f"bad-{bad.name}.onnx")
+# The hostile models of issue 19 (tiny files asking for huge or impossible things).
+sys.path.insert(0, sys.argv[2] + "/hostile")
+import generate
+for case in generate.cases():
+    (out / f"hostile-{case.name}.onnx").write_bytes(case.data)
 PY
       ;;
   esac
@@ -122,9 +129,14 @@ for t in "${TARGETS[@]}"; do
   art="$WORK/artifacts/$t"
   log="$WORK/$t.log"
   mkdir -p "$art"
-  # Inputs that once crashed a target (fuzz/regressions/<target>/) must not any more.
-  if [ -d "$ROOT/fuzz/regressions/$t" ]; then
-    if ! "$bin" -runs=0 "$ROOT"/fuzz/regressions/"$t"/* >"$WORK/$t.regressions.log" 2>&1; then
+  # Inputs that once crashed a target (fuzz/regressions/<target>/) must not any more;
+  # compile also runs the import target's (the same kind of input).
+  regressions=()
+  for r in "$t" $([ "$t" = compile ] && echo import); do
+    [ -d "$ROOT/fuzz/regressions/$r" ] && regressions+=("$ROOT"/fuzz/regressions/"$r"/*)
+  done
+  if [ ${#regressions[@]} -gt 0 ]; then
+    if ! "$bin" -runs=0 "${regressions[@]}" >"$WORK/$t.regressions.log" 2>&1; then
       echo "   $t: a regression input crashes again:" >&2
       grep -E 'ERROR: |runtime error|SUMMARY|Running:' "$WORK/$t.regressions.log" | head -8 >&2
       failed=1

@@ -11,7 +11,7 @@
 #      $KILN_MODELS_DIR (default ../shared/models beside the repository); without them
 #      their tests are skipped (in CI, CI=true, they fail).
 #   3. a fuzz smoke run: each libFuzzer target of fuzz/ (scripts/fuzz.sh) for
-#      KILN_FUZZ_SECONDS (default 25) seconds, under ASan and UBSan; skipped when the
+#      KILN_FUZZ_SECONDS (default 20) seconds, under ASan and UBSan; skipped when the
 #      compiler has no libFuzzer;
 #   4. the conformance suite (test/conformance/run.py --check): every ONNX backend node
 #      test of the pinned onnx package through kiln and onnxruntime; fails when a test in
@@ -95,8 +95,8 @@ fi
 if [ "$RUN_FUZZ" = 1 ]; then
   if grep -q '^KILN_HAVE_LIBFUZZER:INTERNAL=1' "$BUILD_DIR/CMakeCache.txt"; then
     printf '\n== fuzz smoke run (libFuzzer, ASan+UBSan, %s s per target)\n' \
-      "${KILN_FUZZ_SECONDS:-25}"
-    bash "$ROOT/scripts/fuzz.sh" --duration "${KILN_FUZZ_SECONDS:-25}"
+      "${KILN_FUZZ_SECONDS:-20}"
+    bash "$ROOT/scripts/fuzz.sh" --duration "${KILN_FUZZ_SECONDS:-20}"
     rc=$?
     if [ $rc -eq 0 ]; then fuzz_status=passed; else fuzz_status="FAILED (exit $rc)"; failed=1; fi
   else

@@ -15,6 +15,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/APSInt.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -84,8 +85,9 @@ static std::string addI64Constant(AdapterContext &ctx, llvm::ArrayRef<int64_t> v
   return ctx.addConstant(DenseElementsAttr::get(type, values), hint);
 }
 
-/// A scalar constant of element type `elementType` holding `value`; null attr when the type
-/// cannot hold a number.
+/// A scalar constant of element type `elementType` holding `value` (truncated toward zero for
+/// an integer type); null attr when the type cannot hold a number or an integer type cannot
+/// hold this one (NaN, infinite, out of range: a C++ cast of those is undefined).
 static DenseElementsAttr scalarOf(Type elementType, double value) {
   auto type = RankedTensorType::get({}, elementType);
   if (auto floatType = dyn_cast<FloatType>(elementType)) {
@@ -96,9 +98,14 @@ static DenseElementsAttr scalarOf(Type elementType, double value) {
     return DenseElementsAttr::get(type, f);
   }
   if (auto intType = dyn_cast<IntegerType>(elementType)) {
-    llvm::APInt i(intType.getWidth(), static_cast<uint64_t>(static_cast<int64_t>(value)),
-                  /*isSigned=*/!intType.isUnsigned());
-    return DenseElementsAttr::get(type, i);
+    // i1 (bool) holds 0 and 1; signless integers are ONNX's signed ones.
+    llvm::APSInt i(intType.getWidth(),
+                   /*isUnsigned=*/intType.isUnsigned() || intType.getWidth() == 1);
+    bool exact = false;
+    if (llvm::APFloat(value).convertToInteger(i, llvm::APFloat::rmTowardZero, &exact) ==
+        llvm::APFloat::opInvalidOp)
+      return {};
+    return DenseElementsAttr::get(type, llvm::APInt(i));
   }
   return {};
 }
@@ -236,6 +243,9 @@ static LogicalResult clipLegacy(onnx::NodeProto &node, int64_t, AdapterContext &
     if (!attr)
       continue;
     DenseElementsAttr value = elementType ? scalarOf(elementType, attr->f()) : nullptr;
+    if (!value && elementType)
+      return ctx.emitNodeError() << "Clip's '" << attrName << "' attribute (" << attr->f()
+                                 << ") does not fit the input's type " << elementType;
     if (!value)
       return ctx.emitNodeError() << "cannot turn Clip's '" << attrName
                                  << "' attribute into an input: unknown input type";
@@ -285,6 +295,9 @@ static LogicalResult padLegacy(onnx::NodeProto &node, int64_t, AdapterContext &c
   if (const onnx::AttributeProto *value = findAttr(node, "value")) {
     Type elementType = inputElementType(node, 0, ctx);
     DenseElementsAttr scalar = elementType ? scalarOf(elementType, value->f()) : nullptr;
+    if (!scalar && elementType)
+      return ctx.emitNodeError() << "Pad's 'value' attribute (" << value->f()
+                                 << ") does not fit the input's type " << elementType;
     if (!scalar)
       return ctx.emitNodeError()
              << "cannot turn Pad's 'value' attribute into an input: unknown input type";

@@ -270,6 +270,12 @@ def cases() -> list[Case]:
     add(Case("concat_without_axis", _model(
         [helper.make_node("Concat", ["x", "x"], ["y"], name="concat_no_axis")],
         [_vi("x", F, [2])], [_vi("y", F, [4])]), ("concat_no_axis", "'axis'", "missing")))
+    # Clip-6's float `max` (NaN) turned into an int8 input: casting NaN to an integer was
+    # undefined (found by kiln_fuzz_compile; UBSan).
+    add(Case("clip6_nan_bound_int8", _model(
+        [helper.make_node("Clip", ["x"], ["y"], name="clip_nan", min=-1.0, max=float("nan"))],
+        [_vi("x", TensorProto.INT8, [3])], [_vi("y", TensorProto.INT8, [3])], opset=6),
+        ("clip_nan", "'max'", "does not fit")))
     return out
 
 
