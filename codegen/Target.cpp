@@ -4,6 +4,10 @@
 
 #include "dialects/ONNX/Diagnostics.h"
 
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -32,6 +36,30 @@ LogicalResult TargetBackend::checkSupported(ModuleOp module) const {
     return WalkResult::skip();
   });
   return failure(rejected);
+}
+
+bool TargetBackend::hasSupportedElementTypes(
+    Operation *op, llvm::function_ref<bool(Type)> isSupportedElement,
+    bool checkOperands, std::string &reason) {
+  auto supported = [&](Type type) {
+    Type element = getElementTypeOrSelf(type);
+    // Other types (none, functions, ...) hold no elements to compute.
+    if (!isa<IntegerType, IndexType, FloatType, ComplexType>(element) ||
+        isSupportedElement(element))
+      return true;
+    llvm::raw_string_ostream os(reason);
+    os << "element type " << element << " (in '" << op->getName() << "')";
+    return false;
+  };
+  if (!llvm::all_of(op->getResultTypes(), supported))
+    return false;
+  if (checkOperands && !llvm::all_of(op->getOperandTypes(), supported))
+    return false;
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      if (!llvm::all_of(block.getArgumentTypes(), supported))
+        return false;
+  return true;
 }
 
 } // namespace kiln

@@ -99,6 +99,15 @@ public:
   /// error naming the ONNX node it came from. Never a silent fallback.
   mlir::LogicalResult checkSupported(mlir::ModuleOp module) const;
 
+  /// For isSupported: whether every value `op` makes (results, and the
+  /// arguments of its regions' blocks; its operands too when
+  /// `checkOperands`) has an element type `isSupportedElement` accepts.
+  /// Types that hold no numbers (none, functions, ...) pass. If not,
+  /// `reason` names the type and the op.
+  static bool hasSupportedElementTypes(
+      mlir::Operation *op, llvm::function_ref<bool(mlir::Type)> isSupportedElement,
+      bool checkOperands, std::string &reason);
+
   /// Appends the passes from linalg-on-tensors to what
   /// serializeExecutable takes (for the CPU: the LLVM dialect).
   virtual void buildPipeline(mlir::OpPassManager &pm) const = 0;

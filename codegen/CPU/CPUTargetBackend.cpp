@@ -44,25 +44,8 @@ public:
       reason = "operation '" + name + "'";
       return false;
     }
-    auto supported = [&](Type type) {
-      Type element = getElementTypeOrSelf(type);
-      // Other types (none, functions, ...) hold no elements to compute.
-      if (!isa<IntegerType, IndexType, FloatType, ComplexType>(element) ||
-          isSupportedElementType(element))
-        return true;
-      llvm::raw_string_ostream os(reason);
-      os << "element type " << element << " (in '" << name << "')";
-      return false;
-    };
-    for (Type type : op->getResultTypes())
-      if (!supported(type))
-        return false;
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (BlockArgument arg : block.getArguments())
-          if (!supported(arg.getType()))
-            return false;
-    return true;
+    return hasSupportedElementTypes(op, isSupportedElementType,
+                                    /*checkOperands=*/false, reason);
   }
 
   void buildPipeline(OpPassManager &pm) const override {

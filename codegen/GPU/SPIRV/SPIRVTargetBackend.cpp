@@ -85,27 +85,9 @@ public:
       reason = "'" + name + "' on f64";
       return false;
     }
-    auto supported = [&](Type type) {
-      Type element = getElementTypeOrSelf(type);
-      if (!isa<IntegerType, IndexType, FloatType, ComplexType>(element) ||
-          isSupportedElementType(element))
-        return true;
-      llvm::raw_string_ostream os(reason);
-      os << "element type " << element << " (in '" << name << "')";
-      return false;
-    };
-    for (Type type : op->getResultTypes())
-      if (!supported(type))
-        return false;
-    for (Type type : op->getOperandTypes())
-      if (!supported(type))
-        return false;
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (BlockArgument arg : block.getArguments())
-          if (!supported(arg.getType()))
-            return false;
-    return true;
+    // Operands too: a kernel reads graph inputs of any type.
+    return hasSupportedElementTypes(op, isSupportedElementType,
+                                    /*checkOperands=*/true, reason);
   }
 
   void buildPipeline(OpPassManager &pm) const override {
