@@ -63,6 +63,17 @@ void writeTensorTable(raw_ostream &os, StringRef table,
   os << "};\n";
 }
 
+void writeTensorAndCheckTables(raw_ostream &os, const ModelInfo &model) {
+  writeTensorTable(os, "kiln_inputs", model.inputs);
+  writeTensorTable(os, "kiln_outputs", model.outputs);
+  os << "static const char *const kiln_checks[] = {\n";
+  for (const std::string &message : model.checkMessages)
+    os << "  " << cString(message) << ",\n";
+  if (model.checkMessages.empty())
+    os << "  0,\n";
+  os << "};\n\n";
+}
+
 /// A C comment's text: no `*/` inside.
 std::string commentText(StringRef text) {
   std::string out;
@@ -271,14 +282,7 @@ std::string generateDescriptorSource(const ModelInfo &model,
   // (kiln/parallel.h).
   os << "extern void " << p << "_main_ctx(" << entryParameters(model, false)
      << ", void *, kiln_exec_context *);\n\n";
-  writeTensorTable(os, "kiln_inputs", model.inputs);
-  writeTensorTable(os, "kiln_outputs", model.outputs);
-  os << "static const char *const kiln_checks[] = {\n";
-  for (const std::string &message : model.checkMessages)
-    os << "  " << cString(message) << ",\n";
-  if (model.checkMessages.empty())
-    os << "  0,\n";
-  os << "};\n\n";
+  writeTensorAndCheckTables(os, model);
   // The adapter is linked into the model's own LLVM module; the call must not
   // be inlined, or the object would hold the graph's code twice.
   os << "static kiln_model_status kiln_run(void *const *inputs, "

@@ -95,6 +95,10 @@ std::string commentText(llvm::StringRef text);
 void writeTensorTable(llvm::raw_ostream &os, llvm::StringRef table,
                       llvm::ArrayRef<TensorInfo> tensors);
 
+/// Writes the descriptor's tables every kind of model has: `kiln_inputs`,
+/// `kiln_outputs` and `kiln_checks` (the run-time check messages).
+void writeTensorAndCheckTables(llvm::raw_ostream &os, const ModelInfo &model);
+
 /// The C header a program embedding the model includes.
 std::string generateModelHeader(const ModelInfo &model);
 

@@ -134,6 +134,27 @@ Value getPosition(OpBuilder &b, Location loc, Value iv, int64_t length, bool rev
                                iv);
 }
 
+/// An scf.for from 0 to `trips` carrying `carried`, then a fresh tensor of each
+/// of `filled` (the outputs the body fills slice by slice); its body is empty
+/// (no terminator: the caller merges the ONNX body in) and the insertion point
+/// is at its start.
+scf::ForOp createCountedLoop(ConversionPatternRewriter &rewriter, Location loc,
+                             ValueRange carried, ArrayRef<Type> filled, int64_t trips) {
+  SmallVector<Value> init(carried);
+  for (Type type : filled)
+    init.push_back(createEmptyTensor(rewriter, loc, cast<RankedTensorType>(type)));
+  Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value ub = arith::ConstantIndexOp::create(rewriter, loc, trips);
+  Value step = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto forOp = scf::ForOp::create(rewriter, loc, lb, ub, step, init);
+  Block *body = forOp.getBody();
+  // scf.for's builder ends the body with an empty yield when it carries nothing.
+  if (!body->empty())
+    rewriter.eraseOp(body->getTerminator());
+  rewriter.setInsertionPointToStart(body);
+  return forOp;
+}
+
 FailureOr<SmallVector<Type>> convertResultTypes(Operation *op,
                                                 const TypeConverter &converter) {
   SmallVector<Type> types;
@@ -213,19 +234,9 @@ struct LoopLowering : OpConversionPattern<onnx::LoopOp> {
                            int64_t trips, ConversionPatternRewriter &rewriter) const {
     Location loc = op.getLoc();
     unsigned carried = onnx::getNumCarried(op);
-    SmallVector<Value> init(adaptor.getVInitial());
-    for (Type type : types.drop_front(carried))
-      init.push_back(createEmptyTensor(rewriter, loc, cast<RankedTensorType>(type)));
-    Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value ub = arith::ConstantIndexOp::create(rewriter, loc, trips);
-    Value step = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    auto forOp = scf::ForOp::create(rewriter, loc, lb, ub, step, init);
+    scf::ForOp forOp = createCountedLoop(rewriter, loc, adaptor.getVInitial(),
+                                         types.drop_front(carried), trips);
     Block *loopBody = forOp.getBody();
-    // scf.for's builder ends the body with an empty yield when it carries nothing.
-    if (!loopBody->empty())
-      rewriter.eraseOp(loopBody->getTerminator());
-
-    rewriter.setInsertionPointToStart(loopBody);
     Value iv = forOp.getInductionVar();
     Value iteration = makeScalarTensor(
         rewriter, loc, arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(), iv));
@@ -346,18 +357,10 @@ struct ScanLowering : OpConversionPattern<onnx::ScanOp> {
       if (outAxes[k] < 0)
         outAxes[k] += cast<RankedTensorType>((*types)[states + k]).getRank();
 
-    SmallVector<Value> init(operands.take_front(states));
-    for (Type type : ArrayRef<Type>(*types).drop_front(states))
-      init.push_back(createEmptyTensor(rewriter, loc, cast<RankedTensorType>(type)));
-    Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value ub = arith::ConstantIndexOp::create(rewriter, loc, length);
-    Value step = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    auto forOp = scf::ForOp::create(rewriter, loc, lb, ub, step, init);
+    scf::ForOp forOp =
+        createCountedLoop(rewriter, loc, operands.take_front(states),
+                          ArrayRef<Type>(*types).drop_front(states), length);
     Block *loopBody = forOp.getBody();
-    if (!loopBody->empty())
-      rewriter.eraseOp(loopBody->getTerminator());
-
-    rewriter.setInsertionPointToStart(loopBody);
     Value iv = forOp.getInductionVar();
     SmallVector<Value> args(forOp.getRegionIterArgs().take_front(states));
     for (unsigned k = 0; k < scanInputs; ++k) {
