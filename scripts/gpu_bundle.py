@@ -52,7 +52,10 @@ def add_entry(manifest: list, out: Path, kiln: Path, device: str, name: str, mod
     folder.mkdir(parents=True, exist_ok=True)
     artifact = folder / "model.so"
     ok, message = compile_model(kiln, model, device, artifact, extra, timeout)
-    entry = {"name": name, "device": device, "bench": bench, "rtol": rtol, "atol": atol}
+    # What kiln-run opens it on: the device without the compile-time arch ("cuda:sm_90"
+    # compiles for sm_90; "cuda:N" at run time would pick GPU N).
+    entry = {"name": name, "device": device, "run_device": device.split(":")[0],
+             "bench": bench, "rtol": rtol, "atol": atol}
     if not ok:
         entry["rejected"] = message
         manifest.append(entry)

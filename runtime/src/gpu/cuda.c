@@ -437,6 +437,12 @@ static kiln_status kiln_cuda_load_modules(kiln_cuda_model *gpu) {
       return kiln_cuda_error(gpu, result,
                              "kernel '%s' (dispatch %u) is not in its module",
                              kernel, (unsigned)d);
+    if (x->num_constants || x->num_symbol_constants)
+      return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                              "model '%s': dispatch %u (kernel '%s') pushes "
+                              "constants, which the CUDA back end does not "
+                              "pass yet (kernel parameters are the bindings)",
+                              gpu->name, (unsigned)d, kernel);
     int max_threads = 0;
     cu->cuFuncGetAttribute(&max_threads,
                            KILN_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
