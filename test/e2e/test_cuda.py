@@ -67,8 +67,13 @@ def toolkit():
         pytest.skip(problem)
 
 
-def _check_modules(artifact: Path) -> list[str]:
-    """Each kept .ptx has its sm_80 .cubin (an ELF file) and assembles for every chip."""
+def _check_modules(artifact: Path, kiln_exe: Path) -> list[str]:
+    """Each kept .ptx has its sm_80 .cubin (an ELF file) and assembles for every chip; the
+    runtime accepts the descriptor (`kiln inspect` opens it with device "none" where no GPU
+    is: every check of descriptor.c, PTX and cubin included, runs)."""
+    r = harness.run_command([str(kiln_exe), "inspect", str(artifact)], harness.RUN_TIMEOUT)
+    if r.returncode != 0 or "device: cuda" not in r.stdout.splitlines():
+        return [f"kiln inspect: {r.describe()}"]
     folder = Path(str(artifact) + ".kiln")
     modules = sorted(folder.glob("*.ptx"))
     if not modules:
@@ -105,7 +110,7 @@ def test_op_cuda(case: models.Case, toolkit, compile_cache, tmp_path):
         return
     if not compiled.ok:
         fail(compiled.failure())
-    problems = _check_modules(compiled.artifact)
+    problems = _check_modules(compiled.artifact, compile_cache.kiln.kiln)
     if problems:
         fail(f"{case.name}: " + "\n".join(problems))
     if GPU_MISSING:
@@ -131,7 +136,7 @@ def test_reference_model_cuda(name, toolkit, models_dir, compile_cache, tmp_path
     compiled = compile_cache.get(MODEL_SPECS[name])
     if not compiled.ok:
         fail(compiled.failure())
-    problems = _check_modules(compiled.artifact)
+    problems = _check_modules(compiled.artifact, compile_cache.kiln.kiln)
     if problems:
         fail(f"{name}: " + "\n".join(problems))
     if GPU_MISSING:
