@@ -50,6 +50,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
+#include <algorithm>
+#include <thread>
+
 using namespace mlir;
 
 namespace kiln {
@@ -205,34 +208,46 @@ public:
 
     SmallVector<gpu::GPUModuleOp> gpuModules(
         module.getOps<gpu::GPUModuleOp>());
+    size_t count = program->executables.size();
+    auto fail = [&](size_t index, const Twine &message) {
+      InFlightDiagnostic diag = gpuModules[index].emitError();
+      if (!nodes[index].empty())
+        diag << "node '" << nodes[index] << "': ";
+      diag << message;
+      return info;
+    };
+    std::vector<std::string> ptx(count);
+    for (size_t index = 0; index < count; ++index) {
+      std::string error;
+      if (failed(serializePTX(gpuModules[index], nodes[index], ptx[index],
+                              error)))
+        return fail(index, error);
+    }
+    std::vector<std::vector<char>> cubins(count);
+    if (!ptxas.empty()) {
+      std::string error;
+      size_t failedIndex = 0;
+      if (failed(assembleAll(ptx, cubins, failedIndex, error)))
+        return fail(failedIndex,
+                    "ptxas rejected the PTX of kernel module '" +
+                        program->executables[failedIndex].name +
+                        "' (a kiln bug): " + error);
+    }
     std::vector<DeviceExecutable> executables;
-    std::vector<uint32_t> newIndex(program->executables.size());
-    for (size_t index = 0; index < program->executables.size(); ++index) {
+    std::vector<uint32_t> newIndex(count);
+    for (size_t index = 0; index < count; ++index) {
       DeviceExecutable &executable = program->executables[index];
-      gpu::GPUModuleOp gpuModule = gpuModules[index];
-      auto fail = [&](const Twine &message) {
-        InFlightDiagnostic diag = gpuModule.emitError();
-        if (!nodes[index].empty())
-          diag << "node '" << nodes[index] << "': ";
-        diag << message;
-        return info;
-      };
-      std::string ptx, error;
-      if (failed(serializePTX(gpuModule, nodes[index], ptx, error)))
-        return fail(error);
       newIndex[index] = executables.size();
       executable.target = chip;
       executable.format = KILN_EXECUTABLE_PTX;
-      executable.bytes.assign(ptx.begin(), ptx.end());
+      executable.bytes.assign(ptx[index].begin(), ptx[index].end());
       executables.push_back(executable);
       if (ptxas.empty())
         continue;
       DeviceExecutable cubin = executable;
       cubin.format = KILN_EXECUTABLE_CUBIN;
       cubin.flags = KILN_EXECUTABLE_ALTERNATIVE;
-      if (failed(assemble(ptx, cubin.bytes, error)))
-        return fail("ptxas rejected the PTX of kernel module '" +
-                    executable.name + "' (a kiln bug): " + error);
+      cubin.bytes = std::move(cubins[index]);
       executables.push_back(std::move(cubin));
     }
     program->executables = std::move(executables);
@@ -321,43 +336,105 @@ private:
     return success();
   }
 
-  /// Runs ptxas on `ptx` for the chip.
-  LogicalResult assemble(StringRef ptx, std::vector<char> &cubin,
-                         std::string &error) const {
-    SmallString<128> input, output, log;
-    int fd;
-    if (llvm::sys::fs::createTemporaryFile("kiln-cuda", "ptx", fd, input) ||
-        llvm::sys::fs::createTemporaryFile("kiln-cuda", "cubin", output) ||
-        llvm::sys::fs::createTemporaryFile("kiln-cuda", "log", log)) {
-      error = "cannot create temporary files for ptxas";
-      return failure();
-    }
-    llvm::FileRemover removeInput(input), removeOutput(output), removeLog(log);
-    {
+  /// Runs ptxas on every module's PTX for the chip, up to one process per
+  /// core at a time (ptxas takes one module per process); on failure
+  /// `failedIndex` names the module.
+  LogicalResult assembleAll(const std::vector<std::string> &ptx,
+                            std::vector<std::vector<char>> &cubins,
+                            size_t &failedIndex, std::string &error) const {
+    struct Job {
+      SmallString<128> input, output, log;
+      llvm::sys::ProcessInfo process;
+    };
+    size_t count = ptx.size();
+    std::vector<Job> jobs(count);
+    auto cleanup = [&] {
+      for (Job &job : jobs)
+        for (StringRef path : {StringRef(job.input), StringRef(job.output),
+                               StringRef(job.log)})
+          if (!path.empty())
+            llvm::sys::fs::remove(path);
+    };
+    for (size_t i = 0; i < count; ++i) {
+      Job &job = jobs[i];
+      int fd;
+      if (llvm::sys::fs::createTemporaryFile("kiln-cuda", "ptx", fd,
+                                             job.input) ||
+          llvm::sys::fs::createTemporaryFile("kiln-cuda", "cubin",
+                                             job.output) ||
+          llvm::sys::fs::createTemporaryFile("kiln-cuda", "log", job.log)) {
+        cleanup();
+        failedIndex = i;
+        error = "cannot create temporary files for ptxas";
+        return failure();
+      }
       llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-      os << ptx;
+      os << ptx[i];
     }
     std::string arch = "-arch=" + chip;
-    SmallVector<StringRef> args = {ptxas, arch, "-O3", input, "-o", output};
-    std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
-                                            StringRef(log)};
-    std::string execError;
-    int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
-                                       /*SecondsToWait=*/0, 0, &execError);
-    if (rc != 0) {
-      auto text = llvm::MemoryBuffer::getFile(log);
-      error = rc < 0 ? "cannot run '" + ptxas + "': " + execError
-                     : (text ? (*text)->getBuffer().trim().str()
-                             : "ptxas exited with " + std::to_string(rc));
-      return failure();
+    unsigned parallel =
+        std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+    size_t next = 0, done = 0;
+    std::vector<size_t> running;
+    LogicalResult result = success();
+    auto finish = [&](size_t i, int rc, const std::string &execError) {
+      Job &job = jobs[i];
+      if (failed(result))
+        return;
+      if (rc != 0) {
+        auto text = llvm::MemoryBuffer::getFile(job.log);
+        error = rc < 0 ? "cannot run '" + ptxas + "': " + execError
+                       : (text ? (*text)->getBuffer().trim().str()
+                               : "ptxas exited with " + std::to_string(rc));
+        failedIndex = i;
+        result = failure();
+        return;
+      }
+      auto binary = llvm::MemoryBuffer::getFile(job.output, /*IsText=*/false);
+      if (!binary || (*binary)->getBufferSize() == 0) {
+        error = "ptxas wrote no cubin";
+        failedIndex = i;
+        result = failure();
+        return;
+      }
+      cubins[i].assign((*binary)->getBufferStart(),
+                       (*binary)->getBufferEnd());
+    };
+    while (done < count) {
+      while (next < count && running.size() < parallel && succeeded(result)) {
+        Job &job = jobs[next];
+        SmallVector<StringRef> args = {ptxas,     arch, "-O3", job.input,
+                                       "-o",      job.output};
+        std::optional<StringRef> redirects[] = {
+            std::nullopt, StringRef(job.log), StringRef(job.log)};
+        std::string execError;
+        bool execFailed = false;
+        job.process = llvm::sys::ExecuteNoWait(ptxas, args, std::nullopt,
+                                               redirects, 0, &execError,
+                                               &execFailed);
+        if (execFailed || job.process.Pid == llvm::sys::ProcessInfo::InvalidPid) {
+          finish(next, -1, execError);
+          ++done;
+        } else {
+          running.push_back(next);
+        }
+        ++next;
+      }
+      if (running.empty()) {
+        done = count; // a failure stopped new jobs and nothing runs
+        break;
+      }
+      // Wait for the oldest job (they take about as long as each other).
+      size_t i = running.front();
+      running.erase(running.begin());
+      std::string waitError;
+      llvm::sys::ProcessInfo exited =
+          llvm::sys::Wait(jobs[i].process, std::nullopt, &waitError);
+      finish(i, exited.ReturnCode, waitError);
+      ++done;
     }
-    auto binary = llvm::MemoryBuffer::getFile(output, /*IsText=*/false);
-    if (!binary || (*binary)->getBufferSize() == 0) {
-      error = "ptxas wrote no cubin";
-      return failure();
-    }
-    cubin.assign((*binary)->getBufferStart(), (*binary)->getBufferEnd());
-    return success();
+    cleanup();
+    return result;
   }
 
   CPUTarget host;
