@@ -152,6 +152,16 @@ def main() -> int:
 
     results = []
     failures = 0
+    # The CUDA back end's unit tests, where the bundle has them and cuda entries run.
+    cuda_tests = bundle / "kiln_cuda_tests"
+    if cuda_tests.is_file() and any(e.get("run_device", e["device"]) == "cuda"
+                                    for e in manifest):
+        r = subprocess.run([str(cuda_tests)], capture_output=True, text=True,
+                           timeout=args.timeout)
+        tail = "\n".join(r.stdout.strip().splitlines()[-12:])
+        print(f"kiln_cuda_tests: exit {r.returncode}\n{tail}", flush=True)
+        if r.returncode != 0:
+            failures += 1
     counts: dict[str, dict[str, int]] = {}
     start = time.monotonic()
     for entry in manifest:
