@@ -1,13 +1,14 @@
 //===- DevicePackaging.cpp - the descriptor of a model run on a device ----===//
 //
 // A GPU target's model is a descriptor and data, no host code: device modules
-// (SPIR-V words), a dispatch table, and up to three memory needs
+// (SPIR-V words; PTX text and cubins, a cubin flagged an alternative of the PTX
+// before it), a dispatch table, and up to three memory needs
 // (model_abi.h): the weights (DEVICE_CONSTANT, uploaded once when the model
 // is opened), the transient arena (DEVICE_LOCAL), each only when it has
 // bytes, and the run-time checks' status (DEVICE_LOCAL, RUN_STATUS) when
 // the model has checks. The modules
 // and the weights are written into the work folder (`--keep-intermediates`
-// keeps them: FILE.kiln/<kernel module>.spv) and embedded with the assembler's
+// keeps them: FILE.kiln/<kernel module>.spv, .ptx, .cubin) and embedded with the assembler's
 // .incbin, so a model with hundreds of megabytes of weights never goes through
 // C text.
 //
@@ -155,7 +156,10 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
   os << "\nstatic const kiln_executable_desc kiln_executables[] = {\n";
   for (auto [index, executable] : llvm::enumerate(program.executables))
     os << "  {" << formatEnumerator(executable.format) << ", "
-       << executable.flags << ", " << cString(executable.target) << ", 0, 0, "
+       << (executable.flags == KILN_EXECUTABLE_ALTERNATIVE
+               ? "KILN_EXECUTABLE_ALTERNATIVE"
+               : std::to_string(executable.flags))
+       << ", " << cString(executable.target) << ", 0, 0, "
        << p << "_kiln_module" << index << ", " << sizes[index] << "ull, "
        << executable.kernelNames.size() << ", kiln_kernels" << index << "},\n";
   if (program.executables.empty())

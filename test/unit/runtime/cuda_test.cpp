@@ -91,7 +91,29 @@ DONE:
 }
 )";
 
+// Stores run-time check number 1 into its one binding (the run status).
+const char kFailPtx[] = R"(.version 6.3
+.target sm_75
+.address_size 64
+
+.visible .entry fail(
+	.param .u64 fail_param_0
+)
+.maxntid 1, 1, 1
+{
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<3>;
+
+	ld.param.u64 %rd1, [fail_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.u32 %r1, 1;
+	st.global.u32 [%rd2], %r1;
+	ret;
+}
+)";
+
 const char *const kKernels[] = {"add"};
+const char *const kFailKernels[] = {"fail"};
 const char *const kOtherKernels[] = {"mul"};
 const int64_t kShape[] = {100};
 const unsigned char kNotElf[] = {'n', 'o', 't', ' ', 'e', 'l', 'f', 0};
@@ -379,6 +401,102 @@ TEST(Cuda, RunAddGraph) {
   EXPECT_GE(handles.compute_capability, 75u);
   EXPECT_NE(handles.context, nullptr);
   runAdd(model);
+  kiln_model_close(model);
+}
+
+// A kernel that stores a failed check's number into the run-status memory
+// need fails the run with that check's message; the runtime clears the status
+// before each run.
+TEST(Cuda, RunTimeCheck) {
+  AddModel m;
+  static const char *const messages[] = {
+      "node 'Gather_1' (Gather): index 10000 out of range"};
+  kiln_memory_need memory[2] = {
+      m.memory[0], {KILN_MEMORY_DEVICE_LOCAL, KILN_MEMORY_RUN_STATUS, 4, 256,
+                    nullptr}};
+  kiln_binding_desc status = {KILN_BINDING_MEMORY, 1, 0, 0, 0, 0};
+  kiln_dispatch_desc dispatches[2] = {m.dispatch, {}};
+  dispatches[1].executable = 1;
+  dispatches[1].workgroup_count[0] = dispatches[1].workgroup_count[1] =
+      dispatches[1].workgroup_count[2] = 1;
+  dispatches[1].workgroup_size[0] = dispatches[1].workgroup_size[1] =
+      dispatches[1].workgroup_size[2] = 1;
+  dispatches[1].num_bindings = 1;
+  dispatches[1].bindings = &status;
+  m.executables[1] = {KILN_EXECUTABLE_PTX, 0, "sm_75", nullptr, nullptr,
+                      kFailPtx, sizeof(kFailPtx), 1, kFailKernels};
+  m.desc.num_executables = 2;
+  m.desc.num_dispatches = 2;
+  m.desc.dispatches = dispatches;
+  m.desc.num_memory_needs = 2;
+  m.desc.memory_needs = memory;
+  m.desc.num_check_messages = 1;
+  m.desc.check_messages = messages;
+  std::string error;
+  // The descriptor is sound (checked without a device), then run where a GPU is.
+  kiln_model *model = open(&m.desc, "none", &error);
+  ASSERT_NE(model, nullptr) << error;
+  kiln_model_close(model);
+  REQUIRE_CUDA();
+  model = open(&m.desc, "cuda", &error);
+  ASSERT_NE(model, nullptr) << error;
+  std::vector<float> x(100, 1.0f), y(100);
+  for (int round = 0; round < 2; ++round) {
+    kiln_tensor in = {"x", KILN_DTYPE_FLOAT32, 1, kShape, x.data(), 400};
+    kiln_tensor out = {"y", KILN_DTYPE_FLOAT32, 1, kShape, y.data(), 400};
+    EXPECT_EQ(statusString(kiln_model_run(model, &in, 1, &out, 1)),
+              "RUNTIME_CHECK_FAILED: node 'Gather_1' (Gather): index 10000 out "
+              "of range");
+  }
+  kiln_model_close(model);
+}
+
+// kiln_model_run_device on buffers the caller allocated with the driver API in
+// the model's (primary) context.
+TEST(Cuda, RunDeviceBuffers) {
+  REQUIRE_CUDA();
+  AddModel m;
+  std::string error;
+  kiln_model *model = open(&m.desc, "cuda", &error);
+  ASSERT_NE(model, nullptr) << error;
+  kiln_cuda_handles handles;
+  ASSERT_EQ(kiln_model_cuda_handles(model, &handles), nullptr);
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr);
+  using Ptr = unsigned long long;
+  auto setCurrent =
+      reinterpret_cast<int (*)(void *)>(dlsym(lib, "cuCtxSetCurrent"));
+  auto alloc =
+      reinterpret_cast<int (*)(Ptr *, size_t)>(dlsym(lib, "cuMemAlloc_v2"));
+  auto release = reinterpret_cast<int (*)(Ptr)>(dlsym(lib, "cuMemFree_v2"));
+  auto toDevice = reinterpret_cast<int (*)(Ptr, const void *, size_t)>(
+      dlsym(lib, "cuMemcpyHtoD_v2"));
+  auto toHost = reinterpret_cast<int (*)(void *, Ptr, size_t)>(
+      dlsym(lib, "cuMemcpyDtoH_v2"));
+  ASSERT_TRUE(setCurrent && alloc && release && toDevice && toHost);
+  ASSERT_EQ(setCurrent(handles.context), 0);
+  Ptr x = 0, y = 0;
+  ASSERT_EQ(alloc(&x, 400 + 64), 0);
+  ASSERT_EQ(alloc(&y, 400), 0);
+  std::vector<float> host(100), out(100, -1.0f);
+  for (int i = 0; i < 100; ++i)
+    host[i] = 2.0f * (float)i;
+  ASSERT_EQ(toDevice(x + 64, host.data(), 400), 0);
+  kiln_device_tensor in = {"x", x, 64, 400};
+  kiln_device_tensor o = {"y", y, 0, 400};
+  kiln_status status = kiln_model_run_device(model, &in, 1, &o, 1);
+  ASSERT_EQ(status, nullptr) << statusString(status);
+  ASSERT_EQ(setCurrent(handles.context), 0);
+  ASSERT_EQ(toHost(out.data(), y, 400), 0);
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(out[i], host[i] + 0.5f * (float)i) << i;
+  // A range shorter than the tensor is refused before anything runs.
+  in.byte_size = 396;
+  EXPECT_EQ(statusString(kiln_model_run_device(model, &in, 1, &o, 1)),
+            "INVALID_ARGUMENT: input 'x': device buffer has 396 bytes, needs "
+            "400");
+  release(x);
+  release(y);
   kiln_model_close(model);
 }
 
