@@ -235,3 +235,22 @@ def test_cuda_arch_and_toolkit_errors(toolkit, kiln, tmp_path):
     problem = harness.check_clean_failure(r, ["libdevice"], "math without libdevice")
     if problem or "node '" not in r.stderr or "__nv_erf" not in r.stderr:
         fail(problem or "the error names no node or function\n" + r.describe())
+
+
+def test_cuda_rejects_bf16_naming_the_node(kiln, tmp_path):
+    """What the cuda target does not compile (bf16 today) is an error naming the ONNX node,
+    never a wrong answer or a host fallback."""
+    import onnx
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["h"], name="to_bf16", to=TensorProto.BFLOAT16),
+         helper.make_node("Cast", ["h"], ["y"], name="to_f32", to=TensorProto.FLOAT)],
+        "bf16", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    model = tmp_path / "bf16.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    r = kiln.compile(model, tmp_path / "bf16.so", ("--device", "cuda"))
+    problem = harness.check_clean_failure(
+        r, ["the cuda target does not support element type bf16"], "bf16 on cuda")
+    if problem or "node 'to_bf16'" not in r.stderr:
+        fail(problem or "the error names no node\n" + r.describe())
