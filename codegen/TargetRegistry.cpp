@@ -58,7 +58,8 @@ std::unique_ptr<TargetBackend> createTargetBackend(StringRef deviceSpec,
   TargetOptions targetOptions = options;
   if (deviceSpec.contains(':')) {
     if (arch.empty()) {
-      error = "--device '" + deviceSpec.str() + "' names no architecture "
+      error = "--device '" + deviceSpec.str() +
+              "' names no architecture "
               "after ':'";
       return nullptr;
     }

@@ -8,9 +8,9 @@
 // bytes, and the run-time checks' status (DEVICE_LOCAL, RUN_STATUS) when
 // the model has checks. The modules
 // and the weights are written into the work folder (`--keep-intermediates`
-// keeps them: FILE.kiln/<kernel module>.spv, .ptx, .cubin) and embedded with the assembler's
-// .incbin, so a model with hundreds of megabytes of weights never goes through
-// C text.
+// keeps them: FILE.kiln/<kernel module>.spv, .ptx, .cubin) and embedded with
+// the assembler's .incbin, so a model with hundreds of megabytes of weights
+// never goes through C text.
 //
 //===----------------------------------------------------------------------===//
 
@@ -136,18 +136,19 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
     SmallString<256> path(dir);
     bool spirv = executable.format == KILN_EXECUTABLE_SPIRV;
     bool ptx = executable.format == KILN_EXECUTABLE_PTX;
-    sys::path::append(path, executable.name + formatExtension(executable.format));
-    const void *data = spirv ? static_cast<const void *>(executable.words.data())
-                             : executable.bytes.data();
+    sys::path::append(path,
+                      executable.name + formatExtension(executable.format));
+    const void *data = spirv
+                           ? static_cast<const void *>(executable.words.data())
+                           : executable.bytes.data();
     uint64_t size = spirv ? executable.words.size() * sizeof(uint32_t)
                           : executable.bytes.size();
     if (!writeBinary(path, data, size, error))
       return false;
     sizes.push_back(size + (ptx ? 1 : 0));
     std::string symbol = p + "_kiln_module" + std::to_string(index);
-    os << embedFile(triple, symbol, path, spirv ? 4 : 8, ptx)
-       << "extern const " << (spirv ? "uint32_t " : "unsigned char ")
-       << symbol << "[];\n"
+    os << embedFile(triple, symbol, path, spirv ? 4 : 8, ptx) << "extern const "
+       << (spirv ? "uint32_t " : "unsigned char ") << symbol << "[];\n"
        << "static const char *const kiln_kernels" << index << "[] = {";
     for (const std::string &kernel : executable.kernelNames)
       os << cString(kernel) << ", ";
@@ -159,8 +160,8 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
        << (executable.flags == KILN_EXECUTABLE_ALTERNATIVE
                ? "KILN_EXECUTABLE_ALTERNATIVE"
                : std::to_string(executable.flags))
-       << ", " << cString(executable.target) << ", 0, 0, "
-       << p << "_kiln_module" << index << ", " << sizes[index] << "ull, "
+       << ", " << cString(executable.target) << ", 0, 0, " << p
+       << "_kiln_module" << index << ", " << sizes[index] << "ull, "
        << executable.kernelNames.size() << ", kiln_kernels" << index << "},\n";
   if (program.executables.empty())
     os << "  {0, 0, 0, 0, 0, 0, 0, 0, 0},\n";

@@ -231,7 +231,8 @@ static kiln_status kiln_check_executables(const kiln_model_desc *desc,
                               (unsigned)k, format, (unsigned)e);
     /* Another build of the executable before it: the same kernels. */
     if (x->flags & KILN_EXECUTABLE_ALTERNATIVE) {
-      const kiln_executable_desc *prev = e > 0 ? &desc->executables[e - 1] : NULL;
+      const kiln_executable_desc *prev =
+          e > 0 ? &desc->executables[e - 1] : NULL;
       int same = prev && prev->format != KILN_EXECUTABLE_HOST &&
                  prev->num_kernels == x->num_kernels;
       for (uint32_t k = 0; same && k < x->num_kernels; ++k)
@@ -297,9 +298,10 @@ static kiln_status kiln_check_dispatches(const kiln_model_desc *desc,
                                   "no device executable",
                             (unsigned)d, (unsigned)x->executable);
     if (desc->executables[x->executable].flags & KILN_EXECUTABLE_ALTERNATIVE)
-      return KILN_MALFORMED(name, "dispatch %u names executable %u, an "
-                                  "alternative (dispatches name the first "
-                                  "build of a group)",
+      return KILN_MALFORMED(name,
+                            "dispatch %u names executable %u, an "
+                            "alternative (dispatches name the first "
+                            "build of a group)",
                             (unsigned)d, (unsigned)x->executable);
     if (x->kernel >= desc->executables[x->executable].num_kernels)
       return KILN_MALFORMED(name, "dispatch %u names kernel %u of %u",
@@ -503,16 +505,20 @@ static kiln_status kiln_check_cuda_module(const kiln_model_desc *desc,
     return KILN_MALFORMED(name,
                           "%s executable %u has target '%s', not a CUDA "
                           "architecture such as 'sm_80'",
-                          format, (unsigned)e, x->target ? x->target : "(null)");
+                          format, (unsigned)e,
+                          x->target ? x->target : "(null)");
   if (x->format == KILN_EXECUTABLE_CUBIN) {
-    if (x->size < 4 || memcmp(bytes, "\x7f" "ELF", 4) != 0)
+    if (x->size < 4 || memcmp(bytes,
+                              "\x7f"
+                              "ELF",
+                              4) != 0)
       return KILN_MALFORMED(name, "cubin executable %u is not an ELF file",
                             (unsigned)e);
     return NULL;
   }
-  if (bytes[x->size - 1] != 0 || memchr(bytes, 0, x->size) != bytes + x->size - 1)
-    return KILN_MALFORMED(name,
-                          "ptx executable %u is not NUL-terminated text",
+  if (bytes[x->size - 1] != 0 ||
+      memchr(bytes, 0, x->size) != bytes + x->size - 1)
+    return KILN_MALFORMED(name, "ptx executable %u is not NUL-terminated text",
                           (unsigned)e);
   for (uint32_t k = 0; k < x->num_kernels; ++k) {
     /* ".entry NAME(" (LLVM writes one space; accept any blanks). */
@@ -583,7 +589,8 @@ static kiln_status kiln_check_device_plan(const kiln_model_desc *desc,
   for (uint32_t e = 0; e < desc->num_executables; ++e) {
     uint32_t format = desc->executables[e].format;
     kiln_status status =
-        format == KILN_EXECUTABLE_SPIRV ? kiln_check_spirv_kernels(desc, name, e)
+        format == KILN_EXECUTABLE_SPIRV
+            ? kiln_check_spirv_kernels(desc, name, e)
         : format == KILN_EXECUTABLE_PTX || format == KILN_EXECUTABLE_CUBIN
             ? kiln_check_cuda_module(desc, name, e)
             : NULL;
@@ -649,7 +656,8 @@ kiln_status kiln_check_descriptor(const kiln_model_desc *desc) {
     const kiln_executable_desc *x = &desc->executables[e];
     if (x->format == KILN_EXECUTABLE_HOST)
       continue;
-    if (x->format == KILN_EXECUTABLE_PTX || x->format == KILN_EXECUTABLE_CUBIN) {
+    if (x->format == KILN_EXECUTABLE_PTX ||
+        x->format == KILN_EXECUTABLE_CUBIN) {
       cuda = 1;
       continue;
     }

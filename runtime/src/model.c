@@ -25,7 +25,7 @@ struct kiln_model {
   /* A model run on a device: its back end and the back end's model. */
   const kiln_gpu_backend *backend;
   void *gpu;
-  int no_device; /* opened with device "none": described, never run */
+  int no_device;         /* opened with device "none": described, never run */
   uint64_t scratch_size; /* the host-scratch need (0 when none) */
   size_t scratch_align;  /* at least KILN_ALIGNMENT */
   void *caller_scratch;  /* options.scratch, or NULL */
@@ -1094,11 +1094,9 @@ static kiln_status kiln_bind_device(const kiln_model *model, int is_input,
     seen[i] = 1;
     size_t need = kiln_desc_byte_size(&descs[i]);
     if (!t->buffer && need > 0)
-      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                              "%s '%s': buffer is %s", kind, t->name,
-                              model->backend == &kiln_vulkan_backend
-                                  ? "VK_NULL_HANDLE"
-                                  : "0");
+      return kiln_make_status(
+          KILN_STATUS_INVALID_ARGUMENT, "%s '%s': buffer is %s", kind, t->name,
+          model->backend == &kiln_vulkan_backend ? "VK_NULL_HANDLE" : "0");
     if (t->byte_size < need)
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "%s '%s': device buffer has %llu bytes, needs "

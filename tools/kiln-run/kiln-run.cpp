@@ -54,36 +54,50 @@ const char *const kUsage =
     "Prints one line per output: NAME DTYPE [D0,D1,...]; with --output-dir,\n"
     "also writes each output to DIR/NAME.npy (NAME made file-name safe).\n"
     "\n"
-    "  --input NAME=FILE.npy  read input NAME from a .npy file (C order, little\n"
-    "                         endian; dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1;\n"
+    "  --input NAME=FILE.npy  read input NAME from a .npy file (C order, "
+    "little\n"
+    "                         endian; dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 "
+    "b1;\n"
     "                         a bfloat16 input takes u2 bit patterns)\n"
-    "  --output-dir DIR       write outputs as .npy files (created if missing)\n"
-    "  --threads N            threads, caller included (default 0 = one per CPU)\n"
+    "  --output-dir DIR       write outputs as .npy files (created if "
+    "missing)\n"
+    "  --threads N            threads, caller included (default 0 = one per "
+    "CPU)\n"
     "  --repeat N             run once to warm up, then N timed runs; print\n"
-    "                         latency_ms median=X min=Y max=Z (N runs, T threads)\n"
+    "                         latency_ms median=X min=Y max=Z (N runs, T "
+    "threads)\n"
     "  --seed S               seed for the random inputs (default 0)\n"
     "  --device D             where the model runs: auto (default: where its\n"
     "                         code runs), cpu, vulkan, vulkan:DEVICE, cuda or\n"
-    "                         cuda:DEVICE (a device index or part of its name;\n"
+    "                         cuda:DEVICE (a device index or part of its "
+    "name;\n"
     "                         see KILN_VULKAN_DEVICE, KILN_CUDA_DEVICE in\n"
     "                         docs/gpu.md)\n"
-    "  --sizes                with --inspect: code, weights and scratch bytes,\n"
+    "  --sizes                with --inspect: code, weights and scratch "
+    "bytes,\n"
     "                         per section and per kernel\n"
     "  --inspect              print the descriptor, open_ms (time spent in\n"
     "                         kiln_model_open) and ready_ns (the steady clock\n"
-    "                         when the model was ready, for tools that time the\n"
+    "                         when the model was ready, for tools that time "
+    "the\n"
     "                         process) instead of running\n"
-    "  --no-ready-ns          with --inspect: leave ready_ns out (kiln inspect)\n"
-    "  --bench                benchmark (what `kiln bench` runs): print latency\n"
+    "  --no-ready-ns          with --inspect: leave ready_ns out (kiln "
+    "inspect)\n"
+    "  --bench                benchmark (what `kiln bench` runs): print "
+    "latency\n"
     "                         percentiles (latency_ms p50= p90= p99=) and\n"
     "                         throughput_per_s instead of the outputs\n"
     "  --warmup N             untimed runs per concurrent caller (default 10)\n"
     "  --duration S           seconds of timed runs (default 3)\n"
     "  --count N              timed runs in all, instead of a duration\n"
-    "  --concurrency N        concurrent callers, a run context each (default 1)\n"
-    "  --profile FILE         write a Chrome trace of the runs' kernels (parallel\n"
-    "                         loops, named by their ONNX nodes) to FILE at exit;\n"
-    "                         - prints the kernels taking the most time instead\n"
+    "  --concurrency N        concurrent callers, a run context each (default "
+    "1)\n"
+    "  --profile FILE         write a Chrome trace of the runs' kernels "
+    "(parallel\n"
+    "                         loops, named by their ONNX nodes) to FILE at "
+    "exit;\n"
+    "                         - prints the kernels taking the most time "
+    "instead\n"
     "                         (the same as KILN_PROFILE=FILE, docs/tools.md)\n";
 
 //===----------------------------------------------------------------------===//
@@ -389,7 +403,8 @@ Options parseArgs(int argc, char **argv) {
             value.rfind("vulkan:", 0) != 0 && value != "cuda" &&
             value.rfind("cuda:", 0) != 0)
           throw Error("--device expects auto, cpu, vulkan, vulkan:DEVICE, "
-                      "cuda or cuda:DEVICE, got '" + value + "'");
+                      "cuda or cuda:DEVICE, got '" +
+                      value + "'");
         options.device = value;
       } else if (flag == "--threads") {
         options.threads = (int32_t)parseUnsigned(flag, value, 4096);
@@ -500,11 +515,11 @@ void printDescriptor(const kiln_model *model) {
     spirv |= format == KILN_EXECUTABLE_SPIRV;
     cuda |= format == KILN_EXECUTABLE_PTX || format == KILN_EXECUTABLE_CUBIN;
   }
-  std::printf("device: %s\n",
-              desc->entry_executable != KILN_NO_EXECUTABLE ? "cpu"
-              : spirv                                      ? "vulkan"
-              : cuda                                       ? "cuda"
-                                                           : "unknown");
+  std::printf("device: %s\n", desc->entry_executable != KILN_NO_EXECUTABLE
+                                  ? "cpu"
+                              : spirv ? "vulkan"
+                              : cuda  ? "cuda"
+                                      : "unknown");
   for (uint32_t e = 0; e < desc->num_executables; ++e) {
     const kiln_executable_desc &x = desc->executables[e];
     std::printf("executable %u %s %s", e, formatName(x.format),

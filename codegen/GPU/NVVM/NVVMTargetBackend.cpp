@@ -27,9 +27,9 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
-#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
@@ -105,8 +105,7 @@ void registerNVVMTargetDialects(DialectRegistry &registry) {
 }
 
 namespace {
-struct NVVMPipelineOptions
-    : public PassPipelineOptions<NVVMPipelineOptions> {
+struct NVVMPipelineOptions : public PassPipelineOptions<NVVMPipelineOptions> {
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("the CUDA architecture (sm_XX)"),
                            llvm::cl::init("sm_80")};
@@ -206,8 +205,7 @@ public:
       if (nodes[dispatch.executable].empty())
         nodes[dispatch.executable] = dispatch.node;
 
-    SmallVector<gpu::GPUModuleOp> gpuModules(
-        module.getOps<gpu::GPUModuleOp>());
+    SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     size_t count = program->executables.size();
     auto fail = [&](size_t index, const Twine &message) {
       InFlightDiagnostic diag = gpuModules[index].emitError();
@@ -219,8 +217,8 @@ public:
     std::vector<std::string> ptx(count);
     for (size_t index = 0; index < count; ++index) {
       std::string error;
-      if (failed(serializePTX(gpuModules[index], nodes[index], ptx[index],
-                              error)))
+      if (failed(
+              serializePTX(gpuModules[index], nodes[index], ptx[index], error)))
         return fail(index, error);
     }
     std::vector<std::vector<char>> cubins(count);
@@ -228,10 +226,9 @@ public:
       std::string error;
       size_t failedIndex = 0;
       if (failed(assembleAll(ptx, cubins, failedIndex, error)))
-        return fail(failedIndex,
-                    "ptxas rejected the PTX of kernel module '" +
-                        program->executables[failedIndex].name +
-                        "' (a kiln bug): " + error);
+        return fail(failedIndex, "ptxas rejected the PTX of kernel module '" +
+                                     program->executables[failedIndex].name +
+                                     "' (a kiln bug): " + error);
     }
     std::vector<DeviceExecutable> executables;
     std::vector<uint32_t> newIndex(count);
@@ -350,8 +347,8 @@ private:
     std::vector<Job> jobs(count);
     auto cleanup = [&] {
       for (Job &job : jobs)
-        for (StringRef path : {StringRef(job.input), StringRef(job.output),
-                               StringRef(job.log)})
+        for (StringRef path :
+             {StringRef(job.input), StringRef(job.output), StringRef(job.log)})
           if (!path.empty())
             llvm::sys::fs::remove(path);
     };
@@ -397,22 +394,21 @@ private:
         result = failure();
         return;
       }
-      cubins[i].assign((*binary)->getBufferStart(),
-                       (*binary)->getBufferEnd());
+      cubins[i].assign((*binary)->getBufferStart(), (*binary)->getBufferEnd());
     };
     while (done < count) {
       while (next < count && running.size() < parallel && succeeded(result)) {
         Job &job = jobs[next];
-        SmallVector<StringRef> args = {ptxas,     arch, "-O3", job.input,
-                                       "-o",      job.output};
+        SmallVector<StringRef> args = {ptxas,     arch, "-O3",
+                                       job.input, "-o", job.output};
         std::optional<StringRef> redirects[] = {
             std::nullopt, StringRef(job.log), StringRef(job.log)};
         std::string execError;
         bool execFailed = false;
-        job.process = llvm::sys::ExecuteNoWait(ptxas, args, std::nullopt,
-                                               redirects, 0, &execError,
-                                               &execFailed);
-        if (execFailed || job.process.Pid == llvm::sys::ProcessInfo::InvalidPid) {
+        job.process = llvm::sys::ExecuteNoWait(
+            ptxas, args, std::nullopt, redirects, 0, &execError, &execFailed);
+        if (execFailed ||
+            job.process.Pid == llvm::sys::ProcessInfo::InvalidPid) {
           finish(next, -1, execError);
           ++done;
         } else {
@@ -456,8 +452,8 @@ createNVVMTargetBackend(const TargetOptions &options, std::string &error) {
             "sm_90a, sm_100, sm_120)";
     return nullptr;
   }
-  std::string toolkit = options.toolkitPath.empty() ? kDefaultToolkit.str()
-                                                    : options.toolkitPath;
+  std::string toolkit =
+      options.toolkitPath.empty() ? kDefaultToolkit.str() : options.toolkitPath;
   if (!options.toolkitPath.empty() &&
       !llvm::sys::fs::is_directory(options.toolkitPath)) {
     error = "--cuda-path '" + options.toolkitPath + "' is not a folder";

@@ -1,4 +1,4 @@
-//===- NVVMTargetBackend.h - NVIDIA GPUs (PTX, cubin) behind the seam -*- C++ -*-===//
+//===- NVVMTargetBackend.h - NVIDIA GPUs (PTX, cubin) -------*- C++ -*-===//
 #ifndef KILN_CODEGEN_GPU_NVVM_NVVMTARGETBACKEND_H
 #define KILN_CODEGEN_GPU_NVVM_NVVMTARGETBACKEND_H
 

@@ -62,8 +62,7 @@ typedef struct CUgraphExec_st *CUgraphExec;
 #define KILN_CUDA_FNS(X)                                                       \
   X(cuInit, "cuInit", (unsigned flags))                                        \
   X(cuGetErrorName, "cuGetErrorName", (CUresult error, const char **name))     \
-  X(cuGetErrorString, "cuGetErrorString",                                      \
-    (CUresult error, const char **text))                                       \
+  X(cuGetErrorString, "cuGetErrorString", (CUresult error, const char **text)) \
   X(cuDeviceGetCount, "cuDeviceGetCount", (int *count))                        \
   X(cuDeviceGet, "cuDeviceGet", (CUdevice * device, int ordinal))              \
   X(cuDeviceGetName, "cuDeviceGetName", (char *name, int len, CUdevice dev))   \
@@ -74,15 +73,15 @@ typedef struct CUgraphExec_st *CUgraphExec;
   X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice dev)) \
   X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext context))                   \
   X(cuModuleLoadDataEx, "cuModuleLoadDataEx",                                  \
-    (CUmodule * module, const void *image, unsigned num_options,              \
-     int *options, void **values))                                             \
+    (CUmodule * module, const void *image, unsigned num_options, int *options, \
+     void **values))                                                           \
   X(cuModuleUnload, "cuModuleUnload", (CUmodule module))                       \
   X(cuModuleGetFunction, "cuModuleGetFunction",                                \
-    (CUfunction * function, CUmodule module, const char *name))               \
+    (CUfunction * function, CUmodule module, const char *name))                \
   X(cuFuncGetAttribute, "cuFuncGetAttribute",                                  \
-    (int *value, int attribute, CUfunction function))                         \
+    (int *value, int attribute, CUfunction function))                          \
   X(cuFuncSetAttribute, "cuFuncSetAttribute",                                  \
-    (CUfunction function, int attribute, int value))                          \
+    (CUfunction function, int attribute, int value))                           \
   X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr * pointer, size_t bytes))        \
   X(cuMemFree, "cuMemFree_v2", (CUdeviceptr pointer))                          \
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2",                                           \
@@ -100,11 +99,12 @@ typedef struct CUgraphExec_st *CUgraphExec;
   X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream stream))             \
   X(cuLaunchKernel, "cuLaunchKernel",                                          \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,         \
-     unsigned by, unsigned bz, unsigned shared, CUstream stream,              \
+     unsigned by, unsigned bz, unsigned shared, CUstream stream,               \
      void **params, void **extra))                                             \
   X(cuStreamBeginCapture, "cuStreamBeginCapture_v2",                           \
     (CUstream stream, int mode))                                               \
-  X(cuStreamEndCapture, "cuStreamEndCapture", (CUstream stream, CUgraph *graph)) \
+  X(cuStreamEndCapture, "cuStreamEndCapture",                                  \
+    (CUstream stream, CUgraph * graph))                                        \
   X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags",                \
     (CUgraphExec * exec, CUgraph graph, unsigned long long flags))             \
   X(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec exec, CUstream stream))       \
@@ -148,9 +148,9 @@ typedef struct kiln_cuda_context {
   uint64_t *need_offsets;  /* per memory need (device-local ones) */
   uint64_t *input_offsets; /* in `memory` */
   uint64_t *output_offsets;
-  CUdeviceptr *args;       /* every dispatch's kernel arguments, in order */
-  void **params;           /* pointers to them, as cuLaunchKernel takes */
-  uint32_t *first_param;   /* per dispatch: its first entry of params */
+  CUdeviceptr *args;     /* every dispatch's kernel arguments, in order */
+  void **params;         /* pointers to them, as cuLaunchKernel takes */
+  uint32_t *first_param; /* per dispatch: its first entry of params */
   CUgraph graph;
   CUgraphExec graph_exec;
   uint32_t run_status; /* read back after each run */
@@ -181,19 +181,19 @@ static kiln_status kiln_cuda_error(const kiln_cuda_model *gpu, CUresult result,
     kiln_strbuf_appendf(&buf, "model '%s' on CUDA: ", gpu->name);
   va_list args;
   va_start(args, format);
-  kiln_status detail =
-      kiln_make_status_v(KILN_STATUS_INTERNAL, format, args);
+  kiln_status detail = kiln_make_status_v(KILN_STATUS_INTERNAL, format, args);
   va_end(args);
   kiln_strbuf_appendf(&buf, "%s", kiln_status_message(detail));
   kiln_status_free(detail);
   const char *text = NULL;
   if (gpu->cu.cuGetErrorString)
     gpu->cu.cuGetErrorString(result, &text);
-  kiln_strbuf_appendf(&buf, ": %s%s%s%s", kiln_cuda_error_name(&gpu->cu, result),
-                      text ? " (" : "", text ? text : "", text ? ")" : "");
+  kiln_strbuf_appendf(&buf, ": %s%s%s%s",
+                      kiln_cuda_error_name(&gpu->cu, result), text ? " (" : "",
+                      text ? text : "", text ? ")" : "");
   kiln_status_code_t code = result == KILN_CUDA_ERROR_OUT_OF_MEMORY
-                              ? KILN_STATUS_OUT_OF_MEMORY
-                              : KILN_STATUS_INTERNAL;
+                                ? KILN_STATUS_OUT_OF_MEMORY
+                                : KILN_STATUS_INTERNAL;
   return kiln_strbuf_to_status(&buf, code);
 }
 
@@ -239,7 +239,7 @@ static kiln_status kiln_cuda_load(kiln_cuda_model *gpu) {
   {                                                                            \
     void *fn = dlsym(gpu->driver, symbol);                                     \
     if (!fn)                                                                   \
-      return kiln_make_status(KILN_STATUS_UNSUPPORTED,                        \
+      return kiln_make_status(KILN_STATUS_UNSUPPORTED,                         \
                               "model '%s' runs on CUDA, but the driver "       \
                               "library '%s' has no '%s' (a driver older than " \
                               "CUDA 11.4?)",                                   \
@@ -322,12 +322,10 @@ static kiln_status kiln_cuda_pick_device(kiln_cuda_model *gpu,
   cu->cuDeviceGetName(gpu->device_name, (int)sizeof(gpu->device_name) - 1,
                       gpu->device);
   int major = 0, minor = 0;
-  cu->cuDeviceGetAttribute(&major,
-                           KILN_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                           gpu->device);
-  cu->cuDeviceGetAttribute(&minor,
-                           KILN_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                           gpu->device);
+  cu->cuDeviceGetAttribute(
+      &major, KILN_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, gpu->device);
+  cu->cuDeviceGetAttribute(
+      &minor, KILN_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, gpu->device);
   gpu->sm = (unsigned)(major * 10 + minor);
   result = cu->cuDevicePrimaryCtxRetain(&gpu->context, gpu->device);
   if (result != KILN_CUDA_SUCCESS) {
@@ -355,8 +353,8 @@ static int64_t kiln_cuda_pick_build(const kiln_cuda_model *gpu,
     int specific = 0;
     unsigned sm = kiln_cuda_parse_sm(x->target, &specific);
     if (x->format == KILN_EXECUTABLE_CUBIN) {
-      int fits = specific ? sm == gpu->sm
-                          : sm / 10 == gpu->sm / 10 && sm <= gpu->sm;
+      int fits =
+          specific ? sm == gpu->sm : sm / 10 == gpu->sm / 10 && sm <= gpu->sm;
       if (fits && (best < 0 || sm > best_sm)) {
         best = e;
         best_sm = sm;
@@ -389,24 +387,25 @@ static kiln_status kiln_cuda_load_modules(kiln_cuda_model *gpu) {
     int64_t build = kiln_cuda_pick_build(gpu, e);
     if (build < 0) {
       kiln_strbuf buf = {0};
-      kiln_strbuf_appendf(&buf,
-                          "model '%s': CUDA device %d '%s' has compute "
-                          "capability %u.%u, but the module of kernel '%s' "
-                          "(executable %u) was built for",
-                          gpu->name, gpu->ordinal, gpu->device_name,
-                          gpu->sm / 10, gpu->sm % 10,
-                          x->num_kernels ? x->kernel_names[0] : "?",
-                          (unsigned)e);
+      kiln_strbuf_appendf(
+          &buf,
+          "model '%s': CUDA device %d '%s' has compute "
+          "capability %u.%u, but the module of kernel '%s' "
+          "(executable %u) was built for",
+          gpu->name, gpu->ordinal, gpu->device_name, gpu->sm / 10, gpu->sm % 10,
+          x->num_kernels ? x->kernel_names[0] : "?", (unsigned)e);
       for (uint32_t a = e; a < desc->num_executables; ++a) {
-        if (a > e && !(desc->executables[a].flags & KILN_EXECUTABLE_ALTERNATIVE))
+        if (a > e &&
+            !(desc->executables[a].flags & KILN_EXECUTABLE_ALTERNATIVE))
           break;
-        kiln_strbuf_appendf(&buf, "%s %s %s", a > e ? "," : "",
-                            kiln_executable_format_name(
-                                desc->executables[a].format),
-                            desc->executables[a].target);
+        kiln_strbuf_appendf(
+            &buf, "%s %s %s", a > e ? "," : "",
+            kiln_executable_format_name(desc->executables[a].format),
+            desc->executables[a].target);
       }
-      kiln_strbuf_appendf(&buf, " (recompile with `kiln compile --device "
-                                "cuda:sm_%u`)",
+      kiln_strbuf_appendf(&buf,
+                          " (recompile with `kiln compile --device "
+                          "cuda:sm_%u`)",
                           gpu->sm);
       return kiln_strbuf_to_status(&buf, KILN_STATUS_UNSUPPORTED);
     }
@@ -431,7 +430,8 @@ static kiln_status kiln_cuda_load_modules(kiln_cuda_model *gpu) {
   }
   for (uint32_t d = 0; d < desc->num_dispatches; ++d) {
     const kiln_dispatch_desc *x = &desc->dispatches[d];
-    const char *kernel = desc->executables[x->executable].kernel_names[x->kernel];
+    const char *kernel =
+        desc->executables[x->executable].kernel_names[x->kernel];
     CUresult result = cu->cuModuleGetFunction(
         &gpu->functions[d], gpu->modules[x->executable], kernel);
     if (result != KILN_CUDA_SUCCESS)
@@ -460,17 +460,17 @@ static kiln_status kiln_cuda_load_modules(kiln_cuda_model *gpu) {
                               gpu->device_name, max_threads);
     if (x->workgroup_count[1] > 65535 || x->workgroup_count[2] > 65535 ||
         x->workgroup_count[0] > 0x7fffffffu)
-      return kiln_make_status(KILN_STATUS_UNSUPPORTED,
-                              "model '%s': dispatch %u (kernel '%s') has "
-                              "workgroup count [%u,%u,%u], beyond CUDA's "
-                              "grid limits",
-                              gpu->name, (unsigned)d, kernel,
-                              (unsigned)x->workgroup_count[0],
-                              (unsigned)x->workgroup_count[1],
-                              (unsigned)x->workgroup_count[2]);
+      return kiln_make_status(
+          KILN_STATUS_UNSUPPORTED,
+          "model '%s': dispatch %u (kernel '%s') has "
+          "workgroup count [%u,%u,%u], beyond CUDA's "
+          "grid limits",
+          gpu->name, (unsigned)d, kernel, (unsigned)x->workgroup_count[0],
+          (unsigned)x->workgroup_count[1], (unsigned)x->workgroup_count[2]);
     if (x->shared_memory_size > 48 * 1024) {
       result = cu->cuFuncSetAttribute(
-          gpu->functions[d], KILN_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+          gpu->functions[d],
+          KILN_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
           (int)x->shared_memory_size);
       if (result != KILN_CUDA_SUCCESS)
         return kiln_cuda_error(gpu, result,
@@ -631,8 +631,8 @@ static kiln_status kiln_cuda_enqueue(kiln_cuda_context *ctx) {
   const kiln_cuda_fns *cu = &gpu->cu;
   CUresult result;
   if (gpu->status_need >= 0) {
-    result = cu->cuMemsetD32Async(ctx->memory + ctx->need_offsets[gpu->status_need],
-                                  0, 1, ctx->stream);
+    result = cu->cuMemsetD32Async(
+        ctx->memory + ctx->need_offsets[gpu->status_need], 0, 1, ctx->stream);
     if (result != KILN_CUDA_SUCCESS)
       return kiln_cuda_error(gpu, result, "cannot clear the run status");
   }
@@ -691,8 +691,8 @@ static kiln_status kiln_cuda_context_create(void *model, void **out_context) {
   }
   for (uint32_t i = 0; i < desc->num_outputs; ++i) {
     ctx->output_offsets[i] = size;
-    size = kiln_cuda_align(
-        size + kiln_tensor_desc_byte_size(&desc->outputs[i]), align);
+    size = kiln_cuda_align(size + kiln_tensor_desc_byte_size(&desc->outputs[i]),
+                           align);
   }
   CUresult result = cu->cuCtxSetCurrent(gpu->context);
   if (result == KILN_CUDA_SUCCESS)
@@ -771,10 +771,9 @@ static kiln_status kiln_cuda_execute(kiln_cuda_context *ctx,
   }
   ctx->run_status = 0;
   if (!status && gpu->status_need >= 0) {
-    result = cu->cuMemcpyDtoHAsync(&ctx->run_status,
-                                   ctx->memory +
-                                       ctx->need_offsets[gpu->status_need],
-                                   4, ctx->stream);
+    result = cu->cuMemcpyDtoHAsync(
+        &ctx->run_status, ctx->memory + ctx->need_offsets[gpu->status_need], 4,
+        ctx->stream);
     if (result != KILN_CUDA_SUCCESS)
       status = kiln_cuda_error(gpu, result, "cannot read the run status");
   }
@@ -782,9 +781,8 @@ static kiln_status kiln_cuda_execute(kiln_cuda_context *ctx,
     size_t bytes = kiln_tensor_desc_byte_size(&desc->outputs[i]);
     if (!bytes)
       continue;
-    result = cu->cuMemcpyDtoHAsync(outputs[i],
-                                   ctx->memory + ctx->output_offsets[i], bytes,
-                                   ctx->stream);
+    result = cu->cuMemcpyDtoHAsync(
+        outputs[i], ctx->memory + ctx->output_offsets[i], bytes, ctx->stream);
     if (result != KILN_CUDA_SUCCESS)
       status = kiln_cuda_error(gpu, result, "cannot copy output '%s' back",
                                desc->outputs[i].name);
@@ -793,7 +791,8 @@ static kiln_status kiln_cuda_execute(kiln_cuda_context *ctx,
   result = cu->cuStreamSynchronize(ctx->stream);
   if (result != KILN_CUDA_SUCCESS && !status) {
     const kiln_dispatch_desc *first = &desc->dispatches[0];
-    const kiln_dispatch_desc *last = &desc->dispatches[desc->num_dispatches - 1];
+    const kiln_dispatch_desc *last =
+        &desc->dispatches[desc->num_dispatches - 1];
     atomic_store(&gpu->lost, 1);
     status = kiln_cuda_error(
         gpu, result,

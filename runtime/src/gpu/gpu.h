@@ -145,17 +145,18 @@ KILN_INTERNAL void kiln_vulkan_close(kiln_vulkan_model *gpu);
 KILN_INTERNAL kiln_status kiln_vulkan_context_create(kiln_vulkan_model *gpu,
                                                      kiln_vulkan_context **out);
 KILN_INTERNAL void kiln_vulkan_context_destroy(kiln_vulkan_context *context);
-/* Whether a run on `context` outlived its fence wait (KILN_VULKAN_TIMEOUT_MS). */
-KILN_INTERNAL int kiln_vulkan_context_unusable(const kiln_vulkan_context *context);
+/* Whether a run on `context` outlived its fence wait (KILN_VULKAN_TIMEOUT_MS).
+ */
+KILN_INTERNAL int
+kiln_vulkan_context_unusable(const kiln_vulkan_context *context);
 KILN_INTERNAL kiln_status kiln_vulkan_run(kiln_vulkan_context *context,
                                           void *const *inputs,
                                           void *const *outputs);
 /* input/output i: a VkBuffer (as uint64_t) and the byte offset of its data. */
-KILN_INTERNAL kiln_status kiln_vulkan_run_device(kiln_vulkan_context *context,
-                                                 const uint64_t *input_buffers,
-                                                 const uint64_t *input_offsets,
-                                                 const uint64_t *output_buffers,
-                                                 const uint64_t *output_offsets);
+KILN_INTERNAL kiln_status kiln_vulkan_run_device(
+    kiln_vulkan_context *context, const uint64_t *input_buffers,
+    const uint64_t *input_offsets, const uint64_t *output_buffers,
+    const uint64_t *output_offsets);
 
 /* The barriers between dispatches the last recorded run has (for tests). */
 KILN_INTERNAL uint32_t kiln_vulkan_dispatch_barriers(kiln_vulkan_model *gpu);

@@ -16,7 +16,7 @@
 int kiln_vulkan_built(void) { return 0; }
 
 kiln_status kiln_vulkan_open(const kiln_model_desc *desc, const char *selector,
-                          kiln_vulkan_model **out_gpu) {
+                             kiln_vulkan_model **out_gpu) {
   (void)selector;
   (void)out_gpu;
   return kiln_make_status(KILN_STATUS_UNSUPPORTED,
@@ -378,7 +378,7 @@ static kiln_status kiln_vk_upload_constants(kiln_vulkan_model *gpu) {
 }
 
 kiln_status kiln_vulkan_open(const kiln_model_desc *desc, const char *selector,
-                          kiln_vulkan_model **out_gpu) {
+                             kiln_vulkan_model **out_gpu) {
   kiln_vulkan_model *gpu = (kiln_vulkan_model *)calloc(1, sizeof(*gpu));
   if (!gpu)
     return kiln_out_of_memory_status();
@@ -478,7 +478,8 @@ uint32_t kiln_vulkan_dispatch_barriers(kiln_vulkan_model *gpu) {
   return atomic_load(&gpu->dispatch_barriers);
 }
 
-void kiln_vulkan_get_handles(const kiln_vulkan_model *gpu, kiln_vulkan_handles *out) {
+void kiln_vulkan_get_handles(const kiln_vulkan_model *gpu,
+                             kiln_vulkan_handles *out) {
   out->instance = (void *)gpu->instance;
   out->physical_device = (void *)gpu->physical;
   out->device = (void *)gpu->device;

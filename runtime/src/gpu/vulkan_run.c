@@ -16,19 +16,21 @@
 #ifndef KILN_HAVE_VULKAN
 
 kiln_status kiln_vulkan_context_create(kiln_vulkan_model *gpu,
-                                    kiln_vulkan_context **out) {
+                                       kiln_vulkan_context **out) {
   (void)gpu;
   (void)out;
   return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                           "this runtime was built without its Vulkan back end");
 }
-void kiln_vulkan_context_destroy(kiln_vulkan_context *context) { (void)context; }
+void kiln_vulkan_context_destroy(kiln_vulkan_context *context) {
+  (void)context;
+}
 int kiln_vulkan_context_unusable(const kiln_vulkan_context *context) {
   (void)context;
   return 0;
 }
 kiln_status kiln_vulkan_run(kiln_vulkan_context *context, void *const *inputs,
-                         void *const *outputs) {
+                            void *const *outputs) {
   (void)context;
   (void)inputs;
   (void)outputs;
@@ -36,17 +38,18 @@ kiln_status kiln_vulkan_run(kiln_vulkan_context *context, void *const *inputs,
                           "this runtime was built without its Vulkan back end");
 }
 kiln_status kiln_vulkan_run_device(kiln_vulkan_context *context,
-                                const uint64_t *input_buffers,
-                                const uint64_t *input_offsets,
-                                const uint64_t *output_buffers,
-                                const uint64_t *output_offsets) {
+                                   const uint64_t *input_buffers,
+                                   const uint64_t *input_offsets,
+                                   const uint64_t *output_buffers,
+                                   const uint64_t *output_offsets) {
   (void)input_buffers;
   (void)input_offsets;
   (void)output_buffers;
   (void)output_offsets;
   return kiln_vulkan_run(context, NULL, NULL);
 }
-void kiln_vulkan_get_handles(const kiln_vulkan_model *gpu, kiln_vulkan_handles *out) {
+void kiln_vulkan_get_handles(const kiln_vulkan_model *gpu,
+                             kiln_vulkan_handles *out) {
   (void)gpu;
   (void)out;
 }
@@ -509,7 +512,7 @@ static kiln_status kiln_create_commands(kiln_vulkan_context *ctx) {
 }
 
 kiln_status kiln_vulkan_context_create(kiln_vulkan_model *gpu,
-                                    kiln_vulkan_context **out) {
+                                       kiln_vulkan_context **out) {
   kiln_vulkan_context *ctx = (kiln_vulkan_context *)calloc(1, sizeof(*ctx));
   if (!ctx)
     return kiln_out_of_memory_status();
@@ -633,7 +636,7 @@ static kiln_status kiln_check_usable(const kiln_vulkan_context *ctx) {
 }
 
 kiln_status kiln_vulkan_run(kiln_vulkan_context *ctx, void *const *inputs,
-                         void *const *outputs) {
+                            void *const *outputs) {
   kiln_status unusable = kiln_check_usable(ctx);
   if (unusable)
     return unusable;
@@ -662,10 +665,10 @@ kiln_status kiln_vulkan_run(kiln_vulkan_context *ctx, void *const *inputs,
 }
 
 kiln_status kiln_vulkan_run_device(kiln_vulkan_context *ctx,
-                                const uint64_t *input_buffers,
-                                const uint64_t *input_offsets,
-                                const uint64_t *output_buffers,
-                                const uint64_t *output_offsets) {
+                                   const uint64_t *input_buffers,
+                                   const uint64_t *input_offsets,
+                                   const uint64_t *output_buffers,
+                                   const uint64_t *output_offsets) {
   kiln_status unusable = kiln_check_usable(ctx);
   if (unusable)
     return unusable;

@@ -138,10 +138,10 @@ struct AddModel {
     for (int i = 0; i < 100; ++i)
       weights[i] = 0.5f * (float)i;
     std::memset(executables, 0, sizeof(executables));
-    executables[0] = {KILN_EXECUTABLE_PTX, 0, "sm_75", nullptr, nullptr,
-                      kAddPtx, sizeof(kAddPtx), 1, kKernels};
-    memory[0] = {KILN_MEMORY_DEVICE_CONSTANT, 0, sizeof(weights), 256,
-                 weights};
+    executables[0] = {
+        KILN_EXECUTABLE_PTX, 0, "sm_75", nullptr, nullptr, kAddPtx,
+        sizeof(kAddPtx),     1, kKernels};
+    memory[0] = {KILN_MEMORY_DEVICE_CONSTANT, 0, sizeof(weights), 256, weights};
     dispatch.executable = 0;
     dispatch.kernel = 0;
     dispatch.workgroup_count[0] = 2;
@@ -172,9 +172,11 @@ struct AddModel {
   // An alternative build after the PTX.
   void addAlternative(uint32_t format, const char *target, const void *data,
                       uint64_t size, const char *const *kernels = kKernels) {
-    executables[desc.num_executables++] = {
-        format, KILN_EXECUTABLE_ALTERNATIVE, target, nullptr, nullptr, data,
-        size, 1, kernels};
+    executables[desc.num_executables++] = {format,  KILN_EXECUTABLE_ALTERNATIVE,
+                                           target,  nullptr,
+                                           nullptr, data,
+                                           size,    1,
+                                           kernels};
   }
 };
 
@@ -297,7 +299,8 @@ void expectMalformed(const kiln_model_desc &desc, const std::string &detail) {
   std::string error;
   EXPECT_EQ(open(&desc, nullptr, &error), nullptr);
   EXPECT_EQ(error, "INVALID_ARGUMENT: malformed descriptor of model "
-                   "'cuda_test': " + detail);
+                   "'cuda_test': " +
+                       detail);
 }
 
 TEST(Cuda, PtxNotTerminated) {
@@ -360,8 +363,9 @@ TEST(Cuda, UnknownExecutableFlag) {
 TEST(Cuda, MixedWithSpirv) {
   AddModel m;
   static const uint32_t spirv[] = {0x07230203, 0x00010300, 0, 1, 0};
-  m.executables[1] = {KILN_EXECUTABLE_SPIRV, 0, "vulkan1.1", nullptr, nullptr,
-                      spirv, sizeof(spirv), 0, nullptr};
+  m.executables[1] = {
+      KILN_EXECUTABLE_SPIRV, 0, "vulkan1.1", nullptr, nullptr, spirv,
+      sizeof(spirv),         0, nullptr};
   m.desc.num_executables = 2;
   std::string error;
   EXPECT_EQ(open(&m.desc, nullptr, &error), nullptr);
@@ -412,8 +416,8 @@ TEST(Cuda, RunTimeCheck) {
   static const char *const messages[] = {
       "node 'Gather_1' (Gather): index 10000 out of range"};
   kiln_memory_need memory[2] = {
-      m.memory[0], {KILN_MEMORY_DEVICE_LOCAL, KILN_MEMORY_RUN_STATUS, 4, 256,
-                    nullptr}};
+      m.memory[0],
+      {KILN_MEMORY_DEVICE_LOCAL, KILN_MEMORY_RUN_STATUS, 4, 256, nullptr}};
   kiln_binding_desc status = {KILN_BINDING_MEMORY, 1, 0, 0, 0, 0};
   kiln_dispatch_desc dispatches[2] = {m.dispatch, {}};
   dispatches[1].executable = 1;
@@ -423,8 +427,9 @@ TEST(Cuda, RunTimeCheck) {
       dispatches[1].workgroup_size[2] = 1;
   dispatches[1].num_bindings = 1;
   dispatches[1].bindings = &status;
-  m.executables[1] = {KILN_EXECUTABLE_PTX, 0, "sm_75", nullptr, nullptr,
-                      kFailPtx, sizeof(kFailPtx), 1, kFailKernels};
+  m.executables[1] = {
+      KILN_EXECUTABLE_PTX, 0, "sm_75",     nullptr, nullptr, kFailPtx,
+      sizeof(kFailPtx),    1, kFailKernels};
   m.desc.num_executables = 2;
   m.desc.num_dispatches = 2;
   m.desc.dispatches = dispatches;
@@ -433,7 +438,8 @@ TEST(Cuda, RunTimeCheck) {
   m.desc.num_check_messages = 1;
   m.desc.check_messages = messages;
   std::string error;
-  // The descriptor is sound (checked without a device), then run where a GPU is.
+  // The descriptor is sound (checked without a device), then run where a GPU
+  // is.
   kiln_model *model = open(&m.desc, "none", &error);
   ASSERT_NE(model, nullptr) << error;
   kiln_model_close(model);
