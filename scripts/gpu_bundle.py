@@ -7,7 +7,7 @@ scripts/gpu_check.py then runs the bundle there with python3 and numpy alone.
     .venv/bin/python scripts/gpu_bundle.py --device vulkan [--device cuda] --out gpu-bundle \
         [--cases all|none|REGEX] [--models mobilenet_v2,squeezenet1_1,bert_mini]
 
-Layout of OUT: kiln-run, manifest.json (one entry per compiled model: device, artifact, inputs,
+Layout of OUT: kiln-run (and kiln_cuda_tests for a cuda device), manifest.json (one entry per compiled model: device, artifact, inputs,
 expected outputs, tolerances, whether to time it) and one folder per device and model. Cases the
 compiler rejects for a device are listed in the manifest as rejected (with the error), not run.
 """
@@ -52,7 +52,10 @@ def add_entry(manifest: list, out: Path, kiln: Path, device: str, name: str, mod
     folder.mkdir(parents=True, exist_ok=True)
     artifact = folder / "model.so"
     ok, message = compile_model(kiln, model, device, artifact, extra, timeout)
-    entry = {"name": name, "device": device, "bench": bench, "rtol": rtol, "atol": atol}
+    # What kiln-run opens it on: the device without the compile-time arch ("cuda:sm_90"
+    # compiles for sm_90; "cuda:N" at run time would pick GPU N).
+    entry = {"name": name, "device": device, "run_device": device.split(":")[0],
+             "bench": bench, "rtol": rtol, "atol": atol}
     if not ok:
         entry["rejected"] = message
         manifest.append(entry)
@@ -96,6 +99,11 @@ def main() -> int:
     args.out.mkdir(parents=True)
     shutil.copy2(runner, args.out / "kiln-run")
     shutil.copy2(ROOT / "scripts" / "gpu_check.py", args.out / "gpu_check.py")
+    # The CUDA back end's unit tests (self-contained: the runtime and gtest linked in); their
+    # GPU tests skip here and run there (gpu_check.py runs them first).
+    cuda_tests = args.build / "test" / "unit" / "runtime" / "kiln_cuda_tests"
+    if any(d.split(":")[0] == "cuda" for d in args.device) and cuda_tests.is_file():
+        shutil.copy2(cuda_tests, args.out / "kiln_cuda_tests")
 
     cases = []
     if args.cases != "none":

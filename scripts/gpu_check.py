@@ -48,8 +48,8 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: flo
 
 def run_entry(bundle: Path, runner: Path, entry: dict, timeout: float) -> str | None:
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [str(runner), str(bundle / entry["artifact"]), "--device", entry["device"],
-               "--output-dir", tmp]
+        cmd = [str(runner), str(bundle / entry["artifact"]), "--device",
+               entry.get("run_device", entry["device"]), "--output-dir", tmp]
         for name, path in entry["inputs"].items():
             cmd += ["--input", f"{name}={bundle / path}"]
         try:
@@ -71,7 +71,8 @@ def run_entry(bundle: Path, runner: Path, entry: dict, timeout: float) -> str | 
 
 def bench_entry(bundle: Path, runner: Path, entry: dict, count: int, timeout: float,
                 device: str | None = None) -> dict | None:
-    cmd = [str(runner), str(bundle / entry["artifact"]), "--device", device or entry["device"],
+    cmd = [str(runner), str(bundle / entry["artifact"]), "--device",
+           device or entry.get("run_device", entry["device"]),
            "--bench", "--warmup", "20", "--count", str(count)]
     for name, path in entry["inputs"].items():
         cmd += ["--input", f"{name}={bundle / path}"]
@@ -146,10 +147,21 @@ def main() -> int:
     runner = bundle / "kiln-run"
     manifest = json.loads((bundle / "manifest.json").read_text())
     if args.device:
-        manifest = [e for e in manifest if e["device"] in args.device]
+        manifest = [e for e in manifest
+                    if e["device"] in args.device or e.get("run_device") in args.device]
 
     results = []
     failures = 0
+    # The CUDA back end's unit tests, where the bundle has them and cuda entries run.
+    cuda_tests = bundle / "kiln_cuda_tests"
+    if cuda_tests.is_file() and any(e.get("run_device", e["device"]) == "cuda"
+                                    for e in manifest):
+        r = subprocess.run([str(cuda_tests)], capture_output=True, text=True,
+                           timeout=args.timeout)
+        tail = "\n".join(r.stdout.strip().splitlines()[-12:])
+        print(f"kiln_cuda_tests: exit {r.returncode}\n{tail}", flush=True)
+        if r.returncode != 0:
+            failures += 1
     counts: dict[str, dict[str, int]] = {}
     start = time.monotonic()
     for entry in manifest:
