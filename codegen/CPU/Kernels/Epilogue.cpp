@@ -6,6 +6,12 @@
 // into the generic's output: one pass over the result instead of three.
 // findEpilogue decides whether the generic qualifies (and moves what it
 // needs before the kernel); Epilogue::apply clones its body on vectors.
+// The generic may change the element type: a quantized model's i32
+// products are requantized to 8 bits (sitofp, mulf by the multiplier,
+// roundeven, + zero point, clamp, fptosi: kiln-fold-qdq's form) or
+// dequantized to f32 in the kernel's stores, so the i32 result never
+// reaches memory; its inputs (a per-channel multiplier, a residual's bytes)
+// are read at the vector's lanes in their own element type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,7 +71,8 @@ Value Epilogue::apply(KernelBuilder &kb, Value acc, ArrayRef<Value> loops,
     }
     OperationState state(kb.loc, op.getName());
     for (Value operand : op.getOperands()) {
-      // A scalar from above the body (findEpilogue checked: f32) is splat.
+      // A scalar from above the body (findEpilogue checked: an integer or
+      // float) is splat.
       if (!map.contains(operand))
         map.map(operand, kb.splat(operand));
       state.addOperands(map.lookup(operand));
@@ -141,6 +148,12 @@ static std::optional<SmallVector<int64_t>> unitReshapeDims(Operation *reshape) {
   return dims;
 }
 
+/// An element type an epilogue computes on: integers (i1 for comparisons)
+/// and floats of up to 32 bits, vw of them one or two vector registers.
+static bool isLaneType(Type type) {
+  return type.isIntOrFloat() && type.getIntOrFloatBitWidth() <= 32;
+}
+
 std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
                                      Operation *initCopy) {
   if (!out.getDefiningOp<memref::AllocOp>())
@@ -200,12 +213,13 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
         return std::nullopt;
     }
   // The generic may write a strided view of the same shape (the interior of
-  // a padded buffer, kiln-decompose-pads).
+  // a padded buffer, kiln-decompose-pads), of another element type (a
+  // requantization's bytes, a dequantization's floats).
   auto initType = dyn_cast<MemRefType>(init->get().getType());
   if (!initType || initType.getShape() != accType.getShape() ||
-      initType.getElementType() != accType.getElementType() ||
+      !isLaneType(initType.getElementType()) ||
       !generic.getMatchingIndexingMap(init).isIdentity() ||
-      !innerUnitStride(init->get()))
+      !innerUnitStride(init->get(), /*allowBytes=*/true))
     return std::nullopt;
   if (generic.getRegion()
           .front()
@@ -222,8 +236,9 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
       continue;
     }
     auto type = dyn_cast<MemRefType>(input->get().getType());
-    if (!type || !m.isProjectedPermutation(/*allowZeroInResults=*/true) ||
-        !innerUnitStride(input->get()))
+    if (!type || !isLaneType(type.getElementType()) ||
+        !m.isProjectedPermutation(/*allowZeroInResults=*/true) ||
+        !innerUnitStride(input->get(), /*allowBytes=*/true))
       return std::nullopt;
     // The innermost loop, if read, must be the input's innermost dim.
     unsigned last = accType.getRank() - 1;
@@ -244,26 +259,23 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
   for (Value operand : kernel->getOperands())
     if (operand != out && root(operand) == written)
       return std::nullopt;
-  // The body computes on the kernel's element type (a scalar from above is
-  // splat to its vectors).
-  Type elementType = accType.getElementType();
+  // The body computes on vectors of vw lanes of integers and floats of up to
+  // 32 bits (a scalar from above is splat).
   Region &region = generic.getRegion();
   for (Operation &op : region.front().without_terminator()) {
     for (Value operand : op.getOperands())
       if (operand.getParentRegion() != &region &&
-          operand.getType() != elementType)
+          !isLaneType(operand.getType()))
         return std::nullopt;
     if (isa<arith::ConstantOp>(op)) {
-      if (!isa<FloatType>(op.getResult(0).getType()))
+      if (!isLaneType(op.getResult(0).getType()))
         return std::nullopt;
       continue;
     }
     if (op.getNumRegions() || !op.hasTrait<OpTrait::Elementwise>() ||
         !op.hasTrait<OpTrait::Vectorizable>() ||
         !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
-        !llvm::all_of(op.getResultTypes(), [&](Type t) {
-          return t == elementType || t.isInteger(1);
-        }))
+        !llvm::all_of(op.getResultTypes(), isLaneType))
       return std::nullopt;
   }
   if (generic.getRegion().front().getTerminator()->getNumOperands() != 1)
