@@ -158,16 +158,39 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
                                      Operation *initCopy) {
   if (!out.getDefiningOp<memref::AllocOp>())
     return std::nullopt;
+  auto root = [](Value v) {
+    while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+      v = view.getViewSource();
+    return v;
+  };
+  // Between the kernel and the generic: constants, allocations, views, and
+  // fills of other buffers (the border of the next conv's padded input,
+  // kiln-decompose-pads), which the epilogue, computed where the kernel
+  // stands, may come before when the generic touches none of their buffers.
+  SmallVector<linalg::FillOp> fills;
   Operation *next = kernel->getNextNode();
   while (next &&
-         (isa<arith::ConstantOp, memref::AllocOp, memref::GetGlobalOp>(next) ||
-          isa<ViewLikeOpInterface>(next)))
+         (isa<arith::ConstantOp, memref::AllocOp, memref::GetGlobalOp,
+              linalg::FillOp>(next) ||
+          isa<ViewLikeOpInterface>(next))) {
+    if (auto fill = dyn_cast<linalg::FillOp>(next))
+      fills.push_back(fill);
     next = next->getNextNode();
+  }
   auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
   if (!generic || generic.getNumDpsInits() != 1 ||
       generic.getNumLoops() != generic.getNumParallelLoops() ||
       !generic.hasPureBufferSemantics())
     return std::nullopt;
+  for (linalg::FillOp fill : fills) {
+    if (!fill.hasPureBufferSemantics())
+      return std::nullopt;
+    Value filled = root(fill.getOutputs()[0]);
+    if (filled == root(out) ||
+        llvm::any_of(generic->getOperands(),
+                     [&](Value v) { return root(v) == filled; }))
+      return std::nullopt;
+  }
   // What the generic reads of the output: `out` itself, or a reshape of it
   // that only adds or removes unit dims (a matmul's [128, 768] read as
   // BERT's [1, 128, 768]).
@@ -227,6 +250,10 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
           .use_empty() == false)
     return std::nullopt;
   std::optional<unsigned> accInput;
+  // Inputs read along the innermost loop at a dim followed by unit dims only
+  // (a per-channel bias or multiplier [1, C, 1, 1] read as (n, c, 0, 0) in
+  // NHWC loops): viewed without those unit dims once the epilogue is taken.
+  SmallVector<std::pair<OpOperand *, int64_t>> trailingUnits;
   for (OpOperand *input : generic.getDpsInputOperands()) {
     AffineMap m = generic.getMatchingIndexingMap(input);
     if (input->get() == acc) {
@@ -240,21 +267,30 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
         !m.isProjectedPermutation(/*allowZeroInResults=*/true) ||
         !innerUnitStride(input->get(), /*allowBytes=*/true))
       return std::nullopt;
-    // The innermost loop, if read, must be the input's innermost dim.
+    // The innermost loop, if read, must be the input's innermost dim, or be
+    // followed by unit dims read at 0 only.
     unsigned last = accType.getRank() - 1;
-    for (auto [i, e] : llvm::enumerate(m.getResults()))
-      if (e.isFunctionOfDim(last) && i + 1 != m.getNumResults())
+    for (auto [i, e] : llvm::enumerate(m.getResults())) {
+      if (!e.isFunctionOfDim(last) || i + 1 == m.getNumResults())
+        continue;
+      for (unsigned j = i + 1; j < m.getNumResults(); ++j) {
+        auto zero = dyn_cast<AffineConstantExpr>(m.getResult(j));
+        if (!zero || zero.getValue() != 0 || type.getDimSize(j) != 1)
+          return std::nullopt;
+      }
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t d = 0; d < int64_t(i); ++d)
+        groups.push_back({d});
+      groups.push_back(llvm::to_vector(llvm::seq<int64_t>(i, type.getRank())));
+      if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups))
         return std::nullopt;
+      trailingUnits.push_back({input, int64_t(i)});
+    }
   }
   if (!accInput)
     return std::nullopt;
   // The kernel must not read the buffer the epilogue writes (a recurrence
   // h = f(h * R) updating h in place).
-  auto root = [](Value v) {
-    while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-      v = view.getViewSource();
-    return v;
-  };
   Value written = root(init->get());
   for (Value operand : kernel->getOperands())
     if (operand != out && root(operand) == written)
@@ -304,6 +340,26 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Operation *def : hoisted)
     def->moveBefore(kernel);
+  // The inputs with trailing unit dims, collapsed (before the kernel) and
+  // read without them.
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  for (auto [input, dim] : trailingUnits) {
+    OpBuilder b(kernel);
+    Value v = input->get();
+    int64_t rank = cast<MemRefType>(v.getType()).getRank();
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < dim; ++d)
+      groups.push_back({d});
+    groups.push_back(llvm::to_vector(llvm::seq<int64_t>(dim, rank)));
+    input->set(
+        memref::CollapseShapeOp::create(b, v.getLoc(), v, groups).getResult());
+    AffineMap &m = maps[input->getOperandNumber()];
+    m = AffineMap::get(m.getNumDims(), m.getNumSymbols(),
+                       m.getResults().take_front(dim + 1), m.getContext());
+  }
+  if (!trailingUnits.empty())
+    generic.setIndexingMapsAttr(
+        OpBuilder(generic).getAffineMapArrayAttr(maps));
   return Epilogue{generic, init->get(), *accInput, kernelDims};
 }
 

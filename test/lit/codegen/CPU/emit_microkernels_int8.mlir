@@ -156,3 +156,44 @@ module {
     return
   }
 }
+
+// -----
+
+// A conv's epilogue past a fill of another buffer (the border of the next
+// conv's padded input), with a per-channel bias shaped [1, C, 1, 1] read as
+// (n, c, 0, 0) in the NHWC loops: viewed as [1, C] and read at the
+// accumulator's lanes; the fill stays.
+// CHECK-LABEL: func.func @conv_requantized_past_fill
+// CHECK: memref.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : memref<1x16x1x1xi32> into memref<1x16xi32>
+// CHECK: scf.parallel
+// CHECK: func.call @llvm.x86.avx512.vpdpbusd.512
+// CHECK: vector.load %{{.*}} : memref<1x16xi32>, vector<16xi32>
+// CHECK: arith.fptosi %{{.*}} : vector<16xf32> to vector<16xi8>
+// CHECK: vector.store %{{.*}} : memref<1x4x4x16xi8>, vector<16xi8>
+// CHECK: linalg.fill ins(%{{.*}} : i8) outs(%{{.*}} : memref<1x6x6x16xi8>)
+// CHECK-NOT: linalg.generic
+module {
+  memref.global "private" constant @w : memref<1x1x8x16xi8> = dense<2>
+  memref.global "private" constant @bias : memref<1x16x1x1xi32> = dense<7>
+  func.func @conv_requantized_past_fill(%x: memref<1x4x4x8xi8>, %y: memref<1x4x4x16xi8>, %pad: memref<1x6x6x16xi8>) {
+    %w = memref.get_global @w : memref<1x1x8x16xi8>
+    %bias = memref.get_global @bias : memref<1x16x1x1xi32>
+    %c = memref.alloc() {alignment = 64 : i64} : memref<1x4x4x16xi32>
+    %zero = arith.constant 0 : i32
+    %m128 = arith.constant -128 : i8
+    linalg.fill ins(%zero : i32) outs(%c : memref<1x4x4x16xi32>)
+    linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, kiln.int8_dot = "vpdpbusd", kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 16, registers = 32, rows = 4, vectors = 1, reduction_block = 8>} ins(%x, %w : memref<1x4x4x8xi8>, memref<1x1x8x16xi8>) outs(%c : memref<1x4x4x16xi32>)
+    linalg.fill ins(%m128 : i8) outs(%pad : memref<1x6x6x16xi8>)
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %bias : memref<1x4x4x16xi32>, memref<1x16x1x1xi32>) outs(%y : memref<1x4x4x16xi8>) {
+    ^bb0(%acc: i32, %b0: i32, %out: i8):
+      %sum = arith.addi %acc, %b0 : i32
+      %f = arith.sitofp %sum : i32 to f32
+      %s = arith.constant 0.05 : f32
+      %m = arith.mulf %f, %s : f32
+      %r = math.roundeven %m : f32
+      %q = arith.fptosi %r : f32 to i8
+      linalg.yield %q : i8
+    }
+    return
+  }
+}
