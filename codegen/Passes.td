@@ -143,10 +143,12 @@ def KilnSelectKernelStrategyPass
            "f32 lanes of one vector register (4 SSE / NEON, 8 AVX2, 16 AVX-512)">,
     Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"32",
            "vector registers of the target (16 SSE / AVX2, 32 AVX-512 / NEON)">,
-    Option<"int8Dot", "int8-dot", "bool", /*default=*/"false",
-           "the target has a 4-way 8-bit dot product (x86 VNNI: vpdpbusd); "
-           "i8 matmuls / convs whose reduction comes in groups of 4 are "
-           "marked kiln.int8_dot">
+    Option<"int8Dot", "int8-dot", "std::string", /*default=*/"\"\"",
+           "the target's 8-bit product instruction: vpdpbusd (x86 VNNI), "
+           "pmaddwd (x86 without VNNI), sdot (AArch64 dotprod), or empty "
+           "(one byte per step); i8 matmuls / convs whose contiguous "
+           "reduction dim divides by its group (4, 2, 4) are marked "
+           "kiln.int8_dot = \"<instruction>\"">
   ];
 }
 

@@ -132,8 +132,14 @@ FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
     bool avx = subtarget->checkFeatures("+avx");
     target.vectorWidth = avx512 ? 16 : avx ? 8 : 4;
     target.vectorRegisters = avx512 ? 32 : 16;
-    target.int8Dot = avx512 ? subtarget->checkFeatures("+avx512vnni")
-                            : avx && subtarget->checkFeatures("+avxvnni");
+    bool vnni = avx512 ? subtarget->checkFeatures("+avx512vnni")
+                       : avx && subtarget->checkFeatures("+avxvnni");
+    // pmaddwd on the vector width's registers: AVX-512BW for zmm, AVX2 for
+    // ymm (AVX alone has no 256-bit integer ops), SSE2 for xmm.
+    bool pmaddwd = avx512 ? subtarget->checkFeatures("+avx512bw")
+                   : avx  ? subtarget->checkFeatures("+avx2")
+                          : subtarget->checkFeatures("+sse2");
+    target.int8Dot = vnni ? "vpdpbusd" : pmaddwd ? "pmaddwd" : "";
   } else {
     if (triple.isAArch64()) {
       std::string checked;
@@ -145,6 +151,11 @@ FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
     target.vectorWidth = 4; // NEON and other 128-bit SIMD
     // NEON has 32 q registers; another target is not assumed to.
     target.vectorRegisters = triple.isAArch64() ? 32 : 16;
+    // armv8.2-a dotprod: sdot (4 s8 x s8 products per i32 lane); without
+    // it, plain NEON (bytes sign-extended, multiply-add). "dotprod" is
+    // among the features recorded and checked at open (AT_HWCAP).
+    if (triple.isAArch64() && subtarget->checkFeatures("+dotprod"))
+      target.int8Dot = "sdot";
   }
   return target;
 }

@@ -32,9 +32,11 @@ struct CPUTarget {
   /// Vector registers (32 with AVX-512 and on AArch64, 16 for SSE / AVX2):
   /// the micro-kernels' register blocks fit in them.
   int64_t vectorRegisters = 16;
-  /// A 4-way 8-bit dot product at the vector width (x86: AVX512-VNNI for
-  /// 512-bit vectors, AVX-VNNI for 256-bit: vpdpbusd).
-  bool int8Dot = false;
+  /// The 8-bit product instruction of the quantized kernels at the vector
+  /// width: "vpdpbusd" (x86 AVX512-VNNI for 512-bit vectors, AVX-VNNI for
+  /// 256-bit), "pmaddwd" (other x86: SSE2, AVX2, AVX512-BW), "sdot" (AArch64
+  /// dotprod), or empty (one byte per step: plain NEON, others).
+  std::string int8Dot;
   /// Features the runtime checks before running the code, comma-separated
   /// (avx2, fma, avx512f, ...); empty for a baseline build.
   std::string runtimeFeatures;

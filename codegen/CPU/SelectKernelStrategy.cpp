@@ -182,6 +182,21 @@ struct SelectKernelStrategyPass
           << int64_t(vectorWidth) << " and " << int64_t(vectorRegisters);
       return signalPassFailure();
     }
+    // The 8-bit product instruction, at the vector widths it exists in.
+    bool validDot =
+        int8Dot.empty() ||
+        (int8Dot == "vpdpbusd" && (vectorWidth == 8 || vectorWidth == 16)) ||
+        (int8Dot == "pmaddwd" &&
+         (vectorWidth == 4 || vectorWidth == 8 || vectorWidth == 16)) ||
+        (int8Dot == "sdot" && vectorWidth == 4);
+    if (!validDot) {
+      getOperation()->emitError()
+          << "kiln-select-kernel-strategy: int8-dot must be vpdpbusd (vector "
+             "width 8 or 16), pmaddwd (4, 8 or 16), sdot (4) or empty, got '"
+          << int8Dot << "' at vector width " << int64_t(vectorWidth);
+      return signalPassFailure();
+    }
+
     WalkResult result = getOperation()->walk([&](linalg::LinalgOp op) {
       if (!kernelOperands(op))
         return WalkResult::advance();
@@ -191,16 +206,18 @@ struct SelectKernelStrategyPass
       if (!*strategy) // not valid (diagnosed)
         return WalkResult::interrupt();
       op->setAttr(kiln::KernelStrategyAttr::kAttrName, *strategy);
-      // 8-bit products: the target's 4-way dot product where the contiguous
-      // reduction dim (K, a conv's channels) comes in groups of 4.
-      if (int8Dot && isInt8Kernel(op)) {
+      // 8-bit products: the target's product instruction where the
+      // contiguous reduction dim (K, a conv's channels) comes in its groups
+      // (4 steps per lane for vpdpbusd / sdot, 2 for pmaddwd).
+      if (!int8Dot.empty() && isInt8Kernel(op)) {
         auto shape = [](Value v) {
           return cast<ShapedType>(v.getType()).getShape();
         };
         int64_t inner = shape(op.getDpsInputs()[0]).back();
-        if (inner % 4 == 0)
+        int64_t group = int8Dot == "pmaddwd" ? 2 : 4;
+        if (inner % group == 0)
           op->setAttr(kiln::kernels::kInt8DotAttrName,
-                      UnitAttr::get(op->getContext()));
+                      StringAttr::get(op->getContext(), int8Dot));
       }
       return WalkResult::advance();
     });

@@ -30,13 +30,13 @@ import pytest
 
 import harness
 import models
-from conftest import fail
+# The AArch64 cross tools, the cross-built kiln-run and run_ok are shared with
+# test_quantized.py's AArch64 cases (conftest.py).
+from conftest import (BUILD_TIMEOUT, CROSS_SYSROOT, TOOLCHAIN, cross_problem,  # noqa: F401
+                      cross_required, fail, qemu_cmd, run_ok)
 
 REPO = harness.REPO
 EXAMPLE = REPO / "examples" / "embed"
-TOOLCHAIN = REPO / "cmake" / "toolchains" / "aarch64-linux-gnu.cmake"
-CROSS_SYSROOT = Path("/usr/aarch64-linux-gnu")
-BUILD_TIMEOUT = 900
 
 
 #===----------------------------------------------------------------------===//
@@ -52,68 +52,6 @@ def llvm_tool(name: str) -> str:
             return candidate
     pytest.fail(f"{name} (LLVM 22) not found: install llvm-22 (scripts/setup.sh)",
                 pytrace=False)
-
-
-def run_ok(cmd, what: str, timeout: float = 300, cwd=None) -> harness.Result:
-    result = harness.run_command(cmd, timeout * harness.timeout_scale(), cwd=cwd)
-    if result.returncode != 0:
-        fail(f"{what} failed\n" + result.describe())
-    return result
-
-
-def cross_required() -> bool:
-    return os.environ.get("CI", "").lower() == "true" or \
-        os.environ.get("KILN_REQUIRE_CROSS", "") == "1"
-
-
-def cross_problem() -> str | None:
-    """What is missing for building and running AArch64 Linux programs, or None."""
-    missing = [tool for tool in ("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-g++", "qemu-aarch64")
-               if not shutil.which(tool)]
-    if not (CROSS_SYSROOT / "lib" / "libc.so.6").exists():
-        missing.append(f"libc6-dev-arm64-cross ({CROSS_SYSROOT}/lib/libc.so.6)")
-    if not list(Path("/usr/lib/gcc-cross/aarch64-linux-gnu").glob("*/crtbeginS.o")):
-        missing.append("libgcc-12-dev-arm64-cross (/usr/lib/gcc-cross/aarch64-linux-gnu)")
-    if not missing:
-        return None
-    return ("AArch64 cross tools missing: " + ", ".join(missing) +
-            " (apt-get install gcc-aarch64-linux-gnu g++-aarch64-linux-gnu "
-            "libc6-dev-arm64-cross libgcc-12-dev-arm64-cross qemu-user, or run scripts/setup.sh)")
-
-
-@pytest.fixture(scope="session")
-def cross():
-    problem = cross_problem()
-    if problem:
-        if cross_required():
-            pytest.fail(problem + " -- required in CI", pytrace=False)
-        pytest.skip(problem)
-
-
-def qemu_cmd() -> list[str]:
-    return ["qemu-aarch64", "-L", str(CROSS_SYSROOT)]
-
-
-@pytest.fixture(scope="session")
-def cmake() -> str:
-    path = shutil.which("cmake")
-    if not path or not shutil.which("ninja"):
-        pytest.fail("cmake and ninja are needed (scripts/setup.sh installs them)", pytrace=False)
-    return path
-
-
-@pytest.fixture(scope="session")
-def a64_kiln_run(cross, cmake, tmp_path_factory) -> Path:
-    """kiln-run (and the runtime) cross-built for AArch64 Linux with the toolchain file."""
-    build = tmp_path_factory.mktemp("kiln-run-aarch64")
-    run_ok([cmake, "-G", "Ninja", "-S", REPO, "-B", build, f"-DCMAKE_TOOLCHAIN_FILE={TOOLCHAIN}",
-            "-DKILN_BUILD_COMPILER=OFF", "-DKILN_BUILD_TESTS=OFF", "-DCMAKE_BUILD_TYPE=Release"],
-           "configuring the runtime and kiln-run for aarch64", BUILD_TIMEOUT)
-    run_ok([cmake, "--build", build, "--target", "kiln-run"], "cross-building kiln-run",
-           BUILD_TIMEOUT)
-    runner = build / "bin" / "kiln-run"
-    assert runner.is_file(), f"no {runner} after the build"
-    return runner
 
 
 #===----------------------------------------------------------------------===//

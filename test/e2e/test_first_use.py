@@ -11,8 +11,8 @@ import pytest
 
 import harness
 import models
-from conftest import fail
-from test_embedding import cmake, llvm_tool, run_ok  # noqa: F401
+from conftest import fail, run_ok  # (cmake: conftest.py's fixture)
+from test_embedding import llvm_tool
 
 CASE = {c.name: c for c in models.all_cases()}["small_cnn"]
 

@@ -156,16 +156,26 @@ def _save_op(path, nodes, inputs, outputs, inits):
                                 ir_version=9), path)
 
 
-def _op_case(kind: str, a_type, per_channel: bool, path):
+# Sizes of the per-op cases: matmul (m, k, n), conv (channels, filters). The default
+# takes every kernel's product instruction; the odd ones its edges: K = 38 comes in
+# pmaddwd's pairs but not in the groups of 4 of vpdpbusd / sdot (those run the byte
+# kernel), K = 37 / 3 channels in neither, 6 channels in pairs; N = 17, 19 and 10
+# filters end in a masked vector; M = 5, 7 rows in a short register block.
+SIZES = {"": ((33, 1152, 40), (64, 48)),
+         "k38": ((7, 38, 17), (6, 10)),
+         "k37": ((5, 37, 19), (3, 16))}
+
+
+def _op_case(kind: str, a_type, per_channel: bool, path, size: str = ""):
     """One integer op with constant 8-bit weights (s8; u8 for ConvInteger as onnxruntime
     requires) and an 8-bit input; returns the feeds."""
-    rng = np.random.default_rng(hash((kind, a_type, per_channel)) % 2**32)
+    rng = np.random.default_rng(hash((kind, a_type, per_channel, size)) % 2**32)
+    (m, k, n), (c, f) = SIZES[size]
     w_type = TensorProto.UINT8 if kind == "ConvInteger" else TensorProto.INT8
     a_np = _np_type(a_type)
     inits, feeds = [], {}
     f32 = lambda n, v: numpy_helper.from_array(np.asarray(v, np.float32), n)  # noqa: E731
     if kind in ("QLinearMatMul", "MatMulInteger"):
-        m, k, n = 33, 1152, 40
         feeds["a"] = _qrand(rng, a_type, (2, m, k))
         w = _qrand(rng, w_type, (k, n))
         cols = n if per_channel else 1
@@ -188,7 +198,6 @@ def _op_case(kind: str, a_type, per_channel: bool, path):
                                     ["a", "as", "az", "w", "ws", "wz", "ys", "yz"], ["y"])
             y_type = a_type
     else:
-        c, f = 64, 48
         feeds["x"] = _qrand(rng, a_type, (1, c, 12, 12))
         w = _qrand(rng, w_type, (f, c, 3, 3))
         xz = np.asarray(rng.integers(-5, 5) + (128 if a_np == np.uint8 else 0), a_np)
@@ -219,21 +228,43 @@ def _op_case(kind: str, a_type, per_channel: bool, path):
     return feeds
 
 
-OP_CASES = [(kind, t, pc)
+OP_CASES = [(kind, t, pc, "")
             for kind in ("QLinearMatMul", "QLinearConv", "MatMulInteger", "ConvInteger")
             for t in (TensorProto.UINT8, TensorProto.INT8)
             for pc in ((False, True) if kind.startswith("QLinear") else (False,))
             # onnxruntime's ConvInteger takes u8 only
-            if not (kind == "ConvInteger" and t == TensorProto.INT8)]
+            if not (kind == "ConvInteger" and t == TensorProto.INT8)] + \
+    [(kind, t, pc, size) for size in ("k38", "k37")
+     for kind, t, pc in (("QLinearMatMul", TensorProto.UINT8, True),
+                         ("QLinearMatMul", TensorProto.INT8, False),
+                         ("QLinearConv", TensorProto.UINT8, False),
+                         ("QLinearConv", TensorProto.INT8, True))]
 
 
 def _op_id(case):
-    kind, t, pc = case
-    return f"{kind}-{'u8' if t == TensorProto.UINT8 else 's8'}" + ("-pc" if pc else "")
+    kind, t, pc, size = case
+    return f"{kind}-{'u8' if t == TensorProto.UINT8 else 's8'}" + ("-pc" if pc else "") + \
+        (f"-{size}" if size else "")
 
 
+def _host_flags() -> set[str]:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+HOST_FLAGS = _host_flags()
+
+# Each x86 product kernel (Int8.cpp): native is vpdpbusd where the host has VNNI;
+# x86-64-v3 (AVX2, no VNNI) and x86-64 (SSE2) run pmaddwd on 8 / 4 lanes,
+# skylake-avx512 (AVX-512BW, no VNNI) on 16.
 CPUS = [("native", ())] + ([("avx2", ("--cpu", "x86-64-v3")), ("sse", ("--cpu", "x86-64"))]
-                           if X86 else [])
+                           if X86 else []) + \
+    ([("avx512bw", ("--cpu", "skylake-avx512"))] if X86 and "avx512bw" in HOST_FLAGS else [])
 
 
 # The other vector widths run the requantizing ops (the same integer products).
@@ -243,9 +274,9 @@ OP_RUNS = [pytest.param(case, cpu, id=f"{_op_id(case)}-{cpu[0]}") for case in OP
 
 @pytest.mark.parametrize("case,cpu", OP_RUNS)
 def test_quantized_op(case, cpu, kiln, tmp_path):
-    kind, a_type, per_channel = case
+    kind, a_type, per_channel, size = case
     model = tmp_path / f"{kind}.onnx"
-    feeds = _op_case(kind, a_type, per_channel, model)
+    feeds = _op_case(kind, a_type, per_channel, model, size)
     want = _ort(model, feeds, optimized=True)["y"]
     got = harness.load_outputs(_kiln_run(kiln, model, feeds, tmp_path, cpu[1]), ["y"])["y"]
     if got.dtype != want.dtype or got.shape != want.shape:
@@ -257,3 +288,70 @@ def test_quantized_op(case, cpu, kiln, tmp_path):
                       0 if want.dtype == np.int32 else 1)
     except AssertionError as e:
         fail(str(e))
+
+
+#===----------------------------------------------------------------------===//
+# AArch64 under qemu: sdot (armv8.2-a+dotprod) and plain NEON (armv8-a)
+#===----------------------------------------------------------------------===//
+
+A64_CPUS = [("sdot", "armv8.2-a+dotprod"), ("neon", "armv8-a")]
+A64_CASES = [("QLinearMatMul", TensorProto.UINT8, True, ""),
+             ("QLinearConv", TensorProto.INT8, True, ""),
+             ("QLinearMatMul", TensorProto.INT8, False, "k38"),
+             ("QLinearConv", TensorProto.UINT8, False, "k37")]
+
+
+def _a64_run(a64_kiln_run, artifact, feeds, work, qemu_cpu=None):
+    from conftest import qemu_cmd
+    inputs = harness.save_inputs(feeds, work / "inputs")
+    out_dir = work / "outputs"
+    cmd = qemu_cmd() + (["-cpu", qemu_cpu] if qemu_cpu else []) + \
+        [str(a64_kiln_run), str(artifact), "--output-dir", str(out_dir)]
+    for name, path in inputs.items():
+        cmd += ["--input", f"{name}={path}"]
+    return harness.run_command(cmd, harness.RUN_TIMEOUT * harness.timeout_scale()), out_dir
+
+
+@pytest.mark.parametrize("case,cpu", [
+    pytest.param(case, cpu, id=f"{_op_id(case)}-{cpu[0]}") for case in A64_CASES
+    for cpu in A64_CPUS])
+def test_quantized_op_aarch64(case, cpu, kiln, a64_kiln_run, tmp_path):
+    """The per-op cases compiled for AArch64 (sdot and the plain NEON byte kernel), run by a
+    cross-built kiln-run under qemu-aarch64 (its default CPU, max, has dotprod): exact
+    against onnxruntime on the host."""
+    kind, a_type, per_channel, size = case
+    model = tmp_path / f"{kind}.onnx"
+    feeds = _op_case(kind, a_type, per_channel, model, size)
+    want = _ort(model, feeds, optimized=True)["y"]
+    artifact = tmp_path / "op.so"
+    result = kiln.compile(model, artifact, ["--target", "aarch64-linux-gnu", "--cpu", cpu[1]])
+    if result.returncode != 0:
+        fail(f"kiln compile --cpu {cpu[1]} failed\n" + result.describe())
+    result, out_dir = _a64_run(a64_kiln_run, artifact, feeds, tmp_path)
+    if result.returncode != 0:
+        fail(f"kiln-run under qemu failed\n" + result.describe())
+    got = harness.load_outputs(out_dir, ["y"])["y"]
+    try:
+        _check_quanta(_op_id(case) + f" (aarch64 {cpu[0]})", got, want, 1.0, 1)
+    except AssertionError as e:
+        fail(str(e))
+
+
+def test_aarch64_dotprod_checked_at_open(kiln, a64_kiln_run, tmp_path):
+    """An artifact using sdot records dotprod; on a CPU without it (qemu's cortex-a53)
+    opening it fails naming the feature, not with SIGILL; cortex-a76 (dotprod) runs it."""
+    case = ("QLinearMatMul", TensorProto.UINT8, True, "")
+    model = tmp_path / "op.onnx"
+    feeds = _op_case(*case[:3], model)
+    artifact = tmp_path / "op.so"
+    result = kiln.compile(model, artifact,
+                          ["--target", "aarch64-linux-gnu", "--cpu", "armv8.2-a+dotprod"])
+    if result.returncode != 0:
+        fail("kiln compile failed\n" + result.describe())
+    result, _ = _a64_run(a64_kiln_run, artifact, feeds, tmp_path / "a53", "cortex-a53")
+    if result.returncode is None or result.returncode <= 0 or \
+            "dotprod" not in result.stdout + result.stderr:
+        fail("expected a diagnostic naming dotprod on cortex-a53\n" + result.describe())
+    result, _ = _a64_run(a64_kiln_run, artifact, feeds, tmp_path / "a76", "cortex-a76")
+    if result.returncode != 0:
+        fail("cortex-a76 has dotprod\n" + result.describe())

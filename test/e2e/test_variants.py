@@ -16,9 +16,9 @@ import pytest
 
 import harness
 import models
-from conftest import fail
-from test_embedding import (BUILD_TIMEOUT, a64_kiln_run, cmake, cross,  # noqa: F401
-                            llvm_tool, qemu_cmd, run_ok)
+# a64_kiln_run, cmake and cross are conftest.py's fixtures.
+from conftest import BUILD_TIMEOUT, fail, qemu_cmd, run_ok  # noqa: F401
+from test_embedding import llvm_tool
 
 CASE = {c.name: c for c in models.all_cases()}["small_cnn"]
 X86_PORTABLE = ["x86-64-v4", "x86-64-v3", "x86-64-v2"]  # the table's order

@@ -55,11 +55,13 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   bool mergeTaps = dilations[1] == 1 && kw > 1 &&
                    memref::CollapseShapeOp::isGuaranteedCollapsible(
                        cast<MemRefType>(in.getType()), mergeWC);
-  bool dot4 = bytes && op->hasAttr(kInt8DotAttrName) && ch % 4 == 0;
-  int64_t group = dot4 ? 4 : 1;
-  std::string dot4Name = dot4 ? declareDot4(op, vw) : "";
+  Int8Dot form = bytes ? int8DotOf(op) : Int8Dot::Bytes;
+  if (ch % int8Group(form))
+    form = Int8Dot::Bytes;
+  int64_t group = int8Group(form);
+  std::string dotName = declareInt8Dot(op, vw, form);
   Value columnTerm;
-  Value *term = dot4 ? &columnTerm : nullptr;
+  Value *term = form == Int8Dot::Vpdpbusd ? &columnTerm : nullptr;
   Value packed = bytes ? (mergeTaps ? packer.packBytes(b, loc, w, {kh, kw * ch},
                                                        f, nr, group, term)
                                     : packer.packBytes(b, loc, w, {kh, kw, ch},
@@ -153,22 +155,23 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                 return arith::AddIOp::create(z.b, z.loc, start(z, i, v, msk),
                                              term);
               };
+            }
+            if (form != Int8Dot::Bytes)
               spec.multiplyAdd = [&](KernelBuilder &z, Value av, Value bv,
                                      Value acc) {
-                return dot4Accumulate(z, dot4Name, av, bv, acc);
+                return int8DotAccumulate(z, form, dotName, av, bv, acc);
               };
-            }
             if (bytes)
               spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i,
                                int64_t, Value) -> Value {
                 Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
                 if (mergeTaps) {
                   Value tap = z.add(z.mul(ixIdx[i], ch), z.mul(ivs[1], group));
-                  return loadInt8A(z, inRows, {bIdx[i], iy, tap}, dot4);
+                  return loadInt8A(z, inRows, {bIdx[i], iy, tap}, form);
                 }
                 Value ix = z.add(ixIdx[i], z.mul(ivs[1], dilations[1]));
                 return loadInt8A(z, in, {bIdx[i], iy, ix, z.mul(ivs[2], group)},
-                                 dot4);
+                                 form);
               };
             if (bytes)
               spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
@@ -176,7 +179,7 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                 SmallVector<Value> ix = {p};
                 ix.append(ivs.begin(), ivs.end());
                 ix.push_back(z.idx(v * vw * group));
-                return loadInt8B(z, packed, ix, dot4);
+                return loadInt8B(z, packed, ix, form);
               };
             if (!bytes)
               spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i,

@@ -6,6 +6,12 @@
 // into the generic's output: one pass over the result instead of three.
 // findEpilogue decides whether the generic qualifies (and moves what it
 // needs before the kernel); Epilogue::apply clones its body on vectors.
+// The generic may change the element type: a quantized model's i32
+// products are requantized to 8 bits (sitofp, mulf by the multiplier,
+// roundeven, + zero point, clamp, fptosi: kiln-fold-qdq's form) or
+// dequantized to f32 in the kernel's stores, so the i32 result never
+// reaches memory; its inputs (a per-channel multiplier, a residual's bytes)
+// are read at the vector's lanes in their own element type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,7 +71,8 @@ Value Epilogue::apply(KernelBuilder &kb, Value acc, ArrayRef<Value> loops,
     }
     OperationState state(kb.loc, op.getName());
     for (Value operand : op.getOperands()) {
-      // A scalar from above the body (findEpilogue checked: f32) is splat.
+      // A scalar from above the body (findEpilogue checked: an integer or
+      // float) is splat.
       if (!map.contains(operand))
         map.map(operand, kb.splat(operand));
       state.addOperands(map.lookup(operand));
@@ -141,20 +148,49 @@ static std::optional<SmallVector<int64_t>> unitReshapeDims(Operation *reshape) {
   return dims;
 }
 
+/// An element type an epilogue computes on: integers (i1 for comparisons)
+/// and floats of up to 32 bits, vw of them one or two vector registers.
+static bool isLaneType(Type type) {
+  return type.isIntOrFloat() && type.getIntOrFloatBitWidth() <= 32;
+}
+
 std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
                                      Operation *initCopy) {
   if (!out.getDefiningOp<memref::AllocOp>())
     return std::nullopt;
+  auto root = [](Value v) {
+    while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+      v = view.getViewSource();
+    return v;
+  };
+  // Between the kernel and the generic: constants, allocations, views, and
+  // fills of other buffers (the border of the next conv's padded input,
+  // kiln-decompose-pads), which the epilogue, computed where the kernel
+  // stands, may come before when the generic touches none of their buffers.
+  SmallVector<linalg::FillOp> fills;
   Operation *next = kernel->getNextNode();
   while (next &&
-         (isa<arith::ConstantOp, memref::AllocOp, memref::GetGlobalOp>(next) ||
-          isa<ViewLikeOpInterface>(next)))
+         (isa<arith::ConstantOp, memref::AllocOp, memref::GetGlobalOp,
+              linalg::FillOp>(next) ||
+          isa<ViewLikeOpInterface>(next))) {
+    if (auto fill = dyn_cast<linalg::FillOp>(next))
+      fills.push_back(fill);
     next = next->getNextNode();
+  }
   auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
   if (!generic || generic.getNumDpsInits() != 1 ||
       generic.getNumLoops() != generic.getNumParallelLoops() ||
       !generic.hasPureBufferSemantics())
     return std::nullopt;
+  for (linalg::FillOp fill : fills) {
+    if (!fill.hasPureBufferSemantics())
+      return std::nullopt;
+    Value filled = root(fill.getOutputs()[0]);
+    if (filled == root(out) ||
+        llvm::any_of(generic->getOperands(),
+                     [&](Value v) { return root(v) == filled; }))
+      return std::nullopt;
+  }
   // What the generic reads of the output: `out` itself, or a reshape of it
   // that only adds or removes unit dims (a matmul's [128, 768] read as
   // BERT's [1, 128, 768]).
@@ -200,12 +236,13 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
         return std::nullopt;
     }
   // The generic may write a strided view of the same shape (the interior of
-  // a padded buffer, kiln-decompose-pads).
+  // a padded buffer, kiln-decompose-pads), of another element type (a
+  // requantization's bytes, a dequantization's floats).
   auto initType = dyn_cast<MemRefType>(init->get().getType());
   if (!initType || initType.getShape() != accType.getShape() ||
-      initType.getElementType() != accType.getElementType() ||
+      !isLaneType(initType.getElementType()) ||
       !generic.getMatchingIndexingMap(init).isIdentity() ||
-      !innerUnitStride(init->get()))
+      !innerUnitStride(init->get(), /*allowBytes=*/true))
     return std::nullopt;
   if (generic.getRegion()
           .front()
@@ -213,6 +250,10 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
           .use_empty() == false)
     return std::nullopt;
   std::optional<unsigned> accInput;
+  // Inputs read along the innermost loop at a dim followed by unit dims only
+  // (a per-channel bias or multiplier [1, C, 1, 1] read as (n, c, 0, 0) in
+  // NHWC loops): viewed without those unit dims once the epilogue is taken.
+  SmallVector<std::pair<OpOperand *, int64_t>> trailingUnits;
   for (OpOperand *input : generic.getDpsInputOperands()) {
     AffineMap m = generic.getMatchingIndexingMap(input);
     if (input->get() == acc) {
@@ -222,48 +263,55 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
       continue;
     }
     auto type = dyn_cast<MemRefType>(input->get().getType());
-    if (!type || !m.isProjectedPermutation(/*allowZeroInResults=*/true) ||
-        !innerUnitStride(input->get()))
+    if (!type || !isLaneType(type.getElementType()) ||
+        !m.isProjectedPermutation(/*allowZeroInResults=*/true) ||
+        !innerUnitStride(input->get(), /*allowBytes=*/true))
       return std::nullopt;
-    // The innermost loop, if read, must be the input's innermost dim.
+    // The innermost loop, if read, must be the input's innermost dim, or be
+    // followed by unit dims read at 0 only.
     unsigned last = accType.getRank() - 1;
-    for (auto [i, e] : llvm::enumerate(m.getResults()))
-      if (e.isFunctionOfDim(last) && i + 1 != m.getNumResults())
+    for (auto [i, e] : llvm::enumerate(m.getResults())) {
+      if (!e.isFunctionOfDim(last) || i + 1 == m.getNumResults())
+        continue;
+      for (unsigned j = i + 1; j < m.getNumResults(); ++j) {
+        auto zero = dyn_cast<AffineConstantExpr>(m.getResult(j));
+        if (!zero || zero.getValue() != 0 || type.getDimSize(j) != 1)
+          return std::nullopt;
+      }
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t d = 0; d < int64_t(i); ++d)
+        groups.push_back({d});
+      groups.push_back(llvm::to_vector(llvm::seq<int64_t>(i, type.getRank())));
+      if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups))
         return std::nullopt;
+      trailingUnits.push_back({input, int64_t(i)});
+    }
   }
   if (!accInput)
     return std::nullopt;
   // The kernel must not read the buffer the epilogue writes (a recurrence
   // h = f(h * R) updating h in place).
-  auto root = [](Value v) {
-    while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-      v = view.getViewSource();
-    return v;
-  };
   Value written = root(init->get());
   for (Value operand : kernel->getOperands())
     if (operand != out && root(operand) == written)
       return std::nullopt;
-  // The body computes on the kernel's element type (a scalar from above is
-  // splat to its vectors).
-  Type elementType = accType.getElementType();
+  // The body computes on vectors of vw lanes of integers and floats of up to
+  // 32 bits (a scalar from above is splat).
   Region &region = generic.getRegion();
   for (Operation &op : region.front().without_terminator()) {
     for (Value operand : op.getOperands())
       if (operand.getParentRegion() != &region &&
-          operand.getType() != elementType)
+          !isLaneType(operand.getType()))
         return std::nullopt;
     if (isa<arith::ConstantOp>(op)) {
-      if (!isa<FloatType>(op.getResult(0).getType()))
+      if (!isLaneType(op.getResult(0).getType()))
         return std::nullopt;
       continue;
     }
     if (op.getNumRegions() || !op.hasTrait<OpTrait::Elementwise>() ||
         !op.hasTrait<OpTrait::Vectorizable>() ||
         !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
-        !llvm::all_of(op.getResultTypes(), [&](Type t) {
-          return t == elementType || t.isInteger(1);
-        }))
+        !llvm::all_of(op.getResultTypes(), isLaneType))
       return std::nullopt;
   }
   if (generic.getRegion().front().getTerminator()->getNumOperands() != 1)
@@ -292,6 +340,26 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Operation *def : hoisted)
     def->moveBefore(kernel);
+  // The inputs with trailing unit dims, collapsed (before the kernel) and
+  // read without them.
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  for (auto [input, dim] : trailingUnits) {
+    OpBuilder b(kernel);
+    Value v = input->get();
+    int64_t rank = cast<MemRefType>(v.getType()).getRank();
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < dim; ++d)
+      groups.push_back({d});
+    groups.push_back(llvm::to_vector(llvm::seq<int64_t>(dim, rank)));
+    input->set(
+        memref::CollapseShapeOp::create(b, v.getLoc(), v, groups).getResult());
+    AffineMap &m = maps[input->getOperandNumber()];
+    m = AffineMap::get(m.getNumDims(), m.getNumSymbols(),
+                       m.getResults().take_front(dim + 1), m.getContext());
+  }
+  if (!trailingUnits.empty())
+    generic.setIndexingMapsAttr(
+        OpBuilder(generic).getAffineMapArrayAttr(maps));
   return Epilogue{generic, init->get(), *accInput, kernelDims};
 }
 

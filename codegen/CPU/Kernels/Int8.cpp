@@ -2,15 +2,29 @@
 //
 // The matmul and conv kernels on i8 operands with an i32 accumulator (the
 // products of quantized models, convert-onnx-to-linalg's MatMulInteger /
-// ConvInteger form: signed activations and weights). Two ways:
-//   - dot4 (x86 VNNI: vpdpbusd, 4 multiply-adds per i32 lane): A is read as
-//     4 bytes at once, broadcast, with each byte's sign bit flipped so it is
-//     the unsigned a + 128 vpdpbusd wants; B is packed with 4 consecutive
-//     reduction steps of a column side by side ([N/NR][K/4][NR][4]); the
-//     accumulators start at -128 * sum_k w (packed per column) so the
-//     result is the signed product;
-//   - otherwise one byte per step, sign-extended to i32 (vpmovsxbd),
-//     multiplied and added: exact on every target.
+// ConvInteger form: signed activations and weights). The form is the op's
+// kiln.int8_dot (kiln-select-kernel-strategy, from the target):
+//   - vpdpbusd (x86 AVX512-VNNI / AVX-VNNI: 4 u8 x s8 multiply-adds per i32
+//     lane): A is read as 4 bytes at once, broadcast, with each byte's sign
+//     bit flipped so it is the unsigned a + 128 vpdpbusd wants; B is packed
+//     with 4 consecutive reduction steps of a column side by side
+//     ([N/NR][K/4][NR][4]); the accumulators start at -128 * sum_k w (packed
+//     per column) so the result is the signed product;
+//   - sdot (AArch64 armv8.2-a dotprod: 4 s8 x s8 multiply-adds per i32
+//     lane): the same packing and broadcast, both operands signed, so
+//     neither the sign flip nor the column term;
+//   - pmaddwd (x86 without VNNI: SSE2, AVX2, AVX-512BW): 2 reduction steps
+//     per i32 lane ([N/NR][K/2][NR][2]), both operands sign-extended to 16
+//     bits (A's 2 bytes before the broadcast, B's vector as it is loaded:
+//     vpmovsxbw), then vpmaddwd, s16 x s16 products summed in pairs into
+//     i32, and an add. Exact: a pair is at most 2 * 128 * 128 = 2^15. The
+//     u8 x s8 vpmaddubsw (4 products per i32 lane through 2 of them) is
+//     not used: its pairs saturate at 16 bits (255 * 127 * 2 > 32767), which
+//     onnxruntime avoids only by asking for 7-bit weights (reduce_range) and
+//     oneDNN by halving the weights' scale; XNNPACK's and onnxruntime's
+//     (MLAS) s8 x s8 AVX2 kernels widen to 16 bits and use vpmaddwd too;
+//   - otherwise one byte per step sign-extended to i32, multiplied and
+//     added (plain NEON: sxtl + mla; any other target): exact everywhere.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,64 +32,132 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 namespace kiln::kernels {
 
+Int8Dot int8DotOf(Operation *op) {
+  auto attr = op->getAttrOfType<StringAttr>(kInt8DotAttrName);
+  if (!attr)
+    return Int8Dot::Bytes;
+  return llvm::StringSwitch<Int8Dot>(attr.getValue())
+      .Case("vpdpbusd", Int8Dot::Vpdpbusd)
+      .Case("pmaddwd", Int8Dot::Pmaddwd)
+      .Case("sdot", Int8Dot::Sdot)
+      .Default(Int8Dot::Bytes);
+}
+
+int64_t int8Group(Int8Dot form) {
+  switch (form) {
+  case Int8Dot::Vpdpbusd:
+  case Int8Dot::Sdot:
+    return 4;
+  case Int8Dot::Pmaddwd:
+    return 2;
+  case Int8Dot::Bytes:
+    break;
+  }
+  return 1;
+}
+
 Value loadInt8A(KernelBuilder &kb, Value memref, ValueRange indices,
-                bool dot4) {
+                Int8Dot form) {
   Type i32 = kb.b.getI32Type();
-  if (!dot4) {
+  if (form == Int8Dot::Bytes) {
     Value byte = memref::LoadOp::create(kb.b, kb.loc, memref, indices);
     return arith::ExtSIOp::create(kb.b, kb.loc, i32, byte);
   }
-  auto bytes = VectorType::get({4}, kb.b.getI8Type());
+  int64_t group = int8Group(form);
+  auto bytes = VectorType::get({group}, kb.b.getI8Type());
   Value v = vector::LoadOp::create(kb.b, kb.loc, bytes, memref, indices);
+  if (form == Int8Dot::Pmaddwd)
+    v = arith::ExtSIOp::create(
+        kb.b, kb.loc, VectorType::get({group}, kb.b.getI16Type()), v);
   v = vector::BitCastOp::create(kb.b, kb.loc, VectorType::get({1}, i32), v);
   Value word = vector::ExtractOp::create(kb.b, kb.loc, v, ArrayRef<int64_t>{0});
+  if (form != Int8Dot::Vpdpbusd)
+    return word;
   Value signBits = arith::ConstantIntOp::create(kb.b, kb.loc, i32,
                                                 int64_t(int32_t(0x80808080u)));
   return arith::XOrIOp::create(kb.b, kb.loc, word, signBits);
 }
 
 Value loadInt8B(KernelBuilder &kb, Value packed, ValueRange indices,
-                bool dot4) {
+                Int8Dot form) {
   Type i8 = kb.b.getI8Type();
-  if (!dot4) {
-    Value v = vector::LoadOp::create(kb.b, kb.loc, VectorType::get({kb.vw}, i8),
-                                     packed, indices);
-    return arith::ExtSIOp::create(kb.b, kb.loc, kb.vt, v);
-  }
+  int64_t group = int8Group(form);
   Value v = vector::LoadOp::create(
-      kb.b, kb.loc, VectorType::get({kb.vw * 4}, i8), packed, indices);
+      kb.b, kb.loc, VectorType::get({kb.vw * group}, i8), packed, indices);
+  if (form == Int8Dot::Bytes)
+    return arith::ExtSIOp::create(kb.b, kb.loc, kb.vt, v);
+  if (form == Int8Dot::Pmaddwd)
+    v = arith::ExtSIOp::create(
+        kb.b, kb.loc, VectorType::get({kb.vw * 2}, kb.b.getI16Type()), v);
   return vector::BitCastOp::create(kb.b, kb.loc, kb.vt, v);
 }
 
-std::string declareDot4(Operation *kernel, int64_t vw) {
+/// The LLVM intrinsic of `form` at `vw` i32 lanes, and its operands' type.
+static std::pair<std::string, VectorType> intrinsicOf(MLIRContext *ctx,
+                                                      Int8Dot form,
+                                                      int64_t vw) {
+  auto i8 = IntegerType::get(ctx, 8), i16 = IntegerType::get(ctx, 16);
+  switch (form) {
+  case Int8Dot::Vpdpbusd:
+    // The 256-bit form is AVX-VNNI's vpdpbusd too (VEX-encoded where the
+    // target has avxvnni rather than avx512vl).
+    return {"llvm.x86.avx512.vpdpbusd." + std::to_string(vw * 32),
+            VectorType::get({vw * 4}, i8)};
+  case Int8Dot::Sdot:
+    return {"llvm.aarch64.neon.sdot.v" + std::to_string(vw) + "i32.v" +
+                std::to_string(vw * 4) + "i8",
+            VectorType::get({vw * 4}, i8)};
+  case Int8Dot::Pmaddwd:
+    return {vw == 16  ? "llvm.x86.avx512.pmaddw.d.512"
+            : vw == 8 ? "llvm.x86.avx2.pmadd.wd"
+                      : "llvm.x86.sse2.pmadd.wd",
+            VectorType::get({vw * 2}, i16)};
+  case Int8Dot::Bytes:
+    break;
+  }
+  return {"", VectorType()};
+}
+
+std::string declareInt8Dot(Operation *kernel, int64_t vw, Int8Dot form) {
+  if (form == Int8Dot::Bytes)
+    return "";
   // Called by name (a declaration named llvm.* is the intrinsic in LLVM IR):
   // buffer deallocation refuses llvm.call_intrinsic, whose memory effects it
   // does not know, while a call without memref arguments is fine.
-  std::string name = "llvm.x86.avx512.vpdpbusd." + std::to_string(vw * 32);
+  auto [name, operands] = intrinsicOf(kernel->getContext(), form, vw);
   auto module = kernel->getParentOfType<ModuleOp>();
   if (!module.lookupSymbol<func::FuncOp>(name)) {
     OpBuilder mb(module.getBodyRegion());
-    // LLVM 22's signature: the byte operands as <4 * vw x i8>.
     auto vt = VectorType::get({vw}, mb.getI32Type());
-    auto bytes = VectorType::get({vw * 4}, mb.getI8Type());
-    auto decl =
-        func::FuncOp::create(mb, kernel->getLoc(), name,
-                             mb.getFunctionType({vt, bytes, bytes}, {vt}));
+    // vpdpbusd / sdot: (acc, a, b); pmaddwd: (a, b).
+    SmallVector<Type> args;
+    if (form != Int8Dot::Pmaddwd)
+      args.push_back(vt);
+    args.append({operands, operands});
+    auto decl = func::FuncOp::create(mb, kernel->getLoc(), name,
+                                     mb.getFunctionType(args, {vt}));
     decl.setPrivate();
   }
   return name;
 }
 
-Value dot4Accumulate(KernelBuilder &kb, StringRef name, Value a, Value b,
-                     Value acc) {
-  auto bytes = VectorType::get({kb.vw * 4}, kb.b.getI8Type());
-  Value ab = vector::BitCastOp::create(kb.b, kb.loc, bytes, a);
-  Value bb = vector::BitCastOp::create(kb.b, kb.loc, bytes, b);
-  return func::CallOp::create(kb.b, kb.loc, name, TypeRange{kb.vt},
-                              ValueRange{acc, ab, bb})
-      .getResult(0);
+Value int8DotAccumulate(KernelBuilder &kb, Int8Dot form, StringRef name,
+                        Value a, Value b, Value acc) {
+  VectorType operands = intrinsicOf(kb.b.getContext(), form, kb.vw).second;
+  Value ab = vector::BitCastOp::create(kb.b, kb.loc, operands, a);
+  Value bb = vector::BitCastOp::create(kb.b, kb.loc, operands, b);
+  if (form != Int8Dot::Pmaddwd)
+    return func::CallOp::create(kb.b, kb.loc, name, TypeRange{kb.vt},
+                                ValueRange{acc, ab, bb})
+        .getResult(0);
+  Value pairs = func::CallOp::create(kb.b, kb.loc, name, TypeRange{kb.vt},
+                                     ValueRange{ab, bb})
+                    .getResult(0);
+  return arith::AddIOp::create(kb.b, kb.loc, acc, pairs);
 }
 
 } // namespace kiln::kernels

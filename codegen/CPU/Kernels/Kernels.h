@@ -69,12 +69,18 @@ struct KernelBuilder {
                                      DenseElementsAttr::get(type, bits));
   }
 
+  /// vw lanes of `memref`'s element type (the kernel's, or another one an
+  /// epilogue reads: a requantized residual's bytes) at `indices`, the lanes
+  /// outside mask `m` (if any) zero.
   Value load(Value memref, ValueRange indices, Value m) {
+    auto type = VectorType::get(
+        {vw}, cast<MemRefType>(memref.getType()).getElementType());
     if (!m)
-      return vector::LoadOp::create(b, loc, vt, memref, indices);
+      return vector::LoadOp::create(b, loc, type, memref, indices);
     Value zero = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(vt, b.getZeroAttr(vt.getElementType())));
-    return vector::MaskedLoadOp::create(b, loc, vt, memref, indices, m, zero);
+        b, loc,
+        DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+    return vector::MaskedLoadOp::create(b, loc, type, memref, indices, m, zero);
   }
 
   void store(Value value, Value memref, ValueRange indices, Value m) {
@@ -84,8 +90,10 @@ struct KernelBuilder {
       vector::MaskedStoreOp::create(b, loc, memref, indices, m, value);
   }
 
+  /// vw lanes of `scalar` (of any element type).
   Value splat(Value scalar) {
-    return vector::BroadcastOp::create(b, loc, vt, scalar);
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get({vw}, scalar.getType()), scalar);
   }
 
   /// acc + a * b: an FMA on floats, a multiply and an add on integers
@@ -134,23 +142,38 @@ struct BlockSpec {
 // 8-bit kernels (Int8.cpp)
 //===----------------------------------------------------------------------===//
 
-/// Marks an i8 x i8 -> i32 matmul / conv whose kernel uses the target's 4-way
-/// 8-bit dot product (set by kiln-select-kernel-strategy).
+/// The product form of an i8 x i8 -> i32 matmul / conv (set by
+/// kiln-select-kernel-strategy from the target): "vpdpbusd" (x86 VNNI),
+/// "pmaddwd" (x86 without VNNI), "sdot" (AArch64 dotprod); absent: one byte
+/// per step (Int8.cpp explains each).
 constexpr llvm::StringLiteral kInt8DotAttrName = "kiln.int8_dot";
 
-/// The A operand of an 8-bit kernel: with `dot4`, the 4 bytes at `indices`
-/// (the last one a multiple of 4) as one i32 with each byte's sign bit
-/// flipped (u8 for vpdpbusd); else the byte sign-extended to i32.
-Value loadInt8A(KernelBuilder &kb, Value memref, ValueRange indices, bool dot4);
+enum class Int8Dot { Bytes, Vpdpbusd, Pmaddwd, Sdot };
+
+/// The form `op`'s kiln.int8_dot names (Bytes without one).
+Int8Dot int8DotOf(Operation *op);
+/// Reduction steps per i32 lane of one product instruction (4 vpdpbusd /
+/// sdot, 2 pmaddwd, 1 bytes): B is packed with that many steps of a column
+/// side by side, and the contiguous reduction dim must divide by it.
+int64_t int8Group(Int8Dot form);
+
+/// The A operand of an 8-bit kernel at `indices` (the last one a multiple of
+/// the group): the group's bytes as one i32 (vpdpbusd: each byte's sign bit
+/// flipped, u8; pmaddwd: two bytes sign-extended to i16), or for Bytes the
+/// byte sign-extended to i32.
+Value loadInt8A(KernelBuilder &kb, Value memref, ValueRange indices,
+                Int8Dot form);
 /// Vector v of packed 8-bit B at `indices` (the last one: the panel column
-/// offset): i32 lanes of 4 bytes with `dot4`, else bytes sign-extended.
-Value loadInt8B(KernelBuilder &kb, Value packed, ValueRange indices, bool dot4);
-/// Declares the 4-way dot product (vpdpbusd) of `vw` i32 lanes in `kernel`'s
-/// module; returns the name dot4Accumulate calls.
-std::string declareDot4(Operation *kernel, int64_t vw);
-/// acc + the 4-way dot products of u8 `a` and s8 `b` lanes (vpdpbusd).
-Value dot4Accumulate(KernelBuilder &kb, StringRef name, Value a, Value b,
-                     Value acc);
+/// offset) as vw i32 lanes: of `group` bytes (pmaddwd: of two i16), or
+/// bytes sign-extended.
+Value loadInt8B(KernelBuilder &kb, Value packed, ValueRange indices,
+                Int8Dot form);
+/// Declares the product intrinsic of `form` at `vw` i32 lanes in `kernel`'s
+/// module; returns the name int8DotAccumulate calls ("" for Bytes).
+std::string declareInt8Dot(Operation *kernel, int64_t vw, Int8Dot form);
+/// acc + the dot products of the lanes of `a` (splat) and `b` in `form`.
+Value int8DotAccumulate(KernelBuilder &kb, Int8Dot form, StringRef name,
+                        Value a, Value b, Value acc);
 
 /// Reduction steps of packed B prefetched ahead (with 16 columns, one 64-byte
 /// line each).

@@ -53,14 +53,17 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
   std::optional<Epilogue> epilogue = findEpilogue(op, c, fill.copy);
 
   int64_t kc = std::min(strategy.getReductionBlock(), k);
-  bool dot4 = bytes && op->hasAttr(kInt8DotAttrName) && k % 4 == 0;
-  int64_t group = dot4 ? 4 : 1;
-  std::string dot4Name = dot4 ? declareDot4(op, vw) : "";
+  Int8Dot form = bytes ? int8DotOf(op) : Int8Dot::Bytes;
+  if (k % int8Group(form))
+    form = Int8Dot::Bytes;
+  int64_t group = int8Group(form);
+  std::string dotName = declareInt8Dot(op, vw, form);
   Value columnTerm;
   // A constant B is packed per batch (the Winograd products' 16 filters).
   Value packed =
       bytes ? packer.packBytes(b, loc, bMat, {k}, n, nr, group,
-                               dot4 ? &columnTerm : nullptr)
+                               form == Int8Dot::Vpdpbusd ? &columnTerm
+                                                         : nullptr)
             : packer.pack(b, loc, bMat, {k}, n, nr, batched ? batch : 0);
   if (bytes && (!packed || kc != k))
     return failure();
@@ -134,7 +137,7 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
       spec.loadA = [&](KernelBuilder &x, ValueRange ivs, int64_t i, int64_t,
                        Value) -> Value {
         if (bytes)
-          return loadInt8A(x, a, {x.add(row0, i), x.mul(ivs[0], group)}, dot4);
+          return loadInt8A(x, a, {x.add(row0, i), x.mul(ivs[0], group)}, form);
         SmallVector<Value> ix;
         if (batched)
           ix.push_back(bi);
@@ -145,7 +148,7 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
       spec.loadB = [&](KernelBuilder &x, ValueRange ivs, int64_t v,
                        Value msk) -> Value {
         if (bytes)
-          return loadInt8B(x, packed, {p, ivs[0], x.idx(v * vw * group)}, dot4);
+          return loadInt8B(x, packed, {p, ivs[0], x.idx(v * vw * group)}, form);
         if (packed && batched)
           return x.load(packed, {bi, p, ivs[0], x.idx(v * vw)}, Value());
         if (packed)
@@ -157,10 +160,10 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
         ix.push_back(x.add(col0, v * vw));
         return x.load(bMat, ix, msk);
       };
-      if (dot4)
+      if (form != Int8Dot::Bytes)
         spec.multiplyAdd = [&](KernelBuilder &x, Value av, Value bv,
                                Value acc) {
-          return dot4Accumulate(x, dot4Name, av, bv, acc);
+          return int8DotAccumulate(x, form, dotName, av, bv, acc);
         };
       emitBlock(kk, spec);
     };

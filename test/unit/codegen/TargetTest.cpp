@@ -2,6 +2,7 @@
 
 #include "codegen/GPU/NVVM/NVVMTargetBackend.h"
 #include "codegen/Target.h"
+#include "codegen/CPU/CPUPipeline.h"
 #include "codegen/Common/TensorPipeline.h"
 #include "codegen/Passes.h"
 
@@ -155,6 +156,32 @@ TEST(TargetRegistry, RejectsAnUnknownCPU) {
       nullptr);
   EXPECT_EQ(error,
             "unknown CPU 'no-such-cpu' for target x86_64-unknown-linux-gnu");
+}
+
+TEST(CPUTarget, Int8ProductPerISA) {
+  // The 8-bit product instruction of the quantized kernels (kiln.int8_dot).
+  struct Case {
+    const char *triple, *cpu, *dot;
+  };
+  for (const Case &c : {
+           Case{"x86_64-linux-gnu", "icelake-server", "vpdpbusd"}, // AVX512-VNNI
+           Case{"x86_64-linux-gnu", "alderlake", "vpdpbusd"},      // AVX-VNNI
+           Case{"x86_64-linux-gnu", "skylake-avx512", "pmaddwd"},  // AVX-512BW
+           Case{"x86_64-linux-gnu", "x86-64-v3", "pmaddwd"},       // AVX2
+           Case{"x86_64-linux-gnu", "x86-64", "pmaddwd"},          // SSE2
+           Case{"x86_64-linux-gnu", "sandybridge", ""}, // AVX without AVX2
+           Case{"aarch64-linux-gnu", "armv8.2-a+dotprod", "sdot"},
+           Case{"aarch64-linux-gnu", "armv8-a", ""}}) {
+    std::string error;
+    llvm::FailureOr<kiln::CPUTarget> target =
+        kiln::resolveCPUTarget(c.triple, c.cpu, error);
+    ASSERT_TRUE(llvm::succeeded(target)) << c.cpu << ": " << error;
+    EXPECT_EQ(target->int8Dot, c.dot) << c.cpu;
+    // What sdot needs is checked at open.
+    if (std::string(c.dot) == "sdot")
+      EXPECT_NE(target->runtimeFeatures.find("dotprod"), std::string::npos)
+          << target->runtimeFeatures;
+  }
 }
 
 TEST(TensorPipeline, HooksRunAtTheirPoints) {
