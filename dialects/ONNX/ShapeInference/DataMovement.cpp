@@ -165,6 +165,8 @@ LogicalResult inferReshape(Operation *op) {
       d = data->getDimSize(i);
     }
     shape.push_back(d);
+    if (ShapedType::isDynamic(d))
+      continue; // copied from a symbolic dim of data
     std::optional<int64_t> product = checkedMul(known, d);
     if (!product) {
       emitNodeError(op) << "shape's dimensions multiply to more than 64-bit "
@@ -172,6 +174,13 @@ LogicalResult inferReshape(Operation *op) {
       return failure();
     }
     known = *product;
+  }
+  if (!data->hasStaticShape()) {
+    // Symbolic data: a -1 is symbolic too; kiln-symbolic-shapes checks that
+    // the element counts agree and expresses the dim in the data's symbols.
+    if (inferred != -1)
+      shape[inferred] = ShapedType::kDynamic;
+    return setResultType(op, 0, shape, data->getElementType());
   }
   int64_t total = data->getNumElements();
   if (inferred != -1) {
