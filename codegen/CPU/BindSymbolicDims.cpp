@@ -16,6 +16,13 @@
 //     %x = memref.reinterpret_cast %x0 to offset: [0], sizes: [%b, 4],
 //                                          strides: [4, 1]
 //
+//
+// In the same functions, a memref.expand_shape of a contiguous buffer whose
+// reassociation group holds several `?` dims ([?, 32] -> [?, ?, 32], a
+// symbolic batch and sequence split back after a product) becomes a
+// reinterpret_cast with row-major strides: MLIR 22's expand-strided-metadata
+// crashes on such an expand_shape.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
@@ -43,6 +50,63 @@ struct BindSymbolicDimsPass
       if (!func.isExternal() && func->hasAttr("kiln.symbols"))
         if (failed(bind(func)))
           return signalPassFailure();
+  }
+
+  /// Row-major strides of `sizes` (static where every later size is).
+  static SmallVector<OpFoldResult> rowMajorStrides(OpBuilder &b, Location loc,
+                                                   ArrayRef<OpFoldResult> sizes) {
+    SmallVector<OpFoldResult> strides(sizes.size());
+    int64_t staticStride = 1;
+    Value dynStride;
+    for (int64_t axis = sizes.size() - 1; axis >= 0; --axis) {
+      strides[axis] = dynStride ? OpFoldResult(dynStride)
+                                : OpFoldResult(b.getIndexAttr(staticStride));
+      OpFoldResult size = sizes[axis];
+      if (auto v = dyn_cast<Value>(size)) {
+        Value current =
+            dynStride ? dynStride
+                      : arith::ConstantIndexOp::create(b, loc, staticStride)
+                            .getResult();
+        dynStride = arith::MulIOp::create(b, loc, current, v);
+      } else {
+        int64_t s = cast<IntegerAttr>(cast<Attribute>(size)).getInt();
+        if (dynStride)
+          dynStride = arith::MulIOp::create(
+              b, loc, dynStride, arith::ConstantIndexOp::create(b, loc, s));
+        else
+          staticStride *= s;
+      }
+    }
+    return strides;
+  }
+
+  /// expand_shape of a contiguous buffer with a group of several `?` dims
+  /// -> reinterpret_cast (see the file comment).
+  void rewriteDynamicExpands(func::FuncOp func) {
+    SmallVector<memref::ExpandShapeOp> expands;
+    func.walk([&](memref::ExpandShapeOp op) {
+      MemRefType source = op.getSrcType(), result = op.getResultType();
+      if (!source.getLayout().isIdentity() || !result.getLayout().isIdentity())
+        return;
+      for (const ReassociationIndices &group : op.getReassociationIndices())
+        if (llvm::count_if(group, [&](int64_t d) {
+              return result.isDynamicDim(d);
+            }) > 1) {
+          expands.push_back(op);
+          return;
+        }
+    });
+    for (memref::ExpandShapeOp op : expands) {
+      OpBuilder b(op);
+      SmallVector<OpFoldResult> sizes = op.getMixedOutputShape();
+      SmallVector<OpFoldResult> strides =
+          rowMajorStrides(b, op.getLoc(), sizes);
+      Value view = memref::ReinterpretCastOp::create(
+          b, op.getLoc(), op.getResultType(), op.getSrc(), b.getIndexAttr(0),
+          sizes, strides);
+      op.replaceAllUsesWith(view);
+      op.erase();
+    }
   }
 
   LogicalResult bind(func::FuncOp func) {
@@ -139,6 +203,7 @@ struct BindSymbolicDimsPass
     }
     func.setFunctionType(FunctionType::get(ctx, entry.getArgumentTypes(),
                                            func.getResultTypes()));
+    rewriteDynamicExpands(func);
     return success();
   }
 };

@@ -149,6 +149,47 @@ struct KilnSymbolicShapesPass
     return out;
   }
 
+  /// `e` as a constant times a list of factors (its Mul operands).
+  static void factor(AffineExpr e, int64_t &constant,
+                     SmallVectorImpl<AffineExpr> &factors) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      constant *= c.getValue();
+      return;
+    }
+    if (e.getKind() == AffineExprKind::Mul) {
+      auto bin = cast<AffineBinaryOpExpr>(e);
+      factor(bin.getLHS(), constant, factors);
+      factor(bin.getRHS(), constant, factors);
+      return;
+    }
+    factors.push_back(e);
+  }
+
+  /// `num / den` when it is exact as products (every factor of `den` is one
+  /// of `num`'s, and the constants divide); null otherwise.
+  AffineExpr divideExactly(AffineExpr num, AffineExpr den, MLIRContext *ctx) {
+    int64_t nc = 1, dc = 1;
+    SmallVector<AffineExpr> nf, df;
+    factor(num, nc, nf);
+    factor(den, dc, df);
+    for (AffineExpr f : df) {
+      auto it = llvm::find(nf, f);
+      if (it == nf.end())
+        return AffineExpr();
+      nf.erase(it);
+    }
+    if (dc == 0 || nc % dc != 0)
+      return AffineExpr();
+    return product(nf, ctx) * getAffineConstantExpr(nc / dc, ctx);
+  }
+
+  /// True when `a` and `b` are the same product (factors in any order).
+  bool isEqualProduct(AffineExpr a, AffineExpr b) {
+    AffineExpr q = divideExactly(a, b, a.getContext());
+    auto c = q ? dyn_cast<AffineConstantExpr>(q) : AffineConstantExpr();
+    return c && c.getValue() == 1;
+  }
+
   AffineExpr product(ArrayRef<AffineExpr> d, MLIRContext *ctx) {
     AffineExpr p = getAffineConstantExpr(1, ctx);
     for (AffineExpr e : d)
@@ -358,13 +399,13 @@ struct KilnSymbolicShapesPass
       }
       AffineExpr total = product(x, ctx);
       if (inferred >= 0) {
-        AffineExpr q = total.floorDiv(known);
-        if (q * known != total)
+        AffineExpr q = divideExactly(total, known, ctx);
+        if (!q)
           return fail(op, "cannot express the -1 of shape as a product of "
                           "symbols ('")
                  << text(total) << "' elements over '" << text(known) << "')";
         out[inferred] = q;
-      } else if (known != total) {
+      } else if (!isEqualProduct(known, total)) {
         return fail(op, "reshapes '")
                << text(total) << "' elements to '" << text(known)
                << "'; they must be the same symbols";

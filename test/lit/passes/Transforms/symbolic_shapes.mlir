@@ -21,7 +21,7 @@ func.func @mlp(%x: tensor<?x8xf32> {kiln.dims = array<i64: -1, 8>}) -> none
   %1 = "onnx.Relu"(%0) : (none) -> none
   %2 = "onnx.MatMul"(%1, %w2) : (none, tensor<16x10xf32>) -> none
   %3 = "onnx.Add"(%2, %b2) : (none, tensor<1x10xf32>) -> none
-  %4 = "onnx.Softmax"(%3) {axis = -1 : si64} : (none) -> none
+  %4 = "onnx.Softmax"(%3) {axis = -1 : i64} : (none) -> none
   return %4 : none
 }
 
@@ -46,7 +46,7 @@ func.func @encoder(%x: tensor<?x?x32xf32> {kiln.dims = array<i64: -1, -2, 32>},
   %1 = "onnx.Reshape"(%0, %split) : (none, tensor<4xi64>) -> none
   %2 = "onnx.Transpose"(%1) {perm = [0, 1, 3, 2]} : (none) -> none
   %3 = "onnx.Reshape"(%2, %merge) : (none, tensor<3xi64>) -> none
-  %4 = "onnx.Flatten"(%3) {axis = 2 : si64} : (none) -> none
+  %4 = "onnx.Flatten"(%3) {axis = 2 : i64} : (none) -> none
   %ax = onnx.Constant {value = dense<[2]> : tensor<1xi64>} : () -> tensor<1xi64>
   %5 = "onnx.ReduceMean"(%x, %ax) : (tensor<?x?x32xf32>, tensor<1xi64>) -> none
   return %3, %5 : none, none

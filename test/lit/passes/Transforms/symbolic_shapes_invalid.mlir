@@ -46,7 +46,7 @@ func.func @no_rule(%a: tensor<?x4xf32> {kiln.dims = array<i64: -1, 4>}) -> tenso
 func.func @product_output(%a: tensor<?x?x4xf32> {kiln.dims = array<i64: -1, -2, 4>}) -> tensor<?x4xf32>
     attributes {kiln.symbols = [["batch", 1, -1], ["seq", 1, -1]]} {
   // expected-error @+1 {{node (Flatten): graph output 0 dimension 0 is '(batch * seq)'; an output dim computed from several symbols is not supported yet}}
-  %0 = "onnx.Flatten"(%a) {axis = 2 : si64} : (tensor<?x?x4xf32>) -> tensor<?x4xf32>
+  %0 = "onnx.Flatten"(%a) {axis = 2 : i64} : (tensor<?x?x4xf32>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
 
