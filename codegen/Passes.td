@@ -305,8 +305,11 @@ def KilnBindSymbolicDimsPass
     every symbol (what the runtime bound and the shape function completed),
     and turns each argument with `?` dims into a `memref<1xT>` (one pointer in
     the bare-pointer ABI) that the body `memref.reinterpret_cast`s to its
-    run-time sizes and row-major strides, read from the symbols. A function
-    without `kiln.symbols` is left as it is.
+    run-time sizes and row-major strides, read from the symbols. In the same
+    function, a `memref.expand_shape` of a contiguous buffer that splits one `?`
+    dim into several becomes a `memref.reinterpret_cast` (MLIR 22's
+    `expand-strided-metadata` crashes on it). A function without `kiln.symbols`
+    is left as it is.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];

@@ -131,6 +131,20 @@ def test_mlp_bounded_batch(kiln, mlp_artifacts, tmp_path, batch):
     run_at(kiln, model, bounded, {"x": rand(100 + batch, batch, 32)}, tmp_path)
 
 
+def test_random_inputs_take_dim(kiln, mlp_artifacts, tmp_path):
+    # kiln run without --input: random data whose symbolic dims come from --dim (else
+    # the symbol's minimum); an unknown symbol is an error.
+    _, _, bounded = mlp_artifacts
+    r = kiln.run(bounded, {}, tmp_path / "out", ["--dim", "batch=7"])
+    assert r.returncode == 0, r.describe()
+    assert "probs float32 [7,10]" in r.stdout, r.stdout
+    r = kiln.run(bounded, {}, tmp_path / "out")
+    assert r.returncode == 0 and "probs float32 [1,10]" in r.stdout, r.describe()
+    r = kiln.run(bounded, {}, tmp_path / "out", ["--dim", "seq=3"])
+    assert r.returncode != 0 and "--dim seq: the model has no such symbol" in r.stderr, \
+        r.describe()
+
+
 def test_mlp_out_of_bounds(kiln, mlp_artifacts, tmp_path):
     model, _, bounded = mlp_artifacts
     inputs = harness.save_inputs({"x": rand(3, 65, 32)}, tmp_path / "in")
