@@ -53,8 +53,8 @@ struct BindSymbolicDimsPass
   }
 
   /// Row-major strides of `sizes` (static where every later size is).
-  static SmallVector<OpFoldResult> rowMajorStrides(OpBuilder &b, Location loc,
-                                                   ArrayRef<OpFoldResult> sizes) {
+  static SmallVector<OpFoldResult>
+  rowMajorStrides(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes) {
     SmallVector<OpFoldResult> strides(sizes.size());
     int64_t staticStride = 1;
     Value dynStride;
@@ -89,9 +89,8 @@ struct BindSymbolicDimsPass
       if (!source.getLayout().isIdentity() || !result.getLayout().isIdentity())
         return;
       for (const ReassociationIndices &group : op.getReassociationIndices())
-        if (llvm::count_if(group, [&](int64_t d) {
-              return result.isDynamicDim(d);
-            }) > 1) {
+        if (llvm::count_if(
+                group, [&](int64_t d) { return result.isDynamicDim(d); }) > 1) {
           expands.push_back(op);
           return;
         }
@@ -181,10 +180,10 @@ struct BindSymbolicDimsPass
           strides[axis] = b.getIndexAttr(staticStride);
         OpFoldResult size = sizes[axis];
         if (auto v = dyn_cast<Value>(size)) {
-          Value current = dynStride ? dynStride
-                                    : arith::ConstantIndexOp::create(
-                                          b, loc, staticStride)
-                                          .getResult();
+          Value current =
+              dynStride ? dynStride
+                        : arith::ConstantIndexOp::create(b, loc, staticStride)
+                              .getResult();
           dynStride = arith::MulIOp::create(b, loc, current, v);
         } else if (dynStride) {
           int64_t s = cast<IntegerAttr>(cast<Attribute>(size)).getInt();

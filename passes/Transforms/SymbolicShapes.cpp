@@ -1,4 +1,5 @@
-//===- SymbolicShapes.cpp - kiln-symbolic-shapes ---------------------------===//
+//===- SymbolicShapes.cpp - kiln-symbolic-shapes
+//---------------------------===//
 //
 // Follows the symbols of a model's symbolic input dims (the function's
 // `kiln.symbols`, each argument's `kiln.dims`) through the graph: every `?`
@@ -51,11 +52,12 @@ struct KilnSymbolicShapesPass
     if (auto c = dyn_cast<AffineConstantExpr>(e))
       return std::to_string(c.getValue());
     if (auto s = dyn_cast<AffineSymbolExpr>(e))
-      return s.getPosition() < names.size() ? names[s.getPosition()]
-                                            : "s" + std::to_string(s.getPosition());
+      return s.getPosition() < names.size()
+                 ? names[s.getPosition()]
+                 : "s" + std::to_string(s.getPosition());
     auto bin = cast<AffineBinaryOpExpr>(e);
-    const char *op = e.getKind() == AffineExprKind::Add   ? " + "
-                     : e.getKind() == AffineExprKind::Mul ? " * "
+    const char *op = e.getKind() == AffineExprKind::Add        ? " + "
+                     : e.getKind() == AffineExprKind::Mul      ? " * "
                      : e.getKind() == AffineExprKind::FloorDiv ? " floordiv "
                      : e.getKind() == AffineExprKind::CeilDiv  ? " ceildiv "
                                                                : " mod ";
@@ -100,13 +102,14 @@ struct KilnSymbolicShapesPass
     for (auto [axis, e] : llvm::enumerate(d)) {
       int64_t t = type.getDimSize(axis);
       if (!e)
-        return fail(op, "output ") << i << " dimension " << axis
-                                   << " has no symbolic expression";
+        return fail(op, "output ")
+               << i << " dimension " << axis << " has no symbolic expression";
       auto c = dyn_cast<AffineConstantExpr>(e);
       if (ShapedType::isDynamic(t) != !c || (c && c.getValue() != t))
         return fail(op, "output ")
                << i << " dimension " << axis << " is "
-               << (ShapedType::isDynamic(t) ? std::string("?") : std::to_string(t))
+               << (ShapedType::isDynamic(t) ? std::string("?")
+                                            : std::to_string(t))
                << " by shape inference but '" << text(e)
                << "' by its symbols; this case is not supported yet";
     }
@@ -217,8 +220,10 @@ struct KilnSymbolicShapesPass
       for (auto [i, r] : llvm::enumerate(op->getResults()))
         if (auto t = dyn_cast<RankedTensorType>(r.getType());
             t && !t.hasStaticShape())
-          return fail(op, "output ") << i << " has a dynamic dimension that "
-                                     "depends on no symbol; not supported yet";
+          return fail(op, "output ")
+                 << i
+                 << " has a dynamic dimension that "
+                    "depends on no symbol; not supported yet";
       return success();
     }
     StringRef name = op->getName().getStringRef();
@@ -240,14 +245,16 @@ struct KilnSymbolicShapesPass
     }
 
     // Same shape as input 0.
-    if (llvm::is_contained({"onnx.Abs", "onnx.Ceil", "onnx.Cos", "onnx.Erf",
-                            "onnx.Exp", "onnx.Floor", "onnx.Log", "onnx.Neg",
-                            "onnx.Reciprocal", "onnx.Sin", "onnx.Sqrt",
-                            "onnx.Tanh", "onnx.Identity", "onnx.Relu",
-                            "onnx.Sigmoid", "onnx.Softplus", "onnx.Elu",
-                            "onnx.Gelu", "onnx.HardSigmoid", "onnx.HardSwish",
-                            "onnx.LeakyRelu", "onnx.Selu", "onnx.Cast"},
-                           name))
+    if (llvm::is_contained(
+            {"onnx.Abs",         "onnx.Ceil",      "onnx.Cos",
+             "onnx.Erf",         "onnx.Exp",       "onnx.Floor",
+             "onnx.Log",         "onnx.Neg",       "onnx.Reciprocal",
+             "onnx.Sin",         "onnx.Sqrt",      "onnx.Tanh",
+             "onnx.Identity",    "onnx.Relu",      "onnx.Sigmoid",
+             "onnx.Softplus",    "onnx.Elu",       "onnx.Gelu",
+             "onnx.HardSigmoid", "onnx.HardSwish", "onnx.LeakyRelu",
+             "onnx.Selu",        "onnx.Cast"},
+            name))
       return set(op, 0, x);
 
     if (llvm::is_contained({"onnx.Add", "onnx.Sub", "onnx.Mul", "onnx.Div",
@@ -393,7 +400,8 @@ struct KilnSymbolicShapesPass
           out.push_back(AffineExpr());
           continue;
         }
-        AffineExpr e = d == 0 && !allowZero ? x[i] : getAffineConstantExpr(d, ctx);
+        AffineExpr e =
+            d == 0 && !allowZero ? x[i] : getAffineConstantExpr(d, ctx);
         out.push_back(e);
         known = known * e;
       }

@@ -778,7 +778,25 @@ kiln_status kiln_model_find_output(const kiln_model *model, const char *name,
  * Running
  *===----------------------------------------------------------------------===*/
 
-static kiln_status kiln_shape_mismatch(const char *name, int32_t want_rank,
+/* A model tensor's shape, its symbolic dims by their symbols' names
+ * ("[batch,32]"). */
+static void kiln_append_model_shape(kiln_strbuf *buf,
+                                    const kiln_model_desc *desc, int32_t rank,
+                                    const int64_t *shape) {
+  kiln_strbuf_appendf(buf, "[");
+  for (int32_t i = 0; i < rank && shape; ++i) {
+    if (KILN_DIM_IS_SYMBOL(shape[i]) &&
+        KILN_DIM_SYMBOL_ID(shape[i]) < desc->num_symbols)
+      kiln_strbuf_appendf(buf, i ? ",%s" : "%s",
+                          desc->symbols[KILN_DIM_SYMBOL_ID(shape[i])].name);
+    else
+      kiln_strbuf_appendf(buf, i ? ",%lld" : "%lld", (long long)shape[i]);
+  }
+  kiln_strbuf_appendf(buf, "]");
+}
+
+static kiln_status kiln_shape_mismatch(const kiln_model_desc *desc,
+                                       const char *name, int32_t want_rank,
                                        const int64_t *want,
                                        int32_t got_rank, const int64_t *got) {
   kiln_strbuf buf = {0};
@@ -786,7 +804,7 @@ static kiln_status kiln_shape_mismatch(const char *name, int32_t want_rank,
     kiln_strbuf_appendf(&buf, "input '%s': expected rank %d, got %d (expected "
                               "shape ",
                         name, (int)want_rank, (int)got_rank);
-    kiln_strbuf_append_shape(&buf, want_rank, want);
+    kiln_append_model_shape(&buf, desc, want_rank, want);
     if (got_rank >= 0 && (got_rank == 0 || got)) {
       kiln_strbuf_appendf(&buf, ", got ");
       kiln_strbuf_append_shape(&buf, got_rank, got);
@@ -794,7 +812,7 @@ static kiln_status kiln_shape_mismatch(const char *name, int32_t want_rank,
     kiln_strbuf_appendf(&buf, ")");
   } else {
     kiln_strbuf_appendf(&buf, "input '%s': expected shape ", name);
-    kiln_strbuf_append_shape(&buf, want_rank, want);
+    kiln_append_model_shape(&buf, desc, want_rank, want);
     kiln_strbuf_appendf(&buf, ", got ");
     kiln_strbuf_append_shape(&buf, got_rank, got);
   }
@@ -885,8 +903,8 @@ static kiln_status kiln_bind_inputs(kiln_run_context *rc,
                               "input '%s': rank is %d but shape is NULL",
                               t->name, (int)t->rank);
     if (t->rank != want->rank)
-      return kiln_shape_mismatch(t->name, want->rank, want->shape, t->rank,
-                                 t->shape);
+      return kiln_shape_mismatch(desc, t->name, want->rank, want->shape,
+                                 t->rank, t->shape);
     for (int32_t d = 0; d < t->rank; ++d) {
       if (KILN_DIM_IS_SYMBOL(want->shape[d])) {
         kiln_status bound = kiln_bind_symbol(rc, (uint32_t)i, d, t->shape[d]);
@@ -895,8 +913,8 @@ static kiln_status kiln_bind_inputs(kiln_run_context *rc,
         continue;
       }
       if (t->shape[d] != want->shape[d])
-        return kiln_shape_mismatch(t->name, want->rank, want->shape, t->rank,
-                                   t->shape);
+        return kiln_shape_mismatch(desc, t->name, want->rank, want->shape,
+                                   t->rank, t->shape);
     }
     int size_ok = 1;
     size_t need = desc->num_symbols > 0
@@ -934,7 +952,7 @@ static kiln_status kiln_bind_inputs(kiln_run_context *rc,
     kiln_strbuf buf = {0};
     kiln_strbuf_appendf(&buf, "missing input '%s' (%s ", want->name,
                         kiln_dtype_name((kiln_dtype)want->dtype));
-    kiln_strbuf_append_shape(&buf, want->rank, want->shape);
+    kiln_append_model_shape(&buf, desc, want->rank, want->shape);
     kiln_strbuf_appendf(&buf, ")");
     return kiln_strbuf_to_status(&buf, KILN_STATUS_INVALID_ARGUMENT);
   }
@@ -992,7 +1010,7 @@ static kiln_status kiln_bind_outputs(kiln_run_context *rc, kiln_tensor *outputs,
     kiln_strbuf buf = {0};
     kiln_strbuf_appendf(&buf, "missing output '%s' (%s ", want->name,
                         kiln_dtype_name((kiln_dtype)want->dtype));
-    kiln_strbuf_append_shape(&buf, want->rank, want->shape);
+    kiln_append_model_shape(&buf, desc, want->rank, want->shape);
     kiln_strbuf_appendf(&buf, "): every output needs an entry, with data = "
                               "NULL to have the runtime allocate it");
     return kiln_strbuf_to_status(&buf, KILN_STATUS_INVALID_ARGUMENT);
