@@ -296,4 +296,25 @@ def KilnReplaceEmptyEntryBuffersPass
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def KilnBindSymbolicDimsPass
+    : Pass<"kiln-bind-symbolic-dims", "mlir::ModuleOp"> {
+  let summary = "Pass symbolic entry buffers as bare pointers sized by the symbols";
+  let description = [{
+    For the entry of a model with symbolic dims (`kiln.symbols`,
+    `kiln.input_dims`, `kiln.output_dims` on the function; after
+    bufferization, so its arguments are the inputs, the outputs and the
+    status slot): inserts a first argument `memref<Nxi64>` with the value of
+    every symbol (what the runtime bound and the shape function completed),
+    and turns each argument with `?` dims into a `memref<1xT>` (one pointer in
+    the bare-pointer ABI) that the body `memref.reinterpret_cast`s to its
+    run-time sizes and row-major strides, read from the symbols. In the same
+    function, a `memref.expand_shape` of a contiguous buffer that splits one `?`
+    dim into several becomes a `memref.reinterpret_cast` (MLIR 22's
+    `expand-strided-metadata` crashes on it). A function without `kiln.symbols`
+    is left as it is.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif // KILN_CODEGEN_PASSES_TD

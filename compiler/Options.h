@@ -2,6 +2,7 @@
 #ifndef KILN_COMPILER_OPTIONS_H
 #define KILN_COMPILER_OPTIONS_H
 
+#include "compiler/import/DimSpec.h"
 #include "dialects/ONNX/Limits.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -38,8 +39,9 @@ struct CompileOptions {
   EmitKind emit = EmitKind::SharedLibrary;
   /// Symbol prefix of the compiled model; empty means the output's stem.
   std::string name;
-  /// Fixes dynamic input dimensions: input name -> full shape.
-  llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Fixes or bounds input dimensions (`--shape`): input name -> one spec per
+  /// dim (a size, or the bounds of a symbolic dim).
+  llvm::StringMap<llvm::SmallVector<DimSpec>> inputShapes;
   /// Inputs compiled for one value: input name -> serialized onnx.TensorProto file.
   llvm::StringMap<std::string> specializedInputs;
   /// Keep intermediate files (object, descriptor source) next to the output.

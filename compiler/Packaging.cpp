@@ -38,8 +38,27 @@ std::string cString(StringRef text) {
 static std::string shapeList(ArrayRef<int64_t> shape) {
   std::string out;
   for (int64_t dim : shape)
-    out += (out.empty() ? "" : ", ") + std::to_string(dim);
+    out += (out.empty() ? "" : ", ") +
+           (KILN_DIM_IS_SYMBOL(dim)
+                ? "KILN_DIM_SYMBOL(" + std::to_string(KILN_DIM_SYMBOL_ID(dim)) + ")"
+                : std::to_string(dim));
   return out;
+}
+
+/// "batch x 784" for a comment.
+static std::string shapeText(ArrayRef<int64_t> shape,
+                             ArrayRef<SymbolInfo> symbols) {
+  std::string out;
+  for (int64_t dim : shape) {
+    out += out.empty() ? "" : " x ";
+    if (!KILN_DIM_IS_SYMBOL(dim))
+      out += std::to_string(dim);
+    else if (KILN_DIM_SYMBOL_ID(dim) < symbols.size())
+      out += symbols[KILN_DIM_SYMBOL_ID(dim)].name;
+    else
+      out += "?";
+  }
+  return out.empty() ? "scalar" : out;
 }
 
 void writeTensorTable(raw_ostream &os, StringRef table,
@@ -202,6 +221,10 @@ bool appendArtifactChecksum(StringRef path, std::string &error) {
 /// the header so the two always agree.
 std::string entryParameters(const ModelInfo &model, bool named) {
   std::string out;
+  // A model with symbols takes every symbol's value first
+  // (kiln-bind-symbolic-dims).
+  if (!model.symbols.empty())
+    out += std::string("const int64_t *") + (named ? "symbols" : "") + ", ";
   for (size_t i = 0; i < model.inputs.size(); ++i)
     out += "const void *" + (named ? "input" + std::to_string(i) : "") + ", ";
   for (size_t i = 0; i < model.outputs.size(); ++i)
@@ -283,14 +306,43 @@ std::string generateDescriptorSource(const ModelInfo &model,
   os << "extern void " << p << "_main_ctx(" << entryParameters(model, false)
      << ", void *, kiln_exec_context *);\n\n";
   writeTensorAndCheckTables(os, model);
+  bool symbolic = !model.symbols.empty();
+  if (symbolic) {
+    // Symbols, and the shape function: every symbol is bound from the inputs
+    // (the runtime checks them), so it fills in the outputs' dims and the
+    // scratch arena's size (planned at compile time: dynamically sized
+    // intermediates are allocated by the entry itself).
+    os << "static const kiln_dim_symbol kiln_symbols[] = {\n";
+    for (const SymbolInfo &sym : model.symbols)
+      os << "  {" << cString(sym.name) << ", " << sym.min << "ll, " << sym.max
+         << "ll},\n";
+    os << "};\n\n"
+       << "static kiln_model_status kiln_shape(int64_t *symbols, int64_t "
+          "*const *output_dims,\n"
+       << "                                    uint64_t *memory_sizes, "
+          "uint64_t *binding_offsets) {\n"
+       << "  (void)symbols; (void)output_dims; (void)binding_offsets;\n";
+    for (auto [j, tensor] : llvm::enumerate(model.outputs))
+      for (auto [k, dim] : llvm::enumerate(tensor.shape))
+        os << "  output_dims[" << j << "][" << k << "] = "
+           << (KILN_DIM_IS_SYMBOL(dim)
+                   ? "symbols[" + std::to_string(KILN_DIM_SYMBOL_ID(dim)) + "]"
+                   : std::to_string(dim) + "ll")
+           << ";\n";
+    os << "  memory_sizes[0] = " << model.scratchSize << "ull;\n"
+       << "  return 0;\n}\n\n";
+  }
   // The adapter is linked into the model's own LLVM module; the call must not
   // be inlined, or the object would hold the graph's code twice.
-  os << "static kiln_model_status kiln_run(void *const *inputs, "
+  os << "static kiln_model_status kiln_run("
+     << (symbolic ? "const int64_t *symbols, " : "")
+     << "void *const *inputs, "
         "void *const *outputs,\n"
         "                                void *scratch, kiln_exec_context "
         "*context) {\n"
         "  int32_t status = 0;\n"
-     << "  [[clang::noinline]] " << p << "_main_ctx(";
+     << "  [[clang::noinline]] " << p << "_main_ctx("
+     << (symbolic ? "symbols, " : "");
   for (size_t i = 0; i < model.inputs.size(); ++i)
     os << "inputs[" << i << "], ";
   for (size_t i = 0; i < model.outputs.size(); ++i)
@@ -312,7 +364,7 @@ std::string generateDescriptorSource(const ModelInfo &model,
   // need; no symbols, no shape function, no device code (model_abi.h).
   os << "static const kiln_executable_desc kiln_executables[] = {\n"
      << "  {KILN_EXECUTABLE_HOST, 0, " << cString(model.triple)
-     << ", kiln_run, 0, ";
+     << (symbolic ? ", 0, kiln_run, " : ", kiln_run, 0, ");
   if (numKernels)
     os << p << "_main_kernels, sizeof(void *) * " << numKernels << "ull, "
        << numKernels << ", kiln_kernel_names";
@@ -332,6 +384,9 @@ std::string generateDescriptorSource(const ModelInfo &model,
      << "  .num_inputs = " << model.inputs.size()
      << ", .num_outputs = " << model.outputs.size() << ",\n"
      << "  .inputs = kiln_inputs, .outputs = kiln_outputs,\n"
+     << (symbolic ? "  .num_symbols = " + std::to_string(model.symbols.size()) +
+                        ", .symbols = kiln_symbols, .shape_fn = kiln_shape,\n"
+                  : "")
      << "  .num_executables = 1, .executables = kiln_executables,\n"
      << "  .entry_executable = 0,\n"
      << "  .num_memory_needs = 1, .memory_needs = kiln_memory,\n"
@@ -389,14 +444,30 @@ std::string generateModelHeader(const ModelInfo &model) {
   os << "#define " << P << "_TARGET " << cString(model.triple) << "\n"
      << "#define " << P << "_NUM_INPUTS " << model.inputs.size() << "\n"
      << "#define " << P << "_NUM_OUTPUTS " << model.outputs.size() << "\n";
+  if (!model.symbols.empty()) {
+    // Symbolic dims: a dim of a _SHAPE below is KILN_DIM_SYMBOL(i) for
+    // symbol i; kiln_model_run binds them from the input tensors' shapes.
+    os << "#define " << P << "_NUM_SYMBOLS " << model.symbols.size() << "\n";
+    for (auto [i, sym] : llvm::enumerate(model.symbols)) {
+      std::string macro = P + "_SYMBOL" + std::to_string(i);
+      os << "#define " << macro << "_NAME " << cString(sym.name) << "\n"
+         << "#define " << macro << "_MIN " << sym.min << "\n"
+         << "#define " << macro << "_MAX " << sym.max
+         << (sym.max < 0 ? " /* KILN_DIM_UNBOUNDED */" : "") << "\n";
+    }
+  }
   auto describe = [&](StringRef kind, ArrayRef<TensorInfo> tensors) {
     for (auto [index, tensor] : llvm::enumerate(tensors)) {
       int64_t elements = 1;
-      for (int64_t dim : tensor.shape)
-        elements *= dim;
+      bool symbolic = false;
+      for (int64_t dim : tensor.shape) {
+        symbolic |= KILN_DIM_IS_SYMBOL(dim);
+        elements *= KILN_DIM_IS_SYMBOL(dim) ? 1 : dim;
+      }
       std::string macro = P + "_" + kind.upper() + std::to_string(index);
       os << "\n/* " << kind << " " << index << ": '"
-         << commentText(tensor.name) << "' */\n"
+         << commentText(tensor.name) << "' ["
+         << commentText(shapeText(tensor.shape, model.symbols)) << "] */\n"
          << "#define " << macro << "_NAME " << cString(tensor.name) << "\n"
          << "#define " << macro << "_DTYPE " << tensor.dtype << " /* "
          << dtypeEnumName(tensor.dtype) << " */\n"
@@ -404,11 +475,13 @@ std::string generateModelHeader(const ModelInfo &model) {
          << "\n"
          << "#define " << macro << "_RANK " << tensor.shape.size() << "\n"
          << "#define " << macro << "_SHAPE {" << shapeList(tensor.shape)
-         << "}\n"
-         << "#define " << macro << "_ELEMENTS " << elements << "\n"
-         << "#define " << macro << "_BYTES "
-         << elements * static_cast<int64_t>(elementSize(tensor.dtype))
-         << "\n";
+         << "}\n";
+      // Sizes only for static tensors: a symbolic one's depend on the run.
+      if (!symbolic)
+        os << "#define " << macro << "_ELEMENTS " << elements << "\n"
+           << "#define " << macro << "_BYTES "
+           << elements * static_cast<int64_t>(elementSize(tensor.dtype))
+           << "\n";
     }
   };
   describe("input", model.inputs);

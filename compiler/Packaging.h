@@ -24,7 +24,15 @@ namespace kiln {
 struct TensorInfo {
   std::string name;
   int32_t dtype = 0; ///< ONNX TensorProto.DataType numbering
+  /// Dims as model_abi.h encodes them: a size, or KILN_DIM_SYMBOL(id).
   llvm::SmallVector<int64_t> shape;
+};
+
+/// A symbolic dim of the model (model_abi.h's kiln_dim_symbol).
+struct SymbolInfo {
+  std::string name;
+  int64_t min = 1;
+  int64_t max = -1; ///< KILN_DIM_UNBOUNDED (-1): no maximum
 };
 
 /// Everything the descriptor says about a compiled model.
@@ -39,6 +47,8 @@ struct ModelInfo {
   std::string runtimeFeatures;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
+  /// Symbolic dims (docs/dynamic-shapes.md); empty for a static model.
+  std::vector<SymbolInfo> symbols;
   std::vector<std::string> checkMessages;
   /// The ONNX nodes of each kernel in `<prefix>_main_kernels` (profiles).
   std::vector<std::string> kernelNames;

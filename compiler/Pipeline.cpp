@@ -117,10 +117,12 @@ std::string annotateOpTypes(StringRef kernel,
 }
 
 LogicalResult describeTensor(Location loc, Type type, StringAttr name,
-                             TensorInfo &info) {
+                             DenseI64ArrayAttr symbolicDims, TensorInfo &info) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   info.name = name ? name.str() : std::string();
-  if (!tensor || !tensor.hasStaticShape())
+  if (!tensor || (!tensor.hasStaticShape() &&
+                  (!symbolicDims || static_cast<int64_t>(symbolicDims.size()) !=
+                                        tensor.getRank())))
     return emitError(loc) << "graph value '" << info.name
                           << "' does not have a static shape";
   info.dtype = onnx::getOnnxDataType(tensor.getElementType());
@@ -128,7 +130,11 @@ LogicalResult describeTensor(Location loc, Type type, StringAttr name,
     return emitError(loc) << "graph value '" << info.name
                           << "' has unsupported element type "
                           << tensor.getElementType();
-  info.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  if (symbolicDims && !tensor.hasStaticShape())
+    info.shape.assign(symbolicDims.asArrayRef().begin(),
+                      symbolicDims.asArrayRef().end());
+  else
+    info.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
   return success();
 }
 
@@ -140,12 +146,29 @@ FailureOr<func::FuncOp> prepareEntry(ModuleOp module, ModelInfo &info) {
     return module.emitError("the imported module has no @main_graph");
   if (auto producer = module->getAttrOfType<StringAttr>("onnx.producer"))
     info.producer = producer.str();
+  MLIRContext *ctx = module.getContext();
+  // Symbolic dims (kiln.symbols from the importer, kiln.dims from it and
+  // kiln-symbolic-shapes): recorded for the descriptor, and handed to
+  // kiln-bind-symbolic-dims as kiln.input_dims / kiln.output_dims (one
+  // array per tensor, empty when static).
+  auto symbols = entry->getAttrOfType<ArrayAttr>("kiln.symbols");
+  if (symbols)
+    for (Attribute e : symbols) {
+      auto entryAttr = cast<ArrayAttr>(e);
+      info.symbols.push_back({cast<StringAttr>(entryAttr[0]).str(),
+                              cast<IntegerAttr>(entryAttr[1]).getInt(),
+                              cast<IntegerAttr>(entryAttr[2]).getInt()});
+    }
+  SmallVector<Attribute> inputDims;
+  auto empty = DenseI64ArrayAttr::get(ctx, {});
   for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
     TensorInfo tensor;
+    auto dims = entry.getArgAttrOfType<DenseI64ArrayAttr>(i, "kiln.dims");
     if (failed(describeTensor(entry.getLoc(), entry.getArgumentTypes()[i],
                               entry.getArgAttrOfType<StringAttr>(i, "onnx.name"),
-                              tensor)))
+                              dims, tensor)))
       return failure();
+    inputDims.push_back(dims ? dims : empty);
     info.inputs.push_back(std::move(tensor));
     // Names live in the descriptor; LLVM has no use for them.
     entry.removeArgAttr(i, "onnx.name");
@@ -154,15 +177,59 @@ FailureOr<func::FuncOp> prepareEntry(ModuleOp module, ModelInfo &info) {
   }
   for (unsigned i = 0; i < entry.getNumResults(); ++i) {
     TensorInfo tensor;
+    // With symbols, an output's dims are known after kiln-symbolic-shapes
+    // (recordSymbolicOutputs); its name and type are recorded now.
+    Type type = entry.getResultTypes()[i];
+    if (symbols)
+      if (auto ranked = dyn_cast<RankedTensorType>(type))
+        type = RankedTensorType::get(SmallVector<int64_t>(ranked.getRank(), 0),
+                                     ranked.getElementType());
     if (failed(describeTensor(
-            entry.getLoc(), entry.getResultTypes()[i],
-            entry.getResultAttrOfType<StringAttr>(i, "onnx.name"), tensor)))
+            entry.getLoc(), type,
+            entry.getResultAttrOfType<StringAttr>(i, "onnx.name"), nullptr,
+            tensor)))
       return failure();
     info.outputs.push_back(std::move(tensor));
     entry.removeResultAttr(i, StringAttr::get(module.getContext(), "onnx.name"));
   }
+  if (symbols)
+    entry->setAttr("kiln.input_dims", ArrayAttr::get(ctx, inputDims));
   entry.setSymName(info.prefix + "_main");
   return entry;
+}
+
+/// After the graph passes, for a model with symbols: each output's dims
+/// (sizes and symbols, kiln-symbolic-shapes' `kiln.dims`) into `info` and,
+/// as `kiln.output_dims`, onto the entry for kiln-bind-symbolic-dims.
+LogicalResult recordSymbolicOutputs(ModuleOp module, ModelInfo &info) {
+  auto entry = module.lookupSymbol<func::FuncOp>(info.prefix + "_main");
+  if (!entry || info.symbols.empty())
+    return success();
+  MLIRContext *ctx = module.getContext();
+  // kiln-symbolic-shapes has read the arguments' dims.
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i)
+    entry.removeArgAttr(i, StringAttr::get(ctx, "kiln.dims"));
+  SmallVector<Attribute> outputDims;
+  for (unsigned i = 0; i < entry.getNumResults(); ++i) {
+    auto type = dyn_cast<RankedTensorType>(entry.getResultTypes()[i]);
+    auto dims = entry.getResultAttrOfType<DenseI64ArrayAttr>(i, "kiln.dims");
+    if (!type || i >= info.outputs.size())
+      return entry.emitError("graph output ") << i << " is not a ranked tensor";
+    if (dims) {
+      info.outputs[i].shape.assign(dims.asArrayRef().begin(),
+                                   dims.asArrayRef().end());
+      entry.removeResultAttr(i, StringAttr::get(ctx, "kiln.dims"));
+    } else if (type.hasStaticShape()) {
+      info.outputs[i].shape.assign(type.getShape().begin(),
+                                   type.getShape().end());
+    } else {
+      return entry.emitError("graph output '")
+             << info.outputs[i].name << "' has symbolic dims no symbol gives";
+    }
+    outputDims.push_back(dims ? dims : DenseI64ArrayAttr::get(ctx, {}));
+  }
+  entry->setAttr("kiln.output_dims", ArrayAttr::get(ctx, outputDims));
+  return success();
 }
 
 using WriteOutputFn =
@@ -196,6 +263,10 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   info.prefix = prefix.str();
   if (failed(prepareEntry(module, info)))
     return failure();
+  if (!info.symbols.empty() && options.device != "cpu")
+    return fail("symbolic dims (first: '" + info.symbols.front().name +
+                "') are supported on the cpu device only so far; fix them "
+                "with --shape NAME=D0,D1,... for --device " + options.device);
 
   // Three pass managers run one after the other (the same passes as one):
   // --time-report shows each group's time and memory.
@@ -235,6 +306,8 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
     if (printIR)
       pm.enableIRPrinting();
     if (failed(pm.run(module)))
+      return failure();
+    if (group.pm == &graphPasses && failed(recordSymbolicOutputs(module, info)))
       return failure();
     report.mark(group.name);
   }
@@ -302,6 +375,9 @@ void buildGraphPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createKilnDecomposePass());
   pm.addNestedPass<func::FuncOp>(createKilnShapeInferencePass());
   pm.addPass(createCanonicalizerPass());
+  // Symbolic input dims: their expressions through the graph and the
+  // outputs' dims (a static model is left as it is).
+  pm.addNestedPass<func::FuncOp>(createKilnSymbolicShapesPass());
 }
 
 void buildLoweringPasses(OpPassManager &pm, const TargetBackend &target) {

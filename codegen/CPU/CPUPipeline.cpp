@@ -187,6 +187,9 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   outParamOptions.modifyPublicFunctions = true;
   outParamOptions.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParamOptions));
+  // Symbolic dims: the entry takes the symbols' values and bare pointers,
+  // reinterpreted with their run-time sizes (a static model is unchanged).
+  pm.addPass(createKilnBindSymbolicDimsPass());
   // CSE merges the twin subviews an in-place insert_slice bufferizes to, so
   // the canonicalizer drops its self-copy (padded interiors, border strips).
   pm.addPass(createCSEPass());

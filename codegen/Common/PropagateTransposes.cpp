@@ -45,10 +45,14 @@ Value createTranspose(PatternRewriter &rewriter, Location loc, Value input,
                       ArrayRef<int64_t> perm) {
   auto type = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> shape;
-  for (int64_t p : perm)
+  SmallVector<Value> sizes; // symbolic dims (docs/dynamic-shapes.md)
+  for (int64_t p : perm) {
     shape.push_back(type.getDimSize(p));
-  Value init = tensor::EmptyOp::create(rewriter, loc, shape,
-                                       type.getElementType());
+    if (type.isDynamicDim(p))
+      sizes.push_back(tensor::DimOp::create(rewriter, loc, input, p));
+  }
+  Value init = tensor::EmptyOp::create(
+      rewriter, loc, RankedTensorType::get(shape, type.getElementType()), sizes);
   return linalg::TransposeOp::create(rewriter, loc, input, init, perm)
       .getResult()[0];
 }
@@ -97,6 +101,8 @@ struct SinkTransposeThroughElementwise : OpRewritePattern<linalg::GenericOp> {
         !op.getMatchingBlockArgument(init).use_empty())
       return failure();
     auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
+    if (!resultType.hasStaticShape()) // symbolic dims: left as they are
+      return failure();
     unsigned rank = resultType.getRank();
     std::optional<SmallVector<int64_t>> perm;
     for (OpOperand *input : op.getDpsInputOperands()) {
@@ -240,7 +246,8 @@ struct SinkTransposeIntoReduce : OpRewritePattern<linalg::ReduceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::ReduceOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.hasPureTensorSemantics() || op.getInputs().size() != 1)
+    if (!op.hasPureTensorSemantics() || op.getInputs().size() != 1 ||
+        !cast<ShapedType>(op.getInputs()[0].getType()).hasStaticShape())
       return failure();
     auto transpose = op.getInputs()[0].getDefiningOp<linalg::TransposeOp>();
     if (!transpose)

@@ -151,6 +151,12 @@ template <typename EmitFn>
 LogicalResult checkTensorSize(llvm::ArrayRef<int64_t> dims, Type elementType,
                               EmitFn emit) {
   const kiln::CompileLimits &limits = kiln::getCompileLimits();
+  // A symbolic dim counts as 1: its size is checked against its bound per run.
+  llvm::SmallVector<int64_t> staticDims(dims);
+  for (int64_t &d : staticDims)
+    if (ShapedType::isDynamic(d))
+      d = 1;
+  dims = staticDims;
   std::optional<int64_t> extent = kiln::getCheckedExtent(dims);
   if (!extent || *extent > limits.maxTensorElements)
     return emit() << "its dimensions multiply to more than kiln's limit of "
@@ -225,12 +231,25 @@ private:
   LogicalResult importConstantNode(const onnx::NodeProto &node);
   LogicalResult buildResults();
 
-  FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
+  FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info,
+                                        SmallVector<int64_t> &abiDims);
   FailureOr<ElementsAttr> convertTensor(const onnx::TensorProto &tensor,
                                         llvm::StringRef name, Location loc);
   FailureOr<NamedAttribute> convertAttribute(const onnx::AttributeProto &attr);
   Value createConstant(ElementsAttr value, Location loc);
   Value getNoValue();
+
+  /// A symbolic input dim (docs/dynamic-shapes.md): its name, bounds (max -1:
+  /// none) and where it first appears.
+  struct SymbolInfo {
+    std::string name;
+    int64_t min, max;
+    std::string input;
+    int dim;
+  };
+  SmallVector<SymbolInfo> symbols;
+  llvm::StringMap<unsigned> symbolIds;
+  SmallVector<SmallVector<int64_t>> argDims;
 
   InFlightDiagnostic emitError() { return mlir::emitError(fileLoc); }
   InFlightDiagnostic emitNodeErrorAt(Location loc, llvm::StringRef name,
@@ -353,7 +372,8 @@ LogicalResult ModelImporter::checkOpset() {
   return success();
 }
 
-FailureOr<RankedTensorType> ModelImporter::inputType(const onnx::ValueInfoProto &info) {
+FailureOr<RankedTensorType> ModelImporter::inputType(const onnx::ValueInfoProto &info,
+                                                     SmallVector<int64_t> &abiDims) {
   const std::string &name = info.name();
   if (!info.has_type() || !info.type().has_tensor_type())
     return emitError() << "input '" << name
@@ -367,68 +387,90 @@ FailureOr<RankedTensorType> ModelImporter::inputType(const onnx::ValueInfoProto 
                        << tensorType.elem_type() << ")";
 
   auto fixed = options.inputShapes.find(name);
-  const llvm::SmallVector<int64_t> *given =
+  const llvm::SmallVector<kiln::DimSpec> *given =
       fixed == options.inputShapes.end() ? nullptr : &fixed->second;
-  auto shapeFlag = [&](llvm::ArrayRef<int64_t> dims) {
-    std::string text = "--shape " + name + "=";
-    for (auto [i, d] : llvm::enumerate(dims))
-      text += (i ? "," : "") + std::to_string(d);
-    return text;
-  };
 
   if (!tensorType.has_shape()) {
     if (!given)
       return emitError() << "input '" << name
-                         << "' has an unknown rank; fix its shape with --shape " << name
-                         << "=...";
+                         << "' has an unknown rank; give its shape with --shape " << name
+                         << "=... (sizes or bounds such as 1..8)";
   } else if (given && static_cast<int>(given->size()) != tensorType.shape().dim_size()) {
     return emitError() << "input '" << name << "' has rank "
                        << tensorType.shape().dim_size() << " but --shape " << name
                        << " gives " << given->size() << " dimensions";
   }
 
+  // Each dim: the model's size, a --shape size, or a symbol (the model's
+  // dim_param, or `<input>_dim<i>` for an unnamed one; one name is one symbol
+  // across inputs), bounded by --shape when it gives a range.
+  int rank = given ? static_cast<int>(given->size()) : tensorType.shape().dim_size();
   SmallVector<int64_t> dims;
-  if (given) {
-    dims.assign(given->begin(), given->end());
-    for (auto [i, d] : llvm::enumerate(dims)) {
-      if (d < 0)
-        return emitError() << "--shape " << name << " has a negative dimension " << d;
-      if (tensorType.has_shape()) {
-        const onnx::TensorShapeProto::Dimension &dim = tensorType.shape().dim(i);
-        if (dim.has_dim_value() && dim.dim_value() != d)
-          return emitError() << "input '" << name << "' dimension " << i << " is "
-                             << dim.dim_value() << " in the model but --shape " << name
-                             << " gives " << d;
+  abiDims.clear();
+  for (int i = 0; i < rank; ++i) {
+    const onnx::TensorShapeProto::Dimension *dim =
+        tensorType.has_shape() ? &tensorType.shape().dim(i) : nullptr;
+    std::optional<kiln::DimSpec> spec;
+    if (given)
+      spec = (*given)[i];
+    if (spec && (spec->min < 0 || (spec->isBounded() && spec->max < spec->min)))
+      return emitError() << "--shape " << name << " dimension " << i << " ("
+                         << spec->str() << ") is not a size or a range min..max with "
+                         << "0 <= min <= max";
+    if (dim && dim->has_dim_value()) {
+      int64_t v = dim->dim_value();
+      if (v < 0)
+        return emitError() << "input '" << name << "' has a negative dimension " << v
+                           << " at " << i;
+      if (spec && (v < spec->min || (spec->isBounded() && v > spec->max))) {
+        if (spec->isFixed())
+          return emitError() << "input '" << name << "' dimension " << i << " is " << v
+                             << " in the model but --shape " << name << " gives "
+                             << spec->min;
+        return emitError() << "input '" << name << "' dimension " << i << " is " << v
+                           << " in the model, outside --shape " << name << "'s "
+                           << spec->str();
       }
+      dims.push_back(v);
+      abiDims.push_back(v);
+      continue;
     }
-  } else {
-    for (int i = 0; i < tensorType.shape().dim_size(); ++i) {
-      const onnx::TensorShapeProto::Dimension &dim = tensorType.shape().dim(i);
-      if (dim.has_dim_value()) {
-        if (dim.dim_value() < 0)
-          return emitError() << "input '" << name << "' has a negative dimension "
-                             << dim.dim_value() << " at " << i;
-        dims.push_back(dim.dim_value());
-        continue;
-      }
-      // A suggestion with 1 for every dynamic dim.
-      SmallVector<int64_t> example;
-      for (const auto &d : tensorType.shape().dim())
-        example.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : 1);
-      InFlightDiagnostic diag = emitError();
-      diag << "input '" << name << "' has dynamic dimension " << i;
-      if (dim.has_dim_param() && !dim.dim_param().empty())
-        diag << " ('" << dim.dim_param() << "')";
-      diag << "; fix it with --shape " << name << "=... (e.g. " << shapeFlag(example)
-           << ")";
-      return diag;
+    if (spec && spec->isFixed()) {
+      dims.push_back(spec->min);
+      abiDims.push_back(spec->min);
+      continue;
     }
+    std::string symbol = dim && dim->has_dim_param() && !dim->dim_param().empty()
+                             ? dim->dim_param()
+                             : name + "_dim" + std::to_string(i);
+    auto [it, inserted] = symbolIds.try_emplace(symbol, symbols.size());
+    if (inserted)
+      symbols.push_back({symbol, 1, -1, name, i});
+    SymbolInfo &info = symbols[it->second];
+    if (spec) {
+      // A symbol shared by several inputs takes the tightest bounds.
+      info.min = std::max(info.min, spec->min);
+      if (spec->isBounded())
+        info.max = info.max < 0 ? spec->max : std::min(info.max, spec->max);
+      if (info.max >= 0 && info.max < info.min)
+        return emitError() << "symbol '" << symbol << "' (input '" << name
+                           << "' dimension " << i << ") has no size within the bounds "
+                           << "--shape gives (" << info.min << ".." << info.max << ")";
+    }
+    dims.push_back(ShapedType::kDynamic);
+    abiDims.push_back(-static_cast<int64_t>(it->second) - 1);
   }
 
+  auto shapeText = [&]() {
+    std::string text;
+    for (auto [i, d] : llvm::enumerate(dims))
+      text += (i ? "," : "") + (ShapedType::isDynamic(d) ? std::string("?")
+                                                         : std::to_string(d));
+    return text;
+  };
   if (failed(checkTensorSize(dims, elementType, [&]() {
         InFlightDiagnostic diag = emitError();
-        diag << "input '" << name << "' of shape "
-             << shapeFlag(dims).substr(name.size() + 9) << ": ";
+        diag << "input '" << name << "' of shape " << shapeText() << ": ";
         return diag;
       })))
     return failure();
@@ -894,11 +936,13 @@ LogicalResult ModelImporter::createFunction() {
       return emitError() << "graph input '" << input.name() << "' is listed twice";
     if (initializerNames.contains(input.name()))
       continue;
-    FailureOr<RankedTensorType> type = inputType(input);
+    SmallVector<int64_t> abiDims;
+    FailureOr<RankedTensorType> type = inputType(input, abiDims);
     if (failed(type))
       return failure();
     argTypes.push_back(*type);
     argNames.push_back(input.name());
+    argDims.push_back(abiDims);
   }
   builder.setInsertionPointToEnd(module->getBody());
   func = func::FuncOp::create(builder, fileLoc, "main_graph",
@@ -907,6 +951,20 @@ LogicalResult ModelImporter::createFunction() {
   for (auto [i, name] : llvm::enumerate(argNames)) {
     func.setArgAttr(i, "onnx.name", builder.getStringAttr(name));
     values[name] = entry->getArgument(i);
+  }
+  // Symbolic dims (docs/dynamic-shapes.md): the function's symbol table
+  // `kiln.symbols` ([name, min, max], max -1 = unbounded) and each symbolic
+  // argument's `kiln.dims` (a size, or -(symbol id) - 1 as in model_abi.h).
+  if (!symbols.empty()) {
+    SmallVector<Attribute> table;
+    for (const SymbolInfo &sym : symbols)
+      table.push_back(builder.getArrayAttr({builder.getStringAttr(sym.name),
+                                            builder.getI64IntegerAttr(sym.min),
+                                            builder.getI64IntegerAttr(sym.max)}));
+    func->setAttr("kiln.symbols", builder.getArrayAttr(table));
+    for (auto [i, dims] : llvm::enumerate(argDims))
+      if (llvm::any_of(dims, [](int64_t d) { return d < 0; }))
+        func.setArgAttr(i, "kiln.dims", builder.getDenseI64ArrayAttr(dims));
   }
   builder.setInsertionPointToEnd(entry);
 

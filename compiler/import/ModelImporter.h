@@ -8,6 +8,7 @@
 #ifndef KILN_COMPILER_IMPORT_MODELIMPORTER_H
 #define KILN_COMPILER_IMPORT_MODELIMPORTER_H
 
+#include "compiler/import/DimSpec.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -21,8 +22,9 @@
 namespace kiln {
 
 struct ImportOptions {
-  /// Fixes dynamic input dimensions: input name -> full shape.
-  llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Fixes or bounds input dimensions: input name -> one spec per dim. A dim
+  /// not fixed (by the model or here) stays a symbol (docs/dynamic-shapes.md).
+  llvm::StringMap<llvm::SmallVector<DimSpec>> inputShapes;
   /// Constants with more elements than this become resource blobs.
   int64_t inlineConstantLimit = 1024;
   /// Inputs compiled for one value (`--specialize NAME=FILE`): input name -> a file

@@ -88,4 +88,37 @@ def KilnFoldQDQPass : Pass<"kiln-fold-qdq", "mlir::func::FuncOp"> {
   }];
 }
 
+def KilnSymbolicShapesPass
+    : Pass<"kiln-symbolic-shapes", "mlir::func::FuncOp"> {
+  let summary = "Follow the symbols of symbolic input dims through the graph";
+  let description = [{
+    For a function with symbolic input dims (`kiln.symbols` on the function,
+    `kiln.dims` on its arguments, both set by the importer), gives every `?` dim
+    of every value an expression over the symbols (a symbol, or sums and products
+    of symbols and constants), checking the equalities elementwise broadcasting
+    implies, and sets `kiln.dims` on the function's results (model_abi.h's
+    encoding: a size, or -(symbol id) - 1). A function without `kiln.symbols`
+    is left as it is.
+
+    Each op that takes symbolic dims has a rule (elementwise and unary ops,
+    Softmax, LayerNormalization, ReduceMean/Sum/Max over static axes,
+    MatMul/Gemm with a symbolic M, Transpose, Flatten, Reshape with a constant
+    shape). Anything else is an error naming the ONNX node and the dim:
+    another op reading a symbolic dim, two different symbols broadcast against
+    each other, a reduction over a symbolic axis, an output dim of several
+    symbols (docs/dynamic-shapes.md).
+
+    ```mlir
+    func.func @main_graph(%x: tensor<?x4xf32> {kiln.dims = array<i64: -1, 4>})
+        -> tensor<?x4xf32> attributes {kiln.symbols = [["batch", 1, 8]]}
+    // the result gets {kiln.dims = array<i64: -1, 4>}
+    ```
+  }];
+  let options = [
+    Option<"annotate", "annotate", "bool", /*default=*/"false",
+           "set kiln.symbolic_dims (the expressions, by symbol name) on every op "
+           "with a symbolic result (for tests)">,
+  ];
+}
+
 #endif // KILN_PASSES_TRANSFORMS_PASSES_TD

@@ -689,12 +689,26 @@ kiln_status kiln_check_descriptor(const kiln_model_desc *desc) {
                             "host code between device dispatches is not "
                             "supported yet by this runtime",
                             name, (unsigned)desc->num_dispatches);
-  if (symbolic || desc->num_symbols > 0)
+  /* Symbolic dims run on the host (docs/dynamic-shapes.md): the runtime
+   * binds every symbol from the inputs' dims, so each must appear in one. */
+  if ((symbolic || desc->num_symbols > 0) && device_model)
     return kiln_make_status(KILN_STATUS_UNSUPPORTED,
-                            "model '%s' has symbolic dims ('%s'): shapes known "
-                            "only at run time are not supported yet by this "
-                            "runtime",
+                            "model '%s' has symbolic dims ('%s') and device "
+                            "dispatches: shapes known only at run time are "
+                            "not supported yet on a device",
                             name, desc->symbols[0].name);
+  for (uint32_t s = 0; s < desc->num_symbols; ++s) {
+    int bound = 0;
+    for (uint32_t i = 0; i < desc->num_inputs && !bound; ++i)
+      for (int32_t d = 0; d < desc->inputs[i].rank && !bound; ++d)
+        bound = desc->inputs[i].shape[d] == KILN_DIM_SYMBOL(s);
+    if (!bound)
+      return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                              "model '%s': symbol '%s' is in no input's dims; "
+                              "symbols computed by the shape function are not "
+                              "supported yet by this runtime",
+                              name, desc->symbols[s].name);
+  }
   for (uint32_t m = 0; m < desc->num_memory_needs; ++m) {
     uint32_t kind = desc->memory_needs[m].kind;
     if (kind == KILN_MEMORY_HOST_SCRATCH ||

@@ -21,7 +21,8 @@ struct kiln_model {
   const kiln_model_desc *desc;
   void *library; /* dlopen handle, or NULL for kiln_model_open_descriptor */
   kiln_thread_pool *pool;
-  kiln_entry_fn entry;   /* the host executable's entry */
+  kiln_entry_fn entry;   /* the host executable's entry (static shapes) */
+  kiln_dynamic_entry_fn dynamic_entry; /* ... or a model with symbols' */
   /* A model run on a device: its back end and the back end's model. */
   const kiln_gpu_backend *backend;
   void *gpu;
@@ -49,6 +50,14 @@ struct kiln_run_context {
   void **output_ptrs;
   unsigned char *input_seen;
   unsigned char *output_seen; /* 1 given by caller, 2 allocated by the runtime */
+  /* A model with symbols (docs/dynamic-shapes.md): each symbol's value in
+   * this run (-1 until bound), the input that bound it (for messages), and
+   * each output's dims as the shape function gave them. */
+  int64_t *symbols;
+  uint32_t *symbol_input;
+  int32_t *symbol_dim;
+  int64_t *output_dims;
+  int64_t **output_dim_ptrs;
   void *gpu; /* a device model's back-end context: arena, copies, commands */
   atomic_flag running;        /* a run is using this context */
   kiln_run_context *next;     /* in model->idle */
@@ -113,9 +122,19 @@ size_t kiln_tensor_desc_byte_size(const kiln_tensor_desc *t) {
 }
 
 int kiln_tensor_desc_fits(const kiln_tensor_desc *t) {
-  int ok;
-  kiln_byte_size((kiln_dtype)t->dtype, t->rank, t->shape, &ok);
-  return ok;
+  /* A symbolic dim counts as 1 here: each run's size is checked when the
+   * inputs are bound. */
+  size_t elem = kiln_dtype_size((kiln_dtype)t->dtype);
+  if (elem == 0 || t->rank < 0 || (t->rank > 0 && !t->shape))
+    return 0;
+  uint64_t count = 1;
+  for (int32_t i = 0; i < t->rank; ++i) {
+    int64_t d = KILN_DIM_IS_SYMBOL(t->shape[i]) ? 1 : t->shape[i];
+    if (d != 0 && count > (uint64_t)INT64_MAX / (uint64_t)d)
+      return 0;
+    count *= (uint64_t)d;
+  }
+  return count <= (uint64_t)SIZE_MAX / elem;
 }
 
 /*===----------------------------------------------------------------------===*
@@ -196,6 +215,11 @@ static void kiln_context_free(kiln_run_context *rc) {
   free(rc->output_ptrs);
   free(rc->input_seen);
   free(rc->output_seen);
+  free(rc->symbols);
+  free(rc->symbol_input);
+  free(rc->symbol_dim);
+  free(rc->output_dims);
+  free(rc->output_dim_ptrs);
   free(rc);
 }
 
@@ -222,6 +246,25 @@ static kiln_status kiln_context_new(kiln_model *model,
       !rc->output_seen) {
     kiln_context_free(rc);
     return kiln_out_of_memory_status();
+  }
+  if (desc->num_symbols > 0) {
+    size_t ns = desc->num_symbols, dims = 0;
+    for (uint32_t i = 0; i < desc->num_outputs; ++i)
+      dims += (size_t)desc->outputs[i].rank;
+    rc->symbols = (int64_t *)calloc(ns, sizeof(int64_t));
+    rc->symbol_input = (uint32_t *)calloc(ns, sizeof(uint32_t));
+    rc->symbol_dim = (int32_t *)calloc(ns, sizeof(int32_t));
+    rc->output_dims = (int64_t *)calloc(dims ? dims : 1, sizeof(int64_t));
+    rc->output_dim_ptrs = (int64_t **)calloc(no ? no : 1, sizeof(int64_t *));
+    if (!rc->symbols || !rc->symbol_input || !rc->symbol_dim ||
+        !rc->output_dims || !rc->output_dim_ptrs) {
+      kiln_context_free(rc);
+      return kiln_out_of_memory_status();
+    }
+    for (uint32_t i = 0, at = 0; i < desc->num_outputs; ++i) {
+      rc->output_dim_ptrs[i] = rc->output_dims + at;
+      at += (uint32_t)desc->outputs[i].rank;
+    }
   }
   if (model->gpu) {
     kiln_status status = model->backend->context_create(model->gpu, &rc->gpu);
@@ -417,6 +460,8 @@ static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
     }
   } else {
     model->entry = desc->executables[desc->entry_executable].entry;
+    model->dynamic_entry =
+        desc->executables[desc->entry_executable].dynamic_entry;
   }
   model->scratch_size = scratch_size;
   model->scratch_align = scratch_align;
@@ -633,6 +678,31 @@ uint64_t kiln_model_scratch_size(const kiln_model *model) {
   return model ? model->scratch_size : 0;
 }
 
+size_t kiln_model_num_symbols(const kiln_model *model) {
+  return model ? model->desc->num_symbols : 0;
+}
+
+kiln_status kiln_model_symbol_info(const kiln_model *model, size_t index,
+                                   const char **out_name, int64_t *out_min,
+                                   int64_t *out_max) {
+  if (!model)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "model is NULL");
+  if (index >= model->desc->num_symbols)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "symbol index %zu is out of range: model '%s' has "
+                            "%u symbols",
+                            index, kiln_model_name(model),
+                            (unsigned)model->desc->num_symbols);
+  const kiln_dim_symbol *sym = &model->desc->symbols[index];
+  if (out_name)
+    *out_name = sym->name;
+  if (out_min)
+    *out_min = sym->min;
+  if (out_max)
+    *out_max = sym->max;
+  return NULL;
+}
+
 size_t kiln_model_num_inputs(const kiln_model *model) {
   return model ? model->desc->num_inputs : 0;
 }
@@ -731,7 +801,25 @@ kiln_status kiln_model_find_output(const kiln_model *model, const char *name,
  * Running
  *===----------------------------------------------------------------------===*/
 
-static kiln_status kiln_shape_mismatch(const char *name, int32_t want_rank,
+/* A model tensor's shape, its symbolic dims by their symbols' names
+ * ("[batch,32]"). */
+static void kiln_append_model_shape(kiln_strbuf *buf,
+                                    const kiln_model_desc *desc, int32_t rank,
+                                    const int64_t *shape) {
+  kiln_strbuf_appendf(buf, "[");
+  for (int32_t i = 0; i < rank && shape; ++i) {
+    if (KILN_DIM_IS_SYMBOL(shape[i]) &&
+        KILN_DIM_SYMBOL_ID(shape[i]) < desc->num_symbols)
+      kiln_strbuf_appendf(buf, i ? ",%s" : "%s",
+                          desc->symbols[KILN_DIM_SYMBOL_ID(shape[i])].name);
+    else
+      kiln_strbuf_appendf(buf, i ? ",%lld" : "%lld", (long long)shape[i]);
+  }
+  kiln_strbuf_appendf(buf, "]");
+}
+
+static kiln_status kiln_shape_mismatch(const kiln_model_desc *desc,
+                                       const char *name, int32_t want_rank,
                                        const int64_t *want,
                                        int32_t got_rank, const int64_t *got) {
   kiln_strbuf buf = {0};
@@ -739,7 +827,7 @@ static kiln_status kiln_shape_mismatch(const char *name, int32_t want_rank,
     kiln_strbuf_appendf(&buf, "input '%s': expected rank %d, got %d (expected "
                               "shape ",
                         name, (int)want_rank, (int)got_rank);
-    kiln_strbuf_append_shape(&buf, want_rank, want);
+    kiln_append_model_shape(&buf, desc, want_rank, want);
     if (got_rank >= 0 && (got_rank == 0 || got)) {
       kiln_strbuf_appendf(&buf, ", got ");
       kiln_strbuf_append_shape(&buf, got_rank, got);
@@ -747,11 +835,62 @@ static kiln_status kiln_shape_mismatch(const char *name, int32_t want_rank,
     kiln_strbuf_appendf(&buf, ")");
   } else {
     kiln_strbuf_appendf(&buf, "input '%s': expected shape ", name);
-    kiln_strbuf_append_shape(&buf, want_rank, want);
+    kiln_append_model_shape(&buf, desc, want_rank, want);
     kiln_strbuf_appendf(&buf, ", got ");
     kiln_strbuf_append_shape(&buf, got_rank, got);
   }
   return kiln_strbuf_to_status(&buf, KILN_STATUS_INVALID_ARGUMENT);
+}
+
+/* Binds dim `d` of input `i` (a symbol in the descriptor) to `value`: the
+ * symbol's first occurrence sets it, within its bounds; every other one must
+ * agree. Errors name the input(s), the dim and the symbol. */
+static kiln_status kiln_bind_symbol(kiln_run_context *rc, uint32_t i,
+                                    int32_t d, int64_t value) {
+  const kiln_model_desc *desc = rc->model->desc;
+  const kiln_tensor_desc *want = &desc->inputs[i];
+  uint32_t id = KILN_DIM_SYMBOL_ID(want->shape[d]);
+  const kiln_dim_symbol *sym = &desc->symbols[id];
+  if (rc->symbols[id] >= 0) {
+    if (rc->symbols[id] == value)
+      return NULL;
+    return kiln_make_status(
+        KILN_STATUS_INVALID_ARGUMENT,
+        "input '%s' dim %d is %lld, but input '%s' dim %d gave symbol '%s' "
+        "the value %lld (the two dims are one symbol)",
+        want->name, (int)d, (long long)value,
+        desc->inputs[rc->symbol_input[id]].name, (int)rc->symbol_dim[id],
+        sym->name, (long long)rc->symbols[id]);
+  }
+  if (value < sym->min || (sym->max != KILN_DIM_UNBOUNDED && value > sym->max)) {
+    if (sym->max == KILN_DIM_UNBOUNDED)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "input '%s' dim %d ('%s') is %lld, below its "
+                              "minimum %lld",
+                              want->name, (int)d, sym->name, (long long)value,
+                              (long long)sym->min);
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "input '%s' dim %d ('%s') is %lld, outside its "
+                            "bounds %lld..%lld (kiln compile --shape)",
+                            want->name, (int)d, sym->name, (long long)value,
+                            (long long)sym->min, (long long)sym->max);
+  }
+  rc->symbols[id] = value;
+  rc->symbol_input[id] = i;
+  rc->symbol_dim[id] = d;
+  return NULL;
+}
+
+/* The bytes of output `i` in this run: its dims from the shape function when
+ * the model has symbols. */
+static size_t kiln_output_byte_size(const kiln_run_context *rc, uint32_t i) {
+  const kiln_model_desc *desc = rc->model->desc;
+  const kiln_tensor_desc *d = &desc->outputs[i];
+  if (desc->num_symbols == 0)
+    return kiln_desc_byte_size(d);
+  int ok;
+  return kiln_byte_size((kiln_dtype)d->dtype, d->rank, rc->output_dim_ptrs[i],
+                        &ok);
 }
 
 static kiln_status kiln_bind_inputs(kiln_run_context *rc,
@@ -760,6 +899,8 @@ static kiln_status kiln_bind_inputs(kiln_run_context *rc,
   const kiln_model *model = rc->model;
   const kiln_model_desc *desc = model->desc;
   memset(rc->input_seen, 0, desc->num_inputs ? desc->num_inputs : 1);
+  for (uint32_t s = 0; s < desc->num_symbols; ++s)
+    rc->symbols[s] = -1;
   for (size_t k = 0; k < n_inputs; ++k) {
     const kiln_tensor *t = &inputs[k];
     if (!t->name)
@@ -785,13 +926,27 @@ static kiln_status kiln_bind_inputs(kiln_run_context *rc,
                               "input '%s': rank is %d but shape is NULL",
                               t->name, (int)t->rank);
     if (t->rank != want->rank)
-      return kiln_shape_mismatch(t->name, want->rank, want->shape, t->rank,
-                                 t->shape);
-    for (int32_t d = 0; d < t->rank; ++d)
+      return kiln_shape_mismatch(desc, t->name, want->rank, want->shape,
+                                 t->rank, t->shape);
+    for (int32_t d = 0; d < t->rank; ++d) {
+      if (KILN_DIM_IS_SYMBOL(want->shape[d])) {
+        kiln_status bound = kiln_bind_symbol(rc, (uint32_t)i, d, t->shape[d]);
+        if (bound)
+          return bound;
+        continue;
+      }
       if (t->shape[d] != want->shape[d])
-        return kiln_shape_mismatch(t->name, want->rank, want->shape, t->rank,
-                                   t->shape);
-    size_t need = kiln_desc_byte_size(want);
+        return kiln_shape_mismatch(desc, t->name, want->rank, want->shape,
+                                   t->rank, t->shape);
+    }
+    int size_ok = 1;
+    size_t need = desc->num_symbols > 0
+                      ? kiln_byte_size((kiln_dtype)want->dtype, t->rank,
+                                       t->shape, &size_ok)
+                      : kiln_desc_byte_size(want);
+    if (!size_ok)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "input '%s': its size overflows", t->name);
     if (t->byte_size != 0 && t->byte_size < need)
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "input '%s': byte_size is %zu, but the tensor "
@@ -820,7 +975,7 @@ static kiln_status kiln_bind_inputs(kiln_run_context *rc,
     kiln_strbuf buf = {0};
     kiln_strbuf_appendf(&buf, "missing input '%s' (%s ", want->name,
                         kiln_dtype_name((kiln_dtype)want->dtype));
-    kiln_strbuf_append_shape(&buf, want->rank, want->shape);
+    kiln_append_model_shape(&buf, desc, want->rank, want->shape);
     kiln_strbuf_appendf(&buf, ")");
     return kiln_strbuf_to_status(&buf, KILN_STATUS_INVALID_ARGUMENT);
   }
@@ -865,7 +1020,7 @@ static kiln_status kiln_bind_outputs(kiln_run_context *rc, kiln_tensor *outputs,
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "output '%s' is given more than once", t->name);
     rc->output_seen[i] = 1;
-    size_t need = kiln_desc_byte_size(&desc->outputs[i]);
+    size_t need = kiln_output_byte_size(rc, (uint32_t)i);
     if (t->data && t->byte_size < need)
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "output '%s': buffer has %zu bytes, needs %zu",
@@ -878,7 +1033,7 @@ static kiln_status kiln_bind_outputs(kiln_run_context *rc, kiln_tensor *outputs,
     kiln_strbuf buf = {0};
     kiln_strbuf_appendf(&buf, "missing output '%s' (%s ", want->name,
                         kiln_dtype_name((kiln_dtype)want->dtype));
-    kiln_strbuf_append_shape(&buf, want->rank, want->shape);
+    kiln_append_model_shape(&buf, desc, want->rank, want->shape);
     kiln_strbuf_appendf(&buf, "): every output needs an entry, with data = "
                               "NULL to have the runtime allocate it");
     return kiln_strbuf_to_status(&buf, KILN_STATUS_INVALID_ARGUMENT);
@@ -887,7 +1042,7 @@ static kiln_status kiln_bind_outputs(kiln_run_context *rc, kiln_tensor *outputs,
     kiln_tensor *t = &outputs[k];
     size_t i = 0;
     kiln_find(desc->outputs, desc->num_outputs, t->name, &i);
-    size_t need = kiln_desc_byte_size(&desc->outputs[i]);
+    size_t need = kiln_output_byte_size(rc, (uint32_t)i);
     if (!t->data) {
       void *data = kiln_aligned_alloc(need);
       if (!data) {
@@ -904,9 +1059,11 @@ static kiln_status kiln_bind_outputs(kiln_run_context *rc, kiln_tensor *outputs,
   return NULL;
 }
 
-/* After a successful run: each output's dtype, rank, shape and size. */
-static void kiln_set_output_info(const kiln_model_desc *desc,
+/* After a successful run: each output's dtype, rank, shape and size. With
+ * symbols, `shape` points at the run context's copy of this run's dims. */
+static void kiln_set_output_info(const kiln_run_context *rc,
                                  kiln_tensor *outputs, size_t n_outputs) {
+  const kiln_model_desc *desc = rc->model->desc;
   for (size_t k = 0; k < n_outputs; ++k) {
     kiln_tensor *t = &outputs[k];
     size_t i = 0;
@@ -914,8 +1071,10 @@ static void kiln_set_output_info(const kiln_model_desc *desc,
     const kiln_tensor_desc *d = &desc->outputs[i];
     t->dtype = (kiln_dtype)d->dtype;
     t->rank = d->rank;
-    t->shape = d->rank > 0 ? d->shape : NULL;
-    t->byte_size = kiln_desc_byte_size(d);
+    t->shape = d->rank > 0 ? (desc->num_symbols > 0 ? rc->output_dim_ptrs[i]
+                                                    : d->shape)
+                           : NULL;
+    t->byte_size = kiln_output_byte_size(rc, (uint32_t)i);
   }
 }
 
@@ -932,6 +1091,33 @@ static kiln_status kiln_run_in(kiln_run_context *rc, const kiln_tensor *inputs,
   kiln_status status = kiln_bind_inputs(rc, inputs, n_inputs);
   if (status)
     return status;
+  if (desc->num_symbols > 0) {
+    /* Every symbol is bound from the inputs; the shape function gives the
+     * outputs' dims and this run's scratch bytes (never above the arena). */
+    uint64_t memory[8] = {0};
+    if (desc->num_memory_needs > 8)
+      return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                              "model '%s' has %u memory needs",
+                              kiln_model_name(model),
+                              (unsigned)desc->num_memory_needs);
+    kiln_model_status shaped =
+        desc->shape_fn(rc->symbols, rc->output_dim_ptrs, memory, NULL);
+    if (shaped != 0)
+      return kiln_make_status(
+          KILN_STATUS_RUNTIME_CHECK_FAILED, "%s",
+          shaped > 0 && (uint32_t)shaped <= desc->num_check_messages
+              ? desc->check_messages[shaped - 1]
+              : "the shape function failed");
+    const kiln_memory_need *scratch = kiln_host_scratch_need(desc);
+    if (scratch && memory[scratch - desc->memory_needs] > model->scratch_size)
+      return kiln_make_status(KILN_STATUS_INTERNAL,
+                              "model '%s' needs %llu scratch bytes for this "
+                              "run, above its arena's %llu",
+                              kiln_model_name(model),
+                              (unsigned long long)memory[scratch -
+                                                         desc->memory_needs],
+                              (unsigned long long)model->scratch_size);
+  }
   status = kiln_bind_outputs(rc, outputs, n_outputs);
   if (status)
     return status;
@@ -943,14 +1129,18 @@ static kiln_status kiln_run_in(kiln_run_context *rc, const kiln_tensor *inputs,
       kiln_release_outputs(rc, outputs, n_outputs);
       return status;
     }
-    kiln_set_output_info(desc, outputs, n_outputs);
+    kiln_set_output_info(rc, outputs, n_outputs);
     return NULL;
   }
   int64_t start = model->profile_label ? kiln_profile_now() : 0;
   kiln_model_status result =
-      model->entry((void *const *)rc->input_ptrs,
-                   (void *const *)rc->output_ptrs, rc->scratch,
-                   (kiln_exec_context *)(void *)rc);
+      model->dynamic_entry
+          ? model->dynamic_entry(rc->symbols, (void *const *)rc->input_ptrs,
+                                 (void *const *)rc->output_ptrs, rc->scratch,
+                                 (kiln_exec_context *)(void *)rc)
+          : model->entry((void *const *)rc->input_ptrs,
+                         (void *const *)rc->output_ptrs, rc->scratch,
+                         (kiln_exec_context *)(void *)rc);
   if (model->profile_label)
     kiln_profile_run(model->profile_label, start);
   if (result != 0) {
@@ -965,7 +1155,7 @@ static kiln_status kiln_run_in(kiln_run_context *rc, const kiln_tensor *inputs,
                             kiln_model_name(model), (int)result,
                             (unsigned)desc->num_check_messages);
   }
-  kiln_set_output_info(desc, outputs, n_outputs);
+  kiln_set_output_info(rc, outputs, n_outputs);
   return NULL;
 }
 

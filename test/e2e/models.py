@@ -1005,12 +1005,17 @@ def bad_cases() -> list[BadCase]:
     out.append(BadCase("external_data_missing_file", _writer(_external_model("missing.bin")),
                        ("missing.bin",)))
 
-    # A symbolic dim with no --shape, and --shape mistakes.
+    # A symbolic dim reaching an op that does not take one yet (docs/dynamic-shapes.md),
+    # and --shape mistakes.
     dyn = _simple_graph([helper.make_node("Relu", ["dyn_input"], ["y"], name="relu")], inputs=[
         helper.make_tensor_value_info("dyn_input", TensorProto.FLOAT, ["batch", 3])],
         y_shape=("batch", 3))
-    out.append(BadCase("dynamic_dim_without_shape_flag", _writer(dyn),
-                       ("dyn_input", "--shape", "dynamic", "batch")))
+    dyn_sign = _simple_graph([helper.make_node("Sign", ["dyn_input"], ["y"], name="sign")],
+                             inputs=[helper.make_tensor_value_info("dyn_input", TensorProto.FLOAT,
+                                                                   ["batch", 3])],
+                             y_shape=("batch", 3))
+    out.append(BadCase("dynamic_dim_into_unsupported_op", _writer(dyn_sign),
+                       ("sign", "--shape", "symbolic", "batch")))
     out.append(BadCase("shape_flag_unknown_input", _writer(dyn),
                        ("no_such_input",), args=("--shape", "no_such_input=1,3")))
     out.append(BadCase("shape_flag_wrong_rank", _writer(dyn),

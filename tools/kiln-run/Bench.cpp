@@ -62,6 +62,24 @@ BenchResult runBench(kiln_model *model, const std::vector<kiln_tensor> &inputs,
       c.outputs[j].data = c.buffers[j].data();
       c.outputs[j].byte_size = c.buffers[j].size();
     }
+    if (kiln_model_num_symbols(model) > 0) {
+      // Symbolic dims: the outputs' sizes come from the inputs; one run with
+      // runtime-allocated outputs gives them.
+      std::vector<kiln_tensor> sizing(numOutputs);
+      for (size_t j = 0; j < numOutputs; ++j)
+        sizing[j].name = c.outputs[j].name;
+      kiln_status s = kiln_model_run_with_context(
+          model, c.context.get(), inputs.data(), inputs.size(), sizing.data(),
+          sizing.size());
+      if (s)
+        throw std::runtime_error(takeMessage(s));
+      for (size_t j = 0; j < numOutputs; ++j) {
+        c.buffers[j].resize(std::max<size_t>(1, sizing[j].byte_size));
+        c.outputs[j].data = c.buffers[j].data();
+        c.outputs[j].byte_size = c.buffers[j].size();
+        kiln_tensor_free_data(&sizing[j]);
+      }
+    }
     if (options.count)
       c.latencies.reserve(options.count / options.concurrency + 1);
   }

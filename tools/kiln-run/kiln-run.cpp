@@ -67,6 +67,9 @@ const char *const kUsage =
     "                         latency_ms median=X min=Y max=Z (N runs, T "
     "threads)\n"
     "  --seed S               seed for the random inputs (default 0)\n"
+    "  --dim SYMBOL=SIZE      a symbolic dim's size for the random inputs\n"
+    "                         (default: what an --input file gives it, else\n"
+    "                         its minimum; docs/dynamic-shapes.md)\n"
     "  --device D             where the model runs: auto (default: where its\n"
     "                         code runs), cpu, vulkan, vulkan:DEVICE, cuda or\n"
     "                         cuda:DEVICE (a device index or part of its "
@@ -319,6 +322,9 @@ void fillRandom(kiln_dtype dtype, size_t count, unsigned char *out,
 struct Options {
   std::string model;
   std::vector<std::pair<std::string, std::string>> inputs; // name, file
+  /// --dim NAME=V: a symbol's value for the random inputs (default: the value
+  /// a --input file gives it, else its minimum).
+  std::map<std::string, int64_t> dims;
   std::string outputDir;
   int32_t threads = 0;
   std::string device; ///< options.device; empty = auto
@@ -377,7 +383,7 @@ Options parseArgs(int argc, char **argv) {
       static const std::set<std::string> known = {
           "--input",  "--output-dir", "--threads",    "--repeat",
           "--seed",   "--warmup",     "--duration",   "--count",
-          "--concurrency", "--device", "--profile"};
+          "--concurrency", "--device", "--profile", "--dim"};
       if (!known.count(flag))
         throw Error("unknown option '" + flag + "' (see kiln-run --help)");
       if (!inlineValue) {
@@ -390,6 +396,12 @@ Options parseArgs(int argc, char **argv) {
         if (sep == std::string::npos || sep == 0 || sep + 1 == value.size())
           throw Error("--input expects NAME=FILE.npy, got '" + value + "'");
         options.inputs.emplace_back(value.substr(0, sep), value.substr(sep + 1));
+      } else if (flag == "--dim") {
+        size_t sep = value.find('=');
+        if (sep == std::string::npos || sep == 0 || sep + 1 == value.size())
+          throw Error("--dim expects SYMBOL=SIZE, got '" + value + "'");
+        options.dims[value.substr(0, sep)] =
+            (int64_t)parseUnsigned("--dim", value.substr(sep + 1), INT64_MAX);
       } else if (flag == "--profile") {
         if (value.empty())
           throw Error("--profile needs a file name (or - for a summary)");
@@ -556,15 +568,26 @@ void printDescriptor(const kiln_model *model) {
                 memoryKindName(need.kind), (unsigned long long)need.size,
                 (unsigned long long)need.alignment);
   }
-  for (uint32_t s = 0; s < desc->num_symbols; ++s)
-    std::printf("symbol %s [%lld, %lld]\n", desc->symbols[s].name,
-                (long long)desc->symbols[s].min,
-                (long long)desc->symbols[s].max);
-  auto print = [](const char *kind, const kiln_tensor_desc &t) {
+  // Symbolic dims: `symbol NAME MIN..MAX` (MIN.. when unbounded), and a
+  // shape's symbolic dim by its symbol's name.
+  for (uint32_t s = 0; s < desc->num_symbols; ++s) {
+    std::printf("symbol %s %lld..", desc->symbols[s].name,
+                (long long)desc->symbols[s].min);
+    if (desc->symbols[s].max != KILN_DIM_UNBOUNDED)
+      std::printf("%lld", (long long)desc->symbols[s].max);
+    std::printf("\n");
+  }
+  auto print = [desc](const char *kind, const kiln_tensor_desc &t) {
     std::printf("%s %s %s [", kind, t.name,
                 kiln_dtype_name((kiln_dtype)t.dtype));
-    for (int32_t d = 0; d < t.rank; ++d)
-      std::printf("%s%lld", d ? "," : "", (long long)t.shape[d]);
+    for (int32_t d = 0; d < t.rank; ++d) {
+      if (KILN_DIM_IS_SYMBOL(t.shape[d]) &&
+          KILN_DIM_SYMBOL_ID(t.shape[d]) < desc->num_symbols)
+        std::printf("%s%s", d ? "," : "",
+                    desc->symbols[KILN_DIM_SYMBOL_ID(t.shape[d])].name);
+      else
+        std::printf("%s%lld", d ? "," : "", (long long)t.shape[d]);
+    }
     std::printf("]\n");
   };
   for (uint32_t i = 0; i < desc->num_inputs; ++i)
@@ -662,6 +685,36 @@ int runMain(int argc, char **argv) {
         arrays[index].dtype == KILN_DTYPE_UINT16)
       arrays[index].dtype = KILN_DTYPE_BFLOAT16;
   }
+  // Symbolic dims of the random inputs: --dim, else what a file gave the
+  // symbol, else its minimum.
+  size_t numSymbols = kiln_model_num_symbols(model.get());
+  std::vector<int64_t> symbolValues(numSymbols, -1);
+  for (size_t s = 0; s < numSymbols; ++s) {
+    const char *name = nullptr;
+    int64_t min = 0;
+    check(kiln_model_symbol_info(model.get(), s, &name, &min, nullptr));
+    auto it = options.dims.find(name);
+    if (it != options.dims.end()) {
+      symbolValues[s] = it->second;
+      options.dims.erase(it);
+      continue;
+    }
+    for (size_t i = 0; i < numInputs && symbolValues[s] < 0; ++i) {
+      if (!given[i])
+        continue;
+      kiln_tensor_info info;
+      check(kiln_model_input_info(model.get(), i, &info));
+      for (int32_t d = 0; d < info.rank && d < (int32_t)arrays[i].shape.size();
+           ++d)
+        if (info.shape[d] == KILN_DIM_SYMBOL(s))
+          symbolValues[s] = arrays[i].shape[d];
+    }
+    if (symbolValues[s] < 0)
+      symbolValues[s] = min;
+  }
+  if (!options.dims.empty())
+    throw Error("--dim " + options.dims.begin()->first +
+                ": the model has no such symbol");
   // The rest: seeded random data, one stream, in input order.
   Random random(options.seed);
   for (size_t i = 0; i < numInputs; ++i) {
@@ -672,6 +725,10 @@ int runMain(int argc, char **argv) {
     Array &array = arrays[i];
     array.dtype = info.dtype;
     array.shape.assign(info.shape, info.shape + info.rank);
+    for (int64_t &d : array.shape)
+      if (KILN_DIM_IS_SYMBOL(d))
+        d = symbolValues[KILN_DIM_SYMBOL_ID(d)];
+    info.shape = array.shape.data();
     size_t bytes = kiln_tensor_info_byte_size(&info);
     array.data.resize(bytes);
     fillRandom(info.dtype, bytes / std::max<size_t>(1, kiln_dtype_size(info.dtype)),

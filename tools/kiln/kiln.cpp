@@ -67,8 +67,11 @@ constexpr const char *kUsage =
     "or\n"
     "                           armv8-a,armv8.2-a+dotprod+fp16,armv8.6-a+i8mm\n"
     "      --emit KIND          so (default), obj, static-lib, mlir, llvm\n"
-    "      --shape NAME=D0,D1   fix the shape of an input with dynamic "
-    "dimensions (repeatable)\n"
+    "      --shape NAME=D0,D1   fix or bound the dims of an input: a size, or\n"
+    "                           MIN..MAX / MIN.. for a dim left symbolic (one\n"
+    "                           compile runs every size in the bounds; dims the\n"
+    "                           model leaves dynamic are symbolic by default;\n"
+    "                           docs/dynamic-shapes.md) (repeatable)\n"
     "      --specialize NAME=FILE.pb  compile for one value of input NAME (a\n"
     "                           serialized onnx.TensorProto); a run given another\n"
     "                           value fails with an error (repeatable)\n"
@@ -296,20 +299,33 @@ bool parseShape(StringRef spec, CompileOptions &options,
                 std::string &error) {
   auto [name, dims] = spec.rsplit('=');
   if (name.empty() || dims.empty() || !spec.contains('=')) {
-    error = "--shape expects NAME=D0,D1,... (got '" + spec.str() + "')";
+    error = "--shape expects NAME=D0,D1,... with each D a size or bounds "
+            "MIN..MAX / MIN.. (got '" +
+            spec.str() + "')";
     return false;
   }
-  SmallVector<int64_t> shape;
+  SmallVector<DimSpec> shape;
   SmallVector<StringRef> parts;
   dims.split(parts, ',');
   for (StringRef part : parts) {
-    int64_t dim;
-    if (part.trim().getAsInteger(10, dim) || dim < 0) {
+    part = part.trim();
+    auto bad = [&]() {
       error = "--shape " + name.str() + ": '" + part.str() +
-              "' is not a non-negative integer";
+              "' is not a non-negative size or bounds MIN..MAX / MIN..";
       return false;
+    };
+    int64_t lo, hi = -1;
+    if (part.contains("..")) {
+      auto [min, max] = part.split("..");
+      if (min.trim().getAsInteger(10, lo) || lo < 0 ||
+          (!max.trim().empty() && (max.trim().getAsInteger(10, hi) || hi < lo)))
+        return bad();
+      shape.push_back(DimSpec::range(lo, hi));
+      continue;
     }
-    shape.push_back(dim);
+    if (part.getAsInteger(10, lo) || lo < 0)
+      return bad();
+    shape.push_back(DimSpec(lo));
   }
   options.inputShapes[name] = shape;
   return true;

@@ -139,6 +139,7 @@ LogicalResult inferReshape(Operation *op) {
   if (failed(target))
     return failure();
   bool allowZero = getIntAttr(op, "allowzero", 0) != 0;
+  const SmallVector<int64_t> given = *target; // the loop below rewrites 0s
   SmallVector<int64_t> shape;
   int64_t inferred = -1, known = 1;
   for (auto [i, d] : llvm::enumerate(*target)) {
@@ -165,6 +166,8 @@ LogicalResult inferReshape(Operation *op) {
       d = data->getDimSize(i);
     }
     shape.push_back(d);
+    if (ShapedType::isDynamic(d))
+      continue; // copied from a symbolic dim of data
     std::optional<int64_t> product = checkedMul(known, d);
     if (!product) {
       emitNodeError(op) << "shape's dimensions multiply to more than 64-bit "
@@ -172,6 +175,36 @@ LogicalResult inferReshape(Operation *op) {
       return failure();
     }
     known = *product;
+  }
+  if (!data->hasStaticShape()) {
+    // Symbolic data: a -1 is static when every symbolic dim of data is
+    // copied in place by a 0 ([b, s, 8, 4] -> [0, 0, -1] gives 32), else
+    // symbolic; kiln-symbolic-shapes checks that the element counts agree
+    // and expresses the dim in the data's symbols.
+    if (inferred != -1) {
+      int64_t rest = 1, staticKnown = 1;
+      bool staticRest = true;
+      for (int64_t i = 0; i < data->getRank(); ++i) {
+        bool copied = i < static_cast<int64_t>(given.size()) &&
+                      given[i] == 0 && !allowZero;
+        if (copied)
+          continue;
+        if (data->isDynamicDim(i))
+          staticRest = false;
+        else
+          rest *= data->getDimSize(i);
+      }
+      for (int64_t d : given)
+        if (d > 0)
+          staticKnown *= d;
+        else if (d == 0 && allowZero)
+          staticKnown = 0;
+      if (staticRest && staticKnown > 0 && rest % staticKnown == 0)
+        shape[inferred] = rest / staticKnown;
+      else
+        shape[inferred] = ShapedType::kDynamic;
+    }
+    return setResultType(op, 0, shape, data->getElementType());
   }
   int64_t total = data->getNumElements();
   if (inferred != -1) {

@@ -8,6 +8,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
 
@@ -46,12 +48,68 @@ FailureOr<RankedTensorType> getOptionalInputType(Operation *op, unsigned index,
                       << ", expected a ranked tensor";
     return failure();
   }
-  if (!ranked.hasStaticShape()) {
-    emitNodeError(op) << "input '" << name << "' has dynamic shape " << type
-                      << " (dynamic shapes are not supported yet)";
+  if (!ranked.hasStaticShape() && !acceptsSymbolicDims(op)) {
+    int64_t axis = 0;
+    while (!ranked.isDynamicDim(axis))
+      ++axis;
+    InFlightDiagnostic diag = emitNodeError(op);
+    diag << "input '" << name << "' has a symbolic dimension at axis " << axis;
+    if (std::string symbol = describeSymbolicDim(op->getOperand(index), axis);
+        !symbol.empty())
+      diag << " ('" << symbol << "')";
+    diag << " (shape ";
+    printShape(diag, ranked.getShape());
+    diag << "); " << op->getName().stripDialect()
+         << " does not take symbolic dimensions yet: fix the model input's dim "
+            "with --shape (docs/dynamic-shapes.md)";
     return failure();
   }
   return ranked;
+}
+
+bool acceptsSymbolicDims(Operation *op) {
+  // The ops whose shape inference (here) and lowering (convert-onnx-to-linalg)
+  // handle `?` dims, and whose symbolic dims kiln-symbolic-shapes follows.
+  static const llvm::StringSet<> ops = {
+      // Elementwise, unary and activations.
+      "onnx.Abs", "onnx.Ceil", "onnx.Cos", "onnx.Erf", "onnx.Exp",
+      "onnx.Floor", "onnx.Log", "onnx.Neg", "onnx.Reciprocal", "onnx.Sin",
+      "onnx.Sqrt", "onnx.Tanh", "onnx.Identity", "onnx.Relu", "onnx.Sigmoid",
+      "onnx.Softplus", "onnx.Elu", "onnx.Gelu", "onnx.HardSigmoid",
+      "onnx.HardSwish", "onnx.LeakyRelu", "onnx.Selu", "onnx.Cast",
+      // Broadcasting binary / variadic ops.
+      "onnx.Add", "onnx.Sub", "onnx.Mul", "onnx.Div", "onnx.Max", "onnx.Min",
+      "onnx.Pow", "onnx.Sum",
+      // Along an axis.
+      "onnx.Softmax", "onnx.LogSoftmax", "onnx.LayerNormalization",
+      "onnx.ReduceMean", "onnx.ReduceSum", "onnx.ReduceMax",
+      // Products.
+      "onnx.MatMul", "onnx.Gemm",
+      // Data movement.
+      "onnx.Transpose", "onnx.Reshape", "onnx.Flatten"};
+  return ops.contains(op->getName().getStringRef());
+}
+
+std::string describeSymbolicDim(Value value, int64_t axis) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg)
+    return "";
+  auto func = dyn_cast_or_null<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (!func || arg.getOwner() != &func.getFunctionBody().front())
+    return "";
+  auto dims = func.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(),
+                                                      "kiln.dims");
+  auto symbols = func->getAttrOfType<ArrayAttr>("kiln.symbols");
+  if (!dims || !symbols || axis >= static_cast<int64_t>(dims.size()) ||
+      dims[axis] >= 0)
+    return "";
+  int64_t id = -dims[axis] - 1;
+  if (id >= static_cast<int64_t>(symbols.size()))
+    return "";
+  auto entry = dyn_cast<ArrayAttr>(symbols[id]);
+  auto symName = entry && !entry.empty() ? dyn_cast<StringAttr>(entry[0])
+                                         : StringAttr();
+  return symName ? symName.str() : "";
 }
 
 FailureOr<RankedTensorType> getInputType(Operation *op, unsigned index,
@@ -133,7 +191,7 @@ FailureOr<SmallVector<double>> getConstantNumbers(Operation *op, unsigned index,
 LogicalResult setResultType(Operation *op, unsigned index,
                             ArrayRef<int64_t> shape, Type elementType) {
   for (int64_t d : shape) {
-    if (d < 0 || ShapedType::isDynamic(d)) {
+    if (d < 0 && !ShapedType::isDynamic(d)) {
       InFlightDiagnostic diag = emitNodeError(op);
       diag << "output " << index << " would have negative dimensions ";
       printShape(diag, shape);
@@ -150,6 +208,12 @@ LogicalResult setResultType(Operation *op, unsigned index,
 LogicalResult checkTensorSize(Operation *op, ArrayRef<int64_t> shape,
                               Type elementType, StringRef what) {
   const CompileLimits &limits = getCompileLimits();
+  // A symbolic dim counts as 1 here: its bound is checked at run time.
+  SmallVector<int64_t> staticShape(shape);
+  for (int64_t &d : staticShape)
+    if (ShapedType::isDynamic(d))
+      d = 1;
+  shape = staticShape;
   std::optional<int64_t> extent = getCheckedExtent(shape);
   if (!extent || *extent > limits.maxTensorElements) {
     InFlightDiagnostic diag = emitNodeError(op);
@@ -209,7 +273,13 @@ broadcastShapes(Operation *op, ArrayRef<ArrayRef<int64_t>> shapes) {
         diag << " ";
         printShape(diag, t);
       }
-      diag << " (dimension " << d << " vs " << r << ")";
+      auto dimText = [](int64_t v) {
+        return ShapedType::isDynamic(v) ? std::string("?") : std::to_string(v);
+      };
+      diag << " (dimension " << dimText(d) << " vs " << dimText(r) << ")";
+      if (ShapedType::isDynamic(d) || ShapedType::isDynamic(r))
+        diag << "; a symbolic dimension broadcasts only against 1 or the "
+                "same symbol";
       return failure();
     }
   }
@@ -259,9 +329,13 @@ FailureOr<SmallVector<int64_t>> normalizeAxes(Operation *op,
 
 int64_t getNumElements(ArrayRef<int64_t> shape) {
   // Every shape here passed checkTensorSize: its product fits.
+  // A symbolic dim makes the product symbolic.
   int64_t n = 1;
-  for (int64_t d : shape)
+  for (int64_t d : shape) {
+    if (ShapedType::isDynamic(d))
+      return ShapedType::kDynamic;
     n *= d;
+  }
   return n;
 }
 

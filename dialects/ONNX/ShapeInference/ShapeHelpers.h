@@ -22,6 +22,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
+#include <string>
 
 namespace kiln::onnx {
 
@@ -65,11 +66,21 @@ void registerLossShapeInference(mlir::DialectRegistry &registry);
 // Operands
 //===----------------------------------------------------------------------===//
 
-/// The type of operand `index` as a statically shaped ranked tensor. Emits an
-/// error naming the input (`name`, the ONNX schema's input name) when it is
-/// absent (`none`), unranked or dynamic.
+/// The type of operand `index` as a ranked tensor. Emits an error naming the
+/// input (`name`, the ONNX schema's input name) when it is absent (`none`),
+/// unranked, or has a symbolic (`?`) dim and the op is not one that
+/// acceptsSymbolicDims.
 mlir::FailureOr<mlir::RankedTensorType>
 getInputType(mlir::Operation *op, unsigned index, llvm::StringRef name);
+
+/// True for the ops whose shape inference and lowering take symbolic (`?`)
+/// dims (docs/dynamic-shapes.md); getInputType rejects a `?` dim of any
+/// other op's input, naming the node, the input and the dim.
+bool acceptsSymbolicDims(mlir::Operation *op);
+
+/// The name of the symbol at `axis` of `value` when it is an argument of the
+/// graph with `kiln.dims` (e.g. "batch"); "" otherwise.
+std::string describeSymbolicDim(mlir::Value value, int64_t axis);
 
 /// Like getInputType, but an absent (`none`) input gives a null type instead of
 /// an error.
@@ -160,7 +171,7 @@ mlir::FailureOr<llvm::SmallVector<int64_t>>
 normalizeAxes(mlir::Operation *op, llvm::ArrayRef<int64_t> axes, int64_t rank,
               llvm::StringRef attrName = "axes");
 
-/// The product of `shape`.
+/// The product of `shape`; ShapedType::kDynamic when a dim is symbolic.
 int64_t getNumElements(llvm::ArrayRef<int64_t> shape);
 
 /// The integer attribute `name` of `op` (signed), or `dflt` when absent.

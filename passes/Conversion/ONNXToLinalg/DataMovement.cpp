@@ -72,6 +72,57 @@ Value createIndexedGeneric(
 // Reshape, Flatten, Squeeze, Unsqueeze
 //===----------------------------------------------------------------------===//
 
+/// A reshape with symbolic dims: a collapse or an expansion whose groups hold
+/// at most one symbolic dim each (e.g. [?, 4, 8] <-> [?, 32]), which is what
+/// kiln-symbolic-shapes lets through for a dynamic batch; anything else is an
+/// error naming the node.
+inline LogicalResult lowerSymbolicReshape(Operation *op, Value input,
+                                          RankedTensorType resultType,
+                                          ConversionPatternRewriter &rewriter) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  ArrayRef<int64_t> src = inputType.getShape(), dst = resultType.getShape();
+  Location loc = op->getLoc();
+  if (src == dst) {
+    rewriter.replaceOp(op, input);
+    return success();
+  }
+  if (src.size() > dst.size())
+    if (auto assoc = getReassociationIndicesForCollapse(src, dst)) {
+      rewriter.replaceOp(op, tensor::CollapseShapeOp::create(
+                                 rewriter, loc, resultType, input, *assoc));
+      return success();
+    }
+  if (dst.size() > src.size())
+    if (auto assoc = getReassociationIndicesForCollapse(dst, src)) {
+      // Each group's symbolic dim is the source dim (the others are static).
+      SmallVector<OpFoldResult> sizes;
+      bool ok = true;
+      for (auto [j, group] : llvm::enumerate(*assoc)) {
+        int dynamic = 0;
+        for (int64_t i : group) {
+          if (ShapedType::isDynamic(dst[i])) {
+            ++dynamic;
+            sizes.push_back(tensor::getMixedSize(rewriter, loc, input, j));
+          } else {
+            sizes.push_back(rewriter.getIndexAttr(dst[i]));
+          }
+        }
+        ok &= dynamic == 0 || (dynamic == 1 && group.size() == 1);
+      }
+      if (ok) {
+        rewriter.replaceOp(op, tensor::ExpandShapeOp::create(
+                                   rewriter, loc, resultType, input, *assoc,
+                                   sizes));
+        return success();
+      }
+    }
+  return emitNodeError(op) << "reshaping " << inputType << " to " << resultType
+                           << " with symbolic dims is not supported yet (only "
+                              "collapsing or expanding static dims around "
+                              "them)",
+         failure();
+}
+
 template <typename OpTy>
 struct ReshapeLikeLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
@@ -84,6 +135,10 @@ struct ReshapeLikeLowering : OpConversionPattern<OpTy> {
     RankedTensorType resultType =
         getConvertedResultType(this->getTypeConverter(), op);
     RankedTensorType inputType = getStaticTensorType(input);
+    if (auto dynResult = getConvertedRankedResultType(this->getTypeConverter(),
+                                                      op);
+        dynResult && !dynResult.hasStaticShape())
+      return lowerSymbolicReshape(op, input, dynResult, rewriter);
     if (!resultType || !inputType)
       return emitNodeError(op) << "needs static shapes", failure();
     if (inputType.getNumElements() != resultType.getNumElements())
@@ -106,11 +161,12 @@ struct TransposeLowering : OpConversionPattern<onnx::TransposeOp> {
   LogicalResult
   matchAndRewrite(onnx::TransposeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType inputType = getStaticTensorType(adaptor.getData());
+    // Symbolic dims are permuted like the others.
+    auto inputType = dyn_cast<RankedTensorType>(adaptor.getData().getType());
     RankedTensorType resultType =
-        getConvertedResultType(getTypeConverter(), op);
+        getConvertedRankedResultType(getTypeConverter(), op);
     if (!inputType || !resultType)
-      return emitNodeError(op) << "needs static shapes", failure();
+      return emitNodeError(op) << "needs ranked tensors", failure();
     int64_t rank = inputType.getRank();
     SmallVector<int64_t> perm;
     if (auto permAttr = op.getPerm()) {
@@ -251,11 +307,12 @@ struct SliceLowering : OpConversionPattern<onnx::SliceOp> {
   matchAndRewrite(onnx::SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType inputType = getStaticTensorType(adaptor.getData());
+    // Symbolic dims are permuted like the others.
+    auto inputType = dyn_cast<RankedTensorType>(adaptor.getData().getType());
     RankedTensorType resultType =
-        getConvertedResultType(getTypeConverter(), op);
+        getConvertedRankedResultType(getTypeConverter(), op);
     if (!inputType || !resultType)
-      return emitNodeError(op) << "needs static shapes", failure();
+      return emitNodeError(op) << "needs ranked tensors", failure();
     int64_t rank = inputType.getRank();
     auto starts = readConstantInts(op.getStarts());
     auto ends = readConstantInts(op.getEnds());
@@ -763,11 +820,12 @@ struct PadLowering : OpConversionPattern<onnx::PadOp> {
   matchAndRewrite(onnx::PadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType inputType = getStaticTensorType(adaptor.getData());
+    // Symbolic dims are permuted like the others.
+    auto inputType = dyn_cast<RankedTensorType>(adaptor.getData().getType());
     RankedTensorType resultType =
-        getConvertedResultType(getTypeConverter(), op);
+        getConvertedRankedResultType(getTypeConverter(), op);
     if (!inputType || !resultType)
-      return emitNodeError(op) << "needs static shapes", failure();
+      return emitNodeError(op) << "needs ranked tensors", failure();
     int64_t rank = inputType.getRank();
     Type elemType = resultType.getElementType();
     auto pads = readConstantInts(op.getPads());

@@ -200,20 +200,19 @@ struct ElementwiseLowering : ConversionPattern {
                   ConversionPatternRewriter &rewriter) const override {
     if (op->getNumResults() != 1)
       return onnx::emitNodeError(op) << "expected one result";
+    // Symbolic (`?`) dims are allowed: kiln-symbolic-shapes checked them.
     RankedTensorType resultType =
-        getConvertedResultType(getTypeConverter(), op);
+        getConvertedRankedResultType(getTypeConverter(), op);
     if (!resultType)
-      return onnx::emitNodeError(op)
-             << "result must be a static ranked tensor";
+      return onnx::emitNodeError(op) << "result must be a ranked tensor";
     SmallVector<Value> inputs;
     SmallVector<Type> origElems;
     for (auto [orig, converted] : llvm::zip(op->getOperands(), operands)) {
       if (isa<NoneType>(orig.getType()))
         continue;
       auto type = dyn_cast<RankedTensorType>(converted.getType());
-      if (!type || !type.hasStaticShape())
-        return onnx::emitNodeError(op)
-               << "inputs must be static ranked tensors";
+      if (!type)
+        return onnx::emitNodeError(op) << "inputs must be ranked tensors";
       if (!isBroadcastableTo(type.getShape(), resultType.getShape()))
         return onnx::emitNodeError(op)
                << "input shape " << type

@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -62,13 +63,82 @@ Value createZeroAccumulator(OpBuilder &b, Location loc,
                             0.0);
 }
 
-/// 2-D product `lhs` [M,K] x `rhs` [K,N] with linalg.matmul.
+/// Rows per block of a product with a symbolic M (createSymbolicRowsMatmul).
+constexpr int64_t kSymbolicRowBlock = 64;
+
+/// `lhs` [?, K] x a static `rhs` [K, N] as products of static shapes, so that
+/// a target's matmul kernels (chosen for static shapes) compute them: an
+/// scf.for over blocks of kSymbolicRowBlock rows, then one over the
+/// remaining rows one at a time, each block a linalg.matmul of static shape
+/// into a slice of the result.
+Value createSymbolicRowsMatmul(OpBuilder &b, Location loc, Value lhs,
+                               Value rhs, Type elemType) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  int64_t k = lhsType.getDimSize(1), n = rhsType.getDimSize(1);
+  Value m = tensor::DimOp::create(b, loc, lhs, 0);
+  Value result = tensor::EmptyOp::create(
+      b, loc, RankedTensorType::get({ShapedType::kDynamic, n}, elemType),
+      ValueRange{m});
+  Value zero = createScalarConstant(b, loc, elemType, 0.0);
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value block = arith::ConstantIndexOp::create(b, loc, kSymbolicRowBlock);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value full = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, m, block), block);
+  auto rows = [&](Value from, Value to, int64_t step, Value init) {
+    Value stepValue = step == 1 ? c1 : block;
+    auto loop = scf::ForOp::create(
+        b, loc, from, to, stepValue, ValueRange{init},
+        [&](OpBuilder &lb, Location l, Value i, ValueRange iter) {
+          SmallVector<OpFoldResult> offsets = {i, lb.getIndexAttr(0)};
+          SmallVector<OpFoldResult> strides = {lb.getIndexAttr(1),
+                                               lb.getIndexAttr(1)};
+          Value a = tensor::ExtractSliceOp::create(
+              lb, l, RankedTensorType::get({step, k}, elemType), lhs, offsets,
+              {lb.getIndexAttr(step), lb.getIndexAttr(k)}, strides);
+          auto accType = RankedTensorType::get({step, n}, elemType);
+          Value acc = linalg::FillOp::create(
+                          lb, l, ValueRange{zero},
+                          ValueRange{tensor::EmptyOp::create(
+                              lb, l, accType.getShape(), elemType)})
+                          .getResult(0);
+          Value product =
+              linalg::MatmulOp::create(lb, l, TypeRange{accType},
+                                       ValueRange{a, rhs}, ValueRange{acc})
+                  .getResult(0);
+          Value updated = tensor::InsertSliceOp::create(
+              lb, l, product, iter[0], offsets,
+              {lb.getIndexAttr(step), lb.getIndexAttr(n)}, strides);
+          scf::YieldOp::create(lb, l, updated);
+        });
+    return loop.getResult(0);
+  };
+  Value blocks = rows(c0, full, kSymbolicRowBlock, result);
+  return rows(full, m, 1, blocks);
+}
+
+/// 2-D product `lhs` [M,K] x `rhs` [K,N] with linalg.matmul. A symbolic M
+/// (`?`) takes its size from `lhs` (createSymbolicRowsMatmul when `rhs` is
+/// static).
 Value createMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                    Type elemType) {
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
   SmallVector<int64_t> shape = {lhsType.getDimSize(0), rhsType.getDimSize(1)};
-  Value acc = createZeroAccumulator(b, loc, shape, elemType);
+  Value acc;
+  if (lhsType.isDynamicDim(0)) {
+    if (rhsType.hasStaticShape() && !lhsType.isDynamicDim(1))
+      return createSymbolicRowsMatmul(b, loc, lhs, rhs, elemType);
+    auto accType = RankedTensorType::get(shape, elemType);
+    Value empty = tensor::EmptyOp::create(
+        b, loc, accType, ValueRange{tensor::DimOp::create(b, loc, lhs, 0)});
+    Value zero = createScalarConstant(b, loc, elemType, 0.0);
+    acc = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
+              .getResult(0);
+  } else {
+    acc = createZeroAccumulator(b, loc, shape, elemType);
+  }
   return linalg::MatmulOp::create(b, loc, TypeRange{acc.getType()},
                                   ValueRange{lhs, rhs}, ValueRange{acc})
       .getResult(0);
@@ -78,6 +148,53 @@ Value createMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
 // MatMul
 //===----------------------------------------------------------------------===//
 
+/// MatMul with symbolic dims in A's leading (batch and M) dims and a static
+/// 2-D B: A collapsed to [?, K], one linalg.matmul with a run-time M,
+/// expanded back to the result's shape.
+LogicalResult lowerSymbolicMatMul(onnx::MatMulOp op, Value a, Value bv,
+                                  RankedTensorType resultType,
+                                  ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(bv.getType());
+  Type elemType = resultType.getElementType();
+  if (!isa<FloatType>(elemType) || aType.getRank() < 2 ||
+      bType.getRank() != 2 || !bType.hasStaticShape() ||
+      aType.isDynamicDim(aType.getRank() - 1))
+    return emitNodeError(op)
+               << "MatMul with symbolic dimensions needs a float A [..., M, "
+                  "K] whose symbolic dims are among its leading ones and a "
+                  "static 2-D B (got "
+               << aType << " and " << bType << "); not supported yet",
+           failure();
+  int64_t rank = aType.getRank(), k = aType.getDimSize(rank - 1);
+  Value lhs = a;
+  if (rank > 2) {
+    SmallVector<ReassociationIndices> assoc(1);
+    for (int64_t i = 0; i < rank - 1; ++i)
+      assoc[0].push_back(i);
+    assoc.push_back({rank - 1});
+    lhs = tensor::CollapseShapeOp::create(
+        rewriter, loc, RankedTensorType::get({ShapedType::kDynamic, k}, elemType),
+        a, assoc);
+  }
+  Value product = createMatmul(rewriter, loc, lhs, bv, elemType);
+  if (rank > 2) {
+    SmallVector<ReassociationIndices> assoc(1);
+    for (int64_t i = 0; i < rank - 1; ++i)
+      assoc[0].push_back(i);
+    assoc.push_back({rank - 1});
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t i = 0; i < rank - 1; ++i)
+      sizes.push_back(tensor::getMixedSize(rewriter, loc, a, i));
+    sizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(rank - 1)));
+    product = tensor::ExpandShapeOp::create(rewriter, loc, resultType, product,
+                                            assoc, sizes);
+  }
+  rewriter.replaceOp(op, product);
+  return success();
+}
+
 struct MatMulLowering : OpConversionPattern<onnx::MatMulOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -85,6 +202,11 @@ struct MatMulLowering : OpConversionPattern<onnx::MatMulOp> {
   matchAndRewrite(onnx::MatMulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    if (RankedTensorType ranked =
+            getConvertedRankedResultType(getTypeConverter(), op);
+        ranked && !ranked.hasStaticShape())
+      return lowerSymbolicMatMul(op, adaptor.getA(), adaptor.getB(), ranked,
+                                 rewriter);
     RankedTensorType resultType =
         getConvertedResultType(getTypeConverter(), op);
     RankedTensorType aType = getStaticTensorType(adaptor.getA());
@@ -201,6 +323,21 @@ struct GemmLowering : OpConversionPattern<onnx::GemmOp> {
         getConvertedResultType(getTypeConverter(), op);
     RankedTensorType aType = getStaticTensorType(adaptor.getA());
     RankedTensorType bType = getStaticTensorType(adaptor.getB());
+    // A symbolic M: A [?, K] (transA = 0) times a static B.
+    if (RankedTensorType ranked =
+            getConvertedRankedResultType(getTypeConverter(), op);
+        ranked && !ranked.hasStaticShape()) {
+      auto dynA = dyn_cast<RankedTensorType>(adaptor.getA().getType());
+      if (op.getTransA() != 0 || !bType || !dynA || dynA.getRank() != 2 ||
+          dynA.isDynamicDim(1) || !ranked.isDynamicDim(0) ||
+          ranked.isDynamicDim(1))
+        return emitNodeError(op) << "Gemm with symbolic dimensions needs A "
+                                    "[M, K] with only M symbolic (transA = 0) "
+                                    "and a static B; not supported yet",
+               failure();
+      resultType = ranked;
+      aType = dynA;
+    }
     if (!resultType || !aType || !bType)
       return emitNodeError(op) << "Gemm needs static shapes", failure();
     Type elemType = resultType.getElementType();
@@ -217,7 +354,8 @@ struct GemmLowering : OpConversionPattern<onnx::GemmOp> {
     int64_t ak = aType.getDimSize(op.getTransA() ? 0 : 1);
     int64_t bk = bType.getDimSize(op.getTransB() ? 1 : 0);
     int64_t bn = bType.getDimSize(op.getTransB() ? 0 : 1);
-    if (ak != bk || am != resultType.getDimSize(0) ||
+    if (ak != bk ||
+        (am != resultType.getDimSize(0) && !resultType.isDynamicDim(0)) ||
         bn != resultType.getDimSize(1))
       return emitNodeError(op) << "Gemm operand shapes " << aType << " and "
                                << bType << " do not give " << resultType,
@@ -227,7 +365,7 @@ struct GemmLowering : OpConversionPattern<onnx::GemmOp> {
     bool hasC = !kiln::onnx::isNoneValue(op.getC()) && beta != 0.0;
     Value c = adaptor.getC();
     if (hasC) {
-      auto cType = getStaticTensorType(c);
+      auto cType = dyn_cast<RankedTensorType>(c.getType());
       if (!cType ||
           !isBroadcastableTo(cType.getShape(), resultType.getShape()))
         return emitNodeError(op)

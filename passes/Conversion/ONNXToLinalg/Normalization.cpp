@@ -141,11 +141,13 @@ struct SoftmaxLowering : OpConversionPattern<OpTy> {
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
     auto xType = dyn_cast<RankedTensorType>(x.getType());
+    // Symbolic dims other than the axis are allowed (kiln-symbolic-shapes
+    // rejects a symbolic axis).
     RankedTensorType resultType =
-        getConvertedResultType(this->getTypeConverter(), op);
-    if (!xType || !xType.hasStaticShape() || xType != resultType)
+        getConvertedRankedResultType(this->getTypeConverter(), op);
+    if (!xType || xType != resultType)
       return onnx::emitNodeError(op)
-             << "input and result must be the same static type";
+             << "input and result must be the same type";
     if (!isa<FloatType>(xType.getElementType()))
       return onnx::emitNodeError(op)
              << "supports float inputs only";
@@ -156,6 +158,9 @@ struct SoftmaxLowering : OpConversionPattern<OpTy> {
     if (!axis)
       return onnx::emitNodeError(op)
              << "axis " << static_cast<int64_t>(op.getAxis()) << " is out of range";
+    if (xType.isDynamicDim(*axis))
+      return onnx::emitNodeError(op)
+             << "a softmax over a symbolic axis is not supported yet";
     Type elem = xType.getElementType();
     Type ct = getComputeType(elem);
     SmallVector<bool> reduced(rank, false);
@@ -258,10 +263,10 @@ struct LayerNormLowering : OpConversionPattern<onnx::LayerNormalizationOp> {
     Location loc = op.getLoc();
     Value x = adaptor.getX();
     auto xType = dyn_cast<RankedTensorType>(x.getType());
-    RankedTensorType yType = getConvertedResultType(getTypeConverter(), op, 0);
-    if (!xType || !xType.hasStaticShape() || xType != yType)
-      return onnx::emitNodeError(op)
-             << "X and Y must be the same static type";
+    RankedTensorType yType =
+        getConvertedRankedResultType(getTypeConverter(), op, 0);
+    if (!xType || xType != yType)
+      return onnx::emitNodeError(op) << "X and Y must be the same type";
     Type elem = xType.getElementType();
     if (!isa<FloatType>(elem))
       return onnx::emitNodeError(op)
@@ -276,6 +281,10 @@ struct LayerNormLowering : OpConversionPattern<onnx::LayerNormalizationOp> {
       return onnx::emitNodeError(op)
              << "stash_type " << static_cast<int64_t>(op.getStashType())
              << " is not supported (only 1 = float32)";
+    for (int64_t i = *axis; i < rank; ++i)
+      if (xType.isDynamicDim(i))
+        return onnx::emitNodeError(op) << "normalizing over a symbolic "
+                                          "dimension is not supported yet";
     Type ct = getComputeType(elem);
     SmallVector<bool> reduced(rank, false);
     for (int64_t i = *axis; i < rank; ++i)
@@ -335,7 +344,7 @@ struct LayerNormLowering : OpConversionPattern<onnx::LayerNormalizationOp> {
         continue;
       }
       RankedTensorType type =
-          getConvertedResultType(getTypeConverter(), op, i + 1);
+          getConvertedRankedResultType(getTypeConverter(), op, i + 1);
       auto statType = cast<RankedTensorType>(stat.getType());
       if (!type || type.getShape() != statType.getShape() ||
           !isa<FloatType>(type.getElementType()))

@@ -89,9 +89,12 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
     Location loc = op.getLoc();
     Value input = adaptor.getData();
     auto inputType = dyn_cast<RankedTensorType>(input.getType());
+    // Symbolic dims are allowed where they are kept (checked below).
     RankedTensorType resultType =
-        getConvertedResultType(this->getTypeConverter(), op);
-    if (!inputType || !inputType.hasStaticShape() || !resultType)
+        getConvertedRankedResultType(this->getTypeConverter(), op);
+    if (!inputType || !resultType ||
+        (!inputType.hasStaticShape() && kind != ReduceKind::Sum &&
+         kind != ReduceKind::Mean && kind != ReduceKind::Max))
       return onnx::emitNodeError(op)
              << "input and result must have static shapes";
     Type elem = inputType.getElementType();
@@ -141,9 +144,13 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
              << "result type " << resultType
              << " does not match the reduction of " << inputType;
     int64_t count = 1;
-    for (auto [dim, red] : llvm::zip(inputType.getShape(), reduced))
+    for (auto [dim, red] : llvm::zip(inputType.getShape(), reduced)) {
+      if (red && ShapedType::isDynamic(dim))
+        return onnx::emitNodeError(op) << "a reduction over a symbolic "
+                                          "dimension is not supported yet";
       if (red)
         count *= dim;
+    }
 
     auto floatType = dyn_cast<FloatType>(elem);
     bool widen = floatType && floatType.getWidth() < 32 &&

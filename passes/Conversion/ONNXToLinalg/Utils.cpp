@@ -160,7 +160,12 @@ bool isBroadcastableTo(ArrayRef<int64_t> operandShape,
   for (size_t i = 0; i < operandShape.size(); ++i) {
     int64_t dim = operandShape[i];
     int64_t res = resultShape[offset + i];
-    if (ShapedType::isDynamic(dim) || ShapedType::isDynamic(res))
+    // Symbolic dims: kiln-symbolic-shapes proved a `?` operand dim equal to
+    // the result's `?` (a `?` broadcasts only against 1 or itself).
+    if (ShapedType::isDynamic(dim))
+      if (ShapedType::isDynamic(res))
+        continue;
+    if (ShapedType::isDynamic(dim) || (ShapedType::isDynamic(res) && dim != 1))
       return false;
     if (dim != res && dim != 1)
       return false;
@@ -187,11 +192,34 @@ SmallVector<utils::IteratorType> getParallelIterators(int64_t rank) {
   return SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel);
 }
 
+Value createEmptyTensorLike(OpBuilder &b, Location loc,
+                            RankedTensorType resultType, ValueRange sources) {
+  if (resultType.hasStaticShape())
+    return createEmptyTensor(b, loc, resultType);
+  int64_t rank = resultType.getRank();
+  SmallVector<Value> sizes;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!resultType.isDynamicDim(i))
+      continue;
+    Value size;
+    for (Value source : sources) {
+      auto type = dyn_cast<RankedTensorType>(source.getType());
+      int64_t j = type ? i - (rank - type.getRank()) : -1;
+      if (type && j >= 0 && type.isDynamicDim(j)) {
+        size = tensor::DimOp::create(b, loc, source, j);
+        break;
+      }
+    }
+    if (!size)
+      return nullptr;
+    sizes.push_back(size);
+  }
+  return tensor::EmptyOp::create(b, loc, resultType, sizes);
+}
+
 Value createElementwiseGeneric(
     OpBuilder &b, Location loc, RankedTensorType resultType, ValueRange inputs,
     function_ref<Value(OpBuilder &, Location, ValueRange)> bodyBuilder) {
-  if (!resultType.hasStaticShape())
-    return nullptr;
   MLIRContext *ctx = b.getContext();
   ArrayRef<int64_t> resultShape = resultType.getShape();
   SmallVector<AffineMap> maps;
@@ -203,7 +231,9 @@ Value createElementwiseGeneric(
                                            resultShape));
   }
   maps.push_back(AffineMap::getMultiDimIdentityMap(resultShape.size(), ctx));
-  Value empty = createEmptyTensor(b, loc, resultType);
+  Value empty = createEmptyTensorLike(b, loc, resultType, inputs);
+  if (!empty)
+    return nullptr;
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{resultType}, inputs, ValueRange{empty}, maps,
       getParallelIterators(resultShape.size()),
@@ -278,6 +308,16 @@ RankedTensorType getStaticTensorType(Value value) {
   if (!type || !type.hasStaticShape())
     return nullptr;
   return type;
+}
+
+RankedTensorType getConvertedRankedResultType(const TypeConverter *converter,
+                                              Operation *op, unsigned i) {
+  if (i >= op->getNumResults())
+    return nullptr;
+  Type converted = converter
+                       ? converter->convertType(op->getResult(i).getType())
+                       : toSignless(op->getResult(i).getType());
+  return dyn_cast_or_null<RankedTensorType>(converted);
 }
 
 RankedTensorType getConvertedResultType(const TypeConverter *converter,
@@ -397,7 +437,12 @@ Value createTranspose(OpBuilder &b, Location loc, Value value,
                       ArrayRef<int64_t> perm) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> shape = applyPermutation(type.getShape(), perm);
-  Value init = createEmptyTensor(b, loc, shape, type.getElementType());
+  SmallVector<Value> sizes; // symbolic dims: from the permuted input dims
+  for (int64_t p : perm)
+    if (type.isDynamicDim(p))
+      sizes.push_back(tensor::DimOp::create(b, loc, value, p));
+  Value init = tensor::EmptyOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), sizes);
   return linalg::TransposeOp::create(b, loc, value, init, perm).getResult()[0];
 }
 
@@ -513,7 +558,19 @@ Value createReductionGeneric(
   auto outType = RankedTensorType::get(
       getReducedShape(inputType.getShape(), reduced, /*keepdims=*/false),
       accType);
-  Value filled = createFilledTensor(b, loc, outType, init);
+  Value filled;
+  if (outType.hasStaticShape()) {
+    filled = createFilledTensor(b, loc, outType, init);
+  } else {
+    // Symbolic kept dims take their sizes from the input.
+    SmallVector<Value> sizes;
+    for (unsigned i = 0; i < rank; ++i)
+      if (!reduced[i] && inputType.isDynamicDim(i))
+        sizes.push_back(tensor::DimOp::create(b, loc, input, i));
+    Value empty = tensor::EmptyOp::create(b, loc, outType, sizes);
+    filled = linalg::FillOp::create(b, loc, ValueRange{init}, ValueRange{empty})
+                 .getResult(0);
+  }
   SmallVector<Value> ins{input};
   ins.append(extras.begin(), extras.end());
   auto generic = linalg::GenericOp::create(

@@ -76,6 +76,13 @@ mlir::Value createEmptyTensor(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value createEmptyTensor(mlir::OpBuilder &b, mlir::Location loc,
                               llvm::ArrayRef<int64_t> shape,
                               mlir::Type elemType);
+/// tensor.empty of `resultType`, whose `?` dims take their sizes from
+/// `sources` (tensor.dim of the first source with a `?` at that dim, shapes
+/// aligned on the right, as broadcasting aligns them). Null when a `?` dim has
+/// no source.
+mlir::Value createEmptyTensorLike(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::RankedTensorType resultType,
+                                  mlir::ValueRange sources);
 /// linalg.fill of a tensor.empty of `type` with `value` (a scalar Value).
 mlir::Value createFilledTensor(mlir::OpBuilder &b, mlir::Location loc,
                                mlir::RankedTensorType type, mlir::Value value);
@@ -98,8 +105,9 @@ mlir::AffineMap getBroadcastIndexingMap(mlir::MLIRContext *ctx,
                                         llvm::ArrayRef<int64_t> operandShape,
                                         llvm::ArrayRef<int64_t> resultShape);
 
-/// True when the static `operandShape` broadcasts (numpy rules) to
-/// `resultShape`.
+/// True when `operandShape` broadcasts (numpy rules) to `resultShape`. A `?`
+/// dim matches only a `?` (kiln-symbolic-shapes proved them the same symbol);
+/// a 1 broadcasts to a `?`.
 bool isBroadcastableTo(llvm::ArrayRef<int64_t> operandShape,
                        llvm::ArrayRef<int64_t> resultShape);
 
@@ -108,8 +116,8 @@ bool isBroadcastableTo(llvm::ArrayRef<int64_t> operandShape,
 /// result shape by getBroadcastIndexingMap) and writing into a tensor.empty;
 /// `bodyBuilder` gets the scalar arguments (one per input) and returns the
 /// scalar result of type resultType's element type. Returns the result.
-/// Fails (returns nullptr) when an input does not broadcast or a shape is
-/// dynamic.
+/// `?` result dims take their sizes from the inputs (createEmptyTensorLike).
+/// Fails (returns nullptr) when an input does not broadcast.
 mlir::Value createElementwiseGeneric(
     mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType resultType,
     mlir::ValueRange inputs,
@@ -148,6 +156,11 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
 /// The static ranked tensor type of `value`, or null when not static ranked.
 mlir::RankedTensorType getStaticTensorType(mlir::Value value);
+/// The converted (signless) ranked result type of `op`'s result `i`, `?`
+/// dims allowed (the ops that take symbolic dims), or null.
+mlir::RankedTensorType
+getConvertedRankedResultType(const mlir::TypeConverter *converter,
+                             mlir::Operation *op, unsigned i = 0);
 /// The converted (signless) static ranked result type of `op`'s result `i`
 /// via `converter`, or null.
 mlir::RankedTensorType getConvertedResultType(const mlir::TypeConverter *converter,

@@ -51,7 +51,7 @@ extern "C" {
 /* The version of this API. The minor version grows with compatible additions,
  * the major version with incompatible changes. */
 #define KILN_API_VERSION_MAJOR 0
-#define KILN_API_VERSION_MINOR 2
+#define KILN_API_VERSION_MINOR 3
 #define KILN_API_VERSION (KILN_API_VERSION_MAJOR * 10000 + KILN_API_VERSION_MINOR)
 
 /* The KILN_API_VERSION the linked runtime library was built with. */
@@ -304,6 +304,18 @@ uint64_t kiln_model_scratch_size(const kiln_model *model);
 
 size_t kiln_model_num_inputs(const kiln_model *model);
 size_t kiln_model_num_outputs(const kiln_model *model);
+
+/* Symbolic dims (docs/dynamic-shapes.md): a dim of an input or output shape
+ * below 0 is symbol KILN_DIM_SYMBOL_ID(dim) (model_abi.h). The number of
+ * symbols (0 for a model with static shapes), and symbol `index`'s name
+ * (model-owned, valid until kiln_model_close()) and bounds: every run's value
+ * is in min..max, max = KILN_DIM_UNBOUNDED (-1) when it has none. Each out
+ * pointer may be NULL. INVALID_ARGUMENT for a NULL model or an index out of
+ * range. */
+size_t kiln_model_num_symbols(const kiln_model *model);
+kiln_status kiln_model_symbol_info(const kiln_model *model, size_t index,
+                                   const char **out_name, int64_t *out_min,
+                                   int64_t *out_max);
 
 /* Describes input/output `index` into `*out_info` (pointers model-owned).
  * INVALID_ARGUMENT when index is out of range. */

@@ -250,13 +250,41 @@ TEST_F(ImportTest, ConstantNodeForms) {
   EXPECT_THAT(ir, HasSubstr("dense<2.500000e+00> : tensor<f32>"));
 }
 
-TEST_F(ImportTest, DynamicDimWithoutShape) {
+TEST_F(ImportTest, DynamicDimBecomesSymbol) {
+  // A dim_param stays symbolic: `?` in the type, the symbol in kiln.dims and
+  // the function's kiln.symbols (docs/dynamic-shapes.md).
   ModelBuilder m;
   m.input("x", {"batch", 3});
   m.node("Relu", {"x"}, {"y"}, "relu");
   m.output("y");
-  EXPECT_THAT(importError(m), HasSubstr("input 'x' has dynamic dimension 0 ('batch'); fix "
-                                        "it with --shape x=... (e.g. --shape x=1,3)"));
+  std::string ir = importModel(m);
+  ASSERT_NE(ir, "") << errors;
+  EXPECT_THAT(ir, HasSubstr("%arg0: tensor<?x3xf32> {kiln.dims = array<i64: -1, 3>"));
+  EXPECT_THAT(ir, HasSubstr("kiln.symbols = [[\"batch\", 1, -1]]"));
+}
+
+TEST_F(ImportTest, SymbolBoundsAndSharedSymbol) {
+  // The same dim_param in two inputs is one symbol; --shape bounds it (the
+  // tightest bounds win) or fixes it.
+  ModelBuilder m;
+  m.input("x", {"batch", 3});
+  m.input("z", {"batch", 3});
+  m.node("Add", {"x", "z"}, {"y"}, "add");
+  m.output("y");
+  kiln::ImportOptions options;
+  options.inputShapes["x"] = {kiln::DimSpec::range(1, 8), 3};
+  options.inputShapes["z"] = {kiln::DimSpec::range(2, 16), 3};
+  std::string ir = importModel(m, options);
+  ASSERT_NE(ir, "") << errors;
+  EXPECT_THAT(ir, HasSubstr("kiln.symbols = [[\"batch\", 2, 8]]"));
+  EXPECT_THAT(ir, HasSubstr("%arg1: tensor<?x3xf32> {kiln.dims = array<i64: -1, 3>"));
+  options.inputShapes["z"] = {kiln::DimSpec::range(9, 16), 3};
+  EXPECT_THAT(importError(m, options),
+              HasSubstr("symbol 'batch' (input 'z' dimension 0) has no size within the "
+                        "bounds --shape gives (9..8)"));
+  options.inputShapes["x"] = {kiln::DimSpec::range(1, 8), kiln::DimSpec::range(4, 5)};
+  EXPECT_THAT(importError(m, options),
+              HasSubstr("input 'x' dimension 1 is 3 in the model, outside --shape x's 4..5"));
 }
 
 TEST_F(ImportTest, DynamicDimWithShape) {

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The same model compiled with a symbolic batch (one compile) and with the batch fixed
+(--shape), run at one size: kiln-run --bench's p50 of each and their ratio (issue 17's
+target: dynamic within 1.15x of static). Models are built with the onnx helper (seeded
+weights): an MLP classifier and a LayerNorm + projection block with symbolic batch and
+sequence. docs/dynamic-shapes.md, docs/benchmarks.md.
+
+  bench/dynamic_vs_static.py [--build build] [--batch 64] [--threads 1] [--count 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+
+def w(seed, *shape):
+    return numpy_helper.from_array(
+        (np.random.RandomState(seed).standard_normal(shape) * 0.05).astype(np.float32))
+
+
+def save(path, nodes, inputs, outputs, inits):
+    for i, t in enumerate(inits):
+        t.name = t.name or f"w{i}"
+    g = h.make_graph(nodes, "g", inputs, outputs, initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    onnx.save(m, str(path))
+
+
+def mlp(path):
+    inits = [w(1, 512, 784), w(2, 512), w(3, 512, 256), w(4, 256), w(5, 256, 10), w(6, 10)]
+    for t, n in zip(inits, ["w1", "b1", "w2", "b2", "w3", "b3"]):
+        t.name = n
+    nodes = [h.make_node("Gemm", ["x", "w1", "b1"], ["h1"], transB=1),
+             h.make_node("Relu", ["h1"], ["r1"]),
+             h.make_node("MatMul", ["r1", "w2"], ["m2"]),
+             h.make_node("Add", ["m2", "b2"], ["a2"]),
+             h.make_node("Relu", ["a2"], ["r2"]),
+             h.make_node("Gemm", ["r2", "w3", "b3"], ["logits"]),
+             h.make_node("Softmax", ["logits"], ["probs"], axis=-1)]
+    save(path, nodes, [h.make_tensor_value_info("x", T.FLOAT, ["batch", 784])],
+         [h.make_tensor_value_info("probs", T.FLOAT, ["batch", 10])], inits)
+    return {"x": (784,)}
+
+
+def block(path):
+    d = 256
+    inits = [w(1, d), w(2, d), w(3, d, d)]
+    for t, n in zip(inits, ["g", "b", "w"]):
+        t.name = n
+    nodes = [h.make_node("LayerNormalization", ["x", "g", "b"], ["ln"], axis=-1),
+             h.make_node("MatMul", ["ln", "w"], ["p"]),
+             h.make_node("Tanh", ["p"], ["t"]),
+             h.make_node("Add", ["t", "x"], ["y"])]
+    save(path, nodes, [h.make_tensor_value_info("x", T.FLOAT, ["batch", "seq", d])],
+         [h.make_tensor_value_info("y", T.FLOAT, ["batch", "seq", d])], inits)
+    return {"x": ("seq", d)}
+
+
+def p50(kiln_run, so, npy, threads, count):
+    out = subprocess.run([str(kiln_run), str(so), "--bench", "--count", str(count),
+                          "--warmup", "20", "--threads", str(threads), "--input",
+                          f"x={npy}"], capture_output=True, text=True, check=True).stdout
+    return float(re.search(r"p50=([0-9.]+)", out).group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--seq", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--count", type=int, default=200)
+    a = ap.parse_args()
+    kiln = pathlib.Path(a.build) / "bin" / "kiln"
+    kiln_run = pathlib.Path(a.build) / "bin" / "kiln-run"
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        print(f"{'model':8} {'size':>10} {'static ms':>10} {'dynamic ms':>11} {'ratio':>6}")
+        for name, build in (("mlp", mlp), ("block", block)):
+            model = tmp / f"{name}.onnx"
+            dims = build(model)
+            rest = [a.seq if d == "seq" else d for d in dims["x"]]
+            shape = [a.batch, *rest]
+            npy = tmp / f"{name}.npy"
+            np.save(npy, np.random.RandomState(0).standard_normal(shape).astype(np.float32))
+            fixed = ",".join(map(str, shape))
+            subprocess.run([str(kiln), "compile", str(model), "-o", str(tmp / f"{name}_s.so"),
+                            "--shape", f"x={fixed}"], check=True)
+            subprocess.run([str(kiln), "compile", str(model), "-o", str(tmp / f"{name}_d.so")],
+                           check=True)
+            s = p50(kiln_run, tmp / f"{name}_s.so", npy, a.threads, a.count)
+            d = p50(kiln_run, tmp / f"{name}_d.so", npy, a.threads, a.count)
+            print(f"{name:8} {'x'.join(map(str, shape)):>10} {s:10.4f} {d:11.4f} {d / s:6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,491 @@
+//===- SymbolicShapes.cpp - kiln-symbolic-shapes
+//---------------------------===//
+//
+// Follows the symbols of a model's symbolic input dims (the function's
+// `kiln.symbols`, each argument's `kiln.dims`) through the graph: every `?`
+// dim of every value gets an expression over the symbols (an AffineExpr over
+// symbols s0, s1, ...: a symbol, a constant, sums and products), with the
+// equalities elementwise broadcasting implies checked at compile time. The
+// function's results get `kiln.dims` (model_abi.h's encoding: a size, or
+// -(symbol id) - 1), which the descriptor reports and the entry binds.
+//
+// Each op that acceptsSymbolicDims (ShapeHelpers.h) has a rule here; any
+// other op, and any case a rule cannot express yet (a reduction over a
+// symbolic axis, two different symbols broadcast against each other, an
+// output dim that is not a single symbol), is an error naming the ONNX node
+// and the dim: never a guess. docs/dynamic-shapes.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Transforms/Passes.h"
+
+#include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/Diagnostics.h"
+#include "dialects/ONNX/ONNXOps.h"
+#include "dialects/ONNX/ShapeInference/ShapeHelpers.h"
+
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace kiln {
+
+#define GEN_PASS_DEF_KILNSYMBOLICSHAPESPASS
+#include "passes/Transforms/Passes.h.inc"
+
+namespace {
+
+using namespace mlir;
+using Dims = SmallVector<AffineExpr>;
+
+struct KilnSymbolicShapesPass
+    : public impl::KilnSymbolicShapesPassBase<KilnSymbolicShapesPass> {
+  using Base::Base;
+
+  SmallVector<std::string> names;
+  DenseMap<Value, Dims> dims;
+
+  /// `e` with the symbols' names: "batch", "batch * seq", "4".
+  std::string text(AffineExpr e) {
+    if (!e)
+      return "?";
+    if (auto c = dyn_cast<AffineConstantExpr>(e))
+      return std::to_string(c.getValue());
+    if (auto s = dyn_cast<AffineSymbolExpr>(e))
+      return s.getPosition() < names.size()
+                 ? names[s.getPosition()]
+                 : "s" + std::to_string(s.getPosition());
+    auto bin = cast<AffineBinaryOpExpr>(e);
+    const char *op = e.getKind() == AffineExprKind::Add        ? " + "
+                     : e.getKind() == AffineExprKind::Mul      ? " * "
+                     : e.getKind() == AffineExprKind::FloorDiv ? " floordiv "
+                     : e.getKind() == AffineExprKind::CeilDiv  ? " ceildiv "
+                                                               : " mod ";
+    return "(" + text(bin.getLHS()) + op + text(bin.getRHS()) + ")";
+  }
+
+  InFlightDiagnostic fail(Operation *op, const Twine &what) {
+    InFlightDiagnostic diag = onnx::emitNodeError(op);
+    diag << what;
+    return diag;
+  }
+
+  /// The expressions of `v`'s dims; static dims are constants. A `?` with no
+  /// expression (a value this pass has not reached) is a null expr.
+  Dims get(Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return {};
+    auto it = dims.find(v);
+    if (it != dims.end())
+      return it->second;
+    Dims out;
+    for (int64_t d : type.getShape())
+      out.push_back(ShapedType::isDynamic(d)
+                        ? AffineExpr()
+                        : getAffineConstantExpr(d, v.getContext()));
+    return out;
+  }
+
+  static bool isConstant(AffineExpr e) {
+    return e && isa<AffineConstantExpr>(e);
+  }
+  static bool isSymbolic(const Dims &d) {
+    return llvm::any_of(d, [](AffineExpr e) { return !isConstant(e); });
+  }
+
+  /// Records `d` as result `i`'s dims after checking them against its type.
+  LogicalResult set(Operation *op, unsigned i, Dims d) {
+    auto type = cast<RankedTensorType>(op->getResult(i).getType());
+    if (static_cast<int64_t>(d.size()) != type.getRank())
+      return fail(op, "symbolic shapes: rank mismatch on output ") << i;
+    for (auto [axis, e] : llvm::enumerate(d)) {
+      int64_t t = type.getDimSize(axis);
+      if (!e)
+        return fail(op, "output ")
+               << i << " dimension " << axis << " has no symbolic expression";
+      auto c = dyn_cast<AffineConstantExpr>(e);
+      if (ShapedType::isDynamic(t) != !c || (c && c.getValue() != t))
+        return fail(op, "output ")
+               << i << " dimension " << axis << " is "
+               << (ShapedType::isDynamic(t) ? std::string("?")
+                                            : std::to_string(t))
+               << " by shape inference but '" << text(e)
+               << "' by its symbols; this case is not supported yet";
+    }
+    dims[op->getResult(i)] = std::move(d);
+    return success();
+  }
+
+  /// Numpy broadcasting of the operands' dims: per result dim, every operand
+  /// dim that is not the constant 1 must be the same expression.
+  FailureOr<Dims> broadcast(Operation *op, ArrayRef<Dims> operands) {
+    size_t rank = 0;
+    for (const Dims &d : operands)
+      rank = std::max(rank, d.size());
+    MLIRContext *ctx = op->getContext();
+    Dims out(rank, getAffineConstantExpr(1, ctx));
+    for (const Dims &d : operands) {
+      size_t offset = rank - d.size();
+      for (auto [i, e] : llvm::enumerate(d)) {
+        AffineExpr &r = out[offset + i];
+        if (!e) {
+          fail(op, "dimension ") << offset + i << " has no symbolic expression";
+          return failure();
+        }
+        auto c = dyn_cast<AffineConstantExpr>(e);
+        if (e == r || (c && c.getValue() == 1))
+          continue;
+        auto rc = dyn_cast<AffineConstantExpr>(r);
+        if (rc && rc.getValue() == 1) {
+          r = e;
+          continue;
+        }
+        fail(op, "dimension ")
+            << offset + i << " broadcasts '" << text(e) << "' against '"
+            << text(r)
+            << "': a symbolic dimension broadcasts only against 1 or the "
+               "same symbols (not supported yet otherwise)";
+        return failure();
+      }
+    }
+    return out;
+  }
+
+  /// `e` as a constant times a list of factors (its Mul operands).
+  static void factor(AffineExpr e, int64_t &constant,
+                     SmallVectorImpl<AffineExpr> &factors) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      constant *= c.getValue();
+      return;
+    }
+    if (e.getKind() == AffineExprKind::Mul) {
+      auto bin = cast<AffineBinaryOpExpr>(e);
+      factor(bin.getLHS(), constant, factors);
+      factor(bin.getRHS(), constant, factors);
+      return;
+    }
+    factors.push_back(e);
+  }
+
+  /// `num / den` when it is exact as products (every factor of `den` is one
+  /// of `num`'s, and the constants divide); null otherwise.
+  AffineExpr divideExactly(AffineExpr num, AffineExpr den, MLIRContext *ctx) {
+    int64_t nc = 1, dc = 1;
+    SmallVector<AffineExpr> nf, df;
+    factor(num, nc, nf);
+    factor(den, dc, df);
+    for (AffineExpr f : df) {
+      auto it = llvm::find(nf, f);
+      if (it == nf.end())
+        return AffineExpr();
+      nf.erase(it);
+    }
+    if (dc == 0 || nc % dc != 0)
+      return AffineExpr();
+    return product(nf, ctx) * getAffineConstantExpr(nc / dc, ctx);
+  }
+
+  /// True when `a` and `b` are the same product (factors in any order).
+  bool isEqualProduct(AffineExpr a, AffineExpr b) {
+    AffineExpr q = divideExactly(a, b, a.getContext());
+    auto c = q ? dyn_cast<AffineConstantExpr>(q) : AffineConstantExpr();
+    return c && c.getValue() == 1;
+  }
+
+  AffineExpr product(ArrayRef<AffineExpr> d, MLIRContext *ctx) {
+    AffineExpr p = getAffineConstantExpr(1, ctx);
+    for (AffineExpr e : d)
+      p = p * e;
+    return p;
+  }
+
+  /// Error unless the dims at `axes` are static (a reduction or normalization
+  /// over a symbolic axis is not supported yet).
+  LogicalResult requireStatic(Operation *op, const Dims &d,
+                              ArrayRef<int64_t> axes, StringRef what) {
+    for (int64_t a : axes)
+      if (!isConstant(d[a]))
+        return fail(op, what) << " over dimension " << a << " ('" << text(d[a])
+                              << "'), a symbolic one, is not supported yet";
+    return success();
+  }
+
+  LogicalResult visit(Operation *op) {
+    bool symbolic = false;
+    for (Value v : op->getOperands())
+      symbolic |= isSymbolic(get(v));
+    if (!symbolic) {
+      // Results of an op with static inputs are static too.
+      for (auto [i, r] : llvm::enumerate(op->getResults()))
+        if (auto t = dyn_cast<RankedTensorType>(r.getType());
+            t && !t.hasStaticShape())
+          return fail(op, "output ")
+                 << i
+                 << " has a dynamic dimension that "
+                    "depends on no symbol; not supported yet";
+      return success();
+    }
+    StringRef name = op->getName().getStringRef();
+    MLIRContext *ctx = op->getContext();
+    Dims x = get(op->getOperand(0));
+    int64_t rank = x.size();
+
+    if (!onnx::acceptsSymbolicDims(op)) {
+      for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+        Dims d = get(v);
+        for (auto [axis, e] : llvm::enumerate(d))
+          if (!isConstant(e))
+            return fail(op, "input ")
+                   << i << " has the symbolic dimension '" << text(e)
+                   << "' at axis " << axis << "; "
+                   << op->getName().stripDialect()
+                   << " does not take symbolic dimensions yet";
+      }
+    }
+
+    // Same shape as input 0.
+    if (llvm::is_contained(
+            {"onnx.Abs",         "onnx.Ceil",      "onnx.Cos",
+             "onnx.Erf",         "onnx.Exp",       "onnx.Floor",
+             "onnx.Log",         "onnx.Neg",       "onnx.Reciprocal",
+             "onnx.Sin",         "onnx.Sqrt",      "onnx.Tanh",
+             "onnx.Identity",    "onnx.Relu",      "onnx.Sigmoid",
+             "onnx.Softplus",    "onnx.Elu",       "onnx.Gelu",
+             "onnx.HardSigmoid", "onnx.HardSwish", "onnx.LeakyRelu",
+             "onnx.Selu",        "onnx.Cast"},
+            name))
+      return set(op, 0, x);
+
+    if (llvm::is_contained({"onnx.Add", "onnx.Sub", "onnx.Mul", "onnx.Div",
+                            "onnx.Max", "onnx.Min", "onnx.Pow", "onnx.Sum"},
+                           name)) {
+      SmallVector<Dims> operands;
+      for (Value v : op->getOperands())
+        operands.push_back(get(v));
+      FailureOr<Dims> out = broadcast(op, operands);
+      if (failed(out))
+        return failure();
+      return set(op, 0, *out);
+    }
+
+    if (name == "onnx.Softmax" || name == "onnx.LogSoftmax") {
+      int64_t axis = onnx::getIntAttr(op, "axis", -1);
+      axis = axis < 0 ? axis + rank : axis;
+      if (failed(requireStatic(op, x, {axis}, "the softmax")))
+        return failure();
+      return set(op, 0, x);
+    }
+
+    if (name == "onnx.LayerNormalization") {
+      int64_t axis = onnx::getIntAttr(op, "axis", -1);
+      axis = axis < 0 ? axis + rank : axis;
+      SmallVector<int64_t> axes;
+      for (int64_t a = axis; a < rank; ++a)
+        axes.push_back(a);
+      if (failed(requireStatic(op, x, axes, "the normalization")))
+        return failure();
+      if (failed(set(op, 0, x)))
+        return failure();
+      Dims stats = x;
+      for (int64_t a : axes)
+        stats[a] = getAffineConstantExpr(1, ctx);
+      for (unsigned i = 1; i < op->getNumResults(); ++i)
+        if (isa<RankedTensorType>(op->getResult(i).getType()) &&
+            failed(set(op, i, stats)))
+          return failure();
+      return success();
+    }
+
+    if (name == "onnx.ReduceMean" || name == "onnx.ReduceSum" ||
+        name == "onnx.ReduceMax") {
+      SmallVector<int64_t> axes;
+      if (op->getNumOperands() > 1 && !onnx::isNoneValue(op->getOperand(1))) {
+        std::optional<SmallVector<int64_t>> a =
+            onnx::getConstantIntValues(op->getOperand(1));
+        if (!a)
+          return fail(op, "axes must be a constant with symbolic dimensions");
+        axes = *a;
+      } else if (auto a = onnx::getI64ArrayAttr(op, "axes")) {
+        axes = *a;
+      }
+      if (axes.empty() && onnx::getIntAttr(op, "noop_with_empty_axes", 0))
+        return set(op, 0, x);
+      if (axes.empty())
+        for (int64_t a = 0; a < rank; ++a)
+          axes.push_back(a);
+      for (int64_t &a : axes)
+        a = a < 0 ? a + rank : a;
+      if (failed(requireStatic(op, x, axes, "the reduction")))
+        return failure();
+      bool keep = onnx::getIntAttr(op, "keepdims", 1) != 0;
+      Dims out;
+      for (int64_t a = 0; a < rank; ++a) {
+        if (!llvm::is_contained(axes, a))
+          out.push_back(x[a]);
+        else if (keep)
+          out.push_back(getAffineConstantExpr(1, ctx));
+      }
+      return set(op, 0, out);
+    }
+
+    if (name == "onnx.MatMul") {
+      Dims b = get(op->getOperand(1));
+      if (x.size() < 2 || b.size() < 2)
+        return fail(op, "a 1-D operand with symbolic dimensions is not "
+                        "supported yet");
+      if (failed(requireStatic(op, x, {rank - 1}, "the product")))
+        return failure();
+      FailureOr<Dims> batch = broadcast(
+          op, {Dims(ArrayRef(x).drop_back(2)), Dims(ArrayRef(b).drop_back(2))});
+      if (failed(batch))
+        return failure();
+      Dims out = *batch;
+      out.push_back(x[rank - 2]);
+      out.push_back(b.back());
+      return set(op, 0, out);
+    }
+
+    if (name == "onnx.Gemm") {
+      Dims b = get(op->getOperand(1));
+      bool transA = onnx::getIntAttr(op, "transA", 0) != 0;
+      bool transB = onnx::getIntAttr(op, "transB", 0) != 0;
+      if (failed(requireStatic(op, x, {transA ? 0 : 1}, "the product")))
+        return failure();
+      Dims out = {x[transA ? 1 : 0], b[transB ? 0 : 1]};
+      if (op->getNumOperands() > 2 && !onnx::isNoneValue(op->getOperand(2))) {
+        FailureOr<Dims> withC = broadcast(op, {out, get(op->getOperand(2))});
+        if (failed(withC))
+          return failure();
+        if (*withC != out)
+          return fail(op, "C does not broadcast to the product's shape");
+      }
+      return set(op, 0, out);
+    }
+
+    if (name == "onnx.Transpose") {
+      SmallVector<int64_t> perm;
+      if (auto p = onnx::getI64ArrayAttr(op, "perm"))
+        perm = *p;
+      else
+        for (int64_t i = rank - 1; i >= 0; --i)
+          perm.push_back(i);
+      Dims out;
+      for (int64_t p : perm)
+        out.push_back(x[p < 0 ? p + rank : p]);
+      return set(op, 0, out);
+    }
+
+    if (name == "onnx.Flatten") {
+      int64_t axis = onnx::getIntAttr(op, "axis", 1);
+      axis = axis < 0 ? axis + rank : axis;
+      return set(op, 0,
+                 {product(ArrayRef(x).take_front(axis), ctx),
+                  product(ArrayRef(x).drop_front(axis), ctx)});
+    }
+
+    if (name == "onnx.Reshape") {
+      std::optional<SmallVector<int64_t>> target =
+          onnx::getConstantIntValues(op->getOperand(1));
+      if (!target)
+        return fail(op, "shape must be a constant when data has symbolic "
+                        "dimensions");
+      bool allowZero = onnx::getIntAttr(op, "allowzero", 0) != 0;
+      Dims out;
+      int64_t inferred = -1;
+      AffineExpr known = getAffineConstantExpr(1, ctx);
+      for (auto [i, d] : llvm::enumerate(*target)) {
+        if (d == -1) {
+          inferred = i;
+          out.push_back(AffineExpr());
+          continue;
+        }
+        AffineExpr e =
+            d == 0 && !allowZero ? x[i] : getAffineConstantExpr(d, ctx);
+        out.push_back(e);
+        known = known * e;
+      }
+      AffineExpr total = product(x, ctx);
+      if (inferred >= 0) {
+        AffineExpr q = divideExactly(total, known, ctx);
+        if (!q)
+          return fail(op, "cannot express the -1 of shape as a product of "
+                          "symbols ('")
+                 << text(total) << "' elements over '" << text(known) << "')";
+        out[inferred] = q;
+      } else if (!isEqualProduct(known, total)) {
+        return fail(op, "reshapes '")
+               << text(total) << "' elements to '" << text(known)
+               << "'; they must be the same symbols";
+      }
+      return set(op, 0, out);
+    }
+
+    return fail(op, "symbolic dimensions: no rule for this op yet");
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    auto table = func->getAttrOfType<ArrayAttr>("kiln.symbols");
+    if (!table || func.isExternal())
+      return; // A static model: nothing to do.
+    for (Attribute entry : table)
+      names.push_back(cast<StringAttr>(cast<ArrayAttr>(entry)[0]).str());
+    MLIRContext *ctx = func.getContext();
+    for (BlockArgument arg : func.getArguments()) {
+      auto abi = func.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(),
+                                                          "kiln.dims");
+      if (!abi)
+        continue;
+      Dims d;
+      for (int64_t v : abi.asArrayRef())
+        d.push_back(v >= 0 ? getAffineConstantExpr(v, ctx)
+                           : getAffineSymbolExpr(-v - 1, ctx));
+      dims[arg] = d;
+    }
+    Block &body = func.getBody().front();
+    for (Operation &op : body.without_terminator()) {
+      if (failed(visit(&op)))
+        return signalPassFailure();
+      if (annotate)
+        for (auto [i, r] : llvm::enumerate(op.getResults())) {
+          Dims d = get(r);
+          if (!isSymbolic(d))
+            continue;
+          SmallVector<Attribute> parts;
+          for (AffineExpr e : d)
+            parts.push_back(StringAttr::get(ctx, text(e)));
+          op.setAttr("kiln.symbolic_dims" +
+                         (i ? "_" + std::to_string(i) : std::string()),
+                     ArrayAttr::get(ctx, parts));
+        }
+    }
+    // Outputs: each symbolic dim must be one symbol (the ABI's encoding).
+    Operation *ret = body.getTerminator();
+    for (auto [i, v] : llvm::enumerate(ret->getOperands())) {
+      Dims d = get(v);
+      if (!isSymbolic(d))
+        continue;
+      SmallVector<int64_t> abi;
+      for (auto [axis, e] : llvm::enumerate(d)) {
+        if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+          abi.push_back(c.getValue());
+        } else if (auto s = dyn_cast<AffineSymbolExpr>(e)) {
+          abi.push_back(-static_cast<int64_t>(s.getPosition()) - 1);
+        } else {
+          Operation *producer = v.getDefiningOp();
+          (producer ? fail(producer, "") : func.emitError())
+              << "graph output " << i << " dimension " << axis << " is '"
+              << text(e)
+              << "'; an output dim computed from several symbols is not "
+                 "supported yet";
+          return signalPassFailure();
+        }
+      }
+      func.setResultAttr(i, "kiln.dims", DenseI64ArrayAttr::get(ctx, abi));
+    }
+  }
+};
+
+} // namespace
+} // namespace kiln

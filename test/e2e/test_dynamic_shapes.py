@@ -1,0 +1,243 @@
+"""Symbolic dims, compiled once (docs/dynamic-shapes.md): models built with the onnx helper
+whose batch (and sequence) dims are ONNX dim_params, compiled once by kiln without --shape
+(or with bounds) and run at several sizes against onnxruntime; bad dims at run time (out of
+bounds, two inputs disagreeing on one symbol) and ops that cannot take a symbolic dim yet
+give clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+import harness
+
+OPSET = 17
+F = T.FLOAT
+
+
+def vi(name, shape, elem=F):
+    return h.make_tensor_value_info(name, elem, shape)
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def save(path: Path, nodes, inputs, outputs, initializers=()) -> Path:
+    graph = h.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], ir_version=8)
+    onnx.checker.check_model(m, full_check=True)
+    onnx.save(m, str(path))
+    return path
+
+
+def weights(seed, *shape):
+    return np.random.RandomState(seed).standard_normal(shape).astype(np.float32) * 0.3
+
+
+def mlp(path: Path) -> Path:
+    """A dynamic-batch classifier: Gemm -> Relu -> MatMul + bias -> Tanh -> Gemm ->
+    Softmax, batch a dim_param."""
+    nodes = [
+        h.make_node("Gemm", ["x", "w1", "b1"], ["h1"], name="fc1", transB=1),
+        h.make_node("Relu", ["h1"], ["r1"], name="relu1"),
+        h.make_node("MatMul", ["r1", "w2"], ["m2"], name="mm2"),
+        h.make_node("Add", ["m2", "b2"], ["a2"], name="bias2"),
+        h.make_node("Tanh", ["a2"], ["t2"], name="tanh2"),
+        h.make_node("Gemm", ["t2", "w3", "b3"], ["logits"], name="fc3"),
+        h.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=-1),
+    ]
+    inits = [const("w1", weights(1, 48, 32)), const("b1", weights(2, 48)),
+             const("w2", weights(3, 48, 40)), const("b2", weights(4, 40)),
+             const("w3", weights(5, 40, 10)), const("b3", weights(6, 10))]
+    return save(path, nodes, [vi("x", ["batch", 32])],
+                [vi("probs", ["batch", 10]), vi("logits", ["batch", 10])], inits)
+
+
+def encoder_block(path: Path) -> Path:
+    """Batch and sequence symbolic: LayerNorm, a projection (MatMul on [batch, seq, d]),
+    Sigmoid, a residual Add with a second input sharing both symbols, Transpose, Reshape
+    [batch, seq, 4, 8] -> [batch, seq, 32], ReduceMean over the hidden axis."""
+    d = 32
+    nodes = [
+        h.make_node("LayerNormalization", ["x", "g", "b"], ["ln"], name="ln", axis=-1,
+                    epsilon=1e-5),
+        h.make_node("MatMul", ["ln", "w"], ["proj"], name="proj"),
+        h.make_node("Sigmoid", ["proj"], ["act"], name="act"),
+        h.make_node("Add", ["act", "skip"], ["res"], name="residual"),
+        h.make_node("Reshape", ["res", "split_shape"], ["heads"], name="split"),
+        h.make_node("Transpose", ["heads"], ["ht"], name="swap", perm=[0, 1, 3, 2]),
+        h.make_node("Reshape", ["ht", "merge_shape"], ["merged"], name="merge"),
+        h.make_node("ReduceMean", ["merged"], ["mean"], name="mean", axes=[-1], keepdims=1),
+        h.make_node("Sub", ["merged", "mean"], ["y"], name="center"),
+    ]
+    inits = [const("g", weights(7, d) + 1), const("b", weights(8, d)), const("w", weights(9, d, d)),
+             const("split_shape", np.array([0, 0, 4, 8], np.int64)),
+             const("merge_shape", np.array([0, 0, -1], np.int64))]
+    return save(path, nodes, [vi("x", ["batch", "seq", d]), vi("skip", ["batch", "seq", d])],
+                [vi("y", ["batch", "seq", d])], inits)
+
+
+def compile_model(kiln, model: Path, out: Path, args=()) -> Path:
+    r = kiln.compile(model, out, list(args), timeout=300)
+    if r.returncode != 0:
+        raise AssertionError("kiln compile failed\n" + r.describe())
+    return out
+
+
+def run_at(kiln, model: Path, artifact: Path, feeds, work: Path):
+    reference = harness.ort_run(model, feeds)
+    inputs = harness.save_inputs(feeds, work / "inputs")
+    out_dir = work / "outputs"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    r = kiln.run(artifact, inputs, out_dir)
+    if r.returncode != 0:
+        raise AssertionError("kiln run failed\n" + r.describe())
+    got = harness.load_outputs(out_dir, list(reference))
+    problems = [p for n in reference
+                if (p := harness.compare(n, got[n], reference[n], 1e-3, 1e-4)) is not None]
+    assert not problems, "\n".join(problems)
+
+
+def rand(seed, *shape):
+    return np.random.RandomState(seed).standard_normal(shape).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def mlp_artifacts(kiln, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dyn_mlp")
+    model = mlp(folder / "mlp.onnx")
+    # Unbounded (no --shape) and bounded (1..64) from the same model.
+    unbounded = compile_model(kiln, model, folder / "mlp.so")
+    bounded = compile_model(kiln, model, folder / "mlp_b.so", ["--shape", "x=1..64,32"])
+    return model, unbounded, bounded
+
+
+@pytest.mark.parametrize("batch", [1, 5, 64, 200])
+def test_mlp_dynamic_batch(kiln, mlp_artifacts, tmp_path, batch):
+    model, unbounded, _ = mlp_artifacts
+    run_at(kiln, model, unbounded, {"x": rand(batch, batch, 32)}, tmp_path)
+
+
+@pytest.mark.parametrize("batch", [1, 5, 64])
+def test_mlp_bounded_batch(kiln, mlp_artifacts, tmp_path, batch):
+    model, _, bounded = mlp_artifacts
+    run_at(kiln, model, bounded, {"x": rand(100 + batch, batch, 32)}, tmp_path)
+
+
+def test_random_inputs_take_dim(kiln, mlp_artifacts, tmp_path):
+    # kiln run without --input: random data whose symbolic dims come from --dim (else
+    # the symbol's minimum); an unknown symbol is an error.
+    _, _, bounded = mlp_artifacts
+    r = kiln.run(bounded, {}, tmp_path / "out", ["--dim", "batch=7"])
+    assert r.returncode == 0, r.describe()
+    assert "probs float32 [7,10]" in r.stdout, r.stdout
+    r = kiln.run(bounded, {}, tmp_path / "out")
+    assert r.returncode == 0 and "probs float32 [1,10]" in r.stdout, r.describe()
+    r = kiln.run(bounded, {}, tmp_path / "out", ["--dim", "seq=3"])
+    assert r.returncode != 0 and "--dim seq: the model has no such symbol" in r.stderr, \
+        r.describe()
+
+
+def test_mlp_out_of_bounds(kiln, mlp_artifacts, tmp_path):
+    model, _, bounded = mlp_artifacts
+    inputs = harness.save_inputs({"x": rand(3, 65, 32)}, tmp_path / "in")
+    r = kiln.run(bounded, inputs, tmp_path / "out")
+    assert r.returncode != 0
+    assert "input 'x' dim 0 ('batch') is 65, outside its bounds 1..64" in r.stderr, r.describe()
+    assert "Traceback" not in r.stderr and "Segmentation" not in r.stderr
+
+
+def test_mlp_wrong_static_dim(kiln, mlp_artifacts, tmp_path):
+    model, unbounded, _ = mlp_artifacts
+    inputs = harness.save_inputs({"x": rand(3, 4, 31)}, tmp_path / "in")
+    r = kiln.run(unbounded, inputs, tmp_path / "out")
+    assert r.returncode != 0
+    assert "input 'x': expected shape [batch,32], got [4,31]" in r.stderr, r.describe()
+
+
+def test_inspect_and_header_show_symbols(kiln, mlp_artifacts, tmp_path):
+    model, _, bounded = mlp_artifacts
+    r = harness.run_command([kiln.kiln, "inspect", bounded], 60)
+    assert r.returncode == 0, r.describe()
+    assert "symbol batch 1..64" in r.stdout, r.stdout
+    assert "input x float32 [batch,32]" in r.stdout, r.stdout
+    assert "output probs float32 [batch,10]" in r.stdout, r.stdout
+    obj = tmp_path / "mlp.o"
+    r = kiln.compile(model, obj, ["--emit", "obj", "--shape", "x=1..64,32"], timeout=300)
+    assert r.returncode == 0, r.describe()
+    header = (tmp_path / "mlp.h").read_text()
+    assert "#define MLP_NUM_SYMBOLS 1" in header
+    assert '#define MLP_SYMBOL0_NAME "batch"' in header
+    assert "#define MLP_SYMBOL0_MAX 64" in header
+    assert "#define MLP_INPUT0_SHAPE {KILN_DIM_SYMBOL(0), 32}" in header
+    assert "[batch x 32]" in header
+    assert "MLP_INPUT0_BYTES" not in header  # depends on the run
+    assert "void mlp_main(const int64_t *symbols, const void *input0" in header
+
+
+@pytest.fixture(scope="module")
+def encoder_artifact(kiln, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dyn_enc")
+    model = encoder_block(folder / "enc.onnx")
+    return model, compile_model(kiln, model, folder / "enc.so")
+
+
+@pytest.mark.parametrize("batch,seq", [(1, 7), (1, 128), (4, 33), (2, 1)])
+def test_encoder_dynamic_batch_and_seq(kiln, encoder_artifact, tmp_path, batch, seq):
+    model, artifact = encoder_artifact
+    feeds = {"x": rand(seq, batch, seq, 32), "skip": rand(seq + 1, batch, seq, 32)}
+    run_at(kiln, model, artifact, feeds, tmp_path)
+
+
+def test_shared_symbol_mismatch_names_both_inputs(kiln, encoder_artifact, tmp_path):
+    model, artifact = encoder_artifact
+    inputs = harness.save_inputs({"x": rand(1, 2, 7, 32), "skip": rand(2, 2, 8, 32)},
+                                 tmp_path / "in")
+    r = kiln.run(artifact, inputs, tmp_path / "out")
+    assert r.returncode != 0
+    assert ("input 'skip' dim 1 is 8, but input 'x' dim 1 gave symbol 'seq' the value 7"
+            in r.stderr), r.describe()
+
+
+def test_unsupported_op_names_node_and_dim(kiln, tmp_path):
+    # Conv does not take a symbolic dim yet: an error naming the node, never a guess.
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"),
+             h.make_node("Conv", ["r", "w"], ["y"], name="the_conv")]
+    model = save(tmp_path / "conv.onnx", nodes, [vi("x", ["n", 2, 5, 5])],
+                 [vi("y", ["n", 3, 3, 3])], [const("w", weights(1, 3, 2, 3, 3))])
+    r = kiln.compile(model, tmp_path / "conv.so", timeout=120)
+    assert r.returncode == 1
+    assert "node 'the_conv' (Conv" in r.stderr, r.stderr
+    assert "symbolic dimension at axis 0" in r.stderr, r.stderr
+    # Fixing the dim compiles.
+    r = kiln.compile(model, tmp_path / "conv.so", ["--shape", "x=2,2,5,5"], timeout=120)
+    assert r.returncode == 0, r.describe()
+
+
+def test_different_symbols_broadcast_is_rejected(kiln, tmp_path):
+    nodes = [h.make_node("Add", ["a", "b"], ["y"], name="the_add")]
+    model = save(tmp_path / "add.onnx", nodes, [vi("a", ["n", 4]), vi("b", ["m", 4])],
+                 [vi("y", [None, 4])])
+    r = kiln.compile(model, tmp_path / "add.so", timeout=120)
+    assert r.returncode == 1
+    assert "node 'the_add' (Add" in r.stderr, r.stderr
+    assert "dimension 0 broadcasts 'm' against 'n'" in r.stderr, r.stderr
+
+
+def test_static_dims_in_bounds_syntax(kiln, tmp_path):
+    # --shape still fixes dims; a bad range is a clear error.
+    model = mlp(tmp_path / "m.onnx")
+    r = kiln.compile(model, tmp_path / "m.so", ["--shape", "x=8..2,32"], timeout=120)
+    assert r.returncode != 0
+    assert "--shape x: '8..2' is not a non-negative size or bounds" in r.stderr, r.stderr
+    r = kiln.compile(model, tmp_path / "m.so", ["--shape", "x=3,32"], timeout=300)
+    assert r.returncode == 0, r.describe()
+    r = harness.run_command([kiln.kiln, "inspect", tmp_path / "m.so"], 60)
+    assert "input x float32 [3,32]" in r.stdout and "symbol" not in r.stdout, r.stdout

@@ -1,0 +1,61 @@
+// RUN: kiln-opt %s -split-input-file -kiln-symbolic-shapes -verify-diagnostics
+
+// What kiln-symbolic-shapes cannot express yet is an error naming the node and the dim,
+// never a guess. (Ops whose shape inference refuses a symbolic dim are tested in
+// shape_inference_invalid.mlir.)
+
+func.func @two_symbols(%a: tensor<?x4xf32> {kiln.dims = array<i64: -1, 4>},
+                       %b: tensor<?x4xf32> {kiln.dims = array<i64: -2, 4>}) -> tensor<?x4xf32>
+    attributes {kiln.symbols = [["n", 1, -1], ["m", 1, -1]]} {
+  // expected-error @+1 {{node (Add): dimension 0 broadcasts 'm' against 'n': a symbolic dimension broadcasts only against 1 or the same symbols}}
+  %0 = "onnx.Add"(%a, %b) : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @symbol_against_static(%a: tensor<?x4xf32> {kiln.dims = array<i64: -1, 4>},
+                                 %b: tensor<3x4xf32>) -> tensor<3x4xf32>
+    attributes {kiln.symbols = [["n", 1, -1]]} {
+  // expected-error @+1 {{node (Add): dimension 0 broadcasts '3' against 'n'}}
+  %0 = "onnx.Add"(%a, %b) : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @reduce_symbolic_axis(%a: tensor<?x4xf32> {kiln.dims = array<i64: -1, 4>}) -> tensor<1x4xf32>
+    attributes {kiln.symbols = [["n", 1, -1]]} {
+  %ax = onnx.Constant {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  // expected-error @+1 {{node (ReduceSum): the reduction over dimension 0 ('n'), a symbolic one, is not supported yet}}
+  %0 = "onnx.ReduceSum"(%a, %ax) : (tensor<?x4xf32>, tensor<1xi64>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @no_rule(%a: tensor<?x4xf32> {kiln.dims = array<i64: -1, 4>}) -> tensor<?x4xf32>
+    attributes {kiln.symbols = [["n", 1, -1]]} {
+  // expected-error @+1 {{node (Sign): input 0 has the symbolic dimension 'n' at axis 0; Sign does not take symbolic dimensions yet}}
+  %0 = "onnx.Sign"(%a) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @product_output(%a: tensor<?x?x4xf32> {kiln.dims = array<i64: -1, -2, 4>}) -> tensor<?x4xf32>
+    attributes {kiln.symbols = [["batch", 1, -1], ["seq", 1, -1]]} {
+  // expected-error @+1 {{node (Flatten): graph output 0 dimension 0 is '(batch * seq)'; an output dim computed from several symbols is not supported yet}}
+  %0 = "onnx.Flatten"(%a) {axis = 2 : i64} : (tensor<?x?x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @reshape_mismatch(%a: tensor<?x6xf32> {kiln.dims = array<i64: -1, 6>}) -> tensor<?x4xf32>
+    attributes {kiln.symbols = [["n", 1, -1]]} {
+  %s = onnx.Constant {value = dense<[0, 4]> : tensor<2xi64>} : () -> tensor<2xi64>
+  // expected-error @+1 {{node (Reshape): reshapes '(n * 6)' elements to '(n * 4)'; they must be the same symbols}}
+  %0 = "onnx.Reshape"(%a, %s) : (tensor<?x6xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
