@@ -36,8 +36,10 @@ def KilnGPUSelectLoweringConfigPass
     (codegen/GPU/Common/LoweringConfig.h):
 
     - `matmul_tiled`, tile_sizes [TM, TN, TK], workgroup_size [16, TY, 1]:
-      an f32 contraction (batch dims, one M, one N, one K) with M >= 4,
-      N >= 16, K >= 4: TN = 64, TK = 16, TM = 32 when M <= 32 else 64, 256 threads
+      an f32 contraction (batch dims; M, N and K each one or more dims,
+      linearized: a matmul, a batch matmul, a convolution as an implicit
+      GEMM, see TiledContraction in LoweringConfig.h) with M >= 4, N >= 16,
+      K >= 4: TN = 64, TK = 16, TM = 32 when M <= 32 else 64, 256 threads
       (TY = 16) when the target allows them, else 128 (TY = 8); the two
       staged tiles must fit `max-workgroup-memory`;
     - `row_reduction`, workgroup_size [W, 1, 1]: a reduction with a 32-bit
@@ -68,7 +70,8 @@ def KilnGPULowerConfiguredOpsPass
     with workgroup memory attributions and `gpu.barrier`s (upstream gpu,
     scf, memref and arith ops only, so every GPU target lowers it):
 
-    - matmul_tiled: workgroups (ceil(N / TN), ceil(M / TM), batch); each
+    - matmul_tiled: workgroups (ceil(N / TN), ceil(M / TM), batch), M, N
+      and K the linearized products of their dims; each
       stages TM x TK of A and TK x TN of B in workgroup memory per K step
       (indices clamped into range: out-of-range rows and columns only feed
       results that are not stored), then each thread evaluates the op's body
@@ -87,7 +90,8 @@ def KilnGPULowerConfiguredOpsPass
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect",
-                           "mlir::memref::MemRefDialect"];
+                           "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect"];
 }
 
 def KilnGPUMapLoopsPass : Pass<"kiln-gpu-map-loops", "mlir::func::FuncOp"> {

@@ -12,6 +12,7 @@
 #include "codegen/GPU/Passes.h"
 #include "dialects/ONNX/Diagnostics.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -67,13 +68,25 @@ struct IndexBuilder {
   }
 };
 
-/// The indices into `operand` of `op` at the loop indices `ivs` (projected
-/// permutation maps).
-SmallVector<Value> operandIndices(linalg::GenericOp op, OpOperand &operand,
+/// The indices into `operand` of `op` at the loop indices `ivs` (a dim
+/// directly, any other affine expression through affine.apply, which
+/// lower-affine expands later).
+SmallVector<Value> operandIndices(OpBuilder &b, Location loc,
+                                  linalg::GenericOp op, OpOperand &operand,
                                   ArrayRef<Value> ivs) {
   SmallVector<Value> indices;
-  for (AffineExpr expr : op.getMatchingIndexingMap(&operand).getResults())
-    indices.push_back(ivs[cast<AffineDimExpr>(expr).getPosition()]);
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      indices.push_back(ivs[dim.getPosition()]);
+      continue;
+    }
+    SmallVector<Value> operands;
+    for (unsigned d = 0; d < map.getNumDims(); ++d)
+      operands.push_back(ivs[d]);
+    indices.push_back(affine::AffineApplyOp::create(
+        b, loc, map.getSubMap({static_cast<unsigned>(i)}), operands));
+  }
   return indices;
 }
 
@@ -83,7 +96,7 @@ Value loadOperand(OpBuilder &b, Location loc, linalg::GenericOp op,
   if (!isa<MemRefType>(operand.get().getType()))
     return operand.get();
   return memref::LoadOp::create(b, loc, operand.get(),
-                                operandIndices(op, operand, ivs));
+                                operandIndices(b, loc, op, operand, ivs));
 }
 
 /// Evaluates the body of `op` on `args` (one per block argument): its yield.
@@ -328,13 +341,20 @@ struct LowerConfiguredOpsPass
              << "'matmul_tiled' needs workgroup_size [16, TY, 1] dividing "
                 "its tiles";
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    int64_t m = ranges[match->m], n = ranges[match->n], k = ranges[match->k];
-    SmallVector<int64_t> batchSizes;
-    int64_t batch = 1;
-    for (unsigned dim : match->batch) {
-      batchSizes.push_back(ranges[dim]);
-      batch *= ranges[dim];
-    }
+    auto sizesOf = [&](ArrayRef<unsigned> dims, int64_t &product) {
+      SmallVector<int64_t> sizes;
+      product = 1;
+      for (unsigned dim : dims) {
+        sizes.push_back(ranges[dim]);
+        product *= ranges[dim];
+      }
+      return sizes;
+    };
+    int64_t m, n, k, batch;
+    SmallVector<int64_t> mSizes = sizesOf(match->m, m);
+    SmallVector<int64_t> nSizes = sizesOf(match->n, n);
+    SmallVector<int64_t> kSizes = sizesOf(match->k, k);
+    SmallVector<int64_t> batchSizes = sizesOf(match->batch, batch);
     int64_t gridX = llvm::divideCeil(n, tn), gridY = llvm::divideCeil(m, tm);
     if (gridX > kMaxWorkgroups || gridY > kMaxWorkgroups ||
         batch > kMaxWorkgroups)
@@ -368,6 +388,12 @@ struct LowerConfiguredOpsPass
     Value m0 = ib.mul(launch.getBlockIds().y, tm);
     Value n0 = ib.mul(launch.getBlockIds().x, tn);
     SmallVector<Value> ivs(op.getNumLoops(), ib.cst(0));
+    // Sets the loop indices of `dims` from their row-major linear index.
+    auto setIndices = [&](ArrayRef<unsigned> dims, ArrayRef<int64_t> sizes,
+                          Value linear) {
+      for (auto [dim, index] : llvm::zip(dims, ib.delinearize(linear, sizes)))
+        ivs[dim] = index;
+    };
     for (auto [dim, index] : llvm::zip(
              match->batch, ib.delinearize(launch.getBlockIds().z, batchSizes)))
       ivs[dim] = index;
@@ -386,8 +412,8 @@ struct LowerConfiguredOpsPass
           init.push_back(fillValue);
           continue;
         }
-        ivs[match->m] = ib.min(rows[i], m - 1);
-        ivs[match->n] = ib.min(cols[j], n - 1);
+        setIndices(match->m, mSizes, ib.min(rows[i], m - 1));
+        setIndices(match->n, nSizes, ib.min(cols[j], n - 1));
         init.push_back(loadOperand(b, loc, op, cOperand, ivs));
       }
 
@@ -403,16 +429,16 @@ struct LowerConfiguredOpsPass
     for (int64_t e = 0; e < tm * tk; e += threads) {
       Value element = ib.add(linearThread, e);
       Value r = ib.divCst(element, tk), c = ib.remCst(element, tk);
-      ivs[match->m] = ib.min(ib.add(m0, r), m - 1);
-      ivs[match->k] = ib.min(ib.add(k0, c), k - 1);
+      setIndices(match->m, mSizes, ib.min(ib.add(m0, r), m - 1));
+      setIndices(match->k, kSizes, ib.min(ib.add(k0, c), k - 1));
       Value value = loadOperand(b, loc, op, aOperand, ivs);
       memref::StoreOp::create(b, loc, value, aTile, ValueRange{r, c});
     }
     for (int64_t e = 0; e < tk * tn; e += threads) {
       Value element = ib.add(linearThread, e);
       Value r = ib.divCst(element, tn), c = ib.remCst(element, tn);
-      ivs[match->k] = ib.min(ib.add(k0, r), k - 1);
-      ivs[match->n] = ib.min(ib.add(n0, c), n - 1);
+      setIndices(match->k, kSizes, ib.min(ib.add(k0, r), k - 1));
+      setIndices(match->n, nSizes, ib.min(ib.add(n0, c), n - 1));
       Value value = loadOperand(b, loc, op, bOperand, ivs);
       memref::StoreOp::create(b, loc, value, bTile, ValueRange{r, c});
     }
@@ -453,10 +479,10 @@ struct LowerConfiguredOpsPass
         auto ifOp = scf::IfOp::create(b, loc, inRange, false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-        ivs[match->m] = rows[i];
-        ivs[match->n] = cols[j];
+        setIndices(match->m, mSizes, rows[i]);
+        setIndices(match->n, nSizes, cols[j]);
         Value acc = kLoop.getResult(i * rn + j);
-        SmallVector<Value> indices = operandIndices(op, cOperand, ivs);
+        SmallVector<Value> indices = operandIndices(b, loc, op, cOperand, ivs);
         if (storeOutput)
           memref::StoreOp::create(b, loc, acc, cOperand.get(), indices);
         if (epilogue)
@@ -547,8 +573,15 @@ struct LowerConfiguredOpsPass
                                         {workgroupBuffer({threads}, type)});
     Value partials = launch.getWorkgroupAttributions()[0];
     Value tid = launch.getThreadIds().x;
-    Value neutral = arith::ConstantOp::create(
-        b, loc, *arith::getNeutralElement(comb));
+    // maxnumf / minnumf ignore NaN, so their neutral element is NaN; the
+    // infinities serve as well without asking the target for IEEE NaN
+    // handling in the threads that have no element.
+    TypedAttr neutralAttr = *arith::getNeutralElement(comb);
+    if (isa<arith::MaxNumFOp, arith::MinNumFOp>(comb))
+      neutralAttr = b.getFloatAttr(
+          type, APFloat::getInf(cast<FloatType>(type).getFloatSemantics(),
+                                /*Negative=*/isa<arith::MaxNumFOp>(comb)));
+    Value neutral = arith::ConstantOp::create(b, loc, neutralAttr);
     auto combine = [&](Value value, Value acc) -> Value {
       Operation *clone = b.clone(*comb);
       clone->setOperand(outPosition, acc);
@@ -605,7 +638,7 @@ struct LowerConfiguredOpsPass
       b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
       Value total =
           memref::LoadOp::create(b, loc, partials, ValueRange{ib.cst(0)});
-      SmallVector<Value> indices = operandIndices(op, init, ivs);
+      SmallVector<Value> indices = operandIndices(b, loc, op, init, ivs);
       Value initial =
           fill ? fillValue
                : memref::LoadOp::create(b, loc, init.get(), indices)

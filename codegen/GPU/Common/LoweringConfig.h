@@ -56,13 +56,16 @@ void setGPULoweringConfig(mlir::Operation *op, const GPULoweringConfig &config);
 llvm::StringRef stringifyGPUKernelKind(GPUKernelKind kind);
 
 /// The loops of a contraction the tiled matmul kernel computes: a
-/// linalg.generic with inputs A, B and init C, projected-permutation maps,
-/// batch dims (in A, B, C), one M dim (A, C), one N dim (B, C), one
-/// reduction K dim (A, B), 32-bit float operands, no linalg.index. Any body
-/// (it is evaluated per K step exactly as the serial loop does).
+/// linalg.generic with inputs A, B and init C (32-bit float memrefs, static
+/// sizes, no linalg.index), C's map a projected permutation, A's and B's any
+/// affine maps without mod/div. Its parallel loops are batch dims (read by A
+/// and B), M dims (read by A, not B; or by neither) and N dims (read by B,
+/// not A); its reduction loops are K. M, N and K are each linearized
+/// row-major over their dims: a matmul has one of each; an NHWC convolution
+/// is an implicit GEMM with M = (n, oh, ow), N = f, K = (kh, kw, c). The body
+/// can be anything: it is evaluated per K step in the serial loop's order.
 struct TiledContraction {
-  llvm::SmallVector<unsigned> batch;
-  unsigned m, n, k;
+  llvm::SmallVector<unsigned> batch, m, n, k;
 };
 std::optional<TiledContraction> matchTiledContraction(mlir::linalg::GenericOp op);
 

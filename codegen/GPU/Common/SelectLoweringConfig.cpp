@@ -38,25 +38,40 @@ static bool hasSimpleLoops(linalg::GenericOp op) {
 
 std::optional<TiledContraction> matchTiledContraction(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !hasSimpleLoops(op))
+      llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic) ||
+      op.getRegion()
+          .walk([](linalg::IndexOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
     return std::nullopt;
-  for (Value operand : op->getOperands())
-    if (!getElementTypeOrSelf(operand.getType()).isF32())
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (!type || !type.getElementType().isF32())
       return std::nullopt;
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1 ||
-      dims->batch.size() + 3 != static_cast<size_t>(op.getNumLoops()))
-    return std::nullopt;
-  auto iterators = op.getIteratorTypesArray();
-  if (iterators[dims->k[0]] != utils::IteratorType::reduction)
+  }
+  AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap b = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  AffineMap c = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!c.isProjectedPermutation() ||
+      !llvm::all_of(llvm::concat<const AffineExpr>(a.getResults(),
+                                                   b.getResults()),
+                    [](AffineExpr expr) { return expr.isPureAffine(); }))
     return std::nullopt;
   TiledContraction match;
-  match.batch.assign(dims->batch.begin(), dims->batch.end());
-  match.m = dims->m[0];
-  match.n = dims->n[0];
-  match.k = dims->k[0];
+  for (auto [dim, type] : llvm::enumerate(op.getIteratorTypesArray())) {
+    bool inA = a.isFunctionOfDim(dim), inB = b.isFunctionOfDim(dim);
+    if (type == utils::IteratorType::reduction)
+      match.k.push_back(dim);
+    else if (!c.isFunctionOfDim(dim))
+      return std::nullopt;
+    else if (inA && inB)
+      match.batch.push_back(dim);
+    else if (inB)
+      match.n.push_back(dim);
+    else
+      match.m.push_back(dim);
+  }
+  if (match.m.empty() || match.n.empty() || match.k.empty())
+    return std::nullopt;
   return match;
 }
 
@@ -147,11 +162,15 @@ struct SelectLoweringConfigPass
     GPULoweringConfig config;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (auto contraction = matchTiledContraction(op)) {
-      int64_t m = ranges[contraction->m], n = ranges[contraction->n];
-      int64_t k = ranges[contraction->k];
-      int64_t batch = 1;
-      for (unsigned dim : contraction->batch)
-        batch *= ranges[dim];
+      auto product = [&](ArrayRef<unsigned> dims) {
+        int64_t size = 1;
+        for (unsigned dim : dims)
+          size *= ranges[dim];
+        return size;
+      };
+      int64_t m = product(contraction->m), n = product(contraction->n);
+      int64_t k = product(contraction->k);
+      int64_t batch = product(contraction->batch);
       // 16 threads on x (the N dim, coalesced), as many rows on y as the
       // target allows up to 256 threads; a thread computes a
       // (TM / TY) x (TN / 16) micro-tile.
