@@ -209,3 +209,45 @@ func.func @fill_and_epilogue(%a: memref<20x8xf32>, %b: memref<8x40xf32>,
   }
   return
 }
+
+// -----
+
+#in = affine_map<(n, oh, ow, f, kh, kw, c) -> (n, oh + kh, ow + kw, c)>
+#filter = affine_map<(n, oh, ow, f, kh, kw, c) -> (kh, kw, c, f)>
+#out = affine_map<(n, oh, ow, f, kh, kw, c) -> (n, oh, ow, f)>
+
+// A convolution as an implicit GEMM: a linear M row (n, oh, ow) and K column
+// (kh, kw, c) are delinearized row-major, the input read at (oh + kh,
+// ow + kw) through affine.apply; M = 100 in 2 tiles of 64.
+// CHECK-LABEL: func.func @conv
+// CHECK-SAME:    (%[[X:.*]]: memref<1x12x12x3xf32>,
+// CHECK:       gpu.launch blocks(%{{[^,)]*}}, %{{[^,)]*}}, %{{[^,)]*}}) in (%{{[^,)]*}} = %c1, %{{[^,)]*}} = %c2, %{{[^,)]*}} = %c1)
+// CHECK:         scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args
+// CHECK:           %[[M:.*]] = arith.minui %{{.*}}, %c99
+// CHECK:           %[[OW:.*]] = arith.remui %[[M]], %c10
+// CHECK:           %[[R:.*]] = arith.divui %[[M]], %c10
+// CHECK:           %[[OH:.*]] = arith.remui %[[R]], %c10
+// CHECK:           %[[N:.*]] = arith.divui %[[R]], %c10
+// CHECK:           %[[K:.*]] = arith.minui %{{.*}}, %c26
+// CHECK:           %[[C:.*]] = arith.remui %[[K]], %c3
+// CHECK:           %[[S:.*]] = arith.divui %[[K]], %c3
+// CHECK:           %[[KW:.*]] = arith.remui %[[S]], %c3
+// CHECK:           %[[KH:.*]] = arith.divui %[[S]], %c3
+// CHECK:           %[[IH:.*]] = affine.apply #{{.*}}(%[[N]], %[[OH]], %[[OW]], %{{[^,]*}}, %[[KH]], %[[KW]], %[[C]])
+// CHECK:           %[[IW:.*]] = affine.apply #{{.*}}(%[[N]], %[[OH]], %[[OW]], %{{[^,]*}}, %[[KH]], %[[KW]], %[[C]])
+// CHECK:           memref.load %[[X]][%[[N]], %[[IH]], %[[IW]], %[[C]]]
+func.func @conv(%x: memref<1x12x12x3xf32>, %w: memref<3x3x3x24xf32>,
+                %y: memref<1x10x10x24xf32>) {
+  linalg.generic {indexing_maps = [#in, #filter, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                                    "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<1x12x12x3xf32>, memref<3x3x3x24xf32>)
+      outs(%y : memref<1x10x10x24xf32>)
+      attrs = {kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 64, 64, 16>, workgroup_size = array<i64: 16, 8, 1>}} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -172,3 +172,44 @@ func.func @full(%x: memref<7x7xf32>, %out: memref<f32>, %y: memref<7xf32>) {
   }
   return
 }
+
+// -----
+
+#in = affine_map<(n, oh, ow, f, kh, kw, c) -> (n, oh + kh, ow + kw, c)>
+#filter = affine_map<(n, oh, ow, f, kh, kw, c) -> (kh, kw, c, f)>
+#out = affine_map<(n, oh, ow, f, kh, kw, c) -> (n, oh, ow, f)>
+#dwin = affine_map<(n, oh, ow, c, kh, kw) -> (n, oh + kh, ow + kw, c)>
+#dwfilter = affine_map<(n, oh, ow, c, kh, kw) -> (kh, kw, c)>
+#dwout = affine_map<(n, oh, ow, c, kh, kw) -> (n, oh, ow, c)>
+
+// An NHWC convolution is an implicit GEMM (M = n*oh*ow = 100, N = f = 24,
+// K = kh*kw*c = 27): tiled. A depthwise one has no N dim (c is read by both
+// inputs: a batch dim): generic.
+// CHECK-LABEL: func.func @convs
+// CHECK:         kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 64, 64, 16>, workgroup_size = array<i64: 16, 8, 1>}
+// CHECK:         kiln.gpu_lowering = {kind = "generic"}
+func.func @convs(%x: memref<1x12x12x3xf32>, %w: memref<3x3x3x24xf32>,
+                 %y: memref<1x10x10x24xf32>, %dw: memref<3x3x3xf32>,
+                 %z: memref<1x10x10x3xf32>) {
+  linalg.generic {indexing_maps = [#in, #filter, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                                    "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<1x12x12x3xf32>, memref<3x3x3x24xf32>)
+      outs(%y : memref<1x10x10x24xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#dwin, #dwfilter, #dwout],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                                    "reduction", "reduction"]}
+      ins(%x, %dw : memref<1x12x12x3xf32>, memref<3x3x3xf32>)
+      outs(%z : memref<1x10x10x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
