@@ -10,6 +10,8 @@
 #ifndef KILN_CODEGEN_DEVICEPROGRAM_H
 #define KILN_CODEGEN_DEVICEPROGRAM_H
 
+#include "runtime/include/kiln/model_abi.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -52,12 +54,21 @@ struct DeviceDispatch {
 };
 
 struct DeviceExecutable {
-  /// The kernel module's name (the `.spv` file kept by --keep-intermediates).
+  /// The kernel module's name (the file kept by --keep-intermediates:
+  /// `<name>.spv`, `<name>.ptx`, `<name>.cubin`).
   std::string name;
-  /// The environment it was built for ("vulkan1.1").
+  /// The environment it was built for ("vulkan1.1", "sm_80").
   std::string target;
-  /// The module: SPIR-V words, little-endian.
+  /// model_abi.h's kiln_executable_format.
+  uint32_t format = KILN_EXECUTABLE_SPIRV;
+  /// model_abi.h's executable flags (KILN_EXECUTABLE_ALTERNATIVE: another
+  /// build of the executable before it, e.g. a cubin of the PTX).
+  uint32_t flags = 0;
+  /// SPIR-V: the module's words, little-endian.
   std::vector<uint32_t> words;
+  /// Other formats: the module's bytes (PTX text without a terminating NUL,
+  /// which packaging adds; a cubin ELF).
+  std::vector<char> bytes;
   std::vector<std::string> kernelNames;
 };
 

@@ -100,6 +100,21 @@ def KilnDecomposePadsPass
                            "mlir::arith::ArithDialect"];
 }
 
+def KilnUnshareEmptyTensorsPass
+    : Pass<"kiln-unshare-empty-tensors", "mlir::func::FuncOp"> {
+  let summary = "Give every use of a tensor.empty its own tensor.empty";
+  let description = [{
+    Before bufferization, after the last CSE. CSE merges identical
+    `tensor.empty` ops (they are pure), so in a chain of N same-shaped
+    kernels one `tensor.empty` becomes the init of all N; one-shot
+    bufferization then checks each in-place write against every other use of
+    that value: N^2 (a chain of 400 MatMul + Tanh pairs spent 10 s there, 20x
+    the time of 100 pairs). A `tensor.empty` has no contents, so a copy per
+    use means the same; each copy is created right before its user.
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 def KilnSelectKernelStrategyPass
     : Pass<"kiln-select-kernel-strategy", "mlir::ModuleOp"> {
   let summary = "Choose each micro-kernel's register blocking for the target";

@@ -33,6 +33,13 @@ struct TargetOptions {
   /// The processor: an LLVM CPU name or "native" for a CPU target; empty
   /// means the target's default.
   std::string cpu;
+  /// The device architecture, from `--device NAME:ARCH` ("sm_90" for cuda);
+  /// empty means the target's default. Targets without architectures refuse
+  /// one.
+  std::string arch;
+  /// The device toolkit's folder (`--cuda-path`); empty means the target's
+  /// default (/usr/local/cuda).
+  std::string toolkitPath;
 };
 
 /// The kinds of executable a target produces.
@@ -128,8 +135,10 @@ public:
                                               std::string &error) const = 0;
 };
 
-/// The target for `device` ("cpu"), or null with `error` set: an unknown
-/// device, one whose target is not built yet, or options it rejects.
+/// The target for `device` ("cpu", or "cuda:sm_90": a device name and the
+/// architecture, which then goes to `options.arch`), or null with `error`
+/// set: an unknown device, one whose target is not built yet, or options it
+/// rejects.
 std::unique_ptr<TargetBackend> createTargetBackend(llvm::StringRef device,
                                                    const TargetOptions &options,
                                                    std::string &error);

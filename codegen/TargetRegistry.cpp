@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/CPUTargetBackend.h"
+#include "codegen/GPU/NVVM/NVVMTargetBackend.h"
 #include "codegen/GPU/SPIRV/SPIRVTargetBackend.h"
 #include "codegen/Passes.h"
 #include "codegen/Target.h"
@@ -34,7 +35,7 @@ struct TargetEntry {
 const TargetEntry kTargets[] = {
     {"cpu", createCPUTargetBackend, "codegen/CPU"},
     {"vulkan", createSPIRVTargetBackend, "codegen/GPU/SPIRV"},
-    {"cuda", nullptr, "codegen/GPU/NVVM"},
+    {"cuda", createNVVMTargetBackend, "codegen/GPU/NVVM"},
     {"hip", nullptr, "codegen/GPU/ROCDL"},
 };
 
@@ -48,9 +49,27 @@ SmallVector<StringRef> getTargetDeviceNames() {
   return names;
 }
 
-std::unique_ptr<TargetBackend> createTargetBackend(StringRef device,
+std::unique_ptr<TargetBackend> createTargetBackend(StringRef deviceSpec,
                                                    const TargetOptions &options,
                                                    std::string &error) {
+  // "cuda:sm_90": the device and its architecture.
+  StringRef device = deviceSpec.split(':').first;
+  StringRef arch = deviceSpec.split(':').second;
+  TargetOptions targetOptions = options;
+  if (deviceSpec.contains(':')) {
+    if (arch.empty()) {
+      error = "--device '" + deviceSpec.str() +
+              "' names no architecture "
+              "after ':'";
+      return nullptr;
+    }
+    if (device == "cpu" || device == "vulkan") {
+      error = "device '" + device.str() + "' takes no architecture (got '" +
+              deviceSpec.str() + "'; use --cpu for the cpu)";
+      return nullptr;
+    }
+    targetOptions.arch = arch.str();
+  }
   const TargetEntry *entry = llvm::find_if(
       kTargets, [&](const TargetEntry &e) { return e.device == device; });
   if (entry == std::end(kTargets)) {
@@ -63,7 +82,7 @@ std::unique_ptr<TargetBackend> createTargetBackend(StringRef device,
             "place: " + entry->folder.str() + ")";
     return nullptr;
   }
-  return entry->create(options, error);
+  return entry->create(targetOptions, error);
 }
 
 namespace {

@@ -1,15 +1,16 @@
 //===- DevicePackaging.cpp - the descriptor of a model run on a device ----===//
 //
 // A GPU target's model is a descriptor and data, no host code: device modules
-// (SPIR-V words), a dispatch table, and up to three memory needs
+// (SPIR-V words; PTX text and cubins, a cubin flagged an alternative of the PTX
+// before it), a dispatch table, and up to three memory needs
 // (model_abi.h): the weights (DEVICE_CONSTANT, uploaded once when the model
 // is opened), the transient arena (DEVICE_LOCAL), each only when it has
 // bytes, and the run-time checks' status (DEVICE_LOCAL, RUN_STATUS) when
 // the model has checks. The modules
 // and the weights are written into the work folder (`--keep-intermediates`
-// keeps them: FILE.kiln/<kernel module>.spv) and embedded with the assembler's
-// .incbin, so a model with hundreds of megabytes of weights never goes through
-// C text.
+// keeps them: FILE.kiln/<kernel module>.spv, .ptx, .cubin) and embedded with
+// the assembler's .incbin, so a model with hundreds of megabytes of weights
+// never goes through C text.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,7 +58,7 @@ std::string asmString(StringRef text) {
 /// Module-level assembly defining the hidden read-only symbol `symbol`
 /// holding the bytes of `path` (ELF and Mach-O).
 std::string embedFile(const Triple &triple, StringRef symbol, StringRef path,
-                      unsigned alignment) {
+                      unsigned alignment, bool nulTerminated = false) {
   std::string name = (triple.isOSBinFormatMachO() ? "_" : "") + symbol.str();
   std::string text;
   if (triple.isOSBinFormatMachO())
@@ -66,9 +67,37 @@ std::string embedFile(const Triple &triple, StringRef symbol, StringRef path,
     text = ".pushsection .rodata." + symbol.str() + ",\"a\"\n.globl " + name +
            "\n.hidden " + name + "\n";
   text += ".p2align " + std::to_string(Log2_32(alignment)) + "\n" + name +
-          ":\n.incbin " + asmString(path) + "\n";
+          ":\n.incbin " + asmString(path) + "\n" +
+          (nulTerminated ? ".byte 0\n" : "");
   text += triple.isOSBinFormatMachO() ? ".text\n" : ".popsection\n";
   return "__asm__(" + cString(text) + ");\n";
+}
+
+/// The file extension and descriptor enumerator of a device format.
+StringRef formatExtension(uint32_t format) {
+  switch (format) {
+  case KILN_EXECUTABLE_PTX:
+    return ".ptx";
+  case KILN_EXECUTABLE_CUBIN:
+    return ".cubin";
+  case KILN_EXECUTABLE_HSACO:
+    return ".hsaco";
+  default:
+    return ".spv";
+  }
+}
+
+StringRef formatEnumerator(uint32_t format) {
+  switch (format) {
+  case KILN_EXECUTABLE_PTX:
+    return "KILN_EXECUTABLE_PTX";
+  case KILN_EXECUTABLE_CUBIN:
+    return "KILN_EXECUTABLE_CUBIN";
+  case KILN_EXECUTABLE_HSACO:
+    return "KILN_EXECUTABLE_HSACO";
+  default:
+    return "KILN_EXECUTABLE_SPIRV";
+  }
 }
 
 } // namespace
@@ -100,16 +129,26 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
      << "#include <stdint.h>\n#include \"kiln/model_abi.h\"\n\n";
   writeTensorAndCheckTables(os, model);
 
-  // The modules, one file and one symbol each.
+  // The modules, one file and one symbol each. PTX is text: the file is
+  // what ptxas reads, the embedded copy ends in the NUL the driver needs.
+  std::vector<uint64_t> sizes;
   for (auto [index, executable] : llvm::enumerate(program.executables)) {
     SmallString<256> path(dir);
-    sys::path::append(path, executable.name + program.moduleExtension);
-    if (!writeBinary(path, executable.words.data(),
-                     executable.words.size() * sizeof(uint32_t), error))
+    bool spirv = executable.format == KILN_EXECUTABLE_SPIRV;
+    bool ptx = executable.format == KILN_EXECUTABLE_PTX;
+    sys::path::append(path,
+                      executable.name + formatExtension(executable.format));
+    const void *data = spirv
+                           ? static_cast<const void *>(executable.words.data())
+                           : executable.bytes.data();
+    uint64_t size = spirv ? executable.words.size() * sizeof(uint32_t)
+                          : executable.bytes.size();
+    if (!writeBinary(path, data, size, error))
       return false;
+    sizes.push_back(size + (ptx ? 1 : 0));
     std::string symbol = p + "_kiln_module" + std::to_string(index);
-    os << embedFile(triple, symbol, path, 4) << "extern const uint32_t "
-       << symbol << "[];\n"
+    os << embedFile(triple, symbol, path, spirv ? 4 : 8, ptx) << "extern const "
+       << (spirv ? "uint32_t " : "unsigned char ") << symbol << "[];\n"
        << "static const char *const kiln_kernels" << index << "[] = {";
     for (const std::string &kernel : executable.kernelNames)
       os << cString(kernel) << ", ";
@@ -117,9 +156,12 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
   }
   os << "\nstatic const kiln_executable_desc kiln_executables[] = {\n";
   for (auto [index, executable] : llvm::enumerate(program.executables))
-    os << "  {KILN_EXECUTABLE_SPIRV, 0, " << cString(executable.target)
-       << ", 0, 0, " << p << "_kiln_module" << index << ", "
-       << executable.words.size() * sizeof(uint32_t) << "ull, "
+    os << "  {" << formatEnumerator(executable.format) << ", "
+       << (executable.flags == KILN_EXECUTABLE_ALTERNATIVE
+               ? "KILN_EXECUTABLE_ALTERNATIVE"
+               : std::to_string(executable.flags))
+       << ", " << cString(executable.target) << ", 0, 0, " << p
+       << "_kiln_module" << index << ", " << sizes[index] << "ull, "
        << executable.kernelNames.size() << ", kiln_kernels" << index << "},\n";
   if (program.executables.empty())
     os << "  {0, 0, 0, 0, 0, 0, 0, 0, 0},\n";

@@ -24,8 +24,12 @@ enum class EmitKind {
 struct CompileOptions {
   std::string modelPath;
   std::string outputPath;
-  /// The device compiled for, a target's name in codegen/Target.h ("cpu").
+  /// The device compiled for, a target's name in codegen/Target.h ("cpu"),
+  /// with its architecture after ':' ("cuda:sm_90").
   std::string device = "cpu";
+  /// The CUDA toolkit (`--cuda-path`: libdevice, ptxas); empty means
+  /// /usr/local/cuda.
+  std::string cudaPath;
   /// Target triple; empty means the host.
   std::string triple;
   /// LLVM CPU name, or "native" (the host CPU with all its features); empty

@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - the stages of `kiln compile`, wired together --------===//
 
 #include "compiler/Pipeline.h"
+#include "codegen/GPU/NVVM/NVVMTargetBackend.h"
 
 #include "codegen/Passes.h"
 #include "codegen/Target.h"
@@ -75,6 +76,7 @@ void registerCompilerDialects(DialectRegistry &registry) {
   func::registerInlinerExtension(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerNVVMTargetDialects(registry);
 }
 
 namespace {
@@ -186,7 +188,8 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   };
   std::string error;
   std::unique_ptr<TargetBackend> target = createTargetBackend(
-      options.device, TargetOptions{options.triple, cpu.str()}, error);
+      options.device,
+      TargetOptions{options.triple, cpu.str(), "", options.cudaPath}, error);
   if (!target)
     return fail(error);
 

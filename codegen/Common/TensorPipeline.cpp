@@ -23,6 +23,9 @@ void buildTensorPipeline(OpPassManager &pm, const TensorPipelineHooks &hooks) {
   pm.addPass(createKilnMaterializeChecksPass());
   // Pads: only the border is filled; the producer writes the interior.
   pm.addNestedPass<func::FuncOp>(createKilnDecomposePadsPass());
+  // Last, after every CSE before bufferization: one tensor.empty per use,
+  // or one-shot bufferization is quadratic in a chain of like kernels.
+  pm.addNestedPass<func::FuncOp>(createKilnUnshareEmptyTensorsPass());
 }
 
 } // namespace kiln

@@ -19,9 +19,9 @@ try:
 except ImportError:  # run from the source folder without a build
     _build_config = None
 
-# The devices kiln compiles for and runs on; "vulkan:SEL" picks a Vulkan device
-# at open (its index or part of its name), compiled as "vulkan".
-_DEVICES = ("auto", "cpu", "vulkan")
+# The devices kiln compiles for and runs on; "vulkan:SEL" and "cuda:SEL" pick a
+# device at open (its index or part of its name), compiled as "vulkan" or "cuda".
+_DEVICES = ("auto", "cpu", "vulkan", "cuda")
 
 
 def find_kiln() -> Path:
@@ -57,17 +57,23 @@ def cache_dir() -> Path:
 def check_device(device: str | None) -> None:
     if device is None or device in _DEVICES:
         return
-    if isinstance(device, str) and device.startswith("vulkan:") and len(device) > 7:
+    if isinstance(device, str) and any(
+            device.startswith(d + ":") and len(device) > len(d) + 1 for d in ("vulkan", "cuda")):
         return
     raise InvalidArgument(
         f"device '{device}' is not supported: kiln compiles for and runs on "
-        f"{', '.join(repr(d) for d in _DEVICES)} or 'vulkan:DEVICE'")
+        f"{', '.join(repr(d) for d in _DEVICES)}, 'vulkan:DEVICE' or 'cuda:DEVICE'")
 
 
 def compile_device(device: str | None) -> str | None:
     """`kiln compile --device` for a session's device: vulkan for "vulkan" and
-    "vulkan:SEL", the default (the CPU) otherwise."""
-    return "vulkan" if device is not None and device.startswith("vulkan") else None
+    "vulkan:SEL", cuda for "cuda" and "cuda:SEL", the default (the CPU)
+    otherwise."""
+    if device is not None and device.startswith("vulkan"):
+        return "vulkan"
+    if device is not None and (device == "cuda" or device.startswith("cuda:")):
+        return "cuda"
+    return None
 
 
 def _args(device, target, cpu, shape, name, emit, specialize, precision,

@@ -183,6 +183,9 @@ static kiln_status kiln_check_executables(const kiln_model_desc *desc,
                               "host executable %u needs exactly one entry "
                               "function, has %s",
                               (unsigned)e, x->entry ? "two" : "none");
+      if (x->flags)
+        return KILN_MALFORMED(name, "host executable %u has flags 0x%x",
+                              (unsigned)e, (unsigned)x->flags);
       if ((x->dynamic_entry != NULL) != (desc->num_symbols > 0))
         return KILN_MALFORMED(name,
                               "host executable %u has a %s entry, but the "
@@ -208,6 +211,9 @@ static kiln_status kiln_check_executables(const kiln_model_desc *desc,
                                 (unsigned)k, (unsigned)e);
       continue;
     }
+    if (x->flags & ~KILN_EXECUTABLE_ALTERNATIVE)
+      return KILN_MALFORMED(name, "%s executable %u has unknown flags 0x%x",
+                            format, (unsigned)e, (unsigned)x->flags);
     if (!x->data || x->size == 0)
       return KILN_MALFORMED(name, "%s executable %u has no code", format,
                             (unsigned)e);
@@ -223,6 +229,23 @@ static kiln_status kiln_check_executables(const kiln_model_desc *desc,
         return KILN_MALFORMED(name, "kernel %u of %s executable %u has no "
                                     "name",
                               (unsigned)k, format, (unsigned)e);
+    /* Another build of the executable before it: the same kernels. */
+    if (x->flags & KILN_EXECUTABLE_ALTERNATIVE) {
+      const kiln_executable_desc *prev =
+          e > 0 ? &desc->executables[e - 1] : NULL;
+      int same = prev && prev->format != KILN_EXECUTABLE_HOST &&
+                 prev->num_kernels == x->num_kernels;
+      for (uint32_t k = 0; same && k < x->num_kernels; ++k)
+        same = prev->kernel_names[k] &&
+               strcmp(prev->kernel_names[k], x->kernel_names[k]) == 0;
+      if (!same)
+        return KILN_MALFORMED(name,
+                              "%s executable %u is flagged an alternative of "
+                              "the executable before it, but that is %s with "
+                              "other kernels",
+                              format, (unsigned)e,
+                              prev ? "an executable" : "none: it is first,");
+    }
   }
   if (desc->entry_executable != KILN_NO_EXECUTABLE &&
       (desc->entry_executable >= desc->num_executables ||
@@ -273,6 +296,12 @@ static kiln_status kiln_check_dispatches(const kiln_model_desc *desc,
         desc->executables[x->executable].format == KILN_EXECUTABLE_HOST)
       return KILN_MALFORMED(name, "dispatch %u names executable %u, which is "
                                   "no device executable",
+                            (unsigned)d, (unsigned)x->executable);
+    if (desc->executables[x->executable].flags & KILN_EXECUTABLE_ALTERNATIVE)
+      return KILN_MALFORMED(name,
+                            "dispatch %u names executable %u, an "
+                            "alternative (dispatches name the first "
+                            "build of a group)",
                             (unsigned)d, (unsigned)x->executable);
     if (x->kernel >= desc->executables[x->executable].num_kernels)
       return KILN_MALFORMED(name, "dispatch %u names kernel %u of %u",
@@ -463,6 +492,56 @@ static kiln_status kiln_check_spirv_kernels(const kiln_model_desc *desc,
   return status;
 }
 
+/* A PTX module is NUL-terminated text built for "sm_XY" that defines each
+ * kernel as an `.entry`; a cubin is an ELF file for "sm_XY". What the driver
+ * checks beyond that it reports when it loads the module. */
+static kiln_status kiln_check_cuda_module(const kiln_model_desc *desc,
+                                          const char *name, uint32_t e) {
+  const kiln_executable_desc *x = &desc->executables[e];
+  const char *format = kiln_executable_format_name(x->format);
+  const unsigned char *bytes = (const unsigned char *)x->data;
+  int arch_specific = 0;
+  if (!x->target || !kiln_cuda_parse_sm(x->target, &arch_specific))
+    return KILN_MALFORMED(name,
+                          "%s executable %u has target '%s', not a CUDA "
+                          "architecture such as 'sm_80'",
+                          format, (unsigned)e,
+                          x->target ? x->target : "(null)");
+  if (x->format == KILN_EXECUTABLE_CUBIN) {
+    if (x->size < 4 || memcmp(bytes,
+                              "\x7f"
+                              "ELF",
+                              4) != 0)
+      return KILN_MALFORMED(name, "cubin executable %u is not an ELF file",
+                            (unsigned)e);
+    return NULL;
+  }
+  if (bytes[x->size - 1] != 0 ||
+      memchr(bytes, 0, x->size) != bytes + x->size - 1)
+    return KILN_MALFORMED(name, "ptx executable %u is not NUL-terminated text",
+                          (unsigned)e);
+  for (uint32_t k = 0; k < x->num_kernels; ++k) {
+    /* ".entry NAME(" (LLVM writes one space; accept any blanks). */
+    const char *text = (const char *)bytes;
+    const char *kernel = x->kernel_names[k];
+    size_t n = strlen(kernel);
+    int found = 0;
+    for (const char *at = strstr(text, ".entry"); at && !found;
+         at = strstr(at + 6, ".entry")) {
+      const char *p = at + 6;
+      while (*p == ' ' || *p == '\t')
+        ++p;
+      found = strncmp(p, kernel, n) == 0 &&
+              (p[n] == '(' || p[n] == ' ' || p[n] == '\t' || p[n] == '\n');
+    }
+    if (!found)
+      return KILN_MALFORMED(name,
+                            "kernel '%s' is no .entry of ptx executable %u",
+                            kernel, (unsigned)e);
+  }
+  return NULL;
+}
+
 static kiln_status kiln_check_device_plan(const kiln_model_desc *desc,
                                           const char *name) {
   for (uint32_t d = 0; d < desc->num_dispatches; ++d) {
@@ -487,7 +566,8 @@ static kiln_status kiln_check_device_plan(const kiln_model_desc *desc,
                             "[%u,%u,%u]; each must be > 0",
                             (unsigned)d, kernel, (unsigned)size[0],
                             (unsigned)size[1], (unsigned)size[2]);
-    if (x->shared_memory_size != 0)
+    if (x->shared_memory_size != 0 &&
+        desc->executables[x->executable].format == KILN_EXECUTABLE_SPIRV)
       return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                               "model '%s': dispatch %u (kernel '%s') asks for "
                               "%u bytes of dynamic workgroup memory, which the "
@@ -507,11 +587,28 @@ static kiln_status kiln_check_device_plan(const kiln_model_desc *desc,
     }
   }
   for (uint32_t e = 0; e < desc->num_executables; ++e) {
-    if (desc->executables[e].format != KILN_EXECUTABLE_SPIRV)
-      continue;
-    kiln_status status = kiln_check_spirv_kernels(desc, name, e);
+    uint32_t format = desc->executables[e].format;
+    kiln_status status =
+        format == KILN_EXECUTABLE_SPIRV
+            ? kiln_check_spirv_kernels(desc, name, e)
+        : format == KILN_EXECUTABLE_PTX || format == KILN_EXECUTABLE_CUBIN
+            ? kiln_check_cuda_module(desc, name, e)
+            : NULL;
     if (status)
       return status;
+  }
+  return NULL;
+}
+
+const kiln_gpu_backend *kiln_gpu_backend_for(const kiln_model_desc *desc) {
+  if (desc->entry_executable != KILN_NO_EXECUTABLE)
+    return NULL;
+  for (uint32_t e = 0; e < desc->num_executables; ++e) {
+    uint32_t format = desc->executables[e].format;
+    if (format == KILN_EXECUTABLE_SPIRV)
+      return &kiln_vulkan_backend;
+    if (format == KILN_EXECUTABLE_PTX || format == KILN_EXECUTABLE_CUBIN)
+      return &kiln_cuda_backend;
   }
   return NULL;
 }
@@ -554,18 +651,25 @@ kiln_status kiln_check_descriptor(const kiln_model_desc *desc) {
 
   /* Well formed; now what this runtime cannot run yet. */
   int device_model = desc->num_dispatches > 0;
+  int spirv = 0, cuda = 0;
   for (uint32_t e = 0; e < desc->num_executables; ++e) {
     const kiln_executable_desc *x = &desc->executables[e];
     if (x->format == KILN_EXECUTABLE_HOST)
       continue;
+    if (x->format == KILN_EXECUTABLE_PTX ||
+        x->format == KILN_EXECUTABLE_CUBIN) {
+      cuda = 1;
+      continue;
+    }
     if (x->format != KILN_EXECUTABLE_SPIRV)
       return kiln_make_status(
           KILN_STATUS_UNSUPPORTED,
           "model '%s' has a %s executable (for '%s'): %s executables are not "
-          "supported yet by this runtime (its device back end runs spirv, on "
-          "Vulkan)",
+          "supported yet by this runtime (its device back ends run spirv on "
+          "Vulkan, ptx and cubin on CUDA)",
           name, kiln_executable_format_name(x->format),
           x->target ? x->target : "?", kiln_executable_format_name(x->format));
+    spirv = 1;
     if (!kiln_vulkan_built())
       return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                               "model '%s' has a spirv executable (for '%s'), "
@@ -573,6 +677,12 @@ kiln_status kiln_check_descriptor(const kiln_model_desc *desc) {
                               "back end (the Vulkan headers were missing)",
                               name, x->target ? x->target : "?");
   }
+  if (spirv && cuda)
+    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                            "model '%s' has both spirv and ptx/cubin "
+                            "executables: one model runs on one device back "
+                            "end",
+                            name);
   if (device_model && desc->entry_executable != KILN_NO_EXECUTABLE)
     return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                             "model '%s' has a host entry and %u dispatches: "

@@ -22,7 +22,10 @@ struct kiln_model {
   void *library; /* dlopen handle, or NULL for kiln_model_open_descriptor */
   kiln_thread_pool *pool;
   kiln_entry_fn entry;   /* the host executable's entry */
-  kiln_gpu_model *gpu;   /* a model run on Vulkan: its device back end */
+  /* A model run on a device: its back end and the back end's model. */
+  const kiln_gpu_backend *backend;
+  void *gpu;
+  int no_device;         /* opened with device "none": described, never run */
   uint64_t scratch_size; /* the host-scratch need (0 when none) */
   size_t scratch_align;  /* at least KILN_ALIGNMENT */
   void *caller_scratch;  /* options.scratch, or NULL */
@@ -46,7 +49,7 @@ struct kiln_run_context {
   void **output_ptrs;
   unsigned char *input_seen;
   unsigned char *output_seen; /* 1 given by caller, 2 allocated by the runtime */
-  kiln_gpu_context *gpu;      /* a device model's: arena, copies, commands */
+  void *gpu; /* a device model's back-end context: arena, copies, commands */
   atomic_flag running;        /* a run is using this context */
   kiln_run_context *next;     /* in model->idle */
 };
@@ -187,7 +190,8 @@ static void kiln_context_free(kiln_run_context *rc) {
     rc->model->caller_scratch_held = 0;
     pthread_mutex_unlock(&rc->model->lock);
   }
-  kiln_gpu_context_destroy(rc->gpu);
+  if (rc->gpu)
+    rc->model->backend->context_destroy(rc->gpu);
   free(rc->input_ptrs);
   free(rc->output_ptrs);
   free(rc->input_seen);
@@ -220,7 +224,7 @@ static kiln_status kiln_context_new(kiln_model *model,
     return kiln_out_of_memory_status();
   }
   if (model->gpu) {
-    kiln_status status = kiln_gpu_context_create(model->gpu, &rc->gpu);
+    kiln_status status = model->backend->context_create(model->gpu, &rc->gpu);
     if (status) {
       kiln_context_free(rc);
       return status;
@@ -282,7 +286,7 @@ static kiln_status kiln_take_context(kiln_model *model,
 }
 
 static void kiln_give_context(kiln_model *model, kiln_run_context *rc) {
-  if (rc->gpu && kiln_gpu_context_unusable(rc->gpu)) {
+  if (rc->gpu && model->backend->context_unusable(rc->gpu)) {
     kiln_context_free(rc); /* a timed-out run: later runs take a new one */
     return;
   }
@@ -296,42 +300,53 @@ static void kiln_give_context(kiln_model *model, kiln_run_context *rc) {
  * Opening and closing
  *===----------------------------------------------------------------------===*/
 
-/* The `device` option against what the model holds; *selector is the part
- * after "vulkan:" (NULL when none). */
+/* The `device` option against where the model's code runs (`code`: "cpu",
+ * "vulkan" or "cuda"); *selector is the part after "DEVICE:" (NULL when
+ * none); *no_device is set for "none". */
 static kiln_status kiln_check_device_option(const kiln_model_desc *desc,
                                             const char *device,
-                                            int device_model,
-                                            const char **selector) {
+                                            const char *code,
+                                            const char **selector,
+                                            int *no_device) {
   const char *name = desc->name ? desc->name : "?";
+  static const char *const devices[] = {"cpu", "vulkan", "cuda"};
   *selector = NULL;
-  if (!device || strcmp(device, "auto") == 0)
+  *no_device = device && strcmp(device, "none") == 0;
+  if (!device || strcmp(device, "auto") == 0 || *no_device)
     return NULL;
-  int want_vulkan = 0;
-  if (strcmp(device, "vulkan") == 0) {
-    want_vulkan = 1;
-  } else if (strncmp(device, "vulkan:", 7) == 0) {
-    want_vulkan = 1;
-    *selector = device + 7;
-  } else if (strcmp(device, "cpu") != 0) {
+  const char *want = NULL;
+  for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); ++i) {
+    size_t n = strlen(devices[i]);
+    if (strncmp(device, devices[i], n) != 0 ||
+        (device[n] != '\0' && (device[n] != ':' || i == 0)))
+      continue;
+    want = devices[i];
+    if (device[n] == ':')
+      *selector = device + n + 1;
+  }
+  if (!want)
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "options.device is '%s'; expected 'auto', 'cpu', "
-                            "'vulkan' or 'vulkan:DEVICE'",
+                            "'vulkan', 'vulkan:DEVICE', 'cuda', "
+                            "'cuda:DEVICE' or 'none'",
                             device);
-  }
-  if (want_vulkan && !device_model)
+  if (strcmp(want, code) == 0)
+    return NULL;
+  if (strcmp(code, "cpu") == 0)
     return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                             "model '%s' holds only CPU code: it cannot run on "
                             "device '%s' (compile it with `kiln compile "
-                            "--device vulkan`, or open it with device 'cpu' "
+                            "--device %s`, or open it with device 'cpu' "
                             "or 'auto')",
-                            name, device);
-  if (!want_vulkan && device_model)
-    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
-                            "model '%s' holds only Vulkan code (spirv): it "
-                            "cannot run on device 'cpu' (compile it for the "
-                            "CPU, or open it with device 'vulkan' or 'auto')",
-                            name);
-  return NULL;
+                            name, device, want);
+  return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                          "model '%s' holds only %s code (%s): it cannot run "
+                          "on device '%s' (compile it for %s, or open it with "
+                          "device '%s' or 'auto')",
+                          name, strcmp(code, "cuda") == 0 ? "CUDA" : "Vulkan",
+                          strcmp(code, "cuda") == 0 ? "ptx/cubin" : "spirv",
+                          device, strcmp(want, "cpu") == 0 ? "the CPU" : want,
+                          code);
 }
 
 static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
@@ -372,10 +387,13 @@ static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
                               scratch_align);
   }
 
-  int device_model = desc->entry_executable == KILN_NO_EXECUTABLE;
+  const kiln_gpu_backend *backend = kiln_gpu_backend_for(desc);
+  int device_model = backend != NULL;
   const char *selector = NULL;
-  status = kiln_check_device_option(desc, options->device, device_model,
-                                    &selector);
+  int no_device = 0;
+  status = kiln_check_device_option(desc, options->device,
+                                    backend ? backend->device : "cpu",
+                                    &selector, &no_device);
   if (status)
     return status;
 
@@ -387,8 +405,12 @@ static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
     return kiln_make_status(KILN_STATUS_INTERNAL, "pthread_mutex_init failed");
   }
   model->desc = desc;
-  if (device_model) {
-    status = kiln_gpu_open(desc, selector, &model->gpu);
+  if (device_model && no_device) {
+    model->backend = backend; /* described only: no back end opened */
+    model->no_device = 1;
+  } else if (device_model) {
+    model->backend = backend;
+    status = backend->open(desc, selector, &model->gpu);
     if (status) {
       kiln_model_close(model);
       return status;
@@ -572,7 +594,8 @@ void kiln_model_close(kiln_model *model) {
     model->idle = rc->next;
     kiln_context_free(rc);
   }
-  kiln_gpu_close(model->gpu);
+  if (model->gpu)
+    model->backend->close(model->gpu);
   kiln_thread_pool_destroy(model->pool);
   pthread_mutex_destroy(&model->lock);
   if (model->library)
@@ -901,6 +924,11 @@ static kiln_status kiln_run_in(kiln_run_context *rc, const kiln_tensor *inputs,
                                size_t n_outputs) {
   const kiln_model *model = rc->model;
   const kiln_model_desc *desc = model->desc;
+  if (model->no_device)
+    return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
+                            "model '%s' was opened with device 'none' (to be "
+                            "described): it cannot run; open it on '%s'",
+                            kiln_model_name(model), model->backend->device);
   kiln_status status = kiln_bind_inputs(rc, inputs, n_inputs);
   if (status)
     return status;
@@ -909,8 +937,8 @@ static kiln_status kiln_run_in(kiln_run_context *rc, const kiln_tensor *inputs,
     return status;
 
   if (model->gpu) {
-    status = kiln_gpu_run(rc->gpu, (void *const *)rc->input_ptrs,
-                          (void *const *)rc->output_ptrs);
+    status = model->backend->run(rc->gpu, (void *const *)rc->input_ptrs,
+                                 (void *const *)rc->output_ptrs);
     if (status) {
       kiln_release_outputs(rc, outputs, n_outputs);
       return status;
@@ -1006,7 +1034,9 @@ kiln_status kiln_model_run_with_context(kiln_model *model,
  *===----------------------------------------------------------------------===*/
 
 const char *kiln_model_device(const kiln_model *model) {
-  return model && model->gpu ? "vulkan" : "cpu";
+  if (model && model->no_device)
+    return "none";
+  return model && model->gpu ? model->backend->device : "cpu";
 }
 
 kiln_status kiln_model_vulkan_handles(const kiln_model *model,
@@ -1014,13 +1044,28 @@ kiln_status kiln_model_vulkan_handles(const kiln_model *model,
   if (!model || !out_handles)
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "%s is NULL",
                             model ? "out_handles" : "model");
-  if (!model->gpu)
+  if (!model->gpu || model->backend != &kiln_vulkan_backend)
     return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
-                            "model '%s' runs on the CPU: it has no Vulkan "
-                            "device",
-                            kiln_model_name(model));
+                            "model '%s' runs on %s: it has no Vulkan device",
+                            kiln_model_name(model),
+                            model->gpu ? model->backend->device : "the CPU");
   memset(out_handles, 0, sizeof(*out_handles));
-  kiln_gpu_handles(model->gpu, out_handles);
+  kiln_vulkan_get_handles((const kiln_vulkan_model *)model->gpu, out_handles);
+  return NULL;
+}
+
+kiln_status kiln_model_cuda_handles(const kiln_model *model,
+                                    kiln_cuda_handles *out_handles) {
+  if (!model || !out_handles)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "%s is NULL",
+                            model ? "out_handles" : "model");
+  if (!model->gpu || model->backend != &kiln_cuda_backend)
+    return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
+                            "model '%s' runs on %s: it has no CUDA device",
+                            kiln_model_name(model),
+                            model->gpu ? model->backend->device : "the CPU");
+  memset(out_handles, 0, sizeof(*out_handles));
+  kiln_cuda_get_handles(model->gpu, out_handles);
   return NULL;
 }
 
@@ -1049,9 +1094,9 @@ static kiln_status kiln_bind_device(const kiln_model *model, int is_input,
     seen[i] = 1;
     size_t need = kiln_desc_byte_size(&descs[i]);
     if (!t->buffer && need > 0)
-      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                              "%s '%s': buffer is VK_NULL_HANDLE", kind,
-                              t->name);
+      return kiln_make_status(
+          KILN_STATUS_INVALID_ARGUMENT, "%s '%s': buffer is %s", kind, t->name,
+          model->backend == &kiln_vulkan_backend ? "VK_NULL_HANDLE" : "0");
     if (t->byte_size < need)
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "%s '%s': device buffer has %llu bytes, needs "
@@ -1083,10 +1128,12 @@ kiln_status kiln_model_run_device(kiln_model *model,
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT, "model is NULL");
   if (!model->gpu)
     return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
-                            "model '%s' runs on the CPU: "
+                            "model '%s' runs on %s: "
                             "kiln_model_run_device needs a model opened on "
-                            "Vulkan",
-                            kiln_model_name(model));
+                            "a device (Vulkan, CUDA)",
+                            kiln_model_name(model),
+                            model->no_device ? "no device ('none')"
+                                             : "the CPU");
   if ((n_inputs > 0 && !inputs) || (n_outputs > 0 && !outputs))
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "%s is NULL but n_%s is %zu",
@@ -1113,8 +1160,8 @@ kiln_status kiln_model_run_device(kiln_model *model,
   if (!status)
     status = kiln_take_context(model, &rc);
   if (!status) {
-    status = kiln_gpu_run_device(rc->gpu, in_buffers, in_offsets, out_buffers,
-                                 out_offsets);
+    status = model->backend->run_device(rc->gpu, in_buffers, in_offsets,
+                                        out_buffers, out_offsets);
     kiln_give_context(model, rc);
   }
   free(words);
@@ -1126,5 +1173,7 @@ kiln_status kiln_model_run_device(kiln_model *model,
  * Vulkan model recorded last (0 for a CPU model). Not in runtime.h. */
 KILN_INTERNAL uint32_t kiln_model_dispatch_barriers(kiln_model *model);
 uint32_t kiln_model_dispatch_barriers(kiln_model *model) {
-  return model && model->gpu ? kiln_gpu_dispatch_barriers(model->gpu) : 0;
+  return model && model->gpu && model->backend == &kiln_vulkan_backend
+             ? kiln_vulkan_dispatch_barriers((kiln_vulkan_model *)model->gpu)
+             : 0;
 }

@@ -255,7 +255,11 @@ def test_bad_arguments(sess, models):
     with pytest.raises(kiln.InvalidArgument, match="run_options"):
         sess.run(None, _feeds(0), object())
     with pytest.raises(kiln.InvalidArgument,
-                       match=r"device 'cuda' is not supported: .*'vulkan' or 'vulkan:DEVICE'"):
+                       match=r"device 'tpu' is not supported: .*'vulkan:DEVICE' or 'cuda:DEVICE'"):
+        kiln.InferenceSession(models / "mlp.so", device="tpu")
+    # "cuda" passes through to the runtime, which refuses a CPU model.
+    with pytest.raises(kiln.Unsupported,
+                       match=r"holds only CPU code: it cannot run on device 'cuda'"):
         kiln.InferenceSession(models / "mlp.so", device="cuda")
     with pytest.raises(kiln.InvalidArgument, match="threads must be an integer >= 0"):
         kiln.InferenceSession(models / "mlp.so", threads=-1)

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/GPU/NVVM/NVVMTargetBackend.h"
 #include "codegen/GPU/Passes.h"
 #include "codegen/Passes.h"
 #include "dialects/Kiln/KilnDialect.h"
@@ -27,6 +28,7 @@ void registerKiln(mlir::DialectRegistry &registry) {
   registry.insert<kiln::onnx::ONNXDialect, kiln::KilnDialect>();
   kiln::registerKilnCodegenPasses();
   kiln::registerKilnGPUPasses();
+  kiln::registerNVVMPipelines();
   kiln::registerKilnConversionPasses();
   kiln::onnx::registerShapeInferenceModels(registry);
   kiln::registerKilnTransformsPasses();

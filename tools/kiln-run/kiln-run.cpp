@@ -2,7 +2,7 @@
 //
 // kiln-run model.so [--input NAME=file.npy ...] [--output-dir DIR]
 //                   [--threads N] [--repeat N] [--seed S] [--inspect]
-//                   [--device auto|cpu|vulkan|vulkan:DEVICE]
+//                   [--device auto|cpu|vulkan[:DEVICE]|cuda[:DEVICE]]
 // kiln-run model.so --bench [--warmup N] [--duration S | --count N]
 //                   [--concurrency N]      (Bench.cpp; what `kiln bench` runs)
 //
@@ -54,35 +54,50 @@ const char *const kUsage =
     "Prints one line per output: NAME DTYPE [D0,D1,...]; with --output-dir,\n"
     "also writes each output to DIR/NAME.npy (NAME made file-name safe).\n"
     "\n"
-    "  --input NAME=FILE.npy  read input NAME from a .npy file (C order, little\n"
-    "                         endian; dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1;\n"
+    "  --input NAME=FILE.npy  read input NAME from a .npy file (C order, "
+    "little\n"
+    "                         endian; dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 "
+    "b1;\n"
     "                         a bfloat16 input takes u2 bit patterns)\n"
-    "  --output-dir DIR       write outputs as .npy files (created if missing)\n"
-    "  --threads N            threads, caller included (default 0 = one per CPU)\n"
+    "  --output-dir DIR       write outputs as .npy files (created if "
+    "missing)\n"
+    "  --threads N            threads, caller included (default 0 = one per "
+    "CPU)\n"
     "  --repeat N             run once to warm up, then N timed runs; print\n"
-    "                         latency_ms median=X min=Y max=Z (N runs, T threads)\n"
+    "                         latency_ms median=X min=Y max=Z (N runs, T "
+    "threads)\n"
     "  --seed S               seed for the random inputs (default 0)\n"
     "  --device D             where the model runs: auto (default: where its\n"
-    "                         code runs), cpu, vulkan, or vulkan:DEVICE (a\n"
-    "                         device index or part of its name; see\n"
-    "                         KILN_VULKAN_DEVICE in docs/gpu.md)\n"
-    "  --sizes                with --inspect: code, weights and scratch bytes,\n"
+    "                         code runs), cpu, vulkan, vulkan:DEVICE, cuda or\n"
+    "                         cuda:DEVICE (a device index or part of its "
+    "name;\n"
+    "                         see KILN_VULKAN_DEVICE, KILN_CUDA_DEVICE in\n"
+    "                         docs/gpu.md)\n"
+    "  --sizes                with --inspect: code, weights and scratch "
+    "bytes,\n"
     "                         per section and per kernel\n"
     "  --inspect              print the descriptor, open_ms (time spent in\n"
     "                         kiln_model_open) and ready_ns (the steady clock\n"
-    "                         when the model was ready, for tools that time the\n"
+    "                         when the model was ready, for tools that time "
+    "the\n"
     "                         process) instead of running\n"
-    "  --no-ready-ns          with --inspect: leave ready_ns out (kiln inspect)\n"
-    "  --bench                benchmark (what `kiln bench` runs): print latency\n"
+    "  --no-ready-ns          with --inspect: leave ready_ns out (kiln "
+    "inspect)\n"
+    "  --bench                benchmark (what `kiln bench` runs): print "
+    "latency\n"
     "                         percentiles (latency_ms p50= p90= p99=) and\n"
     "                         throughput_per_s instead of the outputs\n"
     "  --warmup N             untimed runs per concurrent caller (default 10)\n"
     "  --duration S           seconds of timed runs (default 3)\n"
     "  --count N              timed runs in all, instead of a duration\n"
-    "  --concurrency N        concurrent callers, a run context each (default 1)\n"
-    "  --profile FILE         write a Chrome trace of the runs' kernels (parallel\n"
-    "                         loops, named by their ONNX nodes) to FILE at exit;\n"
-    "                         - prints the kernels taking the most time instead\n"
+    "  --concurrency N        concurrent callers, a run context each (default "
+    "1)\n"
+    "  --profile FILE         write a Chrome trace of the runs' kernels "
+    "(parallel\n"
+    "                         loops, named by their ONNX nodes) to FILE at "
+    "exit;\n"
+    "                         - prints the kernels taking the most time "
+    "instead\n"
     "                         (the same as KILN_PROFILE=FILE, docs/tools.md)\n";
 
 //===----------------------------------------------------------------------===//
@@ -385,9 +400,11 @@ Options parseArgs(int argc, char **argv) {
         options.outputDir = value;
       } else if (flag == "--device") {
         if (value != "auto" && value != "cpu" && value != "vulkan" &&
-            value.rfind("vulkan:", 0) != 0)
-          throw Error("--device expects auto, cpu, vulkan or vulkan:DEVICE, "
-                      "got '" + value + "'");
+            value.rfind("vulkan:", 0) != 0 && value != "cuda" &&
+            value.rfind("cuda:", 0) != 0)
+          throw Error("--device expects auto, cpu, vulkan, vulkan:DEVICE, "
+                      "cuda or cuda:DEVICE, got '" +
+                      value + "'");
         options.device = value;
       } else if (flag == "--threads") {
         options.threads = (int32_t)parseUnsigned(flag, value, 4096);
@@ -492,13 +509,17 @@ void printDescriptor(const kiln_model *model) {
               (unsigned long long)kiln_model_scratch_size(model),
               desc->num_check_messages);
   // The device the code is for: the host, or the device of its modules.
-  bool spirv = false;
-  for (uint32_t e = 0; e < desc->num_executables; ++e)
-    spirv |= desc->executables[e].format == KILN_EXECUTABLE_SPIRV;
-  std::printf("device: %s\n",
-              desc->entry_executable != KILN_NO_EXECUTABLE ? "cpu"
-              : spirv                                      ? "vulkan"
-                                                           : "unknown");
+  bool spirv = false, cuda = false;
+  for (uint32_t e = 0; e < desc->num_executables; ++e) {
+    uint32_t format = desc->executables[e].format;
+    spirv |= format == KILN_EXECUTABLE_SPIRV;
+    cuda |= format == KILN_EXECUTABLE_PTX || format == KILN_EXECUTABLE_CUBIN;
+  }
+  std::printf("device: %s\n", desc->entry_executable != KILN_NO_EXECUTABLE
+                                  ? "cpu"
+                              : spirv ? "vulkan"
+                              : cuda  ? "cuda"
+                                      : "unknown");
   for (uint32_t e = 0; e < desc->num_executables; ++e) {
     const kiln_executable_desc &x = desc->executables[e];
     std::printf("executable %u %s %s", e, formatName(x.format),
@@ -507,7 +528,10 @@ void printDescriptor(const kiln_model *model) {
       std::printf(" %s%s\n", x.entry ? "static-entry" : "dynamic-entry",
                   e == desc->entry_executable ? " (entry)" : "");
     else {
-      std::printf(" %llu bytes, %u kernels:", (unsigned long long)x.size,
+      std::printf(" %llu bytes,%s %u kernels:", (unsigned long long)x.size,
+                  (x.flags & KILN_EXECUTABLE_ALTERNATIVE)
+                      ? " alternative of the one before,"
+                      : "",
                   x.num_kernels);
       for (uint32_t k = 0; k < x.num_kernels; ++k)
         std::printf(" %s", x.kernel_names[k]);
@@ -577,12 +601,31 @@ int runMain(int argc, char **argv) {
       options.device.empty() ? nullptr : options.device.c_str();
   kiln_model *rawModel = nullptr;
   auto openStart = std::chrono::steady_clock::now();
-  check(kiln_model_open(options.model.c_str(), &modelOptions, &rawModel));
+  kiln_status openStatus =
+      kiln_model_open(options.model.c_str(), &modelOptions, &rawModel);
+  // --inspect describes a device model even where its device cannot open
+  // (no driver, no GPU): the descriptor, opened with device "none", and why.
+  std::string deviceError;
+  if (openStatus && options.inspect && options.device.empty()) {
+    modelOptions.device = "none";
+    if (!kiln_model_open(options.model.c_str(), &modelOptions, &rawModel) &&
+        std::strcmp(kiln_model_device(rawModel), "none") == 0) {
+      deviceError = kiln_status_message(openStatus);
+      kiln_status_free(openStatus);
+      openStatus = nullptr;
+    } else if (rawModel) {
+      kiln_model_close(rawModel);
+      rawModel = nullptr;
+    }
+  }
+  check(openStatus);
   auto ready = std::chrono::steady_clock::now();
   std::chrono::duration<double, std::milli> openTime = ready - openStart;
   std::unique_ptr<kiln_model, ModelCloser> model(rawModel);
   if (options.inspect) {
     printDescriptor(model.get());
+    if (!deviceError.empty())
+      std::printf("device_error: %s\n", deviceError.c_str());
     if (options.sizes)
       kiln_run::printSizes(options.model, kiln_model_get_descriptor(model.get()));
     // In-process start-up (load, validate, arena, thread pool): the figure

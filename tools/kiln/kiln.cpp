@@ -47,8 +47,12 @@ constexpr const char *kUsage =
     "      --target TRIPLE      target triple (default: the host), e.g.\n"
     "                           aarch64-linux-gnu, aarch64-linux-android24, "
     "arm64-apple-ios\n"
-    "      --device NAME        the device to compile for: cpu (default) or\n"
-    "                           vulkan (SPIR-V; cuda, hip are not there yet)\n"
+    "      --device NAME        the device to compile for: cpu (default),\n"
+    "                           vulkan (SPIR-V) or cuda[:sm_XX] (PTX, and a cubin\n"
+    "                           when ptxas is found; default sm_80; hip is not\n"
+    "                           there yet)\n"
+    "      --cuda-path DIR      the CUDA toolkit (libdevice, ptxas; default\n"
+    "                           /usr/local/cuda)\n"
     "      --cpu NAME           native (default for the host; generic for "
     "another --target),\n"
     "                           x86-64-v3 (AVX2), x86-64-v4 (AVX-512), an LLVM "
@@ -159,6 +163,8 @@ int runCompile(ArrayRef<StringRef> args) {
       options.cpu = v;
     } else if (value("--device", v)) {
       options.device = v;
+    } else if (value("--cuda-path", v)) {
+      options.cudaPath = v;
     } else if (value("--name", v)) {
       options.name = v;
     } else if (value("--precision", v)) {

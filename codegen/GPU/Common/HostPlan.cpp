@@ -131,9 +131,10 @@ LogicalResult buildDeviceProgram(ModuleOp module, DeviceProgram &program) {
     executables[gpuModule.getName()] = program.executables.size();
     DeviceExecutable &executable = program.executables.emplace_back();
     executable.name = gpuModule.getName().str();
-    for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>())
-      if (kernel.isKernel())
-        executable.kernelNames.push_back(kernel.getName().str());
+    // gpu.func kernels, or the llvm.func a target converted them to.
+    for (Operation &op : gpuModule.getBody()->getOperations())
+      if (gpu::GPUDialect::isKernel(&op))
+        executable.kernelNames.push_back(SymbolTable::getSymbolName(&op).str());
   }
   WalkResult walk = module.walk([&](gpu::LaunchFuncOp launch) {
     std::optional<SmallVector<DeviceBufferRef>> refs =

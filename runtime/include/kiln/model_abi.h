@@ -179,11 +179,22 @@ typedef enum kiln_executable_format {
   KILN_EXECUTABLE_HSACO = 4  /* an AMD HSA code object for one gfxNNN */
 } kiln_executable_format;
 
+/* Executable flag: this executable is another build of the executable
+ * before it: the same kernels (names, order, parameters), e.g. a cubin that
+ * ptxas assembled from the PTX before it. The first executable of such a
+ * group is the one dispatches name (a PTX module, which any newer GPU can
+ * run through the driver's JIT); a runtime runs whichever build of the group
+ * suits the device (CUDA: a cubin whose sm_XY has the device's major
+ * version and a minor version <= the device's; else the PTX, whose sm_XY
+ * must be <= the device's compute capability). No dispatch names an
+ * alternative. */
+#define KILN_EXECUTABLE_ALTERNATIVE 1u
+
 /* One executable of the model: host code, or a device module whose kernels
  * the dispatch table launches. */
 typedef struct kiln_executable_desc {
   uint32_t format; /* a kiln_executable_format */
-  uint32_t flags;  /* none defined yet: 0 */
+  uint32_t flags;  /* KILN_EXECUTABLE_ALTERNATIVE or 0 */
   /* What the code was built for: HOST: the target triple; SPIRV: the Vulkan
    * environment ("vulkan1.3"); PTX/CUBIN: "sm_80"; HSACO: "gfx90a". */
   const char *target;

@@ -213,7 +213,13 @@ typedef struct kiln_model_options {
    *                  implementations); a CPU model is refused (UNSUPPORTED);
    *  "vulkan:SEL"    the Vulkan device SEL: its index among the loader's
    *                  devices, or a case-insensitive part of its name
-   *                  (overrides $KILN_VULKAN_DEVICE).
+   *                  (overrides $KILN_VULKAN_DEVICE);
+   *  "cuda"          a CUDA device through libcuda.so.1 (the one
+   *                  $KILN_CUDA_DEVICE names, else device 0) for a model
+   *                  compiled with `--device cuda`; other models are refused
+   *                  (UNSUPPORTED);
+   *  "cuda:SEL"      the CUDA device SEL: its ordinal, or a case-insensitive
+   *                  part of its name (overrides $KILN_CUDA_DEVICE).
    * See docs/gpu.md. */
   const char *device;
   /* The CPU variant of a multi-variant artifact to open, by its name
@@ -362,7 +368,7 @@ kiln_status kiln_model_run_with_context(kiln_model *model,
  * Devices
  *===----------------------------------------------------------------------===*/
 
-/* Where an opened model runs: "cpu" or "vulkan". Static storage. */
+/* Where an opened model runs: "cpu", "vulkan" or "cuda". Static storage. */
 const char *kiln_model_device(const kiln_model *model);
 
 /* The Vulkan objects a model opened on "vulkan" runs on, for callers that
@@ -386,13 +392,28 @@ typedef struct kiln_vulkan_handles {
 kiln_status kiln_model_vulkan_handles(const kiln_model *model,
                                       kiln_vulkan_handles *out_handles);
 
+/* The CUDA device a model opened on "cuda" runs on, for callers that keep
+ * their data there (kiln_model_run_device). The context is the device's
+ * primary context (the one the CUDA runtime API, cudaMalloc, uses on that
+ * device), retained by the model until kiln_model_close(); do not destroy
+ * it. Errors: INVALID_ARGUMENT (NULL argument), FAILED_PRECONDITION (the
+ * model does not run on CUDA). */
+typedef struct kiln_cuda_handles {
+  int32_t device;   /* the CUdevice ordinal */
+  uint32_t compute_capability; /* 10 * major + minor, e.g. 90 */
+  void *context;    /* CUcontext */
+} kiln_cuda_handles;
+kiln_status kiln_model_cuda_handles(const kiln_model *model,
+                                    kiln_cuda_handles *out_handles);
+
 /* An input or output in caller device memory: `byte_size` bytes from
- * `offset` in the VkBuffer `buffer` (a buffer of the model's VkDevice), at
- * least the tensor's size; dense row-major as kiln_tensor's data. Matched by
- * name like kiln_tensor. Borrowed for the call. */
+ * `offset` in `buffer`, at least the tensor's size; dense row-major as
+ * kiln_tensor's data. On Vulkan `buffer` is a VkBuffer of the model's
+ * VkDevice; on CUDA a CUdeviceptr of the model's device (kiln_cuda_handles).
+ * Matched by name like kiln_tensor. Borrowed for the call. */
 typedef struct kiln_device_tensor {
   const char *name;
-  uint64_t buffer; /* VkBuffer */
+  uint64_t buffer; /* VkBuffer, or CUdeviceptr */
   uint64_t offset;
   uint64_t byte_size;
 } kiln_device_tensor;
@@ -404,7 +425,7 @@ typedef struct kiln_device_tensor {
  * complete (their submissions waited for) before the call, and nothing may
  * access the outputs during it. Thread-safe as kiln_model_run.
  * Errors: as kiln_model_run (a buffer shorter than its tensor:
- * INVALID_ARGUMENT), FAILED_PRECONDITION for a model not on Vulkan. */
+ * INVALID_ARGUMENT), FAILED_PRECONDITION for a model on the CPU. */
 kiln_status kiln_model_run_device(kiln_model *model,
                                   const kiln_device_tensor *inputs,
                                   size_t n_inputs,

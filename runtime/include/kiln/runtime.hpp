@@ -215,7 +215,7 @@ struct Options {
   int32_t threads = 0;       // 0: one per CPU; 1: no worker threads
   void *scratch = nullptr;   // optional caller-owned arena
   size_t scratchSize = 0;
-  const char *device = nullptr; // "auto", "cpu", "vulkan", "vulkan:DEVICE"
+  const char *device = nullptr; // "auto", "cpu", "vulkan[:DEVICE]", "cuda[:DEVICE]"
   const char *cpuVariant = nullptr; // a multi-variant artifact's CPU variant
 
   kiln_model_options c() const {

@@ -1,10 +1,13 @@
-/*===- runtime/src/gpu/gpu.h - The runtime's device back end ---------------===*
+/*===- runtime/src/gpu/gpu.h - The runtime's device back ends --------------===*
  *
  * What model.c and descriptor.c call to run a model whose descriptor is a
- * dispatch table over device executables (model_abi.h). Only Vulkan (SPIR-V)
- * exists; it loads libvulkan.so.1 with dlopen when such a model is opened, so
- * a program that only runs CPU models never needs Vulkan. Built without the
- * Vulkan headers, vulkan.c compiles to stubs that refuse device models.
+ * dispatch table over device executables (model_abi.h). Two back ends, each
+ * behind one kiln_gpu_backend table: Vulkan (SPIR-V; vulkan*.c) and CUDA
+ * (PTX, cubin; cuda.c). Each loads its driver library with dlopen
+ * (libvulkan.so.1, libcuda.so.1) when such a model is opened, so a program
+ * that only runs CPU models never needs either. Built without the Vulkan
+ * headers, vulkan.c compiles to stubs that refuse Vulkan models; the CUDA
+ * back end needs no header at build time and is always built.
  *===----------------------------------------------------------------------===*/
 #ifndef KILN_RUNTIME_GPU_GPU_H
 #define KILN_RUNTIME_GPU_GPU_H
@@ -78,53 +81,102 @@ KILN_INTERNAL uint64_t kiln_spirv_written_bindings(const void *data,
                                                    uint64_t size);
 
 /*===----------------------------------------------------------------------===*
- * The Vulkan back end (vulkan.c)
+ * Device back ends: one small table each
+ *===----------------------------------------------------------------------===*/
+
+/* What model.c calls to run a device model, whichever device it is on. The
+ * back end's model and run-context objects are opaque here (`void *`). */
+typedef struct kiln_gpu_backend {
+  /* The device name kiln_model_device() reports ("vulkan", "cuda"). */
+  const char *device;
+  /* Opens the back end for a descriptor kiln_check_descriptor accepted:
+   * loads the driver library, picks the device (`selector`: what followed
+   * "DEVICE:" in the device option, or NULL; else the back end's
+   * environment variable; else its default), loads the modules and uploads
+   * the device-constant memory. */
+  kiln_status (*open)(const kiln_model_desc *desc, const char *selector,
+                      void **out_model);
+  void (*close)(void *model);
+  /* Everything one run at a time needs: the arena, the device copies of the
+   * inputs and outputs, what replays the run. */
+  kiln_status (*context_create)(void *model, void **out_context);
+  void (*context_destroy)(void *context);
+  /* Whether every later run on `context` fails (a run that timed out), so
+   * kiln_model_run's pool drops it. */
+  int (*context_unusable)(const void *context);
+  /* One run with host inputs and outputs (dense, each of its tensor's
+   * size). */
+  kiln_status (*run)(void *context, void *const *inputs, void *const *outputs);
+  /* One run on caller device buffers: for input/output i, buffers[i] is a
+   * VkBuffer or a CUdeviceptr (as uint64_t) and offsets[i] the byte offset
+   * of its data. */
+  kiln_status (*run_device)(void *context, const uint64_t *input_buffers,
+                            const uint64_t *input_offsets,
+                            const uint64_t *output_buffers,
+                            const uint64_t *output_offsets);
+} kiln_gpu_backend;
+
+/* Vulkan (vulkan.c): SPIR-V executables. */
+KILN_INTERNAL extern const kiln_gpu_backend kiln_vulkan_backend;
+/* CUDA (cuda.c): PTX and cubin executables, through libcuda.so.1. */
+KILN_INTERNAL extern const kiln_gpu_backend kiln_cuda_backend;
+
+/* The back end that runs the device executables of a descriptor
+ * kiln_check_descriptor accepted (NULL for a model with host code). */
+KILN_INTERNAL const kiln_gpu_backend *
+kiln_gpu_backend_for(const kiln_model_desc *desc);
+
+/*===----------------------------------------------------------------------===*
+ * The Vulkan back end (vulkan.c, vulkan_run.c)
  *===----------------------------------------------------------------------===*/
 
 /* 1 when this runtime was built with the Vulkan back end. */
 KILN_INTERNAL int kiln_vulkan_built(void);
 
-typedef struct kiln_gpu_model kiln_gpu_model;
-typedef struct kiln_gpu_context kiln_gpu_context;
+typedef struct kiln_vulkan_model kiln_vulkan_model;
+typedef struct kiln_vulkan_context kiln_vulkan_context;
 
-/* Opens the Vulkan back end for a descriptor kiln_check_descriptor accepted:
- * loads the loader, picks the device (`selector`: what followed "vulkan:" in
- * the device option, or NULL; else $KILN_VULKAN_DEVICE; else the best),
- * creates the device, the pipelines, and uploads the device-constant memory. */
-KILN_INTERNAL kiln_status kiln_gpu_open(const kiln_model_desc *desc,
-                                        const char *selector,
-                                        kiln_gpu_model **out_gpu);
-KILN_INTERNAL void kiln_gpu_close(kiln_gpu_model *gpu);
-
-/* Everything one run at a time needs: the arena, the device copies of the
- * inputs and outputs, their staging, the descriptor sets and the command
- * buffer that holds the whole run, recorded here once. */
-KILN_INTERNAL kiln_status kiln_gpu_context_create(kiln_gpu_model *gpu,
-                                                  kiln_gpu_context **out);
-KILN_INTERNAL void kiln_gpu_context_destroy(kiln_gpu_context *context);
-/* Whether a run on `context` outlived its fence wait (KILN_VULKAN_TIMEOUT_MS):
- * every later run on it fails, so kiln_model_run's pool drops it. */
-KILN_INTERNAL int kiln_gpu_context_unusable(const kiln_gpu_context *context);
-
-/* One run with host inputs and outputs (dense, each of its tensor's size). */
-KILN_INTERNAL kiln_status kiln_gpu_run(kiln_gpu_context *context,
-                                       void *const *inputs,
-                                       void *const *outputs);
-
-/* One run on caller device buffers: for input/output i, buffers[i] is a
- * VkBuffer (as uint64_t) and offsets[i] the byte offset of its data. */
-KILN_INTERNAL kiln_status kiln_gpu_run_device(kiln_gpu_context *context,
-                                              const uint64_t *input_buffers,
-                                              const uint64_t *input_offsets,
-                                              const uint64_t *output_buffers,
-                                              const uint64_t *output_offsets);
+/* kiln_vulkan_backend's functions, typed. The context's command buffer
+ * holds the whole run, recorded once when it is created. */
+KILN_INTERNAL kiln_status kiln_vulkan_open(const kiln_model_desc *desc,
+                                           const char *selector,
+                                           kiln_vulkan_model **out_gpu);
+KILN_INTERNAL void kiln_vulkan_close(kiln_vulkan_model *gpu);
+KILN_INTERNAL kiln_status kiln_vulkan_context_create(kiln_vulkan_model *gpu,
+                                                     kiln_vulkan_context **out);
+KILN_INTERNAL void kiln_vulkan_context_destroy(kiln_vulkan_context *context);
+/* Whether a run on `context` outlived its fence wait (KILN_VULKAN_TIMEOUT_MS).
+ */
+KILN_INTERNAL int
+kiln_vulkan_context_unusable(const kiln_vulkan_context *context);
+KILN_INTERNAL kiln_status kiln_vulkan_run(kiln_vulkan_context *context,
+                                          void *const *inputs,
+                                          void *const *outputs);
+/* input/output i: a VkBuffer (as uint64_t) and the byte offset of its data. */
+KILN_INTERNAL kiln_status kiln_vulkan_run_device(
+    kiln_vulkan_context *context, const uint64_t *input_buffers,
+    const uint64_t *input_offsets, const uint64_t *output_buffers,
+    const uint64_t *output_offsets);
 
 /* The barriers between dispatches the last recorded run has (for tests). */
-KILN_INTERNAL uint32_t kiln_gpu_dispatch_barriers(kiln_gpu_model *gpu);
+KILN_INTERNAL uint32_t kiln_vulkan_dispatch_barriers(kiln_vulkan_model *gpu);
 
 /* The handles of the model's device (kiln_vulkan_handles in runtime.h). */
-KILN_INTERNAL void kiln_gpu_handles(const kiln_gpu_model *gpu,
-                                    kiln_vulkan_handles *out);
+KILN_INTERNAL void kiln_vulkan_get_handles(const kiln_vulkan_model *gpu,
+                                           kiln_vulkan_handles *out);
+
+/*===----------------------------------------------------------------------===*
+ * The CUDA back end (cuda.c)
+ *===----------------------------------------------------------------------===*/
+
+/* "sm_XY[a]" -> 10 * X + Y (sm_90 -> 90); 0 when `target` is not that form.
+ * *arch_specific is set for an "a" suffix (sm_90a: that chip only). */
+KILN_INTERNAL unsigned kiln_cuda_parse_sm(const char *target,
+                                          int *arch_specific);
+
+/* The device ordinal of the model's CUDA device (kiln_cuda_handles). */
+KILN_INTERNAL void kiln_cuda_get_handles(const void *model,
+                                         kiln_cuda_handles *out);
 
 #ifdef __cplusplus
 }

@@ -15,8 +15,8 @@
 
 int kiln_vulkan_built(void) { return 0; }
 
-kiln_status kiln_gpu_open(const kiln_model_desc *desc, const char *selector,
-                          kiln_gpu_model **out_gpu) {
+kiln_status kiln_vulkan_open(const kiln_model_desc *desc, const char *selector,
+                             kiln_vulkan_model **out_gpu) {
   (void)selector;
   (void)out_gpu;
   return kiln_make_status(KILN_STATUS_UNSUPPORTED,
@@ -24,7 +24,11 @@ kiln_status kiln_gpu_open(const kiln_model_desc *desc, const char *selector,
                           "Vulkan back end",
                           desc->name ? desc->name : "?");
 }
-void kiln_gpu_close(kiln_gpu_model *gpu) { (void)gpu; }
+void kiln_vulkan_close(kiln_vulkan_model *gpu) { (void)gpu; }
+uint32_t kiln_vulkan_dispatch_barriers(kiln_vulkan_model *gpu) {
+  (void)gpu;
+  return 0;
+}
 
 #else /* KILN_HAVE_VULKAN */
 
@@ -56,7 +60,7 @@ static uint64_t kiln_vk_region_bytes(const kiln_model_desc *desc,
                                         : &desc->outputs[b->index]);
 }
 
-VkDeviceSize kiln_vk_binding_range(const kiln_gpu_model *gpu,
+VkDeviceSize kiln_vk_binding_range(const kiln_vulkan_model *gpu,
                                    const kiln_binding_desc *b) {
   if (b->size)
     return b->size;
@@ -66,7 +70,7 @@ VkDeviceSize kiln_vk_binding_range(const kiln_gpu_model *gpu,
 }
 
 /* What the device's limits allow, checked before anything is created. */
-static kiln_status kiln_vk_check_limits(kiln_gpu_model *gpu) {
+static kiln_status kiln_vk_check_limits(kiln_vulkan_model *gpu) {
   const kiln_model_desc *desc = gpu->desc;
   const VkPhysicalDeviceLimits *lim = &gpu->properties.limits;
   const char *dev = gpu->properties.deviceName;
@@ -149,7 +153,7 @@ static kiln_status kiln_vk_check_limits(kiln_gpu_model *gpu) {
   return NULL;
 }
 
-static kiln_status kiln_vk_create_pipelines(kiln_gpu_model *gpu) {
+static kiln_status kiln_vk_create_pipelines(kiln_vulkan_model *gpu) {
   const kiln_model_desc *desc = gpu->desc;
   const kiln_vk_fns *vk = &gpu->vk;
   uint32_t ne = desc->num_executables;
@@ -258,7 +262,7 @@ static kiln_status kiln_vk_create_pipelines(kiln_gpu_model *gpu) {
 
 /* Copies `size` bytes from `data` into `dst` through a temporary staging
  * buffer, for device memory the host cannot map. */
-static kiln_status kiln_vk_upload_staged(kiln_gpu_model *gpu,
+static kiln_status kiln_vk_upload_staged(kiln_vulkan_model *gpu,
                                          kiln_vk_buffer *dst, const void *data,
                                          uint64_t size, const char *what) {
   const kiln_vk_fns *vk = &gpu->vk;
@@ -317,7 +321,7 @@ static kiln_status kiln_vk_upload_staged(kiln_gpu_model *gpu,
 }
 
 /* The device-constant memory needs: filled once, read by every run. */
-static kiln_status kiln_vk_upload_constants(kiln_gpu_model *gpu) {
+static kiln_status kiln_vk_upload_constants(kiln_vulkan_model *gpu) {
   const kiln_model_desc *desc = gpu->desc;
   gpu->constants = (kiln_vk_buffer *)calloc(
       desc->num_memory_needs ? desc->num_memory_needs : 1,
@@ -373,9 +377,9 @@ static kiln_status kiln_vk_upload_constants(kiln_gpu_model *gpu) {
   return NULL;
 }
 
-kiln_status kiln_gpu_open(const kiln_model_desc *desc, const char *selector,
-                          kiln_gpu_model **out_gpu) {
-  kiln_gpu_model *gpu = (kiln_gpu_model *)calloc(1, sizeof(*gpu));
+kiln_status kiln_vulkan_open(const kiln_model_desc *desc, const char *selector,
+                             kiln_vulkan_model **out_gpu) {
+  kiln_vulkan_model *gpu = (kiln_vulkan_model *)calloc(1, sizeof(*gpu));
   if (!gpu)
     return kiln_out_of_memory_status();
   gpu->desc = desc;
@@ -424,14 +428,14 @@ kiln_status kiln_gpu_open(const kiln_model_desc *desc, const char *selector,
   if (!status)
     status = kiln_vk_upload_constants(gpu);
   if (status) {
-    kiln_gpu_close(gpu);
+    kiln_vulkan_close(gpu);
     return status;
   }
   *out_gpu = gpu;
   return NULL;
 }
 
-void kiln_gpu_close(kiln_gpu_model *gpu) {
+void kiln_vulkan_close(kiln_vulkan_model *gpu) {
   if (!gpu)
     return;
   const kiln_vk_fns *vk = &gpu->vk;
@@ -470,11 +474,12 @@ void kiln_gpu_close(kiln_gpu_model *gpu) {
   free(gpu);
 }
 
-uint32_t kiln_gpu_dispatch_barriers(kiln_gpu_model *gpu) {
+uint32_t kiln_vulkan_dispatch_barriers(kiln_vulkan_model *gpu) {
   return atomic_load(&gpu->dispatch_barriers);
 }
 
-void kiln_gpu_handles(const kiln_gpu_model *gpu, kiln_vulkan_handles *out) {
+void kiln_vulkan_get_handles(const kiln_vulkan_model *gpu,
+                             kiln_vulkan_handles *out) {
   out->instance = (void *)gpu->instance;
   out->physical_device = (void *)gpu->physical;
   out->device = (void *)gpu->device;
@@ -485,3 +490,54 @@ void kiln_gpu_handles(const kiln_gpu_model *gpu, kiln_vulkan_handles *out) {
 }
 
 #endif /* KILN_HAVE_VULKAN */
+
+/*===----------------------------------------------------------------------===*
+ * The back-end table (gpu.h)
+ *===----------------------------------------------------------------------===*/
+
+static kiln_status kiln_vulkan_backend_open(const kiln_model_desc *desc,
+                                            const char *selector,
+                                            void **out_model) {
+  kiln_vulkan_model *gpu = NULL;
+  kiln_status status = kiln_vulkan_open(desc, selector, &gpu);
+  *out_model = gpu;
+  return status;
+}
+static void kiln_vulkan_backend_close(void *model) {
+  kiln_vulkan_close((kiln_vulkan_model *)model);
+}
+static kiln_status kiln_vulkan_backend_context_create(void *model,
+                                                      void **out_context) {
+  kiln_vulkan_context *context = NULL;
+  kiln_status status =
+      kiln_vulkan_context_create((kiln_vulkan_model *)model, &context);
+  *out_context = context;
+  return status;
+}
+static void kiln_vulkan_backend_context_destroy(void *context) {
+  kiln_vulkan_context_destroy((kiln_vulkan_context *)context);
+}
+static int kiln_vulkan_backend_context_unusable(const void *context) {
+  return kiln_vulkan_context_unusable((const kiln_vulkan_context *)context);
+}
+static kiln_status kiln_vulkan_backend_run(void *context, void *const *inputs,
+                                           void *const *outputs) {
+  return kiln_vulkan_run((kiln_vulkan_context *)context, inputs, outputs);
+}
+static kiln_status kiln_vulkan_backend_run_device(
+    void *context, const uint64_t *input_buffers, const uint64_t *input_offsets,
+    const uint64_t *output_buffers, const uint64_t *output_offsets) {
+  return kiln_vulkan_run_device((kiln_vulkan_context *)context, input_buffers,
+                                input_offsets, output_buffers, output_offsets);
+}
+
+const kiln_gpu_backend kiln_vulkan_backend = {
+    "vulkan",
+    kiln_vulkan_backend_open,
+    kiln_vulkan_backend_close,
+    kiln_vulkan_backend_context_create,
+    kiln_vulkan_backend_context_destroy,
+    kiln_vulkan_backend_context_unusable,
+    kiln_vulkan_backend_run,
+    kiln_vulkan_backend_run_device,
+};

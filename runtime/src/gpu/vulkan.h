@@ -100,7 +100,7 @@ typedef struct kiln_vk_buffer {
   void *mapped; /* when asked for HOST_VISIBLE memory: its mapping */
 } kiln_vk_buffer;
 
-struct kiln_gpu_model {
+struct kiln_vulkan_model {
   const kiln_model_desc *desc;
   const char *name;
   void *loader; /* dlopen handle of libvulkan */
@@ -145,13 +145,13 @@ struct kiln_gpu_model {
 /* vulkan_device.c: opening the device, in this order. */
 /* KILN_VULKAN_MEMORY_LIMIT in bytes (0: none), or -1 when malformed. */
 KILN_INTERNAL int64_t kiln_vk_memory_limit(void);
-KILN_INTERNAL kiln_status kiln_vk_load(kiln_gpu_model *gpu);
-KILN_INTERNAL kiln_status kiln_vk_create_instance(kiln_gpu_model *gpu);
-/* `selector`: see kiln_gpu_open. */
-KILN_INTERNAL kiln_status kiln_vk_pick_device(kiln_gpu_model *gpu,
+KILN_INTERNAL kiln_status kiln_vk_load(kiln_vulkan_model *gpu);
+KILN_INTERNAL kiln_status kiln_vk_create_instance(kiln_vulkan_model *gpu);
+/* `selector`: see kiln_vulkan_open. */
+KILN_INTERNAL kiln_status kiln_vk_pick_device(kiln_vulkan_model *gpu,
                                               const char *selector);
 /* Also refuses a module that needs a feature the device lacks. */
-KILN_INTERNAL kiln_status kiln_vk_create_device(kiln_gpu_model *gpu);
+KILN_INTERNAL kiln_status kiln_vk_create_device(kiln_vulkan_model *gpu);
 /* KILN_VULKAN_TIMEOUT_MS in nanoseconds (default 120 s), or 0 when
  * malformed. */
 KILN_INTERNAL uint64_t kiln_vk_timeout_ns(void);
@@ -159,23 +159,23 @@ KILN_INTERNAL uint64_t kiln_vk_timeout_ns(void);
 KILN_INTERNAL int kiln_vk_masked(const char *name);
 
 /* vulkan_device.c and vulkan.c, for vulkan_run.c */
-KILN_INTERNAL kiln_status kiln_vk_error(const kiln_gpu_model *gpu,
+KILN_INTERNAL kiln_status kiln_vk_error(const kiln_vulkan_model *gpu,
                                         VkResult result, const char *format,
                                         ...) KILN_PRINTF(3, 4);
 /* A buffer of `size` bytes with `usage`, in memory with `required` property
  * flags (preferring `preferred` too); counts against the memory limit; `what`
  * names it in messages. */
 KILN_INTERNAL kiln_status kiln_vk_buffer_create(
-    kiln_gpu_model *gpu, VkDeviceSize size, VkBufferUsageFlags usage,
+    kiln_vulkan_model *gpu, VkDeviceSize size, VkBufferUsageFlags usage,
     VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
     const char *what, kiln_vk_buffer *out);
-KILN_INTERNAL void kiln_vk_buffer_destroy(kiln_gpu_model *gpu,
+KILN_INTERNAL void kiln_vk_buffer_destroy(kiln_vulkan_model *gpu,
                                           kiln_vk_buffer *buffer);
 /* Submits `cb` under the queue lock and waits for `fence`, at most
  * gpu->timeout_ns. When the wait times out, sets *timed_out (the work may
  * still be running: the caller must not free what it uses) and counts it in
  * gpu->abandoned. */
-KILN_INTERNAL kiln_status kiln_vk_submit_wait(kiln_gpu_model *gpu,
+KILN_INTERNAL kiln_status kiln_vk_submit_wait(kiln_vulkan_model *gpu,
                                               uint32_t count,
                                               const VkCommandBuffer *cbs,
                                               VkFence fence, const char *what,
@@ -183,7 +183,7 @@ KILN_INTERNAL kiln_status kiln_vk_submit_wait(kiln_gpu_model *gpu,
 KILN_INTERNAL const char *kiln_vk_result_name(VkResult result);
 /* The bytes a dispatch binding spans (its size, or the rest of its
  * region). */
-KILN_INTERNAL VkDeviceSize kiln_vk_binding_range(const kiln_gpu_model *gpu,
+KILN_INTERNAL VkDeviceSize kiln_vk_binding_range(const kiln_vulkan_model *gpu,
                                                  const kiln_binding_desc *b);
 
 #endif /* KILN_RUNTIME_GPU_VULKAN_H */

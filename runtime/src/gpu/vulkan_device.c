@@ -59,7 +59,7 @@ const char *kiln_vk_result_name(VkResult result) {
 
 /* "model 'm' on Vulkan device 'd': <what>: <result>", with the kiln status
  * the result means. */
-kiln_status kiln_vk_error(const kiln_gpu_model *gpu, VkResult result,
+kiln_status kiln_vk_error(const kiln_vulkan_model *gpu, VkResult result,
                           const char *format, ...) {
   kiln_status_code_t code = KILN_STATUS_INTERNAL;
   const char *meaning = "";
@@ -149,7 +149,7 @@ uint64_t kiln_vk_timeout_ns(void) {
   return ms * 1000000ull;
 }
 
-static int kiln_vk_memory_type(const kiln_gpu_model *gpu, uint32_t bits,
+static int kiln_vk_memory_type(const kiln_vulkan_model *gpu, uint32_t bits,
                                VkMemoryPropertyFlags flags) {
   for (uint32_t t = 0; t < gpu->memory.memoryTypeCount; ++t)
     if ((bits & (1u << t)) &&
@@ -158,7 +158,7 @@ static int kiln_vk_memory_type(const kiln_gpu_model *gpu, uint32_t bits,
   return -1;
 }
 
-kiln_status kiln_vk_buffer_create(kiln_gpu_model *gpu, VkDeviceSize size,
+kiln_status kiln_vk_buffer_create(kiln_vulkan_model *gpu, VkDeviceSize size,
                                   VkBufferUsageFlags usage,
                                   VkMemoryPropertyFlags required,
                                   VkMemoryPropertyFlags preferred,
@@ -229,7 +229,7 @@ kiln_status kiln_vk_buffer_create(kiln_gpu_model *gpu, VkDeviceSize size,
   return NULL;
 }
 
-void kiln_vk_buffer_destroy(kiln_gpu_model *gpu, kiln_vk_buffer *buffer) {
+void kiln_vk_buffer_destroy(kiln_vulkan_model *gpu, kiln_vk_buffer *buffer) {
   const kiln_vk_fns *vk = &gpu->vk;
   if (buffer->buffer)
     vk->vkDestroyBuffer(gpu->device, buffer->buffer, NULL);
@@ -239,7 +239,7 @@ void kiln_vk_buffer_destroy(kiln_gpu_model *gpu, kiln_vk_buffer *buffer) {
   memset(buffer, 0, sizeof(*buffer));
 }
 
-kiln_status kiln_vk_submit_wait(kiln_gpu_model *gpu, uint32_t count,
+kiln_status kiln_vk_submit_wait(kiln_vulkan_model *gpu, uint32_t count,
                                 const VkCommandBuffer *cbs, VkFence fence,
                                 const char *what, int *timed_out) {
   const kiln_vk_fns *vk = &gpu->vk;
@@ -280,7 +280,7 @@ kiln_status kiln_vk_submit_wait(kiln_gpu_model *gpu, uint32_t count,
  * Loader, instance, device
  *===----------------------------------------------------------------------===*/
 
-kiln_status kiln_vk_load(kiln_gpu_model *gpu) {
+kiln_status kiln_vk_load(kiln_vulkan_model *gpu) {
   const char *path = getenv("KILN_VULKAN_LOADER");
   if (!path || !path[0])
     path = "libvulkan.so.1";
@@ -313,7 +313,7 @@ kiln_status kiln_vk_load(kiln_gpu_model *gpu) {
   return NULL;
 }
 
-kiln_status kiln_vk_create_instance(kiln_gpu_model *gpu) {
+kiln_status kiln_vk_create_instance(kiln_vulkan_model *gpu) {
   kiln_vk_fns *vk = &gpu->vk;
   PFN_vkEnumerateInstanceVersion version_fn =
       (PFN_vkEnumerateInstanceVersion)vk->vkGetInstanceProcAddr(
@@ -359,7 +359,7 @@ kiln_status kiln_vk_create_instance(kiln_gpu_model *gpu) {
 }
 
 /* A compute queue family of `device`, or -1. */
-static int kiln_vk_compute_family(const kiln_gpu_model *gpu,
+static int kiln_vk_compute_family(const kiln_vulkan_model *gpu,
                                   VkPhysicalDevice device) {
   uint32_t n = 0;
   gpu->vk.vkGetPhysicalDeviceQueueFamilyProperties(device, &n, NULL);
@@ -409,7 +409,7 @@ static int kiln_vk_name_matches(const char *name, const char *part) {
   return 0;
 }
 
-kiln_status kiln_vk_pick_device(kiln_gpu_model *gpu, const char *selector) {
+kiln_status kiln_vk_pick_device(kiln_vulkan_model *gpu, const char *selector) {
   kiln_vk_fns *vk = &gpu->vk;
   const char *from = "the device option";
   if (!selector || !selector[0]) {
@@ -517,7 +517,7 @@ static int kiln_vk_has_extension(const VkExtensionProperties *exts, uint32_t n,
 
 /* Creates the device with every optional feature kiln's modules may use that
  * it has, after checking that each module's needs are among them. */
-kiln_status kiln_vk_create_device(kiln_gpu_model *gpu) {
+kiln_status kiln_vk_create_device(kiln_vulkan_model *gpu) {
   kiln_vk_fns *vk = &gpu->vk;
   uint32_t n_ext = 0;
   VkResult r = vk->vkEnumerateDeviceExtensionProperties(gpu->physical, NULL,

@@ -15,38 +15,41 @@
 
 #ifndef KILN_HAVE_VULKAN
 
-kiln_status kiln_gpu_context_create(kiln_gpu_model *gpu,
-                                    kiln_gpu_context **out) {
+kiln_status kiln_vulkan_context_create(kiln_vulkan_model *gpu,
+                                       kiln_vulkan_context **out) {
   (void)gpu;
   (void)out;
   return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                           "this runtime was built without its Vulkan back end");
 }
-void kiln_gpu_context_destroy(kiln_gpu_context *context) { (void)context; }
-int kiln_gpu_context_unusable(const kiln_gpu_context *context) {
+void kiln_vulkan_context_destroy(kiln_vulkan_context *context) {
+  (void)context;
+}
+int kiln_vulkan_context_unusable(const kiln_vulkan_context *context) {
   (void)context;
   return 0;
 }
-kiln_status kiln_gpu_run(kiln_gpu_context *context, void *const *inputs,
-                         void *const *outputs) {
+kiln_status kiln_vulkan_run(kiln_vulkan_context *context, void *const *inputs,
+                            void *const *outputs) {
   (void)context;
   (void)inputs;
   (void)outputs;
   return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                           "this runtime was built without its Vulkan back end");
 }
-kiln_status kiln_gpu_run_device(kiln_gpu_context *context,
-                                const uint64_t *input_buffers,
-                                const uint64_t *input_offsets,
-                                const uint64_t *output_buffers,
-                                const uint64_t *output_offsets) {
+kiln_status kiln_vulkan_run_device(kiln_vulkan_context *context,
+                                   const uint64_t *input_buffers,
+                                   const uint64_t *input_offsets,
+                                   const uint64_t *output_buffers,
+                                   const uint64_t *output_offsets) {
   (void)input_buffers;
   (void)input_offsets;
   (void)output_buffers;
   (void)output_offsets;
-  return kiln_gpu_run(context, NULL, NULL);
+  return kiln_vulkan_run(context, NULL, NULL);
 }
-void kiln_gpu_handles(const kiln_gpu_model *gpu, kiln_vulkan_handles *out) {
+void kiln_vulkan_get_handles(const kiln_vulkan_model *gpu,
+                             kiln_vulkan_handles *out) {
   (void)gpu;
   (void)out;
 }
@@ -58,8 +61,8 @@ void kiln_gpu_handles(const kiln_gpu_model *gpu, kiln_vulkan_handles *out) {
 
 #include "gpu/vulkan.h"
 
-struct kiln_gpu_context {
-  kiln_gpu_model *gpu;
+struct kiln_vulkan_context {
+  kiln_vulkan_model *gpu;
   kiln_vk_buffer device;  /* device-local needs, inputs, outputs */
   kiln_vk_buffer staging; /* inputs, outputs; host-visible */
   /* Offsets in `device` of each memory need (device-local ones), input and
@@ -71,7 +74,7 @@ struct kiln_gpu_context {
   VkDescriptorSet *sets; /* per dispatch */
   VkCommandPool command_pool;
   VkCommandBuffer commands;        /* the recorded run (host tensors) */
-  VkCommandPool device_pool;       /* kiln_gpu_run_device's, re-recorded */
+  VkCommandPool device_pool;       /* kiln_vulkan_run_device's, re-recorded */
   VkCommandBuffer device_commands; /* per run */
   VkFence fence;
   /* A run outlived its fence wait (KILN_VULKAN_TIMEOUT_MS): its work may
@@ -120,10 +123,10 @@ static size_t kiln_output_bytes(const kiln_model_desc *desc, uint32_t i) {
 }
 
 /* The buffer and offset a dispatch binding addresses in this context. */
-static void kiln_resolve(const kiln_gpu_context *ctx,
+static void kiln_resolve(const kiln_vulkan_context *ctx,
                          const kiln_binding_desc *b,
                          VkDescriptorBufferInfo *out) {
-  const kiln_gpu_model *gpu = ctx->gpu;
+  const kiln_vulkan_model *gpu = ctx->gpu;
   out->buffer = ctx->device.buffer;
   out->range = kiln_vk_binding_range(gpu, b);
   switch (b->kind) {
@@ -144,8 +147,8 @@ static void kiln_resolve(const kiln_gpu_context *ctx,
   }
 }
 
-static kiln_status kiln_create_buffers(kiln_gpu_context *ctx) {
-  kiln_gpu_model *gpu = ctx->gpu;
+static kiln_status kiln_create_buffers(kiln_vulkan_context *ctx) {
+  kiln_vulkan_model *gpu = ctx->gpu;
   const kiln_model_desc *desc = gpu->desc;
   uint32_t nm = desc->num_memory_needs, ni = desc->num_inputs,
            no = desc->num_outputs;
@@ -205,8 +208,8 @@ static kiln_status kiln_create_buffers(kiln_gpu_context *ctx) {
       "a run context's staging memory (inputs, outputs)", &ctx->staging);
 }
 
-static kiln_status kiln_create_descriptors(kiln_gpu_context *ctx) {
-  kiln_gpu_model *gpu = ctx->gpu;
+static kiln_status kiln_create_descriptors(kiln_vulkan_context *ctx) {
+  kiln_vulkan_model *gpu = ctx->gpu;
   const kiln_model_desc *desc = gpu->desc;
   const kiln_vk_fns *vk = &gpu->vk;
   uint32_t nd = desc->num_dispatches, nb = gpu->max_bindings;
@@ -299,7 +302,7 @@ typedef struct kiln_touched {
 /* Whether a binding addresses the run status: kernels only ever store a
  * failed check's number there, so any order of those stores is right and
  * they need no barrier. */
-static int kiln_is_status(const kiln_gpu_model *gpu,
+static int kiln_is_status(const kiln_vulkan_model *gpu,
                           const kiln_binding_desc *b) {
   return b->kind == KILN_BINDING_MEMORY &&
          (int64_t)b->index == gpu->status_need;
@@ -307,9 +310,9 @@ static int kiln_is_status(const kiln_gpu_model *gpu,
 
 /* The run status starts at 0 (before the barrier that precedes the first
  * dispatch) ... */
-static void kiln_record_status_reset(const kiln_gpu_context *ctx,
+static void kiln_record_status_reset(const kiln_vulkan_context *ctx,
                                      VkCommandBuffer cb) {
-  const kiln_gpu_model *gpu = ctx->gpu;
+  const kiln_vulkan_model *gpu = ctx->gpu;
   if (gpu->status_need >= 0)
     gpu->vk.vkCmdFillBuffer(cb, ctx->device.buffer,
                             ctx->need_offset[gpu->status_need], 4, 0);
@@ -317,9 +320,9 @@ static void kiln_record_status_reset(const kiln_gpu_context *ctx,
 
 /* ... and is copied to staging after the last (after the barrier that
  * follows it). */
-static void kiln_record_status_copy(const kiln_gpu_context *ctx,
+static void kiln_record_status_copy(const kiln_vulkan_context *ctx,
                                     VkCommandBuffer cb) {
-  const kiln_gpu_model *gpu = ctx->gpu;
+  const kiln_vulkan_model *gpu = ctx->gpu;
   if (gpu->status_need < 0)
     return;
   VkBufferCopy region = {ctx->need_offset[gpu->status_need],
@@ -333,9 +336,9 @@ static void kiln_record_status_copy(const kiln_gpu_context *ctx,
  * (what a kernel writes comes from its module's code,
  * kiln_spirv_written_bindings; weights are never written). Dispatches that
  * only read what the others since the barrier touch run without one. */
-static kiln_status kiln_record_dispatches(kiln_gpu_context *ctx,
+static kiln_status kiln_record_dispatches(kiln_vulkan_context *ctx,
                                           VkCommandBuffer cb) {
-  kiln_gpu_model *gpu = ctx->gpu;
+  kiln_vulkan_model *gpu = ctx->gpu;
   const kiln_model_desc *desc = gpu->desc;
   const kiln_vk_fns *vk = &gpu->vk;
   size_t capacity = 64, count = 0;
@@ -426,8 +429,8 @@ static void kiln_barrier_from_earlier_runs(const kiln_vk_fns *vk,
 
 /* The whole run on host tensors, recorded once: staging -> device, the
  * dispatches, device -> staging. */
-static kiln_status kiln_record_run(kiln_gpu_context *ctx) {
-  kiln_gpu_model *gpu = ctx->gpu;
+static kiln_status kiln_record_run(kiln_vulkan_context *ctx) {
+  kiln_vulkan_model *gpu = ctx->gpu;
   const kiln_model_desc *desc = gpu->desc;
   const kiln_vk_fns *vk = &gpu->vk;
   VkCommandBuffer cb = ctx->commands;
@@ -483,8 +486,8 @@ static kiln_status kiln_record_run(kiln_gpu_context *ctx) {
   return NULL;
 }
 
-static kiln_status kiln_create_commands(kiln_gpu_context *ctx) {
-  kiln_gpu_model *gpu = ctx->gpu;
+static kiln_status kiln_create_commands(kiln_vulkan_context *ctx) {
+  kiln_vulkan_model *gpu = ctx->gpu;
   const kiln_vk_fns *vk = &gpu->vk;
   VkCommandPoolCreateInfo pool_info = {
       VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -508,9 +511,9 @@ static kiln_status kiln_create_commands(kiln_gpu_context *ctx) {
   return kiln_record_run(ctx);
 }
 
-kiln_status kiln_gpu_context_create(kiln_gpu_model *gpu,
-                                    kiln_gpu_context **out) {
-  kiln_gpu_context *ctx = (kiln_gpu_context *)calloc(1, sizeof(*ctx));
+kiln_status kiln_vulkan_context_create(kiln_vulkan_model *gpu,
+                                       kiln_vulkan_context **out) {
+  kiln_vulkan_context *ctx = (kiln_vulkan_context *)calloc(1, sizeof(*ctx));
   if (!ctx)
     return kiln_out_of_memory_status();
   ctx->gpu = gpu;
@@ -520,7 +523,7 @@ kiln_status kiln_gpu_context_create(kiln_gpu_model *gpu,
   if (!status)
     status = kiln_create_commands(ctx);
   if (status) {
-    kiln_gpu_context_destroy(ctx);
+    kiln_vulkan_context_destroy(ctx);
     return status;
   }
   *out = ctx;
@@ -529,7 +532,7 @@ kiln_status kiln_gpu_context_create(kiln_gpu_model *gpu,
 
 /* Frees what the host owns of a context whose work may still be on the
  * device; its Vulkan objects leak (the device may still use them). */
-static void kiln_vk_leak_context(kiln_gpu_context *ctx) {
+static void kiln_vk_leak_context(kiln_vulkan_context *ctx) {
   free(ctx->sets);
   free(ctx->need_offset);
   free(ctx->input_offset);
@@ -539,10 +542,10 @@ static void kiln_vk_leak_context(kiln_gpu_context *ctx) {
   free(ctx);
 }
 
-void kiln_gpu_context_destroy(kiln_gpu_context *ctx) {
+void kiln_vulkan_context_destroy(kiln_vulkan_context *ctx) {
   if (!ctx)
     return;
-  kiln_gpu_model *gpu = ctx->gpu;
+  kiln_vulkan_model *gpu = ctx->gpu;
   const kiln_vk_fns *vk = &gpu->vk;
   /* A run waits for its fence before it returns: nothing is in flight,
    * unless a run timed out and its work has not finished since. */
@@ -575,7 +578,7 @@ void kiln_gpu_context_destroy(kiln_gpu_context *ctx) {
 
 /* The message of a failed run names the model's kernels: Vulkan does not
  * say which dispatch of a command buffer failed. */
-static kiln_status kiln_run_failed(kiln_gpu_context *ctx, kiln_status status,
+static kiln_status kiln_run_failed(kiln_vulkan_context *ctx, kiln_status status,
                                    int timed_out) {
   const kiln_model_desc *desc = ctx->gpu->desc;
   ctx->unusable |= timed_out;
@@ -597,8 +600,8 @@ static kiln_status kiln_run_failed(kiln_gpu_context *ctx, kiln_status status,
 }
 
 /* A failed run-time check the kernels stored in the run status. */
-static kiln_status kiln_check_run_status(kiln_gpu_context *ctx) {
-  const kiln_gpu_model *gpu = ctx->gpu;
+static kiln_status kiln_check_run_status(kiln_vulkan_context *ctx) {
+  const kiln_vulkan_model *gpu = ctx->gpu;
   const kiln_model_desc *desc = gpu->desc;
   if (gpu->status_need < 0)
     return NULL;
@@ -616,12 +619,12 @@ static kiln_status kiln_check_run_status(kiln_gpu_context *ctx) {
                           (unsigned)desc->num_check_messages);
 }
 
-int kiln_gpu_context_unusable(const kiln_gpu_context *ctx) {
+int kiln_vulkan_context_unusable(const kiln_vulkan_context *ctx) {
   return ctx->unusable;
 }
 
 /* A context an earlier run timed out on refuses every later run. */
-static kiln_status kiln_check_usable(const kiln_gpu_context *ctx) {
+static kiln_status kiln_check_usable(const kiln_vulkan_context *ctx) {
   if (!ctx->unusable)
     return NULL;
   return kiln_make_status(
@@ -632,12 +635,12 @@ static kiln_status kiln_check_usable(const kiln_gpu_context *ctx) {
       ctx->gpu->name, (unsigned long long)(ctx->gpu->timeout_ns / 1000000));
 }
 
-kiln_status kiln_gpu_run(kiln_gpu_context *ctx, void *const *inputs,
-                         void *const *outputs) {
+kiln_status kiln_vulkan_run(kiln_vulkan_context *ctx, void *const *inputs,
+                            void *const *outputs) {
   kiln_status unusable = kiln_check_usable(ctx);
   if (unusable)
     return unusable;
-  kiln_gpu_model *gpu = ctx->gpu;
+  kiln_vulkan_model *gpu = ctx->gpu;
   const kiln_model_desc *desc = gpu->desc;
   unsigned char *staging = (unsigned char *)ctx->staging.mapped;
   for (uint32_t i = 0; i < desc->num_inputs; ++i) {
@@ -661,15 +664,15 @@ kiln_status kiln_gpu_run(kiln_gpu_context *ctx, void *const *inputs,
   return NULL;
 }
 
-kiln_status kiln_gpu_run_device(kiln_gpu_context *ctx,
-                                const uint64_t *input_buffers,
-                                const uint64_t *input_offsets,
-                                const uint64_t *output_buffers,
-                                const uint64_t *output_offsets) {
+kiln_status kiln_vulkan_run_device(kiln_vulkan_context *ctx,
+                                   const uint64_t *input_buffers,
+                                   const uint64_t *input_offsets,
+                                   const uint64_t *output_buffers,
+                                   const uint64_t *output_offsets) {
   kiln_status unusable = kiln_check_usable(ctx);
   if (unusable)
     return unusable;
-  kiln_gpu_model *gpu = ctx->gpu;
+  kiln_vulkan_model *gpu = ctx->gpu;
   const kiln_model_desc *desc = gpu->desc;
   const kiln_vk_fns *vk = &gpu->vk;
   VkResult r = VK_SUCCESS;

@@ -1,5 +1,6 @@
 //===- TargetTest.cpp - the target seam and the shared tensor pipeline ----===//
 
+#include "codegen/GPU/NVVM/NVVMTargetBackend.h"
 #include "codegen/Target.h"
 #include "codegen/Common/TensorPipeline.h"
 #include "codegen/Passes.h"
@@ -55,7 +56,7 @@ TEST(TargetRegistry, CreatesTheCPUTarget) {
   EXPECT_EQ(target->getDeviceName(), "cpu");
   EXPECT_EQ(target->getExecutableFormat(), kiln::ExecutableFormat::HostObject);
   EXPECT_EQ(kiln::getTargetDeviceNames(),
-            (llvm::SmallVector<llvm::StringRef>{"cpu", "vulkan"}));
+            (llvm::SmallVector<llvm::StringRef>{"cpu", "vulkan", "cuda"}));
 }
 
 TEST(TargetRegistry, CreatesTheVulkanTarget) {
@@ -75,6 +76,44 @@ TEST(TargetRegistry, CreatesTheVulkanTarget) {
   ASSERT_NE(info.device, nullptr);
   EXPECT_EQ(info.device->device, "vulkan");
   EXPECT_TRUE(info.device->dispatches.empty());
+}
+
+// "cuda[:sm_XX]": the architecture comes after the device's name; PTX
+// versions follow the chip; unknown chips, architectures on devices that take
+// none and a --cuda-path that is no folder are errors.
+TEST(TargetRegistry, CreatesTheCudaTarget) {
+  std::string error;
+  for (const char *device : {"cuda", "cuda:sm_90"}) {
+    std::unique_ptr<kiln::TargetBackend> target =
+        kiln::createTargetBackend(device, kiln::TargetOptions(), error);
+    ASSERT_NE(target, nullptr) << error;
+    EXPECT_EQ(target->getDeviceName(), "cuda");
+    EXPECT_EQ(target->getExecutableFormat(),
+              kiln::ExecutableFormat::DeviceProgram);
+  }
+  EXPECT_EQ(kiln::getPTXVersionForChip("sm_80"), 70u);
+  EXPECT_EQ(kiln::getPTXVersionForChip("sm_90"), 78u);
+  EXPECT_EQ(kiln::getPTXVersionForChip("sm_90a"), 80u);
+  EXPECT_EQ(kiln::getPTXVersionForChip("sm_61"), 0u);
+  EXPECT_EQ(kiln::createTargetBackend("cuda:sm_61", kiln::TargetOptions(),
+                                      error),
+            nullptr);
+  EXPECT_EQ(error.rfind("unknown CUDA architecture 'sm_61' (kiln compiles "
+                        "for sm_75, sm_80,",
+                        0),
+            0u)
+      << error;
+  EXPECT_EQ(kiln::createTargetBackend("cuda:", kiln::TargetOptions(), error),
+            nullptr);
+  EXPECT_EQ(error, "--device 'cuda:' names no architecture after ':'");
+  EXPECT_EQ(kiln::createTargetBackend("vulkan:x", kiln::TargetOptions(), error),
+            nullptr);
+  EXPECT_EQ(error, "device 'vulkan' takes no architecture (got 'vulkan:x'; "
+                   "use --cpu for the cpu)");
+  kiln::TargetOptions options;
+  options.toolkitPath = "/nonexistent/cuda";
+  EXPECT_EQ(kiln::createTargetBackend("cuda", options, error), nullptr);
+  EXPECT_EQ(error, "--cuda-path '/nonexistent/cuda' is not a folder");
 }
 
 TEST(TargetRegistry, ResolvesACrossTarget) {
@@ -97,8 +136,9 @@ TEST(TargetRegistry, RejectsUnknownAndPlannedDevices) {
   std::string error;
   EXPECT_EQ(kiln::createTargetBackend("tpu", kiln::TargetOptions(), error),
             nullptr);
-  EXPECT_EQ(error, "unknown device 'tpu' (kiln compiles for: cpu, vulkan)");
-  for (const char *device : {"cuda", "hip"}) {
+  EXPECT_EQ(error,
+            "unknown device 'tpu' (kiln compiles for: cpu, vulkan, cuda)");
+  for (const char *device : {"hip"}) {
     error.clear();
     EXPECT_EQ(kiln::createTargetBackend(device, kiln::TargetOptions(), error),
               nullptr);

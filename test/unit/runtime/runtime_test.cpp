@@ -768,10 +768,9 @@ TEST(Open, MalformedDescriptor) {
   desc.executables = exes;
   desc.num_dispatches = 1;
   desc.dispatches = &dispatch;
-  EXPECT_EQ(open(desc), "UNSUPPORTED: model 'fake_add' has a ptx executable "
-                        "(for 'sm_80'): ptx executables are not supported yet "
-                        "by this runtime (its device back end runs spirv, on "
-                        "Vulkan)");
+  EXPECT_EQ(open(desc), "UNSUPPORTED: model 'fake_add' has a host entry and "
+                        "1 dispatches: host code between device dispatches is "
+                        "not supported yet by this runtime");
   bindings[1].index = 5;
   EXPECT_EQ(open(desc), bad + "dispatch 0 binds index 5 of 2");
   bindings[1].index = 0;

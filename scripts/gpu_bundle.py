@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Prepares a GPU check to run on another machine (one with a GPU but without LLVM, MLIR or
+onnxruntime): compiles models here for each GPU device, writes their inputs and onnxruntime's
+outputs as .npy files, and copies the runtime-only runner (build/bin/kiln-run) beside them.
+scripts/gpu_check.py then runs the bundle there with python3 and numpy alone.
+
+    .venv/bin/python scripts/gpu_bundle.py --device vulkan [--device cuda] --out gpu-bundle \
+        [--cases all|none|REGEX] [--models mobilenet_v2,squeezenet1_1,bert_mini]
+
+Layout of OUT: kiln-run (and kiln_cuda_tests for a cuda device), manifest.json (one entry per compiled model: device, artifact, inputs,
+expected outputs, tolerances, whether to time it) and one folder per device and model. Cases the
+compiler rejects for a device are listed in the manifest as rejected (with the error), not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "test" / "e2e"))
+
+import harness  # noqa: E402  (test/e2e: onnxruntime reference, input files)
+import models  # noqa: E402  (test/e2e: the operator cases)
+import test_models  # noqa: E402  (test/e2e: inputs of the reference models)
+
+
+def compile_model(kiln: Path, model: Path, device: str, out: Path, extra: list[str],
+                  timeout: float) -> tuple[bool, str]:
+    cmd = [str(kiln), "compile", str(model), "--device", device, "-o", str(out), *extra]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False, f"timed out after {timeout:.0f} s"
+    return r.returncode == 0, (r.stderr.strip().splitlines() or [""])[-1]
+
+
+def add_entry(manifest: list, out: Path, kiln: Path, device: str, name: str, model: Path,
+              feeds: dict, extra: list[str], rtol: float, atol: float, bench: bool,
+              timeout: float) -> None:
+    # Folders named without ':' (cuda:sm_90) so the bundle travels as plain names.
+    folder = out / device.replace(":", "_") / name
+    folder.mkdir(parents=True, exist_ok=True)
+    artifact = folder / "model.so"
+    ok, message = compile_model(kiln, model, device, artifact, extra, timeout)
+    # What kiln-run opens it on: the device without the compile-time arch ("cuda:sm_90"
+    # compiles for sm_90; "cuda:N" at run time would pick GPU N).
+    entry = {"name": name, "device": device, "run_device": device.split(":")[0],
+             "bench": bench, "rtol": rtol, "atol": atol}
+    if not ok:
+        entry["rejected"] = message
+        manifest.append(entry)
+        print(f"  {device:7s} {name}: rejected: {message}", flush=True)
+        return
+    reference = harness.ort_run(model, feeds)
+    inputs = harness.save_inputs(feeds, folder / "inputs")
+    expected = {}
+    (folder / "expected").mkdir(exist_ok=True)
+    for i, (oname, value) in enumerate(reference.items()):
+        path = folder / "expected" / f"out{i}.npy"
+        np.save(path, value)
+        expected[oname] = str(path.relative_to(out))
+    entry.update(artifact=str(artifact.relative_to(out)),
+                 inputs={k: str(v.relative_to(out)) for k, v in inputs.items()},
+                 expected=expected)
+    manifest.append(entry)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", action="append", required=True,
+                    help="a GPU device kiln compiles for (vulkan, cuda, cuda:sm_90, ...)")
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--cases", default="all",
+                    help="operator cases of test/e2e/models.py: all, none, or a regex")
+    ap.add_argument("--models", default="mobilenet_v2,squeezenet1_1,bert_mini",
+                    help="reference models from KILN_MODELS_DIR (comma-separated, or empty)")
+    ap.add_argument("--build", type=Path, default=ROOT / "build")
+    ap.add_argument("--timeout", type=float, default=300)
+    args = ap.parse_args()
+
+    kiln = args.build / "bin" / "kiln"
+    runner = args.build / "bin" / "kiln-run"
+    for tool in (kiln, runner):
+        if not tool.is_file():
+            print(f"gpu_bundle: {tool} not found (build kiln first)", file=sys.stderr)
+            return 1
+    if args.out.exists():
+        shutil.rmtree(args.out)
+    args.out.mkdir(parents=True)
+    shutil.copy2(runner, args.out / "kiln-run")
+    shutil.copy2(ROOT / "scripts" / "gpu_check.py", args.out / "gpu_check.py")
+    # The CUDA back end's unit tests (self-contained: the runtime and gtest linked in); their
+    # GPU tests skip here and run there (gpu_check.py runs them first).
+    cuda_tests = args.build / "test" / "unit" / "runtime" / "kiln_cuda_tests"
+    if any(d.split(":")[0] == "cuda" for d in args.device) and cuda_tests.is_file():
+        shutil.copy2(cuda_tests, args.out / "kiln_cuda_tests")
+
+    cases = []
+    if args.cases != "none":
+        pattern = None if args.cases == "all" else re.compile(args.cases)
+        cases = [c for c in models.all_cases() if pattern is None or pattern.search(c.name)]
+    names = [m for m in args.models.split(",") if m]
+    models_dir = Path(os.environ.get("KILN_MODELS_DIR", ROOT.parent / "shared" / "models"))
+
+    manifest: list = []
+    start = time.monotonic()
+    work = args.out / ".models"
+    for device in args.device:
+        print(f"{device}: {len(names)} models, {len(cases)} operator cases", flush=True)
+        for name in names:
+            path = models_dir / f"{name}.onnx"
+            if not path.is_file():
+                print(f"gpu_bundle: {path} not found (KILN_MODELS_DIR)", file=sys.stderr)
+                return 1
+            feeds = test_models.MODELS[name](np.random.default_rng(2024))
+            add_entry(manifest, args.out, kiln, device, f"model-{name}", path, feeds, [],
+                      harness.RTOL, harness.ATOL, True, args.timeout)
+        for case in cases:
+            model = case.save(work / case.name)
+            add_entry(manifest, args.out, kiln, device, case.name, model, case.inputs,
+                      list(case.compile_args), case.rtol, case.atol, False, args.timeout)
+    shutil.rmtree(work, ignore_errors=True)
+    (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
+    rejected = sum(1 for e in manifest if "rejected" in e)
+    print(f"gpu_bundle: {len(manifest)} entries ({rejected} rejected by the compiler), "
+          f"{size / 2**20:.1f} MiB in {args.out}, {time.monotonic() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
