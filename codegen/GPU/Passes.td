@@ -26,6 +26,74 @@ def KilnGPUPrepareLoopsPass
                            "mlir::arith::ArithDialect"];
 }
 
+def KilnGPUSelectLoweringConfigPass
+    : Pass<"kiln-gpu-select-lowering-config", "mlir::ModuleOp"> {
+  let summary = "Choose the GPU kernel of each linalg op (strategy as data)";
+  let description = [{
+    After kiln-gpu-prepare-loops. Every linalg.generic at the top level of a
+    function (or alone in a one-iteration `scf.parallel`: a reduction
+    without parallel loops) gets `kiln.gpu_lowering`
+    (codegen/GPU/Common/LoweringConfig.h):
+
+    - `matmul_tiled`, tile_sizes [TM, TN, TK], workgroup_size [16, TY, 1]:
+      an f32 contraction (batch dims; M, N and K each one or more dims,
+      linearized: a matmul, a batch matmul, a convolution as an implicit
+      GEMM, see TiledContraction in LoweringConfig.h) with M >= 4, N >= 16,
+      K >= 4: TN = 64, TK = 16, TM = 32 when M <= 32 else 64, 256 threads
+      (TY = 16) when the target allows them, else 128 (TY = 8); the two
+      staged tiles must fit `max-workgroup-memory`;
+    - `row_reduction`, workgroup_size [W, 1, 1]: a reduction with a 32-bit
+      result and a combiner with a neutral element (add, mul, min, max, and,
+      or, xor) over at least 32 elements per output, the reduced dims
+      innermost in every input that reads along them (coalesced); W the power of two
+      >= that count, at most 256 and `max-workgroup-invocations`;
+    - `generic` for everything else (one thread per output element).
+
+    The options are the target's limits; the defaults are the minimums
+    Vulkan guarantees.
+  }];
+  let options = [
+    Option<"maxWorkgroupInvocations", "max-workgroup-invocations", "int64_t",
+           /*default=*/"128", "threads a workgroup may have">,
+    Option<"maxWorkgroupMemory", "max-workgroup-memory", "int64_t",
+           /*default=*/"16384", "bytes of workgroup memory a workgroup may use">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def KilnGPULowerConfiguredOpsPass
+    : Pass<"kiln-gpu-lower-configured-ops", "mlir::func::FuncOp"> {
+  let summary = "Emit the workgroup kernels kiln.gpu_lowering asks for";
+  let description = [{
+    Reads `kiln.gpu_lowering` (kiln-gpu-select-lowering-config) and replaces
+    each `matmul_tiled` and `row_reduction` linalg.generic by a `gpu.launch`
+    with workgroup memory attributions and `gpu.barrier`s (upstream gpu,
+    scf, memref and arith ops only, so every GPU target lowers it):
+
+    - matmul_tiled: workgroups (ceil(N / TN), ceil(M / TM), batch), M, N
+      and K the linearized products of their dims; each
+      stages TM x TK of A and TK x TN of B in workgroup memory per K step
+      (indices clamped into range: out-of-range rows and columns only feed
+      results that are not stored), then each thread evaluates the op's body
+      for its (TM / TY) x (TN / 16) outputs, rows `ty + i * TY`, columns
+      `tx + j * 16`, K in ascending order as the serial loop does; stores
+      guarded by M and N;
+    - row_reduction: min(rows, 65535) workgroups of W threads, looping over
+      the rows; each thread folds the elements `tid, tid + W, ...` of its
+      row into the combiner's neutral element, then a tree over workgroup
+      memory (log2 W steps with barriers) and thread 0 combines the result
+      with the init value and stores it.
+
+    `generic` ops are left to convert-linalg-to-parallel-loops and
+    kiln-gpu-map-loops. A configuration that does not fit its op is an error
+    naming the ONNX node.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect"];
+}
+
 def KilnGPUMapLoopsPass : Pass<"kiln-gpu-map-loops", "mlir::func::FuncOp"> {
   let summary = "Map each top-level scf.parallel onto workgroups and threads";
   let description = [{
@@ -89,6 +157,20 @@ def KilnSPIRVLegalizeRemFPass
     divisors give NaN either way.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
+def KilnSPIRVLowerWorkgroupMemoryPass
+    : Pass<"kiln-spirv-lower-workgroup-memory", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Turn gpu.func workgroup attributions into Workgroup allocs";
+  let description = [{
+    convert-gpu-to-spirv does not convert workgroup memory attributions; it
+    converts a static `memref.alloc` in the `Workgroup` storage class into a
+    module-scope `spirv.GlobalVariable`. Each workgroup attribution of a
+    kernel becomes such an alloc at the start of its body (used only by
+    loads and stores).
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::spirv::SPIRVDialect"];
 }
 
 #endif // KILN_CODEGEN_GPU_PASSES_TD

@@ -282,6 +282,56 @@ def matmul_cases():
 
 
 @cases
+def gpu_fast_path_cases():
+    """Sizes that are not multiples of the GPU kernels' tiles (kiln-gpu-select-lowering-config:
+    64x64 / 32x64 matmul tiles with K steps of 16, row reductions over 32-256 threads), so
+    every remainder guard runs; on the CPU they are ordinary cases."""
+    out = []
+    g = G("gpu_matmul_1x7x13_13x29")
+    g.output(g.node("MatMul", [g.input("a", [1, 7, 13]), g.weight("w", [13, 29])]))
+    out.append(g.case())
+
+    g = G("gpu_matmul_127x65_65x33")
+    g.output(g.node("MatMul", [g.input("a", [127, 65]), g.input("b", [65, 33])]))
+    out.append(g.case())
+
+    g = G("gpu_batch_matmul_3x37x19_19x45")
+    g.output(g.node("MatMul", [g.input("a", [3, 37, 19]), g.input("b", [3, 19, 45])]))
+    out.append(g.case())
+
+    # Gemm with bias and a Relu consumer: the bias/Relu epilogue after the tiled product.
+    g = G("gpu_gemm_bias_relu_70x50x90")
+    y = g.node("Gemm", [g.input("a", [70, 50]), g.weight("w", [90, 50]), g.weight("c", [90])],
+               transB=1)
+    g.output(g.node("Relu", [y]))
+    out.append(g.case())
+
+    out.append(_unary("gpu_softmax_1000", "Softmax", [3, 1000], low=-5.0, high=5.0, axis=-1))
+
+    g = G("gpu_layernorm_3x7x300")
+    g.output(g.node("LayerNormalization", [g.input("x", [3, 7, 300], low=-2.0, high=3.0),
+                                           g.weight("scale", [300]), g.weight("bias", [300])],
+                    axis=-1, epsilon=1e-5))
+    out.append(g.case())
+
+    g = G("gpu_reduce_mean_5x333")
+    g.output(g.node("ReduceMean", [g.input("x", [5, 333])], axes=[1], keepdims=1))
+    out.append(g.case())
+
+    g = G("gpu_reduce_max_4x100")
+    g.output(g.node("ReduceMax", [g.input("x", [4, 100], low=-50.0, high=50.0)], axes=[-1],
+                    keepdims=0))
+    out.append(g.case())
+
+    g = G("gpu_reduce_sum_all_40x50")
+    g.output(g.node("ReduceSum", [g.input("x", [40, 50])], keepdims=0))
+    out.append(g.case())
+
+    out.append(_unary("gpu_global_avgpool_1x6x9x11", "GlobalAveragePool", [1, 6, 9, 11]))
+    return out
+
+
+@cases
 def binary_cases():
     out = []
 

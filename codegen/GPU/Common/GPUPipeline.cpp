@@ -41,6 +41,14 @@ void buildGPUCommonPipeline(OpPassManager &pm,
   // No canonicalization from here to the mapping: it would inline the
   // one-iteration loops that keep single-thread work off the host.
   pm.addPass(createKilnGPUPrepareLoopsPass());
+  // The kernel of each op (strategy as data) and the workgroup kernels the
+  // strategy asked for, before the arena is planned: a kernel that fuses
+  // its epilogue keeps all its buffers live at once.
+  KilnGPUSelectLoweringConfigPassOptions selectOptions;
+  selectOptions.maxWorkgroupInvocations = options.maxWorkgroupInvocations;
+  selectOptions.maxWorkgroupMemory = options.maxWorkgroupMemory;
+  pm.addPass(createKilnGPUSelectLoweringConfigPass(selectOptions));
+  pm.addNestedPass<func::FuncOp>(createKilnGPULowerConfiguredOpsPass());
   KilnPlanMemoryPassOptions planOptions;
   planOptions.alignment = 256;
   pm.addPass(createKilnPlanMemoryPass(planOptions));

@@ -3,7 +3,9 @@
 // What every GPU target shares (SPIR-V today; NVVM and ROCDL next): the
 // tensor pipeline of codegen/Common, bufferization with results as
 // out-parameters, the transient arena planned at compile time (256-byte
-// aligned), every op as one parallel loop nest mapped to workgroups x threads,
+// aligned), a kernel chosen per op (kiln-gpu-select-lowering-config: tiled
+// matmul, row reduction, or one parallel loop nest mapped to workgroups x
+// threads),
 // kernel outlining, and the host plan checked (kiln-gpu-plan-dispatches). A
 // target then converts the gpu.module ops to its code and reads the plan with
 // buildDeviceProgram (HostPlan.h).
@@ -19,6 +21,10 @@ namespace kiln {
 struct GPUPipelineOptions {
   /// Threads per workgroup of the generic mapping.
   int64_t workgroupSize = 64;
+  /// The target's limits, for the kernels kiln-gpu-select-lowering-config
+  /// chooses (defaults: the minimums Vulkan guarantees).
+  int64_t maxWorkgroupInvocations = 128;
+  int64_t maxWorkgroupMemory = 16384;
 };
 
 /// Appends the passes from linalg-on-tensors to outlined gpu.module kernels

@@ -91,13 +91,22 @@ public:
   }
 
   void buildPipeline(OpPassManager &pm) const override {
-    buildGPUCommonPipeline(pm);
+    // The kernels stay within what every Vulkan device allows: the limits
+    // of the target environment kiln-spirv-set-entry-points declares
+    // (spirv::getDefaultResourceLimits: 128 invocations, 16 KiB of
+    // workgroup memory), which that pass checks each kernel against.
+    GPUPipelineOptions options;
+    options.maxWorkgroupInvocations = 128;
+    options.maxWorkgroupMemory = 16384;
+    buildGPUCommonPipeline(pm, options);
     // exp / erf / tanh / log as the CPU computes them (GLSL has no erf and
     // its tanh overflows for large inputs on some drivers).
     pm.addPass(createKilnApproximateMathPass());
     pm.addPass(arith::createArithExpandOpsPass());
     pm.addNestedPass<gpu::GPUModuleOp>(createKilnSPIRVLegalizeRemFPass());
     pm.addPass(createKilnSPIRVSetEntryPointsPass());
+    pm.addNestedPass<gpu::GPUModuleOp>(
+        createKilnSPIRVLowerWorkgroupMemoryPass());
     pm.addPass(memref::createFoldMemRefAliasOpsPass());
     // convert-gpu-to-spirv has no math patterns: GLSL.std.450 ops first.
     pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToSPIRVPass());

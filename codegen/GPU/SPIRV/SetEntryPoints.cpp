@@ -61,6 +61,19 @@ struct SetEntryPointsPass
         }
         size.push_back(*constant);
       }
+      // The environment's limit (the kernels kiln chooses stay within it).
+      int64_t invocations =
+          static_cast<int64_t>(size[0]) * size[1] * size[2];
+      int64_t limit = spirv::getDefaultResourceLimits(ctx)
+                          .getMaxComputeWorkgroupInvocations();
+      if (invocations > limit) {
+        kiln::onnx::emitNodeError(launch)
+            << "a kernel of " << invocations
+            << " threads per workgroup, more than the " << limit
+            << " the Vulkan target environment allows";
+        failed = true;
+        return;
+      }
       auto [it, inserted] = sizes.try_emplace(launch.getKernel(), size);
       if (!inserted && it->second != size) {
         kiln::onnx::emitNodeError(launch)

@@ -48,3 +48,20 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// More threads per workgroup than the target environment's limit (128, the
+// Vulkan minimum kiln compiles for).
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @k(%a: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func @too_many_threads(%in: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    // expected-error @+1 {{a kernel of 256 threads per workgroup, more than the 128 the Vulkan target environment allows}}
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c16, %c16, %c1) args(%in : memref<4xf32>)
+    return
+  }
+}

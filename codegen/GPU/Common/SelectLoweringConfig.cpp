@@ -1,0 +1,215 @@
+//===- SelectLoweringConfig.cpp - pick each op's GPU kernel ---------------===//
+//
+// Strategy as data: every linalg.generic the entry runs as a kernel gets a
+// `kiln.gpu_lowering` attribute (LoweringConfig.h) saying which kernel
+// computes it and with what tiles and workgroup size, within the target's
+// limits (threads per workgroup, bytes of workgroup memory: the pass
+// options, which a target fills from its environment). The lowering passes
+// only read the attribute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/GPU/Common/LoweringConfig.h"
+#include "codegen/GPU/Passes.h"
+
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNGPUSELECTLOWERINGCONFIGPASS
+#include "codegen/GPU/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+
+static bool hasSimpleLoops(linalg::GenericOp op) {
+  if (!llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+        return map.isProjectedPermutation();
+      }))
+    return false;
+  if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+    return false;
+  return !op.getRegion()
+              .walk([](linalg::IndexOp) { return WalkResult::interrupt(); })
+              .wasInterrupted();
+}
+
+std::optional<TiledContraction> matchTiledContraction(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic) ||
+      op.getRegion()
+          .walk([](linalg::IndexOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
+    return std::nullopt;
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (!type || !type.getElementType().isF32())
+      return std::nullopt;
+  }
+  AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap b = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  AffineMap c = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!c.isProjectedPermutation() ||
+      !llvm::all_of(llvm::concat<const AffineExpr>(a.getResults(),
+                                                   b.getResults()),
+                    [](AffineExpr expr) { return expr.isPureAffine(); }))
+    return std::nullopt;
+  TiledContraction match;
+  for (auto [dim, type] : llvm::enumerate(op.getIteratorTypesArray())) {
+    bool inA = a.isFunctionOfDim(dim), inB = b.isFunctionOfDim(dim);
+    if (type == utils::IteratorType::reduction)
+      match.k.push_back(dim);
+    else if (!c.isFunctionOfDim(dim))
+      return std::nullopt;
+    else if (inA && inB)
+      match.batch.push_back(dim);
+    else if (inB)
+      match.n.push_back(dim);
+    else
+      match.m.push_back(dim);
+  }
+  if (match.m.empty() || match.n.empty() || match.k.empty())
+    return std::nullopt;
+  return match;
+}
+
+Operation *matchRowReduction(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() < 1 ||
+      !hasSimpleLoops(op))
+    return nullptr;
+  Type type = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+  if (!type.isF32() && !type.isInteger(32))
+    return nullptr;
+  Block &body = op.getRegion().front();
+  BlockArgument out = body.getArgument(op.getNumDpsInputs());
+  Operation *comb = body.getTerminator()->getOperand(0).getDefiningOp();
+  if (!comb || comb->getBlock() != &body || comb->getNumOperands() != 2 ||
+      comb->getNumResults() != 1 || comb->getNumRegions() ||
+      comb->getResult(0).getType() != type || !out.hasOneUse() ||
+      out.getUses().begin()->getOwner() != comb ||
+      !arith::getNeutralElement(comb))
+    return nullptr;
+  return comb;
+}
+
+linalg::GenericOp getSingleThreadGeneric(Operation &op) {
+  auto loop = dyn_cast<scf::ParallelOp>(op);
+  if (!loop || loop.getNumLoops() != 1 || loop.getNumReductions() ||
+      getConstantIntValue(loop.getLowerBound()[0]) != 0 ||
+      getConstantIntValue(loop.getUpperBound()[0]) != 1 ||
+      !llvm::hasSingleElement(loop.getBody()->without_terminator()))
+    return nullptr;
+  return dyn_cast<linalg::GenericOp>(loop.getBody()->front());
+}
+
+} // namespace kiln
+
+namespace {
+
+using namespace kiln;
+
+/// Vulkan guarantees 65535 workgroups per dimension.
+constexpr int64_t kMaxWorkgroups = 65535;
+
+struct SelectLoweringConfigPass
+    : kiln::impl::KilnGPUSelectLoweringConfigPassBase<
+          SelectLoweringConfigPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      Block &body = func.getBody().front();
+      for (Operation &op : body) {
+        if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+          setGPULoweringConfig(generic, select(generic));
+          continue;
+        }
+        // A reduction without parallel loops, wrapped by
+        // kiln-gpu-prepare-loops in a one-iteration scf.parallel.
+        if (auto generic = getSingleThreadGeneric(op))
+          setGPULoweringConfig(generic, select(generic));
+      }
+    }
+  }
+
+  /// Whether every input the reduction reads along its reduced dims has
+  /// them innermost (neighbouring threads then read neighbouring elements):
+  /// softmax, layernorm, a reduction over the last axes, global pooling of
+  /// NCHW. A matrix-vector product reads its matrix across rows: generic.
+  static bool reducesInnermost(linalg::GenericOp op) {
+    SmallVector<unsigned> reduced;
+    op.getReductionDims(reduced);
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(input);
+      if (llvm::none_of(reduced, [&](unsigned dim) {
+            return map.isFunctionOfDim(dim);
+          }))
+        continue;
+      if (map.getNumResults() < reduced.size())
+        return false;
+      for (auto [i, dim] : llvm::enumerate(reduced))
+        if (map.getDimPosition(map.getNumResults() - reduced.size() + i) != dim)
+          return false;
+    }
+    return true;
+  }
+
+  GPULoweringConfig select(linalg::GenericOp op) {
+    GPULoweringConfig config;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (auto contraction = matchTiledContraction(op)) {
+      auto product = [&](ArrayRef<unsigned> dims) {
+        int64_t size = 1;
+        for (unsigned dim : dims)
+          size *= ranges[dim];
+        return size;
+      };
+      int64_t m = product(contraction->m), n = product(contraction->n);
+      int64_t k = product(contraction->k);
+      int64_t batch = product(contraction->batch);
+      // 16 threads on x (the N dim, coalesced), as many rows on y as the
+      // target allows up to 256 threads; a thread computes a
+      // (TM / TY) x (TN / 16) micro-tile.
+      int64_t threads = maxWorkgroupInvocations >= 256   ? 256
+                        : maxWorkgroupInvocations >= 128 ? 128
+                                                         : 0;
+      int64_t tm = m <= 32 ? 32 : 64, tn = 64, tk = 16;
+      int64_t sharedBytes = (tm * tk + tk * tn) * 4;
+      if (threads && m >= 4 && n >= 16 && k >= 4 &&
+          sharedBytes <= maxWorkgroupMemory &&
+          llvm::divideCeil(n, tn) <= kMaxWorkgroups &&
+          llvm::divideCeil(m, tm) <= kMaxWorkgroups && batch <= kMaxWorkgroups) {
+        config.kind = GPUKernelKind::MatmulTiled;
+        config.tileSizes = {tm, tn, tk};
+        config.workgroupSize = {16, threads / 16, 1};
+        return config;
+      }
+    }
+    if (matchRowReduction(op) && reducesInnermost(op)) {
+      int64_t reduced = 1;
+      for (auto [range, type] :
+           llvm::zip(ranges, op.getIteratorTypesArray()))
+        if (type == utils::IteratorType::reduction)
+          reduced *= range;
+      int64_t threads = std::min<int64_t>(
+          llvm::PowerOf2Ceil(reduced),
+          llvm::bit_floor(static_cast<uint64_t>(
+              std::clamp<int64_t>(maxWorkgroupInvocations, 1, 256))));
+      // Short rows stay serial in one thread each: a workgroup per row
+      // would leave most of its threads idle.
+      if (reduced >= 32 && threads >= 32 &&
+          threads * 4 <= maxWorkgroupMemory) {
+        config.kind = GPUKernelKind::RowReduction;
+        config.workgroupSize = {threads, 1, 1};
+        return config;
+      }
+    }
+    return config;
+  }
+};
+
+} // namespace
