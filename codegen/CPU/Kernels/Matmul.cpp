@@ -57,11 +57,13 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
   int64_t group = dot4 ? 4 : 1;
   std::string dot4Name = dot4 ? declareDot4(op, vw) : "";
   Value columnTerm;
-  // A constant B is packed per batch (the Winograd products' 16 filters).
+  // A constant B is packed per batch (the Winograd products' 16 filters), in
+  // panels of `panel` columns (8-bit B: the kernel's own).
+  int64_t panel = bytes ? nr : packedPanelWidth(nr);
   Value packed =
       bytes ? packer.packBytes(b, loc, bMat, {k}, n, nr, group,
                                dot4 ? &columnTerm : nullptr)
-            : packer.pack(b, loc, bMat, {k}, n, nr, batched ? batch : 0);
+            : packer.pack(b, loc, bMat, {k}, n, panel, batched ? batch : 0);
   if (bytes && (!packed || kc != k))
     return failure();
 
@@ -146,10 +148,12 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
                        Value msk) -> Value {
         if (bytes)
           return loadInt8B(x, packed, {p, ivs[0], x.idx(v * vw * group)}, dot4);
-        if (packed && batched)
-          return x.load(packed, {bi, p, ivs[0], x.idx(v * vw)}, Value());
-        if (packed)
-          return x.load(packed, {p, ivs[0], x.idx(v * vw)}, Value());
+        if (packed) {
+          auto [pp, lane] = packedColumn(x, p, nr, panel, v);
+          if (batched)
+            return x.load(packed, {bi, pp, ivs[0], lane}, Value());
+          return x.load(packed, {pp, ivs[0], lane}, Value());
+        }
         SmallVector<Value> ix;
         if (batched)
           ix.push_back(bi);
