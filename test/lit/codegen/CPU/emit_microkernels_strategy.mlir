@@ -50,4 +50,3 @@ func.func @blocked_conv_reduction(%i: memref<1x6x6x4xf32>, %w: memref<3x3x4x16xf
     ins(%i, %dw : memref<1x6x6x4xf32>, memref<3x3x4xf32>) outs(%do : memref<1x4x4x4xf32>)
   return
 }
-
