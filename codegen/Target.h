@@ -26,6 +26,8 @@
 
 namespace kiln {
 
+class WeightPool;
+
 /// What `kiln compile` asks of a target (`--target`, `--cpu`).
 struct TargetOptions {
   /// Target triple; empty means the host.
@@ -86,6 +88,11 @@ struct SerializeOptions {
   /// Leave false when several modules cloned from one import are serialized
   /// (per-variant compiles), or a later one would find the data gone.
   bool releaseConstants = false;
+  /// Where a CPU target puts the module's large constants when several
+  /// modules (the CPU variants of one artifact) share them: the pool the
+  /// caller turns into one object for the artifact (codegen/WeightPool.h).
+  /// Null: the object holds its own. Not owned.
+  WeightPool *sharedWeights = nullptr;
 };
 
 class TargetBackend {

@@ -5,6 +5,7 @@
 
 #include "codegen/Passes.h"
 #include "codegen/Target.h"
+#include "codegen/WeightPool.h"
 #include "compiler/Packaging.h"
 #include "compiler/TestHooks.h"
 #include "compiler/TimeReport.h"
@@ -246,7 +247,8 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
                              ProgressFn progress,
                              const llvm::StringMap<std::string> &opTypes,
                              TimeReport &report, bool releaseConstants,
-                             ModelInfo &info, std::string &objectPath) {
+                             WeightPool *sharedWeights, ModelInfo &info,
+                             std::string &objectPath) {
   MLIRContext &context = *module.getContext();
   Location fileLoc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
   auto fail = [&](const Twine &message) {
@@ -355,6 +357,7 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   // The imported weights' blobs may be freed once written, unless another
   // variant cloned from the same import still needs them.
   serializeOptions.releaseConstants = releaseConstants;
+  serializeOptions.sharedWeights = sharedWeights;
   if (report.isEnabled())
     serializeOptions.onPhase = [&](StringRef phase) { report.mark(phase); };
   if (failed(target->serializeExecutable(module, serializeOptions, object,
@@ -502,7 +505,8 @@ LogicalResult compileModel(MLIRContext &context,
     std::string objectPath;
     if (failed(compileVariant(module, options, cpus[0], prefix, kind, workDir,
                               writeOutput, progress, opTypes, report,
-                              /*releaseConstants=*/true, info, objectPath)))
+                              /*releaseConstants=*/true,
+                              /*sharedWeights=*/nullptr, info, objectPath)))
       return failure();
     if (options.emit == EmitKind::LLVMIR)
       return success();
@@ -515,7 +519,12 @@ LogicalResult compileModel(MLIRContext &context,
   }
 
   // Several CPUs: the graph compiled once per CPU, each under its own symbol
-  // prefix, from a copy of the imported module (compiler/Variants.h).
+  // prefix, from a copy of the imported module (compiler/Variants.h). Their
+  // weights go to one pool keyed by content: bytes two variants pack alike
+  // (or leave as the model has them) are in the artifact once.
+  SmallString<256> weightsPath(workDir);
+  llvm::sys::path::append(weightsPath, prefix + "_weights.bin");
+  WeightPool weights(prefix, std::string(weightsPath));
   std::vector<CompiledVariant> variants;
   for (const std::string &cpu : cpus) {
     OwningOpRef<ModuleOp> copy = module.clone();
@@ -526,15 +535,18 @@ LogicalResult compileModel(MLIRContext &context,
                               variantSymbolPrefix(prefix, cpu),
                               PackageKind::Object, workDir, writeOutput,
                               progress, opTypes, report,
-                              /*releaseConstants=*/false, variant.info,
-                              variant.object)))
+                              /*releaseConstants=*/false, &weights,
+                              variant.info, variant.object)))
       return failure();
     variants.push_back(std::move(variant));
   }
+  if (!weights.finish(error))
+    return fail(error);
   ModelInfo shared = variants.front().info;
   shared.prefix = prefix;
-  if (!packageVariants(shared, variants, kind, workDir, options.outputPath,
-                       error))
+  if (!packageVariants(shared, variants,
+                       weights.definitions(/*hiddenGlobal=*/true), kind,
+                       workDir, options.outputPath, error))
     return fail(error);
   report.mark("link / package (lld, llvm-ar)");
   progress("package", options.outputPath);

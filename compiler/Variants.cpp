@@ -167,7 +167,7 @@ std::string artifactHeaderDeclarations(const ModelInfo &model,
 
 bool packageVariants(const ModelInfo &model,
                      MutableArrayRef<CompiledVariant> variants,
-                     PackageKind kind, StringRef workDir, StringRef outputPath,
+                     StringRef weightsAssembly, PackageKind kind, StringRef workDir, StringRef outputPath,
                      std::string &error) {
   // Most capable first: the runtime takes the first variant the CPU runs.
   std::stable_sort(variants.begin(), variants.end(),
@@ -198,7 +198,29 @@ bool packageVariants(const ModelInfo &model,
   for (const CompiledVariant &v : variants)
     link.push_back(v.object);
   link.push_back(std::string(tableObject));
+  if (!weightsAssembly.empty()) {
+    // The shared weights: one object; the variants' objects declare its
+    // symbols hidden.
+    SmallString<256> weightsSource(workDir), weightsObject(workDir);
+    sys::path::append(weightsSource, model.prefix + "_weights.s");
+    sys::path::append(weightsObject, model.prefix + "_weights.o");
+    if (!writeFile(weightsSource, weightsAssembly, error) ||
+        !runTool({clang, "--target=" + model.triple, "-c",
+                  std::string(weightsSource), "-o",
+                  std::string(weightsObject)},
+                 workDir, error))
+      return false;
+    link.push_back(std::string(weightsObject));
+  }
   if (!runTool(link, workDir, error))
+    return false;
+  // The weights' symbols (hidden, reached from every variant) become local,
+  // as one variant's are: the .o and .a define nothing but the prefix's
+  // entry points.
+  if (!weightsAssembly.empty() &&
+      !runTool({findTool("llvm-objcopy", "KILN_OBJCOPY"), "--localize-hidden",
+                std::string(combined)},
+               workDir, error))
     return false;
 
   ModelInfo artifact = model;

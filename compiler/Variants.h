@@ -45,10 +45,12 @@ std::string variantSymbolPrefix(llvm::StringRef prefix, llvm::StringRef cpu);
 /// the .so's fixed names) and their table into `outputPath`: a .so exporting
 /// kiln_artifact_descriptor, or one relocatable object / an archive of it
 /// with one header. `model` holds what the variants share (prefix, triple,
-/// tensors). Orders the table most capable first.
+/// tensors). `weightsAssembly` (may be empty) defines the weights the
+/// variants share (WeightPool::definitions): assembled and linked in, its
+/// symbols made local. Orders the table most capable first.
 bool packageVariants(const ModelInfo &model,
                      llvm::MutableArrayRef<CompiledVariant> variants,
-                     PackageKind kind, llvm::StringRef workDir,
+                     llvm::StringRef weightsAssembly, PackageKind kind, llvm::StringRef workDir,
                      llvm::StringRef outputPath, std::string &error);
 
 } // namespace kiln

@@ -22,6 +22,8 @@ class TargetMachine;
 
 namespace kiln {
 
+class WeightPool;
+
 /// A resolved CPU target: what LLVM is told and what the runtime must check.
 struct CPUTarget {
   std::string triple;   ///< e.g. "x86_64-unknown-linux-gnu"
@@ -68,7 +70,8 @@ emitObjectFile(mlir::ModuleOp module, const CPUTarget &target,
                std::string &error,
                llvm::ArrayRef<std::string> linkBitcode = {},
                llvm::function_ref<void(llvm::StringRef)> onPhase = {},
-               bool releaseConstants = false);
+               bool releaseConstants = false,
+               WeightPool *sharedWeights = nullptr);
 
 /// Turns each large constant global of the LLVM-dialect `module` (>= 4 KB,
 /// internal, dense data) into a dso_local declaration of the object-local
@@ -76,15 +79,20 @@ emitObjectFile(mlir::ModuleOp module, const CPUTarget &target,
 /// assembly that defines the symbols from that file with `.incbin`
 /// (64-byte aligned, in .rodata). `dataPath` must exist until the object is
 /// emitted. With `releaseConstants` (no other module shares the resource
-/// blobs), the blobs no constant left in `module` uses are freed. Returns
-/// the bytes moved (0 for targets other than little-endian ELF, whose
-/// constants stay in the IR).
+/// blobs), the blobs no constant left in `module` uses are freed. Constants
+/// of the same bytes get one symbol (WeightPool). With `sharedPool`, the
+/// bytes go to that pool instead (`symbolPrefix` and `dataPath` unused):
+/// the symbols are the pool's, declared hidden, and no assembly is added;
+/// the caller links in an object built from sharedPool->definitions(true).
+/// Returns the bytes moved, repeats counted (0 for targets other than
+/// little-endian ELF, whose constants stay in the IR).
 mlir::FailureOr<size_t> externalizeLargeConstants(mlir::ModuleOp module,
                                                   const CPUTarget &target,
                                                   llvm::StringRef symbolPrefix,
                                                   llvm::StringRef dataPath,
                                                   bool releaseConstants,
-                                                  std::string &error);
+                                                  std::string &error,
+                                                  WeightPool *sharedPool = nullptr);
 
 /// The threads LLVM code generation uses: KILN_CODEGEN_THREADS (a number, or
 /// "auto": the cores this process may run on, at most 8), else 1.

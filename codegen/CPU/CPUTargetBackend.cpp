@@ -75,7 +75,7 @@ public:
       onPhase = options.onPhase;
     return emitObjectFile(module, target, options.entrySymbol, path, error,
                           options.linkBitcode, onPhase,
-                          options.releaseConstants);
+                          options.releaseConstants, options.sharedWeights);
   }
 
   LogicalResult printExecutable(ModuleOp module,

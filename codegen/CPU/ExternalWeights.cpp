@@ -8,11 +8,16 @@
 // `.incbin`: the integrated assembler copies them once, in one piece. The
 // symbols are local to the object and reached PC-relative (no GOT, no
 // dynamic relocations, nothing exported), so every --emit kind gets one
-// self-contained object.
+// self-contained object. The bytes are keyed by content (WeightPool): two
+// constants with the same bytes are stored once. The CPU variants of one
+// artifact (--cpu portable) share one pool: each variant's module declares
+// the pool's symbols (hidden), and one object of the artifact defines them,
+// so weights packed alike for two variants are in the artifact once.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/CPUPipeline.h"
+#include "codegen/WeightPool.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -30,6 +35,7 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <algorithm>
+#include <optional>
 
 using namespace mlir;
 
@@ -73,23 +79,6 @@ std::optional<ArrayRef<char>> rawConstantBytes(Attribute attr) {
   return data;
 }
 
-/// `text` as an assembler string literal (control bytes as octal escapes).
-std::string asmString(StringRef text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c < 0x20 || c == 0x7f) {
-      out += {'\\', char('0' + (c >> 6)), char('0' + ((c >> 3) & 7)),
-              char('0' + (c & 7))};
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 /// Frees the blobs in `candidates` that no constant left in `module` refers
 /// to: the weights then stop counting in the compiler's memory while LLVM
 /// generates code.
@@ -121,33 +110,33 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
                                             StringRef symbolPrefix,
                                             StringRef dataPath,
                                             bool releaseConstants,
-                                            std::string &error) {
+                                            std::string &error,
+                                            WeightPool *sharedPool) {
   llvm::Triple triple(target.triple);
   // The bytes are the host's (little-endian) layout, and the directives
-  // below are ELF's; other targets keep their constants in the IR.
+  // are ELF's; other targets keep their constants in the IR.
   if (!triple.isOSBinFormatELF() || !triple.isLittleEndian() ||
       !llvm::sys::IsLittleEndianHost)
     return size_t(0);
 
-  std::error_code ec;
-  std::unique_ptr<llvm::raw_fd_ostream> data;
-  // One label over the whole file and one `.incbin` of it: the assembler
-  // keeps every file it includes in memory, so an `.incbin` per constant
-  // would hold the file once per constant. Each constant is a symbol at its
-  // (aligned) offset from the label.
-  std::string base = (symbolPrefix + "_kweights").str();
-  std::string assembly;
-  llvm::raw_string_ostream as(assembly);
+  // Without a shared pool the module's own: its data file included by the
+  // module's assembly, its symbols local to the object.
+  std::optional<WeightPool> ownPool;
+  if (!sharedPool)
+    ownPool.emplace(symbolPrefix.str(), dataPath.str());
+  WeightPool &pool = sharedPool ? *sharedPool : *ownPool;
+  // Old global name -> the pool's symbol; the pool's symbols declared here.
   llvm::StringMap<std::string> renamed;
+  llvm::StringSet<> declared;
   // Globals nothing takes the address of (an unpacked weight replaced by its
-  // packed copy) are dropped here, as LLVM would drop them, not emitted.
+  // packed copy) are dropped here, as LLVM would drop them, not emitted; so
+  // is a second global of bytes the pool already holds.
   llvm::StringSet<> used;
   module.walk([&](LLVM::AddressOfOp op) { used.insert(op.getGlobalName()); });
-  SmallVector<LLVM::GlobalOp> unused;
+  SmallVector<LLVM::GlobalOp> erased;
   // The import's copies of the bytes now in the file, freed at the end.
   llvm::SmallPtrSet<DialectResourceBlobManager::BlobEntry *, 32> released;
-  uint64_t offset = 0, maxAlignment = kExternalAlignment;
-  static const char zeros[256] = {};
+  size_t moved = 0;
   for (auto global : module.getOps<LLVM::GlobalOp>()) {
     if (!global.getConstant() || global.getThreadLocal_() ||
         global.getSection() || global.getComdat() ||
@@ -159,75 +148,57 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
         rawConstantBytes(global.getValueAttr());
     if (!bytes || bytes->size() < kMinExternalBytes)
       continue;
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(global.getValueAttr()))
+      released.insert(resource.getRawHandle().getResource());
     if (!used.contains(global.getSymName())) {
-      unused.push_back(global);
+      erased.push_back(global);
       continue;
-    }
-    if (!data) {
-      data = std::make_unique<llvm::raw_fd_ostream>(dataPath, ec,
-                                                    llvm::sys::fs::OF_None);
-      if (ec) {
-        error = "cannot write '" + dataPath.str() + "': " + ec.message();
-        return failure();
-      }
     }
     uint64_t alignment = std::max<uint64_t>(
         kExternalAlignment, global.getAlignment().value_or(1));
-    maxAlignment = std::max(maxAlignment, alignment);
-    for (uint64_t pad = llvm::alignTo(offset, alignment) - offset; pad;) {
-      uint64_t chunk = std::min<uint64_t>(pad, sizeof(zeros));
-      data->write(zeros, chunk);
-      pad -= chunk;
-      offset += chunk;
+    std::optional<std::string> name = pool.add(*bytes, alignment, error);
+    if (!name)
+      return failure();
+    moved += bytes->size();
+    renamed[global.getSymName()] = *name;
+    if (!declared.insert(*name).second) {
+      erased.push_back(global);
+      continue;
     }
-    std::string name = (symbolPrefix + "_kw" + Twine(renamed.size())).str();
-    as << "\t.type\t" << name << ",%object\n"
-       << "\t.set\t" << name << ", " << base << " + " << offset << "\n"
-       << "\t.size\t" << name << ", " << bytes->size() << "\n";
-    data->write(bytes->data(), bytes->size());
-    offset += bytes->size();
-    renamed[global.getSymName()] = name;
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(global.getValueAttr()))
-      released.insert(resource.getRawHandle().getResource());
-    // What is left is a declaration the assembly defines, as a local symbol
-    // of the same object (dso_local: PC-relative, no GOT).
+    // What is left is a declaration of a symbol of the same object (module
+    // assembly) or, with a shared pool, of the same link (hidden); either
+    // way dso_local: PC-relative, no GOT.
     global.setValueAttr(nullptr);
-    global.setSymName(name);
+    global.setSymName(*name);
     global.setLinkage(LLVM::Linkage::External);
-    global.setVisibility_(LLVM::Visibility::Default);
+    global.setVisibility_(sharedPool ? LLVM::Visibility::Hidden
+                                     : LLVM::Visibility::Default);
     global.setDsoLocal(true);
     global.setAlignment(alignment);
   }
-  for (LLVM::GlobalOp global : unused) {
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(global.getValueAttr()))
-      released.insert(resource.getRawHandle().getResource());
+  for (LLVM::GlobalOp global : erased)
     global.erase();
-  }
   if (releaseConstants)
     releaseUnusedBlobs(module, released);
   if (renamed.empty())
     return size_t(0);
-  data->close();
-  if (data->has_error()) {
-    error = "cannot write '" + dataPath.str() + "': " + data->error().message();
-    data->clear_error();
-    return failure();
-  }
-  as << "\t.section\t.rodata,\"a\",%progbits\n"
-     << "\t.p2align\t" << llvm::Log2_64(maxAlignment) << "\n"
-     << base << ":\n\t.incbin\t" << asmString(dataPath) << "\n";
   module.walk([&](LLVM::AddressOfOp op) {
     auto it = renamed.find(op.getGlobalName());
     if (it != renamed.end())
       op.setGlobalName(it->second);
   });
+  if (sharedPool)
+    return moved;
+  if (!pool.finish(error))
+    return failure();
   SmallVector<Attribute> lines;
   StringRef asmAttrName = LLVM::LLVMDialect::getModuleLevelAsmAttrName();
   if (auto existing = module->getAttrOfType<ArrayAttr>(asmAttrName))
     lines.append(existing.begin(), existing.end());
-  lines.push_back(StringAttr::get(module.getContext(), assembly));
+  lines.push_back(StringAttr::get(module.getContext(),
+                                  pool.definitions(/*hiddenGlobal=*/false)));
   module->setAttr(asmAttrName, ArrayAttr::get(module.getContext(), lines));
-  return static_cast<size_t>(offset);
+  return moved;
 }
 
 } // namespace kiln

@@ -272,8 +272,9 @@ def test_cpu_list_errors(args, expect, kiln, model, tmp_path):
 
 
 def test_sizes_grow_by_variant(kiln, model, portable_so, tmp_path):
-    """Each variant brings its own code and its own copy of the (differently packed)
-    weights: the portable .so is about the three single builds together, not more."""
+    """Each variant brings its own code (small_cnn's constants, all under 4 KB, stay in
+    it): the portable .so is at most the three single builds together. Shared weights:
+    test_variants_share_identical_weights."""
     singles = 0
     for cpu in X86_PORTABLE:
         out = tmp_path / f"{cpu}.so"
@@ -331,3 +332,143 @@ def test_runtime_without_tables_opens_the_portable_variant(portable_so):
     head = library.kiln_model_descriptor().contents
     assert (head.abi_version, head.name, head.cpu) == (2, b"cnn", b"x86-64-v2")
     assert hasattr(library, "kiln_artifact_descriptor")
+
+
+# --- Weights shared between the variants -------------------------------------------------
+
+def shared_weights_model(folder: Path) -> tuple[Path, dict]:
+    """A model whose large constants are packed per kernel or left as they are: an embedding
+    table (Gather: the same bytes in every variant), a MatMul and a 3x3 Conv (Winograd) and
+    1x1 Conv whose filters are packed in column panels, and one constant twice under two
+    names (one copy even in a single-variant build)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(20)
+
+    def init(name, shape, scale=0.5):
+        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32),
+                                       name)
+
+    twice = (rng.standard_normal([16, 256]) * 0.1).astype(np.float32)
+    inits = [init("table", [500, 64]), init("mm", [64, 256], 0.1), init("w3", [64, 32, 3, 3], 0.1),
+             init("w1", [64, 64, 1, 1], 0.1), numpy_helper.from_array(twice, "c1"),
+             numpy_helper.from_array(twice.copy(), "c2")]
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["emb"]),
+             helper.make_node("MatMul", ["emb", "mm"], ["h"]),
+             helper.make_node("Add", ["h", "c1"], ["h1"]),
+             helper.make_node("Relu", ["h1"], ["h2"]),
+             helper.make_node("Add", ["h2", "c2"], ["seq"]),
+             helper.make_node("Conv", ["image", "w3"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Conv", ["r", "w1"], ["feat"])]
+    graph = helper.make_graph(
+        nodes, "shared_weights",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 16]),
+         helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 32, 8, 8])],
+        [helper.make_tensor_value_info("seq", TensorProto.FLOAT, [1, 16, 256]),
+         helper.make_tensor_value_info("feat", TensorProto.FLOAT, [1, 64, 8, 8])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    path = folder / "shared.onnx"
+    onnx.save(model, path)
+    feeds = {"ids": rng.integers(0, 500, [1, 16]).astype(np.int64),
+             "image": rng.standard_normal([1, 32, 8, 8]).astype(np.float32)}
+    return path, feeds
+
+
+def weight_blobs(so: Path) -> list[bytes]:
+    """The bytes of each external weight constant (the local `<prefix>_kw<N>` symbols) of a
+    shared library, read through its ELF section and symbol tables."""
+    import struct
+    data = so.read_bytes()
+    assert data[:4] == b"\x7fELF" and data[4] == 2, f"{so}: not a 64-bit ELF file"
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+                for i in range(shnum)]
+    blobs = []
+    for _, sh_type, _, _, offset, size, link, _, _, entsize in sections:
+        if sh_type != 2:  # SHT_SYMTAB
+            continue
+        strtab = sections[link]
+        for at in range(offset, offset + size, entsize):
+            name, info, _, shndx, value, sym_size = struct.unpack_from("<IBBHQQ", data, at)
+            start = strtab[4] + name
+            symbol = data[start:data.index(b"\0", start)].decode()
+            if not re.fullmatch(r".+_kw\d+", symbol) or info & 0xF != 1:  # STT_OBJECT
+                continue
+            _, _, _, addr, sec_offset, _, _, _, _, _ = sections[shndx]
+            begin = sec_offset + value - addr
+            blobs.append(data[begin:begin + sym_size])
+    assert blobs, f"{so}: no external weight symbols (*_kw<N>)"
+    return blobs
+
+
+def test_variants_share_identical_weights(kiln, tmp_path):
+    """A portable artifact holds each distinct weight constant once: it is smaller than the
+    three single-variant builds together by at least the bytes they hold in common (computed
+    from their weight symbols), holds exactly the union of their constants, and every
+    variant still matches onnxruntime."""
+    model, feeds = shared_weights_model(tmp_path)
+    singles, single_blobs = 0, {}
+    for cpu in X86_PORTABLE:
+        out = tmp_path / f"single-{cpu}.so"
+        result = kiln.compile(model, out, ["--cpu", cpu])
+        assert result.returncode == 0, result.describe()
+        singles += out.stat().st_size
+        single_blobs[cpu] = weight_blobs(out)
+        # One copy of equal bytes within one build too (c1 and c2).
+        count, unique = len(single_blobs[cpu]), len(set(single_blobs[cpu]))
+        assert count == unique, f"{cpu}: {count - unique} weight constants stored twice"
+    in_singles = sum(len(b) for blobs in single_blobs.values() for b in blobs)
+    distinct = {b for blobs in single_blobs.values() for b in blobs}
+    shareable = in_singles - sum(len(b) for b in distinct)
+    # At least the embedding table, which no kernel packs.
+    table = 500 * 64 * 4
+    assert shareable >= 2 * table, f"only {shareable} bytes in common between the variants"
+
+    portable = tmp_path / "shared.so"
+    result = kiln.compile(model, portable, ["--cpu", "portable"])
+    assert result.returncode == 0, result.describe()
+    assert "warning" not in result.stderr, result.describe()
+    blobs = weight_blobs(portable)
+    count, unique = len(blobs), len(set(blobs))
+    assert count == unique, f"the portable artifact stores {count - unique} constants twice"
+    same = set(blobs) == distinct
+    assert same, "the portable artifact's weights are not the variants'"
+    size = portable.stat().st_size
+    assert size <= singles - shareable, (
+        f"portable {size} bytes; the three single builds {singles} bytes, of which "
+        f"{shareable} are weights they have in common")
+
+    reference = harness.ort_run(model, feeds)
+    inputs = harness.save_inputs(feeds, tmp_path / "inputs")
+    runnable = {"x86-64-v4": harness.host_has_avx512(), "x86-64-v3": harness.host_has_avx2(),
+                "x86-64-v2": True}
+    problems = []
+    for variant in X86_PORTABLE:
+        if not runnable[variant]:
+            continue
+        out_dir = tmp_path / f"out-{variant}"
+        run = env_run({"KILN_CPU": variant},
+                      kiln.run_cmd(portable, inputs, out_dir, runner="kiln-run"))
+        assert run.returncode == 0, f"{variant}: " + run.describe()
+        got = harness.load_outputs(out_dir, list(reference))
+        problems += [f"{variant}: {p}" for n in reference
+                     if (p := harness.compare(n, got[n], reference[n]))]
+    if problems:
+        fail("\n".join(problems))
+
+
+def test_shared_weights_object_defines_only_the_prefix(kiln, tmp_path):
+    """The shared weights' symbols are local to a portable object, as one variant's are."""
+    model, _ = shared_weights_model(tmp_path)
+    out = tmp_path / "sw.o"
+    result = kiln.compile(model, out, ["--cpu", "portable", "--emit", "obj"])
+    assert result.returncode == 0, result.describe()
+    defined = run_ok([llvm_tool("llvm-nm"), "--defined-only", "--extern-only",
+                      "--format=just-symbols", out], "llvm-nm").stdout.split()
+    stray = [s for s in defined if not s.startswith("sw_") or "_kw" in s]
+    assert not stray, f"global symbols other than the model's entry points: {stray}"
+    local = run_ok([llvm_tool("llvm-nm"), "--defined-only", out], "llvm-nm").stdout
+    assert re.search(r" r sw_kw\d+$", local, re.M), "no local shared weight symbols:\n" + local

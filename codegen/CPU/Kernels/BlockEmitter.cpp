@@ -14,6 +14,16 @@
 
 namespace kiln::kernels {
 
+std::pair<Value, Value> packedColumn(KernelBuilder &kb, Value p, int64_t nr,
+                                     int64_t panel, int64_t v) {
+  int64_t column = v * kb.vw;
+  if (panel == nr)
+    return {p, kb.idx(column)};
+  // nr is a multiple of panel: the vector lies in one packed panel.
+  return {kb.add(kb.mul(p, nr / panel), column / panel),
+          kb.idx(column % panel)};
+}
+
 void prefetch(KernelBuilder &kb, Value memref, ValueRange indices) {
   memref::PrefetchOp::create(kb.b, kb.loc, memref, indices, /*isWrite=*/false,
                              /*localityHint=*/3, /*isDataCache=*/true);

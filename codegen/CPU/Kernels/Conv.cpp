@@ -62,12 +62,15 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   std::string dotName = declareInt8Dot(op, vw, form);
   Value columnTerm;
   Value *term = form == Int8Dot::Vpdpbusd ? &columnTerm : nullptr;
+  // 32-bit filters are packed in panels of `panel` columns, 8-bit ones in
+  // the kernel's own.
+  int64_t panel = bytes ? nr : packedPanelWidth(nr);
   Value packed = bytes ? (mergeTaps ? packer.packBytes(b, loc, w, {kh, kw * ch},
                                                        f, nr, group, term)
                                     : packer.packBytes(b, loc, w, {kh, kw, ch},
                                                        f, nr, group, term))
-                 : mergeTaps ? packer.pack(b, loc, w, {kh, kw * ch}, f, nr)
-                             : packer.pack(b, loc, w, {kh, kw, ch}, f, nr);
+                 : mergeTaps ? packer.pack(b, loc, w, {kh, kw * ch}, f, panel)
+                             : packer.pack(b, loc, w, {kh, kw, ch}, f, panel);
   if (bytes && !packed)
     return failure();
   mergeTaps = mergeTaps && packed;
@@ -196,29 +199,29 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                     z.b, z.loc, in, ValueRange{bIdx[i], iy, ix, ivs[2]});
               };
             // Past the end of a filter row this prefetches the next one (packed
-            // B is contiguous).
+            // B is contiguous); a panel of nr columns packed as nr / panel
+            // panels is as many streams, each prefetched.
             bool prefetchB = !bytes && packed && panelBytes > kL1PanelBytes;
-            if (prefetchB && mergeTaps)
+            if (prefetchB)
               spec.prefetchB = [&](KernelBuilder &z, ValueRange ivs) {
-                prefetch(z, packed,
-                         {p, ivs[0], z.add(ivs[1], kPrefetchSteps), z.idx(0)});
-              };
-            else if (prefetchB)
-              spec.prefetchB = [&](KernelBuilder &z, ValueRange ivs) {
-                prefetch(z, packed,
-                         {p, ivs[0], ivs[1], z.add(ivs[2], kPrefetchSteps),
-                          z.idx(0)});
+                for (int64_t s = 0; s < nr / panel; ++s) {
+                  SmallVector<Value> ix = {z.add(z.mul(p, nr / panel), s)};
+                  ix.append(ivs.begin(), ivs.end());
+                  ix.back() = z.add(ix.back(), kPrefetchSteps);
+                  ix.push_back(z.idx(0));
+                  prefetch(z, packed, ix);
+                }
               };
             if (!bytes)
               spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
                                Value msk) -> Value {
-                if (mergeTaps)
-                  return z.load(packed, {p, ivs[0], ivs[1], z.idx(v * vw)},
-                                Value());
-                if (packed)
-                  return z.load(packed,
-                                {p, ivs[0], ivs[1], ivs[2], z.idx(v * vw)},
-                                Value());
+                if (packed) {
+                  auto [pp, lane] = packedColumn(z, p, nr, panel, v);
+                  SmallVector<Value> ix = {pp};
+                  ix.append(ivs.begin(), ivs.end());
+                  ix.push_back(lane);
+                  return z.load(packed, ix, Value());
+                }
                 return z.load(w, {ivs[0], ivs[1], ivs[2], z.add(col0, v * vw)},
                               msk);
               };

@@ -182,6 +182,24 @@ constexpr int64_t kPrefetchSteps = 8;
 /// ones are read from L2 by every block, and prefetched.
 constexpr int64_t kL1PanelBytes = 24 * 1024;
 
+/// Columns of one packed panel of 32-bit B (f32, i32) when the kernel's
+/// column panel is `nr` columns: kSharedPanelWidth where `nr` is a multiple
+/// of it, else `nr`. x86-64-v3 (6 x 2 ymm: 16 columns) and x86-64-v4 (6 x 4
+/// zmm: 64 columns; 16 to 48 for narrow layers) then pack B alike, and a
+/// portable artifact holds those weights once (codegen/WeightPool.h): a
+/// v4 kernel reads its 64 columns as 4 streams of 16 (one 64-byte line per
+/// reduction step each), as MLAS's kernels read their 16-column panels.
+constexpr int64_t kSharedPanelWidth = 16;
+inline int64_t packedPanelWidth(int64_t nr) {
+  return nr % kSharedPanelWidth == 0 ? kSharedPanelWidth : nr;
+}
+
+/// The packed panel and the lane within it of vector `v` of column panel `p`
+/// of a kernel with `nr` columns per panel, B packed in panels of `panel`
+/// columns (packedPanelWidth(nr)).
+std::pair<Value, Value> packedColumn(KernelBuilder &kb, Value p, int64_t nr,
+                                     int64_t panel, int64_t v);
+
 /// Prefetches `memref[indices]` into L1 for reading.
 void prefetch(KernelBuilder &kb, Value memref, ValueRange indices);
 
@@ -332,7 +350,8 @@ public:
   explicit WeightPacker(ModuleOp module) : module(module), symbols(module) {}
 
   /// Packs the constant behind `weights` (viewed as [batch][R][N]) into
-  /// panels [batch][NP][redShape...][NR] (no batch dim when `batch` is 0);
+  /// panels [batch][NP][redShape...][NR] (no batch dim when `batch` is 0;
+  /// NR is `nr`: the kernel's packedPanelWidth);
   /// returns the packed buffer or null (not a constant global, or an
   /// element type the packer does not read).
   Value pack(OpBuilder &b, Location loc, Value weights,

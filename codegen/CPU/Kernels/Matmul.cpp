@@ -59,12 +59,14 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
   int64_t group = int8Group(form);
   std::string dotName = declareInt8Dot(op, vw, form);
   Value columnTerm;
-  // A constant B is packed per batch (the Winograd products' 16 filters).
+  // A constant B is packed per batch (the Winograd products' 16 filters), in
+  // panels of `panel` columns (8-bit B: the kernel's own).
+  int64_t panel = bytes ? nr : packedPanelWidth(nr);
   Value packed =
       bytes ? packer.packBytes(b, loc, bMat, {k}, n, nr, group,
                                form == Int8Dot::Vpdpbusd ? &columnTerm
                                                          : nullptr)
-            : packer.pack(b, loc, bMat, {k}, n, nr, batched ? batch : 0);
+            : packer.pack(b, loc, bMat, {k}, n, panel, batched ? batch : 0);
   if (bytes && (!packed || kc != k))
     return failure();
 
@@ -149,10 +151,12 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
                        Value msk) -> Value {
         if (bytes)
           return loadInt8B(x, packed, {p, ivs[0], x.idx(v * vw * group)}, form);
-        if (packed && batched)
-          return x.load(packed, {bi, p, ivs[0], x.idx(v * vw)}, Value());
-        if (packed)
-          return x.load(packed, {p, ivs[0], x.idx(v * vw)}, Value());
+        if (packed) {
+          auto [pp, lane] = packedColumn(x, p, nr, panel, v);
+          if (batched)
+            return x.load(packed, {bi, pp, ivs[0], lane}, Value());
+          return x.load(packed, {pp, ivs[0], lane}, Value());
+        }
         SmallVector<Value> ix;
         if (batched)
           ix.push_back(bi);
