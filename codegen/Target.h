@@ -79,6 +79,9 @@ struct SerializeOptions {
   /// Leave false when several modules cloned from one import are serialized
   /// (per-variant compiles), or a later one would find the data gone.
   bool releaseConstants = false;
+  /// Words the readers of a constant ("w1, mm1" -> "w1, mm1 (MatMul)") for
+  /// the CPU target's `.kiln.weights` table; may be empty.
+  std::function<std::string(llvm::StringRef)> describeReaders;
 };
 
 class TargetBackend {

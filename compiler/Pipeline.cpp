@@ -279,6 +279,9 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   // The imported weights' blobs may be freed once written, unless another
   // variant cloned from the same import still needs them.
   serializeOptions.releaseConstants = releaseConstants;
+  serializeOptions.describeReaders = [&](StringRef readers) {
+    return annotateOpTypes(readers, opTypes);
+  };
   if (report.isEnabled())
     serializeOptions.onPhase = [&](StringRef phase) { report.mark(phase); };
   if (failed(target->serializeExecutable(module, serializeOptions, object,

@@ -20,6 +20,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -114,6 +115,49 @@ void releaseUnusedBlobs(
     entry->setBlob(AsmResourceBlob());
 }
 
+/// The names (NameLoc) in `loc`, in order, into `names`.
+void collectNames(Location loc, llvm::SetVector<StringRef> &names) {
+  loc->walk([&](Location inner) {
+    if (auto name = dyn_cast<NameLoc>(inner))
+      names.insert(name.getName().getValue());
+    return WalkResult::advance();
+  });
+}
+
+/// Who reads each constant global, for `kiln inspect --sizes`: the names in
+/// the locations of the ops its address flows into. The address is followed
+/// through the ops that carry it on (GEPs, memref descriptors built and taken
+/// apart with insert/extractvalue, casts, selects) up to the ops that use it
+/// (loads, stores, calls, arithmetic on a descriptor's sizes), whose
+/// locations name the ONNX nodes they were lowered from. The first names are
+/// those of the constant itself (an initializer's name, the lowering of its
+/// get_global); the nodes that read it follow.
+llvm::StringMap<llvm::SetVector<StringRef>> findReaders(ModuleOp module) {
+  llvm::StringMap<llvm::SetVector<StringRef>> readers;
+  module.walk([&](LLVM::AddressOfOp address) {
+    llvm::SetVector<StringRef> &names = readers[address.getGlobalName()];
+    collectNames(address.getLoc(), names);
+    SmallVector<Value> work = {address.getResult()};
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    // Bounded: a descriptor passed around a large function is followed to
+    // its first few hundred uses, which is where its readers are.
+    constexpr size_t kMaxOps = 512;
+    while (!work.empty() && seen.size() < kMaxOps) {
+      Value value = work.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (!seen.insert(user).second)
+          continue;
+        collectNames(user->getLoc(), names);
+        if (isa<LLVM::GEPOp, LLVM::InsertValueOp, LLVM::ExtractValueOp,
+                LLVM::BitcastOp, LLVM::AddrSpaceCastOp, LLVM::SelectOp,
+                LLVM::PtrToIntOp, LLVM::IntToPtrOp>(user))
+          work.append(user->result_begin(), user->result_end());
+      }
+    }
+  });
+  return readers;
+}
+
 } // namespace
 
 FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
@@ -121,7 +165,8 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
                                             StringRef symbolPrefix,
                                             StringRef dataPath,
                                             bool releaseConstants,
-                                            std::string &error) {
+                                            std::string &error,
+                                            WeightReadersFn describeReaders) {
   llvm::Triple triple(target.triple);
   // The bytes are the host's (little-endian) layout, and the directives
   // below are ELF's; other targets keep their constants in the IR.
@@ -143,6 +188,29 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
   // packed copy) are dropped here, as LLVM would drop them, not emitted.
   llvm::StringSet<> used;
   module.walk([&](LLVM::AddressOfOp op) { used.insert(op.getGlobalName()); });
+  // The readers of every constant, external or not, keyed by the symbol it
+  // ends up with: the `.kiln.weights` table below.
+  llvm::StringMap<llvm::SetVector<StringRef>> readers = findReaders(module);
+  std::string table;
+  auto addToTable = [&](StringRef symbol, StringRef global) {
+    auto it = readers.find(global);
+    std::string names;
+    if (it != readers.end())
+      for (auto [i, name] : llvm::enumerate(it->second)) {
+        if (i == 16) {
+          names += " +" + std::to_string(it->second.size() - 16) + " more";
+          break;
+        }
+        names += (i ? ", " : "") + name.str();
+      }
+    if (describeReaders)
+      names = describeReaders(names);
+    // Neither may hold a tab or a newline (a name from the model may).
+    for (char &c : names)
+      if (c == '\t' || c == '\n')
+        c = ' ';
+    table += symbol.str() + "\t" + names + "\n";
+  };
   SmallVector<LLVM::GlobalOp> unused;
   // The import's copies of the bytes now in the file, freed at the end.
   llvm::SmallPtrSet<DialectResourceBlobManager::BlobEntry *, 32> released;
@@ -157,8 +225,11 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
       continue;
     std::optional<ArrayRef<char>> bytes =
         rawConstantBytes(global.getValueAttr());
-    if (!bytes || bytes->size() < kMinExternalBytes)
+    if (!bytes || bytes->size() < kMinExternalBytes) {
+      if (used.contains(global.getSymName()))
+        addToTable(global.getSymName(), global.getSymName());
       continue;
+    }
     if (!used.contains(global.getSymName())) {
       unused.push_back(global);
       continue;
@@ -186,6 +257,7 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
        << "\t.size\t" << name << ", " << bytes->size() << "\n";
     data->write(bytes->data(), bytes->size());
     offset += bytes->size();
+    addToTable(name, global.getSymName());
     renamed[global.getSymName()] = name;
     if (auto resource = dyn_cast<DenseResourceElementsAttr>(global.getValueAttr()))
       released.insert(resource.getRawHandle().getResource());
@@ -205,6 +277,19 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
   }
   if (releaseConstants)
     releaseUnusedBlobs(module, released);
+  // The readers' table: a section the loader never maps (no SHF_ALLOC), one
+  // line per constant symbol, "<symbol>\t<readers>" (docs/tools.md).
+  if (!table.empty()) {
+    std::string tableAsm = "\t.pushsection\t.kiln.weights,\"\",%progbits\n"
+                           "\t.ascii\t" + asmString(table) +
+                           "\n\t.popsection\n";
+    SmallVector<Attribute> lines;
+    StringRef asmAttrName = LLVM::LLVMDialect::getModuleLevelAsmAttrName();
+    if (auto existing = module->getAttrOfType<ArrayAttr>(asmAttrName))
+      lines.append(existing.begin(), existing.end());
+    lines.push_back(StringAttr::get(module.getContext(), tableAsm));
+    module->setAttr(asmAttrName, ArrayAttr::get(module.getContext(), lines));
+  }
   if (renamed.empty())
     return size_t(0);
   data->close();

@@ -194,7 +194,8 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
                              std::string &error,
                              ArrayRef<std::string> linkBitcode,
                              llvm::function_ref<void(StringRef)> onPhase,
-                             bool releaseConstants) {
+                             bool releaseConstants,
+                             WeightReadersFn describeReaders) {
   std::unique_ptr<llvm::TargetMachine> machine =
       createCPUTargetMachine(target, error);
   if (!machine)
@@ -204,7 +205,8 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
   std::string weightsPath = (path + ".weights").str();
   llvm::scope_exit removeWeights([&] { llvm::sys::fs::remove(weightsPath); });
   if (failed(externalizeLargeConstants(module, target, entrySymbol,
-                                       weightsPath, releaseConstants, error)))
+                                       weightsPath, releaseConstants, error,
+                                       describeReaders)))
     return failure();
   if (onPhase)
     onPhase("weights (to .incbin)");
