@@ -17,23 +17,27 @@
  * - The data is cut into segments of KILN_ARTIFACT_SEGMENT (1 MiB) bytes, the
  *   last one shorter; each is hashed on its own, so that several threads can
  *   check one file (artifact.c), each reading its own segments.
- * - A segment: eight 64-bit lanes, lane l starting at
- *   KILN_ARTIFACT_HASH_INIT + l. Each 64-byte stripe of the segment (the
- *   last one padded with zero bytes) gives eight little-endian words; word l
- *   goes into lane l as lane = rotl64(lane ^ w, 31) * K, with K =
- *   KILN_ARTIFACT_HASH_MUL (odd). The segment's digest: d = 0, then
- *   d = mix(d ^ lane[l]) for l = 0..7, where mix is MurmurHash3's 64-bit
+ * - A segment, in 64-byte stripes (the last one padded with zero bytes),
+ *   16 stripes to a 1 KiB block: eight 64-bit accumulators, acc[l] starting
+ *   at KILN_ARTIFACT_HASH_INIT + l. Stripe s of a block (s = 0..15) gives
+ *   eight little-endian words w[l]; for each l, with x = w[l] ^ K[s + l]:
+ *   acc[l ^ 1] += w[l] and acc[l] += (x mod 2^32) * (x >> 32), all mod 2^64.
+ *   After each whole block: acc[l] = ((acc[l] ^ (acc[l] >> 47)) ^ K[16 + l])
+ *   * 0x9e3779b1. K[0..23] are the first 24 outputs of splitmix64 from state
+ *   0 (kiln_artifact_keys). The segment's digest: d = 0, then
+ *   d = mix(d ^ acc[l]) for l = 0..7, mix being MurmurHash3's 64-bit
  *   finalizer (kiln_artifact_mix).
  * - The file: h = KILN_ARTIFACT_HASH_INIT, h = mix(h ^ d_j) for every
  *   segment j in order, and finally hash = mix(h ^ L).
- * Every step is a bijection of the state it updates (xor, a multiply by an
- * odd constant, a rotation, mix), so a change confined to one 64-bit word
- * always changes its lane and its segment's state; after the 512 bits of
- * lanes are folded to 64, two files differ in the hash but for a chance of
- * about 2^-64. The rotation brings the high bits, which the multiply fills,
- * down before the next multiply, so flips of the same bit in two words do not cancel (they did
- * in format 1, FNV-1a, for the top bit). Lengths differ in the final step,
- * reordered segments in the order-dependent fold.
+ * This is XXH3's accumulate-and-scramble loop (with kiln's own keys), whose
+ * 32x32->64-bit multiplies the compiler vectorizes with SSE2: the hash runs
+ * faster than the file is copied from the page cache. Each word goes
+ * whole into the neighbouring accumulator, so a change confined to one word
+ * always changes the state, and the scramble is a bijection; the per-stripe
+ * keys make reordered stripes, and the order-dependent fold reordered
+ * segments, different. After the 512 bits of state are folded to 64, two
+ * different files have the same hash only by a chance of about 2^-64 (format
+ * 1, FNV-1a, missed any two flips of a word's top bit).
  *
  * Header-only so the compiler (C++) writes exactly what the runtime (C)
  * reads.
@@ -50,8 +54,8 @@
 #define KILN_ARTIFACT_TRAILER_SIZE 24
 #define KILN_ARTIFACT_SEGMENT (UINT64_C(1) << 20)
 #define KILN_ARTIFACT_STRIPE 64
+#define KILN_ARTIFACT_BLOCK 1024 /* 16 stripes */
 #define KILN_ARTIFACT_HASH_INIT UINT64_C(0xcbf29ce484222325)
-#define KILN_ARTIFACT_HASH_MUL UINT64_C(0x9e3779b97f4a7c15)
 
 static inline uint64_t kiln_artifact_load_le64(const unsigned char *p) {
   uint64_t v = 0;
@@ -86,51 +90,90 @@ static inline uint64_t kiln_artifact_mix(uint64_t x) {
   return x;
 }
 
+/* K[0..23]: splitmix64's first 24 outputs from state 0. */
+static const uint64_t kiln_artifact_keys[24] = {
+    UINT64_C(0xe220a8397b1dcdaf), UINT64_C(0x6e789e6aa1b965f4),
+    UINT64_C(0x06c45d188009454f), UINT64_C(0xf88bb8a8724c81ec),
+    UINT64_C(0x1b39896a51a8749b), UINT64_C(0x53cb9f0c747ea2ea),
+    UINT64_C(0x2c829abe1f4532e1), UINT64_C(0xc584133ac916ab3c),
+    UINT64_C(0x3ee5789041c98ac3), UINT64_C(0xf3b8488c368cb0a6),
+    UINT64_C(0x657eecdd3cb13d09), UINT64_C(0xc2d326e0055bdef6),
+    UINT64_C(0x8621a03fe0bbdb7b), UINT64_C(0x8e1f7555983aa92f),
+    UINT64_C(0xb54e0f1600cc4d19), UINT64_C(0x84bb3f97971d80ab),
+    UINT64_C(0x7d29825c75521255), UINT64_C(0xc3cf17102b7f7f86),
+    UINT64_C(0x3466e9a083914f64), UINT64_C(0xd81a8d2b5a4485ac),
+    UINT64_C(0xdb01602b100b9ed7), UINT64_C(0xa9038a921825f10d),
+    UINT64_C(0xedf5f1d90dca2f6a), UINT64_C(0x54496ad67bd2634c),
+};
+
 /* One segment being hashed. */
 typedef struct kiln_artifact_segment_state {
-  uint64_t lane[8];
+  uint64_t acc[8];
 } kiln_artifact_segment_state;
 
 static inline void
 kiln_artifact_segment_init(kiln_artifact_segment_state *s) {
   for (int l = 0; l < 8; ++l)
-    s->lane[l] = KILN_ARTIFACT_HASH_INIT + (uint64_t)l;
+    s->acc[l] = KILN_ARTIFACT_HASH_INIT + (uint64_t)l;
+}
+
+/* Inlined into the block loop whole, lanes side by side, so that the
+ * compiler vectorizes across the eight accumulators (two per SSE2 register).
+ */
+#if defined(__GNUC__)
+#define KILN_ARTIFACT_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define KILN_ARTIFACT_ALWAYS_INLINE
+#endif
+static inline KILN_ARTIFACT_ALWAYS_INLINE void
+kiln_artifact_stripe(uint64_t *acc, const unsigned char *p,
+                     const uint64_t *key) {
+  for (int l = 0; l < 8; ++l) {
+    uint64_t w = kiln_artifact_word(p + 8 * l);
+    uint64_t x = w ^ key[l];
+    acc[l ^ 1] += w;
+    acc[l] += (x & UINT64_C(0xffffffff)) * (x >> 32);
+  }
 }
 
 /* Continues a segment over `size` bytes. Every call but a segment's last
- * must pass a multiple of KILN_ARTIFACT_STRIPE bytes; the last one's partial
- * stripe is padded with zero bytes. Eight independent multiply chains, so
- * that several multiplies are in flight at once. */
+ * must pass a multiple of KILN_ARTIFACT_BLOCK bytes. */
 static inline void
 kiln_artifact_segment_update(kiln_artifact_segment_state *s, const void *data,
                              size_t size) {
   const unsigned char *p = (const unsigned char *)data;
-  uint64_t lane[8];
-  memcpy(lane, s->lane, sizeof(lane));
-  const uint64_t K = KILN_ARTIFACT_HASH_MUL;
-  size_t stripes = size / KILN_ARTIFACT_STRIPE;
-  for (size_t i = 0; i < stripes; ++i, p += KILN_ARTIFACT_STRIPE)
+  uint64_t acc[8];
+  memcpy(acc, s->acc, sizeof(acc));
+  size_t blocks = size / KILN_ARTIFACT_BLOCK;
+  for (size_t b = 0; b < blocks; ++b, p += KILN_ARTIFACT_BLOCK) {
+    for (int st = 0; st < 16; ++st)
+      kiln_artifact_stripe(acc, p + KILN_ARTIFACT_STRIPE * st,
+                           kiln_artifact_keys + st);
     for (int l = 0; l < 8; ++l) {
-      uint64_t x = lane[l] ^ kiln_artifact_word(p + 8 * l);
-      lane[l] = ((x << 31) | (x >> 33)) * K;
+      uint64_t a = acc[l];
+      a = (a ^ (a >> 47)) ^ kiln_artifact_keys[16 + l];
+      acc[l] = a * UINT64_C(0x9e3779b1);
     }
-  size_t rest = size % KILN_ARTIFACT_STRIPE;
+  }
+  /* The segment's last, partial block: whole stripes, then one padded. */
+  size_t rest = size % KILN_ARTIFACT_BLOCK;
+  int st = 0;
+  for (; rest >= KILN_ARTIFACT_STRIPE; rest -= KILN_ARTIFACT_STRIPE, ++st,
+                                       p += KILN_ARTIFACT_STRIPE)
+    kiln_artifact_stripe(acc, p, kiln_artifact_keys + st);
   if (rest) {
     unsigned char tail[KILN_ARTIFACT_STRIPE] = {0};
     memcpy(tail, p, rest);
-    for (int l = 0; l < 8; ++l) {
-      uint64_t x = lane[l] ^ kiln_artifact_word(tail + 8 * l);
-      lane[l] = ((x << 31) | (x >> 33)) * K;
-    }
+    kiln_artifact_stripe(acc, tail, kiln_artifact_keys + st);
   }
-  memcpy(s->lane, lane, sizeof(lane));
+  memcpy(s->acc, acc, sizeof(acc));
 }
 
 static inline uint64_t
 kiln_artifact_segment_digest(const kiln_artifact_segment_state *s) {
   uint64_t d = 0;
   for (int l = 0; l < 8; ++l)
-    d = kiln_artifact_mix(d ^ s->lane[l]);
+    d = kiln_artifact_mix(d ^ s->acc[l]);
   return d;
 }
 

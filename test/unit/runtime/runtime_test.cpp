@@ -487,34 +487,47 @@ TEST(Open, TruncatedOrDamagedLibrary) {
 
 TEST(Open, ChecksumIsTheDocumentedHash) {
   // docs/reliability.md's definition, byte by byte, against artifact.h's
-  // eight-lane loop: in one call, one segment at a time and streamed in
-  // stripes, over sizes around the stripe and the 1 MiB segment.
+  // loop: in one call, one segment at a time and streamed in blocks, over
+  // sizes around the stripe, the block and the 1 MiB segment.
   auto mix = [](uint64_t x) {
     x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdull;
     x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ull;
     return x ^ (x >> 33);
   };
+  uint64_t key[24], state = 0; // splitmix64 from state 0
+  for (uint64_t &k : key) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    k = z ^ (z >> 31);
+  }
   auto reference = [&](const std::string &d) {
     const size_t segment = size_t(1) << 20;
     uint64_t h = 0xcbf29ce484222325ull;
     for (size_t at = 0; at < d.size(); at += segment) {
       size_t end = std::min(d.size(), at + segment);
-      uint64_t lane[8];
+      uint64_t acc[8];
       for (int l = 0; l < 8; ++l)
-        lane[l] = 0xcbf29ce484222325ull + l;
-      for (size_t stripe = at; stripe < end; stripe += 64)
+        acc[l] = 0xcbf29ce484222325ull + l;
+      for (size_t stripe = at; stripe < end; stripe += 64) {
+        size_t s = (stripe - at) / 64 % 16;
         for (int l = 0; l < 8; ++l) {
           uint64_t w = 0;
           for (int b = 7; b >= 0; --b) {
             size_t i = stripe + 8 * l + b;
             w = (w << 8) | (i < end ? (unsigned char)d[i] : 0);
           }
-          uint64_t x = lane[l] ^ w;
-          lane[l] = ((x << 31) | (x >> 33)) * 0x9e3779b97f4a7c15ull;
+          uint64_t x = w ^ key[s + l];
+          acc[l ^ 1] += w;
+          acc[l] += (x & 0xffffffffull) * (x >> 32);
         }
+        if (s == 15 && stripe + 64 <= end) // a whole block ends here
+          for (int l = 0; l < 8; ++l)
+            acc[l] = ((acc[l] ^ (acc[l] >> 47)) ^ key[16 + l]) * 0x9e3779b1ull;
+      }
       uint64_t digest = 0;
       for (int l = 0; l < 8; ++l)
-        digest = mix(digest ^ lane[l]);
+        digest = mix(digest ^ acc[l]);
       h = mix(h ^ digest);
     }
     return mix(h ^ d.size());
@@ -523,19 +536,20 @@ TEST(Open, ChecksumIsTheDocumentedHash) {
   for (size_t i = 0; i < (size_t(3) << 20) + 100; ++i)
     data += static_cast<char>(i * 37 + (i >> 3) + (i >> 17));
   for (size_t size : {size_t(0), size_t(1), size_t(7), size_t(8), size_t(63),
-                      size_t(64), size_t(65), size_t(1000), size_t(1) << 20,
+                      size_t(64), size_t(65), size_t(1000), size_t(1024),
+                      size_t(1025), size_t(5000), size_t(1) << 20,
                       (size_t(1) << 20) + 1, (size_t(2) << 20) + 64,
                       data.size()}) {
     std::string d = data.substr(0, size);
     uint64_t want = reference(d);
     EXPECT_EQ(kiln_artifact_hash(d.data(), d.size()), want) << size;
-    // Streamed: each segment in stripes of 64 bytes plus its tail.
+    // Streamed: each segment in whole blocks, then the rest.
     uint64_t h = KILN_ARTIFACT_HASH_INIT;
     for (size_t at = 0; at < size; at += KILN_ARTIFACT_SEGMENT) {
       size_t n = std::min<size_t>(size - at, KILN_ARTIFACT_SEGMENT);
       kiln_artifact_segment_state s;
       kiln_artifact_segment_init(&s);
-      size_t first = n / 128 * 64;
+      size_t first = n / 2048 * 1024;
       kiln_artifact_segment_update(&s, d.data() + at, first);
       kiln_artifact_segment_update(&s, d.data() + at + first, n - first);
       h = kiln_artifact_fold(h, kiln_artifact_segment_digest(&s));
@@ -544,7 +558,8 @@ TEST(Open, ChecksumIsTheDocumentedHash) {
   }
   EXPECT_NE(kiln_artifact_hash("a", 1), kiln_artifact_hash("b", 1));
   // Format 1 (FNV-1a) missed flips of the top bit of two words; any two
-  // flips of one bit position in two words change the hash now.
+  // flips of one bit position in two words change the hash now, and so do
+  // two stripes swapped.
   std::string d = data.substr(0, 4096);
   uint64_t base = kiln_artifact_hash(d.data(), d.size());
   for (int bit = 0; bit < 8; ++bit)
@@ -554,6 +569,10 @@ TEST(Open, ChecksumIsTheDocumentedHash) {
       e[a + 8] ^= char(1 << bit);
       EXPECT_NE(kiln_artifact_hash(e.data(), e.size()), base) << a << " " << bit;
     }
+  std::string swapped = d;
+  std::swap_ranges(swapped.begin() + 64, swapped.begin() + 128,
+                   swapped.begin() + 256);
+  EXPECT_NE(kiln_artifact_hash(swapped.data(), swapped.size()), base);
 }
 
 TEST(Open, LargeFileCheckedByThreads) {
