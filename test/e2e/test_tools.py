@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
 import time
@@ -402,6 +403,23 @@ def test_inspect_sizes_weights_by_op_family(kiln, tmp_path):
     assert f"weights: {total} bytes in 4 constants" in out, out
     # The largest constant names its reader.
     assert "read by mm1 (MatMul)" in out, out
+
+    # Two CPU variants: each has its weights (the table has both), and the kernels'
+    # code is found in the variant opened (it once read 0 bytes through the other
+    # variant's descriptor symbol).
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return
+    r = _run([kiln.kiln, "compile", model, "-o", tmp_path / "two.so",
+              "--cpu", "x86-64-v2,x86-64-v3"])
+    assert r.returncode == 0, r.stderr
+    r = _run([kiln.kiln, "inspect", tmp_path / "two.so", "--sizes"])
+    assert r.returncode == 0, r.stderr
+    families = _family_table(r.stdout)
+    weights = {family: (f[1], f[3]) for family, f in families.items() if f[3]}
+    assert weights == {"Add": (2 * nbytes["a"], 2),
+                       "Conv": (2 * (nbytes["wc"] + nbytes["bc"]), 4),
+                       "MatMul": (2 * nbytes["wm"], 2)}, r.stdout
+    assert all(f[0] > 0 for f in families.values() if f[2]), r.stdout
 
 
 def test_verify_unknown_input_name(kiln, tmp_path):

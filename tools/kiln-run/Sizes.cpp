@@ -222,22 +222,36 @@ void printSizes(const std::string &path, const kiln_model_desc *desc) {
   }
 
   // Kernels: the descriptor's body pointers, located in the file through the
-  // descriptor's own symbol (its address in memory minus its file value).
-  const Symbol *anchor = nullptr;
-  for (const Symbol &sym : file.symbols)
-    if (sym.name == "kiln_descriptor" && sym.type == STT_OBJECT)
-      anchor = &sym;
+  // descriptor's own symbol (its address in memory minus its file value). An
+  // artifact of several CPU variants has one local `kiln_descriptor` per
+  // variant: the one opened is that whose base puts the most body pointers
+  // on functions.
   const kiln_executable_desc *host =
       desc->entry_executable < desc->num_executables
           ? &desc->executables[desc->entry_executable]
           : nullptr;
+  std::map<uint64_t, const Symbol *> functions;
+  for (const Symbol &sym : file.symbols)
+    if (sym.type == STT_FUNC && sym.size)
+      functions[sym.value] = &sym;
+  const Symbol *anchor = nullptr;
+  if (host && host->format == KILN_EXECUTABLE_HOST && host->data) {
+    const void *const *bodies = (const void *const *)host->data;
+    size_t best = 0;
+    for (const Symbol &sym : file.symbols) {
+      if (sym.name != "kiln_descriptor" || sym.type != STT_OBJECT)
+        continue;
+      uintptr_t base = (uintptr_t)desc - sym.value;
+      size_t found = 0;
+      for (uint32_t k = 0; k < host->num_kernels; ++k)
+        found += functions.count((uintptr_t)bodies[k] - base);
+      if (!anchor || found > best)
+        anchor = &sym, best = found;
+    }
+  }
   std::vector<std::pair<uint64_t, const char *>> kernels;
-  if (anchor && host && host->format == KILN_EXECUTABLE_HOST && host->data) {
+  if (anchor) {
     uintptr_t base = (uintptr_t)desc - anchor->value;
-    std::map<uint64_t, const Symbol *> functions;
-    for (const Symbol &sym : file.symbols)
-      if (sym.type == STT_FUNC && sym.size)
-        functions[sym.value] = &sym;
     const void *const *bodies = (const void *const *)host->data;
     uint64_t kernelBytes = 0;
     for (uint32_t k = 0; k < host->num_kernels; ++k) {
@@ -280,7 +294,7 @@ void printSizes(const std::string &path, const kiln_model_desc *desc) {
       std::printf("    %10" PRIu64 " %12" PRIu64 " %8u %10u  %s\n", f.code,
                   f.weights, f.kernels, f.constants, family.c_str());
   }
-  if (anchor && host && host->format == KILN_EXECUTABLE_HOST && host->data) {
+  if (anchor) {
     std::printf("  kernels by code size:\n");
     for (size_t k = 0; k < kernels.size() && k < 20; ++k)
       std::printf("    %10" PRIu64 "  %s\n", kernels[k].first,
