@@ -93,6 +93,9 @@ struct SerializeOptions {
   /// caller turns into one object for the artifact (codegen/WeightPool.h).
   /// Null: the object holds its own. Not owned.
   WeightPool *sharedWeights = nullptr;
+  /// Words the readers of a constant ("w1, mm1" -> "w1, mm1 (MatMul)") for
+  /// the CPU target's `.kiln.weights` table; may be empty.
+  std::function<std::string(llvm::StringRef)> describeReaders;
 };
 
 class TargetBackend {

@@ -11,9 +11,6 @@
 
 namespace kiln {
 
-namespace {
-
-/// `text` as an assembler string literal (control bytes as octal escapes).
 std::string asmString(llvm::StringRef text) {
   std::string out = "\"";
   for (unsigned char c : text) {
@@ -29,8 +26,6 @@ std::string asmString(llvm::StringRef text) {
   }
   return out + "\"";
 }
-
-} // namespace
 
 WeightPool::WeightPool(std::string symbolPrefix, std::string dataPath)
     : symbolPrefix(std::move(symbolPrefix)), dataPath(std::move(dataPath)) {}

@@ -70,6 +70,10 @@ private:
   uint64_t offset = 0, added = 0, maxAlignment = 64;
 };
 
+/// `text` as a GNU assembler string literal (quotes and backslashes escaped,
+/// control bytes as octal escapes), for module-level assembly.
+std::string asmString(llvm::StringRef text);
+
 } // namespace kiln
 
 #endif // KILN_CODEGEN_WEIGHTPOOL_H

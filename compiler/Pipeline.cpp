@@ -358,6 +358,9 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   // variant cloned from the same import still needs them.
   serializeOptions.releaseConstants = releaseConstants;
   serializeOptions.sharedWeights = sharedWeights;
+  serializeOptions.describeReaders = [&](StringRef readers) {
+    return annotateOpTypes(readers, opTypes);
+  };
   if (report.isEnabled())
     serializeOptions.onPhase = [&](StringRef phase) { report.mark(phase); };
   if (failed(target->serializeExecutable(module, serializeOptions, object,

@@ -257,7 +257,7 @@ void checkAsFile(const uint8_t *data, size_t size) {
     return;
   fwrite(data, 1, size, f);
   fclose(f);
-  kiln_status_free(kiln_check_artifact(path.c_str()));
+  kiln_status_free(kiln_check_artifact(path.c_str(), 1));
 }
 
 } // namespace

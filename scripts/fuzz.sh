@@ -81,7 +81,7 @@ PY
     descriptor)
       printf '\000' >"$dir/zeros"
       printf '\000\003abc\000\001\001\001\001a\001\002\002\003' >"$dir/one-input"
-      printf '\245KILNSUM1' >"$dir/trailer"
+      printf '\245KILNSUM2' >"$dir/trailer"
       ;;
     import|compile)
       # Both take ONNX bytes: kiln's own test models, good and bad.

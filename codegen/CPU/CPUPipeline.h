@@ -61,9 +61,14 @@ void buildCPUCodegenPipeline(mlir::OpPassManager &pm, const CPUTarget &target);
 /// the same target) are linked into the module after that and keep their own
 /// linkage, so the result is one object for every object format (Mach-O has
 /// no relocatable link in lld).
+/// Turns the comma-separated names of a constant's readers ("w1, mm1") into
+/// the text of its `.kiln.weights` line ("w1, mm1 (MatMul)"); may be empty.
+using WeightReadersFn = llvm::function_ref<std::string(llvm::StringRef)>;
+
 /// Large constants never pass through LLVM IR (externalizeLargeConstants).
 /// `onPhase`, when set, is called as each phase ends (translation, weights,
 /// LLVM optimization, code generation) for `kiln compile --time-report`.
+/// `describeReaders` annotates the `.kiln.weights` table.
 llvm::LogicalResult
 emitObjectFile(mlir::ModuleOp module, const CPUTarget &target,
                llvm::StringRef entrySymbol, llvm::StringRef path,
@@ -71,7 +76,8 @@ emitObjectFile(mlir::ModuleOp module, const CPUTarget &target,
                llvm::ArrayRef<std::string> linkBitcode = {},
                llvm::function_ref<void(llvm::StringRef)> onPhase = {},
                bool releaseConstants = false,
-               WeightPool *sharedWeights = nullptr);
+               WeightPool *sharedWeights = nullptr,
+               WeightReadersFn describeReaders = {});
 
 /// Turns each large constant global of the LLVM-dialect `module` (>= 4 KB,
 /// internal, dense data) into a dso_local declaration of the object-local
@@ -86,13 +92,21 @@ emitObjectFile(mlir::ModuleOp module, const CPUTarget &target,
 /// the caller links in an object built from sharedPool->definitions(true).
 /// Returns the bytes moved, repeats counted (0 for targets other than
 /// little-endian ELF, whose constants stay in the IR).
+///
+/// On ELF it also writes the `.kiln.weights` section (not loaded at run
+/// time): a line "<symbol>\t<readers>\n" per constant global that is used
+/// (external or left in the IR), <readers> being the names in the
+/// locations of the ops the constant's address flows into (the ONNX nodes
+/// that read it), as `describeReaders` words them; `kiln inspect --sizes`
+/// sums the constants' bytes per op family from it.
 mlir::FailureOr<size_t> externalizeLargeConstants(mlir::ModuleOp module,
                                                   const CPUTarget &target,
                                                   llvm::StringRef symbolPrefix,
                                                   llvm::StringRef dataPath,
                                                   bool releaseConstants,
                                                   std::string &error,
-                                                  WeightPool *sharedPool = nullptr);
+                                                  WeightPool *sharedPool = nullptr,
+                                                  WeightReadersFn describeReaders = {});
 
 /// The threads LLVM code generation uses: KILN_CODEGEN_THREADS (a number, or
 /// "auto": the cores this process may run on, at most 8), else 1.

@@ -73,9 +73,13 @@ public:
     llvm::function_ref<void(StringRef)> onPhase;
     if (options.onPhase) // a function_ref of an empty std::function is not null
       onPhase = options.onPhase;
+    WeightReadersFn describeReaders;
+    if (options.describeReaders)
+      describeReaders = options.describeReaders;
     return emitObjectFile(module, target, options.entrySymbol, path, error,
                           options.linkBitcode, onPhase,
-                          options.releaseConstants, options.sharedWeights);
+                          options.releaseConstants, options.sharedWeights,
+                          describeReaders);
   }
 
   LogicalResult printExecutable(ModuleOp module,

@@ -25,6 +25,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -35,6 +36,7 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 using namespace mlir;
@@ -103,6 +105,49 @@ void releaseUnusedBlobs(
     entry->setBlob(AsmResourceBlob());
 }
 
+/// The names (NameLoc) in `loc`, in order, into `names`.
+void collectNames(Location loc, llvm::SetVector<StringRef> &names) {
+  loc->walk([&](Location inner) {
+    if (auto name = dyn_cast<NameLoc>(inner))
+      names.insert(name.getName().getValue());
+    return WalkResult::advance();
+  });
+}
+
+/// Who reads each constant global, for `kiln inspect --sizes`: the names in
+/// the locations of the ops its address flows into. The address is followed
+/// through the ops that carry it on (GEPs, memref descriptors built and taken
+/// apart with insert/extractvalue, casts, selects) up to the ops that use it
+/// (loads, stores, calls, arithmetic on a descriptor's sizes), whose
+/// locations name the ONNX nodes they were lowered from. The first names are
+/// those of the constant itself (an initializer's name, the lowering of its
+/// get_global); the nodes that read it follow.
+llvm::StringMap<llvm::SetVector<StringRef>> findReaders(ModuleOp module) {
+  llvm::StringMap<llvm::SetVector<StringRef>> readers;
+  module.walk([&](LLVM::AddressOfOp address) {
+    llvm::SetVector<StringRef> &names = readers[address.getGlobalName()];
+    collectNames(address.getLoc(), names);
+    SmallVector<Value> work = {address.getResult()};
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    // Bounded: a descriptor passed around a large function is followed to
+    // its first few hundred uses, which is where its readers are.
+    constexpr size_t kMaxOps = 512;
+    while (!work.empty() && seen.size() < kMaxOps) {
+      Value value = work.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (!seen.insert(user).second)
+          continue;
+        collectNames(user->getLoc(), names);
+        if (isa<LLVM::GEPOp, LLVM::InsertValueOp, LLVM::ExtractValueOp,
+                LLVM::BitcastOp, LLVM::AddrSpaceCastOp, LLVM::SelectOp,
+                LLVM::PtrToIntOp, LLVM::IntToPtrOp>(user))
+          work.append(user->result_begin(), user->result_end());
+      }
+    }
+  });
+  return readers;
+}
+
 } // namespace
 
 FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
@@ -111,7 +156,8 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
                                             StringRef dataPath,
                                             bool releaseConstants,
                                             std::string &error,
-                                            WeightPool *sharedPool) {
+                                            WeightPool *sharedPool,
+                                            WeightReadersFn describeReaders) {
   llvm::Triple triple(target.triple);
   // The bytes are the host's (little-endian) layout, and the directives
   // are ELF's; other targets keep their constants in the IR.
@@ -134,6 +180,17 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
   llvm::StringSet<> used;
   module.walk([&](LLVM::AddressOfOp op) { used.insert(op.getGlobalName()); });
   SmallVector<LLVM::GlobalOp> erased;
+  // The readers of every constant, external or not, keyed by the symbol it
+  // ends up with (two globals of the same bytes share one): the
+  // `.kiln.weights` table below.
+  llvm::StringMap<llvm::SetVector<StringRef>> readers = findReaders(module);
+  std::map<std::string, llvm::SetVector<StringRef>> symbolReaders;
+  auto addToTable = [&](StringRef symbol, StringRef global) {
+    auto &names = symbolReaders[symbol.str()];
+    auto it = readers.find(global);
+    if (it != readers.end())
+      names.insert(it->second.begin(), it->second.end());
+  };
   // The import's copies of the bytes now in the file, freed at the end.
   llvm::SmallPtrSet<DialectResourceBlobManager::BlobEntry *, 32> released;
   size_t moved = 0;
@@ -146,8 +203,11 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
       continue;
     std::optional<ArrayRef<char>> bytes =
         rawConstantBytes(global.getValueAttr());
-    if (!bytes || bytes->size() < kMinExternalBytes)
+    if (!bytes || bytes->size() < kMinExternalBytes) {
+      if (used.contains(global.getSymName()))
+        addToTable(global.getSymName(), global.getSymName());
       continue;
+    }
     if (auto resource = dyn_cast<DenseResourceElementsAttr>(global.getValueAttr()))
       released.insert(resource.getRawHandle().getResource());
     if (!used.contains(global.getSymName())) {
@@ -161,6 +221,7 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
       return failure();
     moved += bytes->size();
     renamed[global.getSymName()] = *name;
+    addToTable(*name, global.getSymName());
     if (!declared.insert(*name).second) {
       erased.push_back(global);
       continue;
@@ -180,6 +241,37 @@ FailureOr<size_t> externalizeLargeConstants(ModuleOp module,
     global.erase();
   if (releaseConstants)
     releaseUnusedBlobs(module, released);
+  // The readers' table: a section the loader never maps (no SHF_ALLOC), one
+  // line per constant symbol, "<symbol>\t<readers>" (docs/tools.md).
+  std::string table;
+  for (auto &[symbol, names] : symbolReaders) {
+    std::string line;
+    for (auto [i, name] : llvm::enumerate(names)) {
+      if (i == 16) {
+        line += " +" + std::to_string(names.size() - 16) + " more";
+        break;
+      }
+      line += (i ? ", " : "") + name.str();
+    }
+    if (describeReaders)
+      line = describeReaders(line);
+    // Neither may hold a tab or a newline (a name from the model may).
+    for (char &c : line)
+      if (c == '\t' || c == '\n')
+        c = ' ';
+    table += symbol + "\t" + line + "\n";
+  }
+  if (!table.empty()) {
+    std::string tableAsm = "\t.pushsection\t.kiln.weights,\"\",%progbits\n"
+                           "\t.ascii\t" + asmString(table) +
+                           "\n\t.popsection\n";
+    SmallVector<Attribute> lines;
+    StringRef asmAttrName = LLVM::LLVMDialect::getModuleLevelAsmAttrName();
+    if (auto existing = module->getAttrOfType<ArrayAttr>(asmAttrName))
+      lines.append(existing.begin(), existing.end());
+    lines.push_back(StringAttr::get(module.getContext(), tableAsm));
+    module->setAttr(asmAttrName, ArrayAttr::get(module.getContext(), lines));
+  }
   if (renamed.empty())
     return size_t(0);
   module.walk([&](LLVM::AddressOfOp op) {

@@ -195,7 +195,8 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
                              ArrayRef<std::string> linkBitcode,
                              llvm::function_ref<void(StringRef)> onPhase,
                              bool releaseConstants,
-                             WeightPool *sharedWeights) {
+                             WeightPool *sharedWeights,
+                             WeightReadersFn describeReaders) {
   std::unique_ptr<llvm::TargetMachine> machine =
       createCPUTargetMachine(target, error);
   if (!machine)
@@ -206,7 +207,7 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
   llvm::scope_exit removeWeights([&] { llvm::sys::fs::remove(weightsPath); });
   if (failed(externalizeLargeConstants(module, target, entrySymbol,
                                        weightsPath, releaseConstants, error,
-                                       sharedWeights)))
+                                       sharedWeights, describeReaders)))
     return failure();
   if (onPhase)
     onPhase("weights (to .incbin)");

@@ -142,6 +142,87 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def _varint(buf, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = buf[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, i
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def _messages(buf, start: int, end: int):
+    """(field number, start, end) of each length-delimited field of one message."""
+    i = start
+    while i < end:
+        key, i = _varint(buf, i)
+        wire = key & 7
+        if wire == 0:
+            _, i = _varint(buf, i)
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        elif wire == 2:
+            n, i = _varint(buf, i)
+            if i + n > end:
+                raise ValueError("field past the end of its message")
+            yield key >> 3, i, i + n
+            i += n
+        else:
+            raise ValueError(f"wire type {wire}")
+
+
+# The fields that lead to tensors, by message: a tensor's external_data (13) is a list of
+# key/value entries (1, 2). ModelProto.graph (7) and .functions (25); GraphProto.node (1),
+# .initializer (5), .sparse_initializer (15); NodeProto.attribute (5); AttributeProto.t (5),
+# .g (6), .tensors (10), .graphs (11), .sparse_tensor (22), .sparse_tensors (23);
+# FunctionProto.node (7); SparseTensorProto.values (1), .indices (2).
+_WALK = {
+    "model": {7: "graph", 25: "function"},
+    "graph": {1: "node", 5: "tensor", 15: "sparse"},
+    "function": {7: "node"},
+    "node": {5: "attribute"},
+    "attribute": {5: "tensor", 6: "graph", 10: "tensor", 11: "graph", 22: "sparse",
+                  23: "sparse"},
+    "sparse": {1: "tensor", 2: "tensor"},
+}
+
+
+def _external_data_files(onnx_path: Path) -> list[str]:
+    """The files the model's tensors keep their data in (external data `location`s), read
+    from the protobuf's wire format without parsing the rest (onnx is not a dependency).
+    [] when the file does not parse: `kiln compile` then says what is wrong."""
+    import mmap
+    found: set[str] = set()
+
+    def walk(buf, kind, start, end, depth):
+        if depth > 64:
+            raise ValueError("nested too deeply")
+        for field, a, b in _messages(buf, start, end):
+            if kind == "tensor":
+                if field == 13:
+                    entry = dict((f, bytes(buf[x:y])) for f, x, y in _messages(buf, a, b))
+                    if entry.get(1) == b"location" and 2 in entry:
+                        found.add(entry[2].decode("utf-8", "replace"))
+            elif field in _WALK[kind]:
+                walk(buf, _WALK[kind][field], a, b, depth + 1)
+
+    try:
+        with open(onnx_path, "rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                return []
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+                walk(buf, "model", 0, len(buf), 0)
+    except (OSError, ValueError, IndexError):
+        return []
+    return sorted(found)
+
+
 def _kiln_identity(exe: Path) -> str:
     """kiln's version: the sha256 of its executable (memoized per file state)."""
     st = exe.stat()
@@ -168,8 +249,8 @@ def _host_cpu() -> str:
 def compiled_model(onnx_path: str | os.PathLike, shape=None, cpu=None,
                    device=None) -> tuple[Path, bool]:
     """The cached .so for an .onnx model, compiling it on a miss. The key is the
-    model's sha256, the options (the device compiled for included), kiln's
-    identity and (for the host CPU) the CPU.
+    model's sha256 and its external data files' sha256, the options (the device
+    compiled for included), kiln's identity and (for the host CPU) the CPU.
     Returns (path, whether it was a cache hit)."""
     onnx_path = Path(onnx_path)
     if not onnx_path.is_file():
@@ -177,8 +258,15 @@ def compiled_model(onnx_path: str | os.PathLike, shape=None, cpu=None,
     exe = find_kiln()
     options = {"shape": {k: [int(d) for d in v] for k, v in (shape or {}).items()},
                "cpu": cpu, "device": compile_device(device)}
+    # The external data is part of the model: new weights beside an unchanged .onnx
+    # must not reuse the old compile.
+    external = {}
+    for location in _external_data_files(onnx_path):
+        data = onnx_path.parent / location
+        external[location] = _sha256_file(data) if data.is_file() else None
     key_doc = {
         "model": _sha256_file(onnx_path),
+        "external_data": external,
         "options": options,
         "kiln": _kiln_identity(exe),
         "host": _host_cpu() if cpu in (None, "native") else None,

@@ -71,8 +71,11 @@ KILN_INTERNAL kiln_status kiln_artifact_pick(const kiln_artifact_desc *artifact,
 
 /* artifact.c: opens `path` without blocking, refuses anything but a regular
  * file and checks its checksum trailer (artifact.h), all with plain reads,
- * before dlopen may see it; NULL when it is intact. */
-KILN_INTERNAL kiln_status kiln_check_artifact(const char *path);
+ * before dlopen may see it; NULL when it is intact. A large file is hashed by
+ * up to `max_threads` threads at once (0: one per available CPU; at most 8),
+ * which end before it returns. */
+KILN_INTERNAL kiln_status kiln_check_artifact(const char *path,
+                                              int32_t max_threads);
 
 /* thread_pool.c: a pool of `num_threads - 1` workers plus the caller. It is
  * also the kiln_exec_context handed to entry functions (it starts with a

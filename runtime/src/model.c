@@ -556,7 +556,8 @@ kiln_status kiln_model_open(const char *path, const kiln_model_options *options,
                             path ? "out_model" : "path");
   /* A FIFO must not block, a truncated or damaged file must not reach the
    * dynamic loader (which may fault on it). */
-  kiln_status checked = kiln_check_artifact(path);
+  kiln_status checked =
+      kiln_check_artifact(path, options ? options->num_threads : 0);
   if (checked)
     return checked;
 

@@ -128,6 +128,46 @@ def test_damaged_model_library_is_refused(runner, kiln, compile_cache, tmp_path)
         _expect_clean_failure(result, ["damaged"], f"{runner} on a {name} model")
 
 
+W_SCALE = np.random.default_rng(19).standard_normal((64, 64)).astype(np.float32)
+
+
+def _scale_model(folder):
+    """x[64,64] * w[64,64] (an initializer of 16 KiB: kept in .rodata as it is)."""
+    w = helper.make_tensor("w", TensorProto.FLOAT, [64, 64], W_SCALE.tobytes(), raw=True)
+    return _model(folder, [helper.make_node("Mul", ["x", "w"], ["y"], name="scale")],
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 64])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 64])],
+                  initializers=[w])
+
+
+SCALE = harness.register(harness.CompileSpec("hostile-files-scale", _scale_model))
+
+
+@pytest.mark.compiles(SCALE.key)
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_flipped_weight_byte_is_refused(runner, kiln, compile_cache, tmp_path):
+    """Damage in the weights is no crash but a silent wrong answer, which only the
+    checksum catches: one bit flipped in the middle of the weights' bytes."""
+    runner = _runner(kiln, runner)
+    compiled = compile_cache.get(SCALE)
+    if not compiled.ok:
+        fail(compiled.failure())
+    good = compiled.artifact.read_bytes()
+    at = good.find(W_SCALE.tobytes())
+    assert at > 0, "the weights are not in the artifact as they are"
+    inputs = harness.save_inputs({"x": np.ones((64, 64), np.float32)}, tmp_path / "in")
+    result = _run(kiln, compiled.artifact, inputs, tmp_path, runner)
+    assert result.returncode == 0, result.describe()
+    for offset in (0, W_SCALE.nbytes // 2, W_SCALE.nbytes - 1):
+        bad = bytearray(good)
+        bad[at + offset] ^= 0x01  # the lowest mantissa bit: a plausible value
+        path = tmp_path / f"flipped-{offset}.so"
+        path.write_bytes(bytes(bad))
+        result = _run(kiln, path, inputs, tmp_path, runner)
+        _expect_clean_failure(result, ["the file is damaged: checksum"],
+                              f"{runner} on weights flipped at {offset}")
+
+
 @pytest.mark.parametrize("runner", RUNNERS)
 def test_fifo_directory_and_device_as_model(runner, kiln, tmp_path):
     """A FIFO once blocked kiln_model_open forever (the loader's open waits for a

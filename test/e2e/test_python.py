@@ -349,6 +349,36 @@ def test_onnx_is_compiled_on_first_use_then_cached(models, tmp_path, monkeypatch
     assert not any(p.name.startswith(".tmp-") for p in cache.iterdir())
 
 
+def test_cache_key_covers_external_data(tmp_path, monkeypatch):
+    """New weights in the external data file beside an unchanged .onnx are a new compile,
+    not the cached one (the key once hashed the .onnx alone)."""
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "m"
+    folder.mkdir()
+    model = _mlp()
+    onnx.save(model, folder / "mlp.onnx", save_as_external_data=True,
+              all_tensors_to_one_file=True, location="weights.bin", size_threshold=0)
+    from kiln import _compile
+    assert _compile._external_data_files(folder / "mlp.onnx") == ["weights.bin"]
+    feeds = _feeds(3)
+    first = kiln.InferenceSession(folder / "mlp.onnx")
+    assert first.cache_hit is False
+    y1 = first.run(["y"], feeds)[0]
+    assert kiln.InferenceSession(folder / "mlp.onnx").cache_hit is True
+    # Same size, other values: only the data file changes.
+    data = bytearray((folder / "weights.bin").read_bytes())
+    data[:64] = bytes(64)
+    (folder / "weights.bin").write_bytes(bytes(data))
+    second = kiln.InferenceSession(folder / "mlp.onnx")
+    assert second.cache_hit is False and second.model_path != first.model_path
+    assert not np.array_equal(second.run(["y"], feeds)[0], y1)
+    # Models without external data, or files that do not parse, have none.
+    onnx.save(_mlp(), tmp_path / "inline.onnx")
+    assert _compile._external_data_files(tmp_path / "inline.onnx") == []
+    (tmp_path / "junk.onnx").write_bytes(b"\xff" * 100)
+    assert _compile._external_data_files(tmp_path / "junk.onnx") == []
+
+
 def test_compile_and_its_errors(models, tmp_path, monkeypatch):
     out = kiln.compile(models / "mlp.onnx", tmp_path / "m.so", name="my_mlp", cpu="generic")
     assert out == tmp_path / "m.so"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
 import time
@@ -332,6 +333,17 @@ def test_compile_progress(kiln, tmp_path):
         assert r.returncode == 0 and r.stderr == "", r.stderr
 
 
+def _family_table(out: str) -> dict[str, tuple[int, int, int, int]]:
+    """`--sizes`' "by op family" table: family -> (code, weights, kernels, constants)."""
+    table = {}
+    for line in out.split("  by op family (")[1].splitlines()[2:]:
+        if not line.startswith("    "):
+            break  # the next section
+        parts = line.split(None, 4)
+        table[parts[4]] = tuple(int(p) for p in parts[:4])
+    return table
+
+
 def test_inspect_sizes(kiln, mlp_so):
     r = _run([kiln.kiln, "inspect", mlp_so, "--sizes"])
     assert r.returncode == 0, r.stderr
@@ -341,18 +353,79 @@ def test_inspect_sizes(kiln, mlp_so):
     assert "scratch: 524288 bytes per run context" in out, out
     code = int(out.split("code: ")[1].split()[0])
     assert code > 1000, out
-    families = out.split("by op family (of each kernel's first node):")[1].split(
-        "  kernels by code size:")[0]
-    assert "MatMul (2 kernels)" in families and "Tanh (1 kernel)" in families, out
+    families = _family_table(out)
+    assert families["MatMul"][2] == 2 and families["Tanh"][2] == 1, out
+    # Every constant is attributed to the code that reads it: the two packed weights
+    # to their MatMuls, and b1 too (bias1 is fused into mm1's kernel, whose code reads
+    # it under mm1's name).
+    assert families["MatMul"][1] == 525312 and families["MatMul"][3] == 3, out
+    assert sum(f[1] for f in families.values()) == 525312, out
     kernel_lines = out.split("kernels by code size:")[1].split("  entry (")[0].splitlines()[1:]
     kernel_sizes = {line.split(None, 1)[1]: int(line.split()[0])
                     for line in kernel_lines if line.startswith("    ") and line.split()[0].isdigit()}
     assert {"mm1 (MatMul)", "mm2 (MatMul)", "tanh1 (Tanh)"} <= set(kernel_sizes), out
     assert all(size > 0 for size in kernel_sizes.values()), out
     assert sum(kernel_sizes.values()) <= code
+    assert sum(f[0] for f in families.values()) == sum(kernel_sizes.values()), out
     assert ".rodata" in out and ".text" in out
     r = _run([kiln.bin_dir / "kiln-run", mlp_so, "--sizes"])
     assert r.returncode == 1 and "--sizes needs --inspect" in r.stderr, r.stderr
+
+
+def test_inspect_sizes_weights_by_op_family(kiln, tmp_path):
+    """Conv + MatMul + Add with weights of known sizes: `--sizes` puts each weight under
+    the op family of the node that reads it, to the byte."""
+    rng = np.random.default_rng(3)
+
+    def init(name, shape):
+        return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+
+    inits = [init("a", (1, 32, 8, 8)), init("wc", (64, 32, 1, 1)), init("bc", (64,)),
+             init("wm", (4096, 32))]
+    nodes = [helper.make_node("Add", ["x", "a"], ["s"], name="add1"),
+             helper.make_node("Conv", ["s", "wc", "bc"], ["c"], name="conv1"),
+             helper.make_node("Flatten", ["c"], ["f"], name="flat1"),
+             helper.make_node("MatMul", ["f", "wm"], ["y"], name="mm1")]
+    graph = helper.make_graph(
+        nodes, "cma", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 8, 8])],
+        # s an output too: the Add is its own loop, not fused into the Conv's input.
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 32, 8, 8])], inits)
+    model = _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+                  tmp_path / "cma.onnx")
+    so = tmp_path / "cma.so"
+    r = _run([kiln.kiln, "compile", model, "-o", so])
+    assert r.returncode == 0, r.stderr
+    r = _run([kiln.kiln, "inspect", so, "--sizes"])
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    nbytes = {t.name: numpy_helper.to_array(t).nbytes for t in inits}
+    families = _family_table(out)
+    weights = {family: (f[1], f[3]) for family, f in families.items() if f[3]}
+    assert weights == {"Add": (nbytes["a"], 1),
+                       "Conv": (nbytes["wc"] + nbytes["bc"], 2),
+                       "MatMul": (nbytes["wm"], 1)}, out
+    total = sum(nbytes.values())
+    assert f"weights: {total} bytes in 4 constants" in out, out
+    # The largest constant names its reader.
+    assert "read by mm1 (MatMul)" in out, out
+
+    # Two CPU variants: each has its weights (the table has both), and the kernels'
+    # code is found in the variant opened (it once read 0 bytes through the other
+    # variant's descriptor symbol).
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return
+    r = _run([kiln.kiln, "compile", model, "-o", tmp_path / "two.so",
+              "--cpu", "x86-64-v2,x86-64-v3"])
+    assert r.returncode == 0, r.stderr
+    r = _run([kiln.kiln, "inspect", tmp_path / "two.so", "--sizes"])
+    assert r.returncode == 0, r.stderr
+    families = _family_table(r.stdout)
+    weights = {family: (f[1], f[3]) for family, f in families.items() if f[3]}
+    assert weights == {"Add": (2 * nbytes["a"], 2),
+                       "Conv": (2 * (nbytes["wc"] + nbytes["bc"]), 4),
+                       "MatMul": (2 * nbytes["wm"], 2)}, r.stdout
+    assert all(f[0] > 0 for f in families.values() if f[2]), r.stdout
 
 
 def test_verify_unknown_input_name(kiln, tmp_path):

@@ -2,7 +2,9 @@
 //
 // Reads the artifact's ELF section headers and symbol table (kiln keeps the
 // local symbols: the outlined loop bodies `<name>_main_ctx_parallel_N`, the
-// constants `__constant_*`) with plain reads; no LLVM in kiln-run.
+// constants `__constant_*` and `<name>_main_kw<N>`) and the `.kiln.weights`
+// table of who reads each constant (codegen/CPU/ExternalWeights.cpp) with
+// plain reads; no LLVM in kiln-run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +87,18 @@ public:
   std::vector<std::string> sectionNames;
   std::vector<Symbol> symbols;
 
+  /// The bytes of the section named `name` (at most 64 MiB), empty if none.
+  std::string sectionText(const char *name) const {
+    for (size_t i = 0; i < sections.size(); ++i)
+      if (sectionNames[i] == name && sections[i].sh_type != SHT_NOBITS) {
+        std::string text = readTable(sections[i]);
+        if (!text.empty())
+          text.pop_back(); // readTable's terminator
+        return text;
+      }
+    return std::string();
+  }
+
 private:
   std::string readTable(const Elf64_Shdr &section) const {
     if (section.sh_size > (64u << 20))
@@ -97,6 +111,45 @@ private:
   }
 
   int fd;
+};
+
+/// The op family of a `.kiln.weights` reader list or a kernel name, "w1, mm1
+/// (MatMul), bias1 (Add)": the op type of its first node with one, Constant
+/// nodes left out (their values are what is read, not what reads).
+std::string familyOf(const std::string &text) {
+  for (size_t open = text.find(" ("); open != std::string::npos;
+       open = text.find(" (", open + 2)) {
+    size_t close = text.find(')', open);
+    if (close == std::string::npos)
+      break;
+    std::string type = text.substr(open + 2, close - open - 2);
+    if (type != "Constant")
+      return type;
+  }
+  return "(unknown)";
+}
+
+/// `.kiln.weights` (codegen/CPU/ExternalWeights.cpp): "<symbol>\t<readers>"
+/// lines -> readers by symbol.
+std::map<std::string, std::string> weightReaders(const std::string &table) {
+  std::map<std::string, std::string> readers;
+  size_t at = 0;
+  while (at < table.size()) {
+    size_t end = table.find('\n', at);
+    if (end == std::string::npos)
+      end = table.size();
+    std::string line = table.substr(at, end - at);
+    size_t tab = line.find('\t');
+    if (tab != std::string::npos)
+      readers[line.substr(0, tab)] = line.substr(tab + 1);
+    at = end + 1;
+  }
+  return readers;
+}
+
+struct FamilyFigures {
+  uint64_t code = 0, weights = 0;
+  unsigned kernels = 0, constants = 0;
 };
 
 uint64_t scratchBytes(const kiln_model_desc *desc) {
@@ -145,6 +198,17 @@ void printSizes(const std::string &path, const kiln_model_desc *desc) {
       weights += sym.size;
       constants.push_back(&sym);
     }
+  // Each constant under the op family of its first reader.
+  std::map<std::string, std::string> readers =
+      weightReaders(file.sectionText(".kiln.weights"));
+  std::map<std::string, FamilyFigures> families;
+  for (const Symbol *constant : constants) {
+    auto it = readers.find(constant->name);
+    FamilyFigures &f = families[it == readers.end() ? "(no readers recorded)"
+                                                    : familyOf(it->second)];
+    f.weights += constant->size;
+    f.constants += 1;
+  }
   std::printf("  code: %" PRIu64 " bytes (executable sections)\n", code);
   std::printf("  weights: %" PRIu64 " bytes in %zu constants\n", weights,
               constants.size());
@@ -158,23 +222,37 @@ void printSizes(const std::string &path, const kiln_model_desc *desc) {
   }
 
   // Kernels: the descriptor's body pointers, located in the file through the
-  // descriptor's own symbol (its address in memory minus its file value).
-  const Symbol *anchor = nullptr;
-  for (const Symbol &sym : file.symbols)
-    if (sym.name == "kiln_descriptor" && sym.type == STT_OBJECT)
-      anchor = &sym;
+  // descriptor's own symbol (its address in memory minus its file value). An
+  // artifact of several CPU variants has one local `kiln_descriptor` per
+  // variant: the one opened is that whose base puts the most body pointers
+  // on functions.
   const kiln_executable_desc *host =
       desc->entry_executable < desc->num_executables
           ? &desc->executables[desc->entry_executable]
           : nullptr;
-  if (anchor && host && host->format == KILN_EXECUTABLE_HOST && host->data) {
-    uintptr_t base = (uintptr_t)desc - anchor->value;
-    std::map<uint64_t, const Symbol *> functions;
-    for (const Symbol &sym : file.symbols)
-      if (sym.type == STT_FUNC && sym.size)
-        functions[sym.value] = &sym;
+  std::map<uint64_t, const Symbol *> functions;
+  for (const Symbol &sym : file.symbols)
+    if (sym.type == STT_FUNC && sym.size)
+      functions[sym.value] = &sym;
+  const Symbol *anchor = nullptr;
+  if (host && host->format == KILN_EXECUTABLE_HOST && host->data) {
     const void *const *bodies = (const void *const *)host->data;
-    std::vector<std::pair<uint64_t, const char *>> kernels;
+    size_t best = 0;
+    for (const Symbol &sym : file.symbols) {
+      if (sym.name != "kiln_descriptor" || sym.type != STT_OBJECT)
+        continue;
+      uintptr_t base = (uintptr_t)desc - sym.value;
+      size_t found = 0;
+      for (uint32_t k = 0; k < host->num_kernels; ++k)
+        found += functions.count((uintptr_t)bodies[k] - base);
+      if (!anchor || found > best)
+        anchor = &sym, best = found;
+    }
+  }
+  std::vector<std::pair<uint64_t, const char *>> kernels;
+  if (anchor) {
+    uintptr_t base = (uintptr_t)desc - anchor->value;
+    const void *const *bodies = (const void *const *)host->data;
     uint64_t kernelBytes = 0;
     for (uint32_t k = 0; k < host->num_kernels; ++k) {
       auto it = functions.find((uintptr_t)bodies[k] - base);
@@ -192,29 +270,31 @@ void printSizes(const std::string &path, const kiln_model_desc *desc) {
                 host->num_kernels, kernelBytes);
     // Per op family: each kernel under the op type of its first node ("mm1
     // (MatMul), bias1 (Add)" counts as MatMul).
-    std::map<std::string, std::pair<uint64_t, unsigned>> families;
     for (const auto &[size, name] : kernels) {
-      std::string text(name), family = "(unknown)";
-      size_t open = text.find(" ("), close = text.find(')');
-      if (open != std::string::npos && close != std::string::npos &&
-          close > open)
-        family = text.substr(open + 2, close - open - 2);
-      families[family].first += size;
-      families[family].second += 1;
+      FamilyFigures &f = families[familyOf(name)];
+      f.code += size;
+      f.kernels += 1;
     }
-    std::vector<std::pair<std::string, std::pair<uint64_t, unsigned>>> byFamily(
+  }
+  if (!families.empty()) {
+    std::vector<std::pair<std::string, FamilyFigures>> byFamily(
         families.begin(), families.end());
+    // Most bytes first.
     std::sort(byFamily.begin(), byFamily.end(),
               [](const auto &a, const auto &b) {
-                return a.second.first != b.second.first
-                           ? a.second.first > b.second.first
-                           : a.first < b.first;
+                uint64_t x = a.second.code + a.second.weights,
+                         y = b.second.code + b.second.weights;
+                return x != y ? x > y : a.first < b.first;
               });
-    std::printf("  kernel code by op family (of each kernel's first node):\n");
-    for (const auto &[family, figures] : byFamily)
-      std::printf("    %10" PRIu64 "  %s (%u kernel%s)\n", figures.first,
-                  family.c_str(), figures.second,
-                  figures.second == 1 ? "" : "s");
+    std::printf("  by op family (kernel code under each kernel's first node, "
+                "constants under their first reader):\n");
+    std::printf("    %10s %12s %8s %10s  %s\n", "code", "weights", "kernels",
+                "constants", "family");
+    for (const auto &[family, f] : byFamily)
+      std::printf("    %10" PRIu64 " %12" PRIu64 " %8u %10u  %s\n", f.code,
+                  f.weights, f.kernels, f.constants, family.c_str());
+  }
+  if (anchor) {
     std::printf("  kernels by code size:\n");
     for (size_t k = 0; k < kernels.size() && k < 20; ++k)
       std::printf("    %10" PRIu64 "  %s\n", kernels[k].first,
@@ -230,9 +310,13 @@ void printSizes(const std::string &path, const kiln_model_desc *desc) {
             [](const Symbol *a, const Symbol *b) { return a->size > b->size; });
   if (!constants.empty()) {
     std::printf("  largest constants:\n");
-    for (size_t c = 0; c < constants.size() && c < 5; ++c)
-      std::printf("    %10" PRIu64 "  %s\n", constants[c]->size,
-                  constants[c]->name.c_str());
+    for (size_t c = 0; c < constants.size() && c < 5; ++c) {
+      auto it = readers.find(constants[c]->name);
+      std::printf("    %10" PRIu64 "  %s%s%s\n", constants[c]->size,
+                  constants[c]->name.c_str(),
+                  it == readers.end() ? "" : "  read by ",
+                  it == readers.end() ? "" : it->second.c_str());
+    }
   }
 }
 

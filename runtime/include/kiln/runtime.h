@@ -191,7 +191,9 @@ typedef struct kiln_run_context kiln_run_context;
 typedef struct kiln_model_options {
   /* Threads that run the model, the calling thread included: 0 (default)
    * means one per CPU this process may run on; 1 means no worker threads. The
-   * pool is created by kiln_model_open*() and lives with the model. */
+   * pool is created by kiln_model_open*() and lives with the model.
+   * kiln_model_open() also checks a large file's checksum with up to this
+   * many threads (at most 8), which end before it returns. */
   int32_t num_threads;
   /* An optional caller-owned scratch arena of `scratch_size` bytes, 64-byte
    * aligned (or the model's scratch alignment, when larger), at least

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -485,39 +486,142 @@ TEST(Open, TruncatedOrDamagedLibrary) {
 }
 
 TEST(Open, ChecksumIsTheDocumentedHash) {
-  // docs/reliability.md's definition, word by word, against artifact.h's
-  // four-lane loop, in one call and streamed in 32-byte multiples.
-  auto reference = [](const std::string &d) {
-    const uint64_t P = KILN_ARTIFACT_HASH_PRIME;
-    uint64_t lane[4];
-    for (int l = 0; l < 4; ++l)
-      lane[l] = KILN_ARTIFACT_HASH_INIT + l;
-    size_t words = d.size() / 32 * 4;
-    for (size_t i = 0; i < words; ++i)
-      lane[i % 4] = (lane[i % 4] ^ kiln_artifact_load_le64(
-                                       (const unsigned char *)d.data() + 8 * i)) *
-                    P;
-    for (size_t i = words * 8; i < d.size(); ++i)
-      lane[0] = (lane[0] ^ (unsigned char)d[i]) * P;
-    uint64_t h = KILN_ARTIFACT_HASH_INIT;
-    for (int l = 0; l < 4; ++l)
-      h = (h ^ lane[l]) * P;
-    return h ^ d.size();
+  // docs/reliability.md's definition, byte by byte, against artifact.h's
+  // loop: in one call, one segment at a time and streamed in blocks, over
+  // sizes around the stripe, the block and the 1 MiB segment.
+  auto mix = [](uint64_t x) {
+    x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdull;
+    x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+  };
+  uint64_t key[24], state = 0; // splitmix64 from state 0
+  for (uint64_t &k : key) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    k = z ^ (z >> 31);
+  }
+  auto reference = [&](const std::string &d) {
+    const size_t segment = size_t(1) << 20;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t at = 0; at < d.size(); at += segment) {
+      size_t end = std::min(d.size(), at + segment);
+      uint64_t acc[8];
+      for (int l = 0; l < 8; ++l)
+        acc[l] = 0xcbf29ce484222325ull + l;
+      for (size_t stripe = at; stripe < end; stripe += 64) {
+        size_t s = (stripe - at) / 64 % 16;
+        for (int l = 0; l < 8; ++l) {
+          uint64_t w = 0;
+          for (int b = 7; b >= 0; --b) {
+            size_t i = stripe + 8 * l + b;
+            w = (w << 8) | (i < end ? (unsigned char)d[i] : 0);
+          }
+          uint64_t x = w ^ key[s + l];
+          acc[l ^ 1] += w;
+          acc[l] += (x & 0xffffffffull) * (x >> 32);
+        }
+        if (s == 15 && stripe + 64 <= end) // a whole block ends here
+          for (int l = 0; l < 8; ++l)
+            acc[l] = ((acc[l] ^ (acc[l] >> 47)) ^ key[16 + l]) * 0x9e3779b1ull;
+      }
+      uint64_t digest = 0;
+      for (int l = 0; l < 8; ++l)
+        digest = mix(digest ^ acc[l]);
+      h = mix(h ^ digest);
+    }
+    return mix(h ^ d.size());
   };
   std::string data;
-  for (int i = 0; i < 1000; ++i)
-    data += static_cast<char>(i * 37 + (i >> 3));
-  for (size_t size : {0, 1, 7, 8, 31, 32, 33, 100, 999, 1000}) {
+  for (size_t i = 0; i < (size_t(3) << 20) + 100; ++i)
+    data += static_cast<char>(i * 37 + (i >> 3) + (i >> 17));
+  for (size_t size : {size_t(0), size_t(1), size_t(7), size_t(8), size_t(63),
+                      size_t(64), size_t(65), size_t(1000), size_t(1024),
+                      size_t(1025), size_t(5000), size_t(1) << 20,
+                      (size_t(1) << 20) + 1, (size_t(2) << 20) + 64,
+                      data.size()}) {
     std::string d = data.substr(0, size);
-    EXPECT_EQ(kiln_artifact_hash(d.data(), d.size()), reference(d)) << size;
-    kiln_artifact_hash_state s;
-    kiln_artifact_hash_init(&s);
-    size_t first = size / 64 * 32;
-    kiln_artifact_hash_update(&s, d.data(), first);
-    kiln_artifact_hash_update(&s, d.data() + first, size - first);
-    EXPECT_EQ(kiln_artifact_hash_final(&s, size), reference(d)) << size;
+    uint64_t want = reference(d);
+    EXPECT_EQ(kiln_artifact_hash(d.data(), d.size()), want) << size;
+    // Streamed: each segment in whole blocks, then the rest.
+    uint64_t h = KILN_ARTIFACT_HASH_INIT;
+    for (size_t at = 0; at < size; at += KILN_ARTIFACT_SEGMENT) {
+      size_t n = std::min<size_t>(size - at, KILN_ARTIFACT_SEGMENT);
+      kiln_artifact_segment_state s;
+      kiln_artifact_segment_init(&s);
+      size_t first = n / 2048 * 1024;
+      kiln_artifact_segment_update(&s, d.data() + at, first);
+      kiln_artifact_segment_update(&s, d.data() + at + first, n - first);
+      h = kiln_artifact_fold(h, kiln_artifact_segment_digest(&s));
+    }
+    EXPECT_EQ(kiln_artifact_finish(h, size), want) << size;
   }
   EXPECT_NE(kiln_artifact_hash("a", 1), kiln_artifact_hash("b", 1));
+  // Format 1 (FNV-1a) missed flips of the top bit of two words; any two
+  // flips of one bit position in two words change the hash now, and so do
+  // two stripes swapped.
+  std::string d = data.substr(0, 4096);
+  uint64_t base = kiln_artifact_hash(d.data(), d.size());
+  for (int bit = 0; bit < 8; ++bit)
+    for (size_t a : {size_t(7), size_t(64 + 7), size_t(4000)}) {
+      std::string e = d;
+      e[a] ^= char(1 << bit);
+      e[a + 8] ^= char(1 << bit);
+      EXPECT_NE(kiln_artifact_hash(e.data(), e.size()), base) << a << " " << bit;
+    }
+  std::string swapped = d;
+  std::swap_ranges(swapped.begin() + 64, swapped.begin() + 128,
+                   swapped.begin() + 256);
+  EXPECT_NE(kiln_artifact_hash(swapped.data(), swapped.size()), base);
+}
+
+TEST(Open, LargeFileCheckedByThreads) {
+  // 40 MiB: two threads at most (16 MiB per thread). Every thread count
+  // gives the same answer; a flipped byte in any thread's part is found.
+  kiln_test::TempDir dir;
+  std::string data(size_t(40) << 20, '\0');
+  for (size_t i = 0; i < data.size(); i += 4096)
+    data[i] = static_cast<char>(i >> 12);
+  std::string path = dir.file("big.so");
+  kiln_test::writeFile(path, sealed(data));
+  for (int32_t threads : {1, 2, 0}) {
+    kiln_model_options options;
+    kiln_model_options_init(&options);
+    options.num_threads = threads;
+    kiln_model *model = nullptr;
+    // Intact: the checksum passes and dlopen refuses the non-ELF bytes.
+    std::string s = statusString(kiln_model_open(path.c_str(), &options, &model));
+    EXPECT_NE(s.find("cannot load model"), std::string::npos) << threads << s;
+  }
+  for (size_t at : {size_t(5), data.size() / 2 + 3, data.size() - 1}) {
+    std::string bad = sealed(data);
+    bad[at] ^= 1;
+    kiln_test::writeFile(path, bad);
+    for (int32_t threads : {1, 2}) {
+      kiln_model_options options;
+      kiln_model_options_init(&options);
+      options.num_threads = threads;
+      kiln_model *model = nullptr;
+      std::string s =
+          statusString(kiln_model_open(path.c_str(), &options, &model));
+      EXPECT_NE(s.find("the file is damaged: checksum"), std::string::npos)
+          << at << " " << threads << ": " << s;
+    }
+  }
+}
+
+TEST(Open, FormatOneTrailerAsksForARecompile) {
+  kiln_test::TempDir dir;
+  std::string data = sealed("not a library");
+  data.replace(data.size() - 8, 8, "KILNSUM1");
+  std::string path = dir.file("old.so");
+  kiln_test::writeFile(path, data);
+  kiln_model *model = nullptr;
+  std::string s = statusString(kiln_model_open(path.c_str(), nullptr, &model));
+  EXPECT_NE(s.find("format 1, written by an older kiln: compile the model "
+                   "again"),
+            std::string::npos)
+      << s;
 }
 
 TEST(Open, OnlyRegularFiles) {

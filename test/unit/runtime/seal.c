@@ -19,21 +19,19 @@ int main(int argc, char **argv) {
     perror(argv[1]);
     return 1;
   }
-  kiln_artifact_hash_state state;
-  kiln_artifact_hash_init(&state);
-  uint64_t length = 0;
-  static unsigned char buf[1 << 16]; /* a multiple of 32 */
+  /* One segment at a time (artifact.h). */
+  static unsigned char buf[KILN_ARTIFACT_SEGMENT];
+  uint64_t length = 0, h = KILN_ARTIFACT_HASH_INIT;
   size_t n;
   while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
-    kiln_artifact_hash_update(&state, buf, n);
+    h = kiln_artifact_fold(h, kiln_artifact_segment_hash(buf, n));
     length += n;
     if (n < sizeof(buf))
       break;
   }
   unsigned char trailer[KILN_ARTIFACT_TRAILER_SIZE];
   kiln_artifact_store_le64(trailer, length);
-  kiln_artifact_store_le64(trailer + 8,
-                           kiln_artifact_hash_final(&state, length));
+  kiln_artifact_store_le64(trailer + 8, kiln_artifact_finish(h, length));
   memcpy(trailer + 16, KILN_ARTIFACT_MAGIC, 8);
   if (fseek(f, 0, SEEK_END) != 0 ||
       fwrite(trailer, 1, sizeof(trailer), f) != sizeof(trailer) ||

@@ -1,10 +1,12 @@
 // Tests of the thread pool behind kiln_parallel_for (runtime/src/thread_pool.c).
+#include "artifact.h"
 #include "internal.h"
 #include "test_util.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -256,3 +258,31 @@ TEST(ThreadPool, CreateDestroy) {
 }
 
 } // namespace
+
+// The artifact checksum (artifact.c) is checked by several threads when the
+// file is large; under ThreadSanitizer too (kiln_runtime_tsan_tests).
+TEST(ArtifactCheck, ThreadsAgreeAndFindDamage) {
+  kiln_test::TempDir dir;
+  std::string data(size_t(40) << 20, '\0'); // 40 MiB: two threads or more
+  for (size_t i = 0; i < data.size(); i += 512)
+    data[i] = static_cast<char>(i >> 9);
+  unsigned char trailer[KILN_ARTIFACT_TRAILER_SIZE];
+  kiln_artifact_store_le64(trailer, data.size());
+  kiln_artifact_store_le64(trailer + 8,
+                           kiln_artifact_hash(data.data(), data.size()));
+  memcpy(trailer + 16, KILN_ARTIFACT_MAGIC, 8);
+  std::string sealed = data + std::string((const char *)trailer, 24);
+  std::string path = dir.file("m.so");
+  kiln_test::writeFile(path, sealed);
+  for (int32_t threads : {1, 2, 4, 8})
+    EXPECT_EQ(kiln_test::statusString(kiln_check_artifact(path.c_str(), threads)),
+              "OK")
+        << threads;
+  sealed[sealed.size() * 3 / 4] ^= 0x10; // in the last thread's part
+  kiln_test::writeFile(path, sealed);
+  for (int32_t threads : {1, 4})
+    EXPECT_NE(kiln_test::statusString(kiln_check_artifact(path.c_str(), threads))
+                  .find("the file is damaged: checksum"),
+              std::string::npos)
+        << threads;
+}
