@@ -240,6 +240,7 @@ TEST(CPUTarget, PipelineOrder) {
                 "eliminate-empty-tensors",
                 "one-shot-bufferize",
                 "buffer-results-to-out-params",
+                "kiln-bind-symbolic-dims",
                 "cse",
                 "canonicalize",
                 "kiln-select-kernel-strategy",
