@@ -154,7 +154,7 @@ struct BindSymbolicDimsPass
         return func.emitError("entry argument ")
                << i << " of type " << type
                << " has no matching kiln dims (or a non-identity layout)";
-      SmallVector<OpFoldResult> sizes, strides(type.getRank());
+      SmallVector<OpFoldResult> sizes;
       for (auto [axis, d] : llvm::enumerate(abi.asArrayRef())) {
         if (d >= 0) {
           if (type.getDimSize(axis) != d)
@@ -170,29 +170,7 @@ struct BindSymbolicDimsPass
           sizes.push_back(symbolValue(-d - 1));
         }
       }
-      // Row-major strides: static while every later size is.
-      int64_t staticStride = 1;
-      Value dynStride;
-      for (int64_t axis = type.getRank() - 1; axis >= 0; --axis) {
-        if (dynStride)
-          strides[axis] = dynStride;
-        else
-          strides[axis] = b.getIndexAttr(staticStride);
-        OpFoldResult size = sizes[axis];
-        if (auto v = dyn_cast<Value>(size)) {
-          Value current =
-              dynStride ? dynStride
-                        : arith::ConstantIndexOp::create(b, loc, staticStride)
-                              .getResult();
-          dynStride = arith::MulIOp::create(b, loc, current, v);
-        } else if (dynStride) {
-          int64_t s = cast<IntegerAttr>(cast<Attribute>(size)).getInt();
-          dynStride = arith::MulIOp::create(
-              b, loc, dynStride, arith::ConstantIndexOp::create(b, loc, s));
-        } else {
-          staticStride *= cast<IntegerAttr>(cast<Attribute>(size)).getInt();
-        }
-      }
+      SmallVector<OpFoldResult> strides = rowMajorStrides(b, loc, sizes);
       auto placeholder = MemRefType::get({1}, type.getElementType(), nullptr,
                                          type.getMemorySpace());
       arg.setType(placeholder);

@@ -829,18 +829,28 @@ static kiln_status kiln_cuda_check_lost(const kiln_cuda_model *gpu) {
                           gpu->name, gpu->ordinal, gpu->device_name);
 }
 
+/* What every run starts with: refuse a model whose context an earlier run
+ * left unusable, and make its context current on the calling thread. */
+static kiln_status kiln_cuda_begin_run(kiln_cuda_model *gpu) {
+  kiln_status status = kiln_cuda_check_lost(gpu);
+  if (status)
+    return status;
+  CUresult result = gpu->cu.cuCtxSetCurrent(gpu->context);
+  if (result != KILN_CUDA_SUCCESS)
+    return kiln_cuda_error(gpu, result, "cuCtxSetCurrent");
+  return NULL;
+}
+
 static kiln_status kiln_cuda_run(void *context, void *const *inputs,
                                  void *const *outputs) {
   kiln_cuda_context *ctx = (kiln_cuda_context *)context;
   kiln_cuda_model *gpu = ctx->gpu;
   const kiln_model_desc *desc = gpu->desc;
   const kiln_cuda_fns *cu = &gpu->cu;
-  kiln_status status = kiln_cuda_check_lost(gpu);
+  kiln_status status = kiln_cuda_begin_run(gpu);
   if (status)
     return status;
-  CUresult result = cu->cuCtxSetCurrent(gpu->context);
-  if (result != KILN_CUDA_SUCCESS)
-    return kiln_cuda_error(gpu, result, "cuCtxSetCurrent");
+  CUresult result;
   for (uint32_t i = 0; i < desc->num_inputs; ++i) {
     size_t bytes = kiln_tensor_desc_byte_size(&desc->inputs[i]);
     if (!bytes)
@@ -865,12 +875,10 @@ static kiln_status kiln_cuda_run_device(void *context,
   kiln_cuda_model *gpu = ctx->gpu;
   const kiln_model_desc *desc = gpu->desc;
   const kiln_cuda_fns *cu = &gpu->cu;
-  kiln_status status = kiln_cuda_check_lost(gpu);
+  kiln_status status = kiln_cuda_begin_run(gpu);
   if (status)
     return status;
-  CUresult result = cu->cuCtxSetCurrent(gpu->context);
-  if (result != KILN_CUDA_SUCCESS)
-    return kiln_cuda_error(gpu, result, "cuCtxSetCurrent");
+  CUresult result;
   for (uint32_t i = 0; i < desc->num_inputs; ++i) {
     size_t bytes = kiln_tensor_desc_byte_size(&desc->inputs[i]);
     if (!bytes)
