@@ -39,8 +39,8 @@ struct TargetOptions {
   /// empty means the target's default. Targets without architectures refuse
   /// one.
   std::string arch;
-  /// The device toolkit's folder (`--cuda-path`); empty means the target's
-  /// default (/usr/local/cuda).
+  /// The device toolkit's folder (`--cuda-path`, `--rocm-path`); empty means
+  /// the target's default (/usr/local/cuda; ROCm's is searched).
   std::string toolkitPath;
 };
 

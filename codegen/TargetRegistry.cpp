@@ -7,6 +7,7 @@
 
 #include "codegen/CPU/CPUTargetBackend.h"
 #include "codegen/GPU/NVVM/NVVMTargetBackend.h"
+#include "codegen/GPU/ROCDL/ROCDLTargetBackend.h"
 #include "codegen/GPU/SPIRV/SPIRVTargetBackend.h"
 #include "codegen/Passes.h"
 #include "codegen/Target.h"
@@ -36,7 +37,7 @@ const TargetEntry kTargets[] = {
     {"cpu", createCPUTargetBackend, "codegen/CPU"},
     {"vulkan", createSPIRVTargetBackend, "codegen/GPU/SPIRV"},
     {"cuda", createNVVMTargetBackend, "codegen/GPU/NVVM"},
-    {"hip", nullptr, "codegen/GPU/ROCDL"},
+    {"hip", createROCDLTargetBackend, "codegen/GPU/ROCDL"},
 };
 
 } // namespace

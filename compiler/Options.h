@@ -31,6 +31,9 @@ struct CompileOptions {
   /// The CUDA toolkit (`--cuda-path`: libdevice, ptxas); empty means
   /// /usr/local/cuda.
   std::string cudaPath;
+  /// The ROCm device libraries' folder (`--rocm-path`: holds
+  /// amdgcn/bitcode); empty means $ROCM_PATH, /opt/rocm or Debian's.
+  std::string rocmPath;
   /// Target triple; empty means the host.
   std::string triple;
   /// LLVM CPU name, or "native" (the host CPU with all its features); empty

@@ -258,7 +258,11 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   std::string error;
   std::unique_ptr<TargetBackend> target = createTargetBackend(
       options.device,
-      TargetOptions{options.triple, cpu.str(), "", options.cudaPath}, error);
+      TargetOptions{options.triple, cpu.str(), "",
+                    StringRef(options.device).starts_with("hip")
+                        ? options.rocmPath
+                        : options.cudaPath},
+      error);
   if (!target)
     return fail(error);
 

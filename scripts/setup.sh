@@ -62,6 +62,9 @@ APT_PACKAGES=(
   # the CPU) that the Vulkan tests run on, spirv-as/spirv-val for their SPIR-V,
   # the Khronos validation layer they run under once more
   libvulkan-dev mesa-vulkan-drivers spirv-tools vulkan-validationlayers
+  # AMD GPUs (--device hip): the ROCm device libraries' bitcode (ocml, ockl:
+  # math functions linked into the code objects); ld.lld comes with lld-22
+  rocm-device-libs
 )
 
 DRY_RUN=0

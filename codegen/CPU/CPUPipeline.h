@@ -108,6 +108,10 @@ mlir::FailureOr<size_t> externalizeLargeConstants(mlir::ModuleOp module,
                                                   WeightPool *sharedPool = nullptr,
                                                   WeightReadersFn describeReaders = {});
 
+/// LLVM's `name` tool (ld.lld, llvm-objcopy) beside the LLVM kiln was built
+/// against, else the one on PATH; "" when neither exists.
+std::string findLLVMTool(llvm::StringRef name);
+
 /// The threads LLVM code generation uses: KILN_CODEGEN_THREADS (a number, or
 /// "auto": the cores this process may run on, at most 8), else 1.
 unsigned getCodegenThreads();

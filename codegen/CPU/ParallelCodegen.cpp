@@ -41,9 +41,6 @@ using namespace mlir;
 
 namespace kiln {
 
-namespace {
-
-/// LLVM's `name` tool beside the LLVM kiln was built against, or "".
 std::string findLLVMTool(StringRef name) {
   llvm::SmallString<256> path(KILN_LLVM_TOOLS_DIR);
   llvm::sys::path::append(path, name);
@@ -53,6 +50,8 @@ std::string findLLVMTool(StringRef name) {
     return *found;
   return "";
 }
+
+namespace {
 
 bool runTool(ArrayRef<std::string> args, std::string &error) {
   SmallVector<StringRef> argRefs(args.begin(), args.end());

@@ -542,6 +542,46 @@ static kiln_status kiln_check_cuda_module(const kiln_model_desc *desc,
   return NULL;
 }
 
+/* An HSA code object is an ELF file for the AMD GPU (EM_AMDGPU) built for
+ * "gfxNNN" whose symbol names include each kernel's descriptor
+ * ("NAME.kd"). What the loader checks beyond that it reports when it loads
+ * the module. */
+static kiln_status kiln_check_hip_module(const kiln_model_desc *desc,
+                                         const char *name, uint32_t e) {
+  const kiln_executable_desc *x = &desc->executables[e];
+  const unsigned char *bytes = (const unsigned char *)x->data;
+  if (!x->target || strncmp(x->target, "gfx", 3) != 0 || !x->target[3])
+    return KILN_MALFORMED(name,
+                          "hsaco executable %u has target '%s', not an AMD "
+                          "GPU such as 'gfx90a'",
+                          (unsigned)e, x->target ? x->target : "(null)");
+  if (x->size < 20 || memcmp(bytes, "\x7f" "ELF", 4) != 0 ||
+      (bytes[18] | bytes[19] << 8) != 224 /* EM_AMDGPU */)
+    return KILN_MALFORMED(name,
+                          "hsaco executable %u is not an AMD GPU ELF file",
+                          (unsigned)e);
+  for (uint32_t k = 0; k < x->num_kernels; ++k) {
+    const char *kernel = x->kernel_names[k];
+    size_t n = strlen(kernel);
+    int found = 0;
+    for (const unsigned char *at = bytes; !found && at + n + 4 <= bytes + x->size;) {
+      const unsigned char *hit = (const unsigned char *)memchr(
+          at, (unsigned char)kernel[0], (size_t)(bytes + x->size - at));
+      if (!hit || hit + n + 4 > bytes + x->size)
+        break;
+      found = (hit == bytes || hit[-1] == 0) && memcmp(hit, kernel, n) == 0 &&
+              memcmp(hit + n, ".kd", 4) == 0;
+      at = hit + 1;
+    }
+    if (!found)
+      return KILN_MALFORMED(name,
+                            "hsaco executable %u has no kernel descriptor "
+                            "'%s.kd'",
+                            (unsigned)e, kernel);
+  }
+  return NULL;
+}
+
 static kiln_status kiln_check_device_plan(const kiln_model_desc *desc,
                                           const char *name) {
   for (uint32_t d = 0; d < desc->num_dispatches; ++d) {
@@ -593,6 +633,8 @@ static kiln_status kiln_check_device_plan(const kiln_model_desc *desc,
             ? kiln_check_spirv_kernels(desc, name, e)
         : format == KILN_EXECUTABLE_PTX || format == KILN_EXECUTABLE_CUBIN
             ? kiln_check_cuda_module(desc, name, e)
+        : format == KILN_EXECUTABLE_HSACO
+            ? kiln_check_hip_module(desc, name, e)
             : NULL;
     if (status)
       return status;
@@ -609,6 +651,8 @@ const kiln_gpu_backend *kiln_gpu_backend_for(const kiln_model_desc *desc) {
       return &kiln_vulkan_backend;
     if (format == KILN_EXECUTABLE_PTX || format == KILN_EXECUTABLE_CUBIN)
       return &kiln_cuda_backend;
+    if (format == KILN_EXECUTABLE_HSACO)
+      return &kiln_hip_backend;
   }
   return NULL;
 }
@@ -651,7 +695,7 @@ kiln_status kiln_check_descriptor(const kiln_model_desc *desc) {
 
   /* Well formed; now what this runtime cannot run yet. */
   int device_model = desc->num_dispatches > 0;
-  int spirv = 0, cuda = 0;
+  int spirv = 0, cuda = 0, hip = 0;
   for (uint32_t e = 0; e < desc->num_executables; ++e) {
     const kiln_executable_desc *x = &desc->executables[e];
     if (x->format == KILN_EXECUTABLE_HOST)
@@ -661,12 +705,16 @@ kiln_status kiln_check_descriptor(const kiln_model_desc *desc) {
       cuda = 1;
       continue;
     }
+    if (x->format == KILN_EXECUTABLE_HSACO) {
+      hip = 1;
+      continue;
+    }
     if (x->format != KILN_EXECUTABLE_SPIRV)
       return kiln_make_status(
           KILN_STATUS_UNSUPPORTED,
           "model '%s' has a %s executable (for '%s'): %s executables are not "
           "supported yet by this runtime (its device back ends run spirv on "
-          "Vulkan, ptx and cubin on CUDA)",
+          "Vulkan, ptx and cubin on CUDA, hsaco on HIP)",
           name, kiln_executable_format_name(x->format),
           x->target ? x->target : "?", kiln_executable_format_name(x->format));
     spirv = 1;
@@ -683,6 +731,11 @@ kiln_status kiln_check_descriptor(const kiln_model_desc *desc) {
                             "executables: one model runs on one device back "
                             "end",
                             name);
+  if (hip && (spirv || cuda))
+    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                            "model '%s' has both hsaco and %s executables: "
+                            "one model runs on one device back end",
+                            name, spirv ? "spirv" : "ptx/cubin");
   if (device_model && desc->entry_executable != KILN_NO_EXECUTABLE)
     return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                             "model '%s' has a host entry and %u dispatches: "

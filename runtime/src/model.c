@@ -344,7 +344,7 @@ static void kiln_give_context(kiln_model *model, kiln_run_context *rc) {
  *===----------------------------------------------------------------------===*/
 
 /* The `device` option against where the model's code runs (`code`: "cpu",
- * "vulkan" or "cuda"); *selector is the part after "DEVICE:" (NULL when
+ * "vulkan", "cuda" or "hip"); *selector is the part after "DEVICE:" (NULL when
  * none); *no_device is set for "none". */
 static kiln_status kiln_check_device_option(const kiln_model_desc *desc,
                                             const char *device,
@@ -352,7 +352,7 @@ static kiln_status kiln_check_device_option(const kiln_model_desc *desc,
                                             const char **selector,
                                             int *no_device) {
   const char *name = desc->name ? desc->name : "?";
-  static const char *const devices[] = {"cpu", "vulkan", "cuda"};
+  static const char *const devices[] = {"cpu", "vulkan", "cuda", "hip"};
   *selector = NULL;
   *no_device = device && strcmp(device, "none") == 0;
   if (!device || strcmp(device, "auto") == 0 || *no_device)
@@ -371,7 +371,7 @@ static kiln_status kiln_check_device_option(const kiln_model_desc *desc,
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "options.device is '%s'; expected 'auto', 'cpu', "
                             "'vulkan', 'vulkan:DEVICE', 'cuda', "
-                            "'cuda:DEVICE' or 'none'",
+                            "'cuda:DEVICE', 'hip', 'hip:DEVICE' or 'none'",
                             device);
   if (strcmp(want, code) == 0)
     return NULL;
@@ -386,8 +386,13 @@ static kiln_status kiln_check_device_option(const kiln_model_desc *desc,
                           "model '%s' holds only %s code (%s): it cannot run "
                           "on device '%s' (compile it for %s, or open it with "
                           "device '%s' or 'auto')",
-                          name, strcmp(code, "cuda") == 0 ? "CUDA" : "Vulkan",
-                          strcmp(code, "cuda") == 0 ? "ptx/cubin" : "spirv",
+                          name,
+                          strcmp(code, "cuda") == 0  ? "CUDA"
+                          : strcmp(code, "hip") == 0 ? "HIP"
+                                                     : "Vulkan",
+                          strcmp(code, "cuda") == 0  ? "ptx/cubin"
+                          : strcmp(code, "hip") == 0 ? "hsaco"
+                                                     : "spirv",
                           device, strcmp(want, "cpu") == 0 ? "the CPU" : want,
                           code);
 }

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/GPU/NVVM/NVVMTargetBackend.h"
+#include "codegen/GPU/ROCDL/ROCDLTargetBackend.h"
 #include "codegen/GPU/Passes.h"
 #include "codegen/Passes.h"
 #include "dialects/Kiln/KilnDialect.h"
@@ -29,6 +30,7 @@ void registerKiln(mlir::DialectRegistry &registry) {
   kiln::registerKilnCodegenPasses();
   kiln::registerKilnGPUPasses();
   kiln::registerNVVMPipelines();
+  kiln::registerROCDLPipelines();
   kiln::registerKilnConversionPasses();
   kiln::onnx::registerShapeInferenceModels(registry);
   kiln::registerKilnTransformsPasses();

@@ -413,9 +413,10 @@ Options parseArgs(int argc, char **argv) {
       } else if (flag == "--device") {
         if (value != "auto" && value != "cpu" && value != "vulkan" &&
             value.rfind("vulkan:", 0) != 0 && value != "cuda" &&
-            value.rfind("cuda:", 0) != 0)
+            value.rfind("cuda:", 0) != 0 && value != "hip" &&
+            value.rfind("hip:", 0) != 0)
           throw Error("--device expects auto, cpu, vulkan, vulkan:DEVICE, "
-                      "cuda or cuda:DEVICE, got '" +
+                      "cuda, cuda:DEVICE, hip or hip:DEVICE, got '" +
                       value + "'");
         options.device = value;
       } else if (flag == "--threads") {
@@ -521,16 +522,18 @@ void printDescriptor(const kiln_model *model) {
               (unsigned long long)kiln_model_scratch_size(model),
               desc->num_check_messages);
   // The device the code is for: the host, or the device of its modules.
-  bool spirv = false, cuda = false;
+  bool spirv = false, cuda = false, hip = false;
   for (uint32_t e = 0; e < desc->num_executables; ++e) {
     uint32_t format = desc->executables[e].format;
     spirv |= format == KILN_EXECUTABLE_SPIRV;
     cuda |= format == KILN_EXECUTABLE_PTX || format == KILN_EXECUTABLE_CUBIN;
+    hip |= format == KILN_EXECUTABLE_HSACO;
   }
   std::printf("device: %s\n", desc->entry_executable != KILN_NO_EXECUTABLE
                                   ? "cpu"
                               : spirv ? "vulkan"
                               : cuda  ? "cuda"
+                              : hip   ? "hip"
                                       : "unknown");
   for (uint32_t e = 0; e < desc->num_executables; ++e) {
     const kiln_executable_desc &x = desc->executables[e];

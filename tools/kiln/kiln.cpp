@@ -48,11 +48,14 @@ constexpr const char *kUsage =
     "                           aarch64-linux-gnu, aarch64-linux-android24, "
     "arm64-apple-ios\n"
     "      --device NAME        the device to compile for: cpu (default),\n"
-    "                           vulkan (SPIR-V) or cuda[:sm_XX] (PTX, and a cubin\n"
-    "                           when ptxas is found; default sm_80; hip is not\n"
-    "                           there yet)\n"
+    "                           vulkan (SPIR-V), cuda[:sm_XX] (PTX, and a cubin\n"
+    "                           when ptxas is found; default sm_80) or\n"
+    "                           hip[:gfxNNN] (HSA code objects; default gfx90a)\n"
     "      --cuda-path DIR      the CUDA toolkit (libdevice, ptxas; default\n"
     "                           /usr/local/cuda)\n"
+    "      --rocm-path DIR      the folder holding ROCm's amdgcn/bitcode (math\n"
+    "                           functions; default $ROCM_PATH, /opt/rocm or\n"
+    "                           Debian's rocm-device-libs)\n"
     "      --cpu NAME           native (default for the host; generic for "
     "another --target),\n"
     "                           x86-64-v3 (AVX2), x86-64-v4 (AVX-512), an LLVM "
@@ -168,6 +171,8 @@ int runCompile(ArrayRef<StringRef> args) {
       options.device = v;
     } else if (value("--cuda-path", v)) {
       options.cudaPath = v;
+    } else if (value("--rocm-path", v)) {
+      options.rocmPath = v;
     } else if (value("--name", v)) {
       options.name = v;
     } else if (value("--precision", v)) {

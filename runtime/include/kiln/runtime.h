@@ -221,7 +221,10 @@ typedef struct kiln_model_options {
    *                  compiled with `--device cuda`; other models are refused
    *                  (UNSUPPORTED);
    *  "cuda:SEL"      the CUDA device SEL: its ordinal, or a case-insensitive
-   *                  part of its name (overrides $KILN_CUDA_DEVICE).
+   *                  part of its name (overrides $KILN_CUDA_DEVICE);
+   *  "hip", "hip:SEL" the same for an AMD GPU through libamdhip64.so
+   *                  ($KILN_HIP_DEVICE) and a model compiled with
+   *                  `--device hip`.
    * See docs/gpu.md. */
   const char *device;
   /* The CPU variant of a multi-variant artifact to open, by its name
@@ -382,7 +385,8 @@ kiln_status kiln_model_run_with_context(kiln_model *model,
  * Devices
  *===----------------------------------------------------------------------===*/
 
-/* Where an opened model runs: "cpu", "vulkan" or "cuda". Static storage. */
+/* Where an opened model runs: "cpu", "vulkan", "cuda" or "hip". Static
+ * storage. */
 const char *kiln_model_device(const kiln_model *model);
 
 /* The Vulkan objects a model opened on "vulkan" runs on, for callers that
@@ -423,11 +427,13 @@ kiln_status kiln_model_cuda_handles(const kiln_model *model,
 /* An input or output in caller device memory: `byte_size` bytes from
  * `offset` in `buffer`, at least the tensor's size; dense row-major as
  * kiln_tensor's data. On Vulkan `buffer` is a VkBuffer of the model's
- * VkDevice; on CUDA a CUdeviceptr of the model's device (kiln_cuda_handles).
- * Matched by name like kiln_tensor. Borrowed for the call. */
+ * VkDevice; on CUDA a CUdeviceptr of the model's device (kiln_cuda_handles);
+ * on HIP a hipDeviceptr_t of the model's device (the current one on the
+ * calling thread when it opened the model). Matched by name like kiln_tensor. Borrowed for
+ * the call. */
 typedef struct kiln_device_tensor {
   const char *name;
-  uint64_t buffer; /* VkBuffer, or CUdeviceptr */
+  uint64_t buffer; /* VkBuffer, CUdeviceptr or hipDeviceptr_t */
   uint64_t offset;
   uint64_t byte_size;
 } kiln_device_tensor;

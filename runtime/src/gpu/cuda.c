@@ -1,4 +1,4 @@
-/*===- runtime/src/gpu/cuda.c - CUDA back end through the driver API -------===*
+/*===- runtime/src/gpu/cuda.c - CUDA and HIP back ends (driver API) -------===*
  *
  * Runs a model whose executables are PTX modules (and cubins, their
  * alternatives: model_abi.h) on an NVIDIA GPU through the CUDA driver API,
@@ -6,6 +6,14 @@
  * needed to build the runtime, and a program that never opens a CUDA model
  * never loads the driver. The few types and prototypes it uses are declared
  * below, as the driver API (cuda.h) defines them.
+ *
+ * HIP's module API (hip_runtime_api.h) mirrors the same functions one for
+ * one, so the same code runs HSA code objects (hsaco) on AMD GPUs through
+ * libamdhip64.so: each driver function has its CUDA and its HIP symbol
+ * (KILN_CUDA_FNS), and `kiln_driver_api` holds what differs (library,
+ * environment variables, names in messages). The HIP side is compiled and
+ * its no-library/no-device paths tested; no AMD GPU has run it yet
+ * (docs/gpu.md).
  *
  * Opening: the driver, the device (option "cuda:SEL", $KILN_CUDA_DEVICE, or
  * device 0), its primary context retained, per executable group the build
@@ -58,64 +66,120 @@ typedef struct CUgraphExec_st *CUgraphExec;
 #define KILN_CU_STREAM_NON_BLOCKING 0x1u
 #define KILN_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL 1
 
-/* X(field, symbol in libcuda, return, parameters) */
+/* X(field, symbol in libcuda, symbol in libamdhip64 (NULL: HIP has none,
+ * the field stays NULL), parameters). HIP's types have CUDA's sizes and
+ * codes: hipDeviceptr_t is a pointer (64 bits, passed as CUdeviceptr is),
+ * hipSuccess 0, hipErrorOutOfMemory 2, hipErrorNoDevice 100. */
 #define KILN_CUDA_FNS(X)                                                       \
-  X(cuInit, "cuInit", (unsigned flags))                                        \
-  X(cuGetErrorName, "cuGetErrorName", (CUresult error, const char **name))     \
-  X(cuGetErrorString, "cuGetErrorString", (CUresult error, const char **text)) \
-  X(cuDeviceGetCount, "cuDeviceGetCount", (int *count))                        \
-  X(cuDeviceGet, "cuDeviceGet", (CUdevice * device, int ordinal))              \
-  X(cuDeviceGetName, "cuDeviceGetName", (char *name, int len, CUdevice dev))   \
-  X(cuDeviceGetAttribute, "cuDeviceGetAttribute",                              \
+  X(cuInit, "cuInit", "hipInit", (unsigned flags))                             \
+  X(cuGetErrorName, "cuGetErrorName", NULL,                                    \
+    (CUresult error, const char **name))                                       \
+  X(cuGetErrorString, "cuGetErrorString", NULL,                                \
+    (CUresult error, const char **text))                                       \
+  X(cuDeviceGetCount, "cuDeviceGetCount", "hipGetDeviceCount", (int *count))   \
+  X(cuDeviceGet, "cuDeviceGet", "hipDeviceGet",                                \
+    (CUdevice * device, int ordinal))                                          \
+  X(cuDeviceGetName, "cuDeviceGetName", "hipDeviceGetName",                    \
+    (char *name, int len, CUdevice dev))                                       \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute", NULL,                        \
     (int *value, int attribute, CUdevice dev))                                 \
   X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",                      \
-    (CUcontext * context, CUdevice dev))                                       \
-  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice dev)) \
-  X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext context))                   \
-  X(cuModuleLoadDataEx, "cuModuleLoadDataEx",                                  \
+    "hipDevicePrimaryCtxRetain", (CUcontext * context, CUdevice dev))          \
+  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2",                 \
+    "hipDevicePrimaryCtxRelease", (CUdevice dev))                              \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent", "hipCtxSetCurrent",                    \
+    (CUcontext context))                                                       \
+  X(cuModuleLoadDataEx, "cuModuleLoadDataEx", "hipModuleLoadDataEx",           \
     (CUmodule * module, const void *image, unsigned num_options, int *options, \
      void **values))                                                           \
-  X(cuModuleUnload, "cuModuleUnload", (CUmodule module))                       \
-  X(cuModuleGetFunction, "cuModuleGetFunction",                                \
+  X(cuModuleUnload, "cuModuleUnload", "hipModuleUnload", (CUmodule module))    \
+  X(cuModuleGetFunction, "cuModuleGetFunction", "hipModuleGetFunction",        \
     (CUfunction * function, CUmodule module, const char *name))                \
-  X(cuFuncGetAttribute, "cuFuncGetAttribute",                                  \
+  X(cuFuncGetAttribute, "cuFuncGetAttribute", "hipFuncGetAttribute",           \
     (int *value, int attribute, CUfunction function))                          \
-  X(cuFuncSetAttribute, "cuFuncSetAttribute",                                  \
+  X(cuFuncSetAttribute, "cuFuncSetAttribute", NULL,                            \
     (CUfunction function, int attribute, int value))                           \
-  X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr * pointer, size_t bytes))        \
-  X(cuMemFree, "cuMemFree_v2", (CUdeviceptr pointer))                          \
-  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2",                                           \
+  X(cuMemAlloc, "cuMemAlloc_v2", "hipMalloc",                                  \
+    (CUdeviceptr * pointer, size_t bytes))                                     \
+  X(cuMemFree, "cuMemFree_v2", "hipFree", (CUdeviceptr pointer))               \
+  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", "hipMemcpyHtoD",                          \
     (CUdeviceptr dst, const void *src, size_t bytes))                          \
-  X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2",                                 \
+  X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", "hipMemcpyHtoDAsync",           \
     (CUdeviceptr dst, const void *src, size_t bytes, CUstream stream))         \
-  X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2",                                 \
+  X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", "hipMemcpyDtoHAsync",           \
     (void *dst, CUdeviceptr src, size_t bytes, CUstream stream))               \
-  X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2",                                 \
+  X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", "hipMemcpyDtoDAsync",           \
     (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream))         \
-  X(cuMemsetD32Async, "cuMemsetD32Async",                                      \
+  X(cuMemsetD32Async, "cuMemsetD32Async", "hipMemsetD32Async",                 \
     (CUdeviceptr dst, unsigned value, size_t count, CUstream stream))          \
-  X(cuStreamCreate, "cuStreamCreate", (CUstream * stream, unsigned flags))     \
-  X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream stream))                  \
-  X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream stream))             \
-  X(cuLaunchKernel, "cuLaunchKernel",                                          \
+  X(cuStreamCreate, "cuStreamCreate", "hipStreamCreateWithFlags",              \
+    (CUstream * stream, unsigned flags))                                       \
+  X(cuStreamDestroy, "cuStreamDestroy_v2", "hipStreamDestroy",                 \
+    (CUstream stream))                                                         \
+  X(cuStreamSynchronize, "cuStreamSynchronize", "hipStreamSynchronize",        \
+    (CUstream stream))                                                         \
+  X(cuLaunchKernel, "cuLaunchKernel", "hipModuleLaunchKernel",                 \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,         \
      unsigned by, unsigned bz, unsigned shared, CUstream stream,               \
      void **params, void **extra))                                             \
-  X(cuStreamBeginCapture, "cuStreamBeginCapture_v2",                           \
+  X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", "hipStreamBeginCapture",  \
     (CUstream stream, int mode))                                               \
-  X(cuStreamEndCapture, "cuStreamEndCapture",                                  \
+  X(cuStreamEndCapture, "cuStreamEndCapture", "hipStreamEndCapture",           \
     (CUstream stream, CUgraph * graph))                                        \
   X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags",                \
+    "hipGraphInstantiateWithFlags",                                            \
     (CUgraphExec * exec, CUgraph graph, unsigned long long flags))             \
-  X(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec exec, CUstream stream))       \
-  X(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec exec))              \
-  X(cuGraphDestroy, "cuGraphDestroy", (CUgraph graph))
+  X(cuGraphLaunch, "cuGraphLaunch", "hipGraphLaunch",                          \
+    (CUgraphExec exec, CUstream stream))                                       \
+  X(cuGraphExecDestroy, "cuGraphExecDestroy", "hipGraphExecDestroy",          \
+    (CUgraphExec exec))                                                        \
+  X(cuGraphDestroy, "cuGraphDestroy", "hipGraphDestroy", (CUgraph graph))
 
 typedef struct kiln_cuda_fns {
-#define KILN_CUDA_FIELD(field, symbol, params) CUresult(*field) params;
+#define KILN_CUDA_FIELD(field, symbol, hip_symbol, params)                     \
+  CUresult(*field) params;
   KILN_CUDA_FNS(KILN_CUDA_FIELD)
 #undef KILN_CUDA_FIELD
+  /* HIP returns its error names and texts instead of storing them. */
+  const char *(*hipGetErrorName)(CUresult error);
+  const char *(*hipGetErrorString)(CUresult error);
 } kiln_cuda_fns;
+
+/* What differs between the two driver APIs this file runs. */
+typedef struct kiln_driver_api {
+  const char *device;      /* "cuda", "hip": kiln_model_device() */
+  const char *api;         /* "CUDA", "HIP": in messages */
+  const char *libraries[5]; /* tried in order; NULL-terminated */
+  const char *library_env; /* names another library */
+  const char *device_env;  /* picks the device */
+  const char *graph_env;   /* "0": launch kernel by kernel */
+  const char *install;     /* what to install, for messages */
+  const char *serialize;   /* the environment that serializes launches */
+  int hip;
+} kiln_driver_api;
+
+static const kiln_driver_api kiln_cuda_api = {
+    "cuda",
+    "CUDA",
+    {"libcuda.so.1", NULL},
+    "KILN_CUDA_DRIVER",
+    "KILN_CUDA_DEVICE",
+    "KILN_CUDA_GRAPH",
+    "NVIDIA's driver (it ships libcuda.so.1)",
+    "CUDA_LAUNCH_BLOCKING=1",
+    0};
+
+static const kiln_driver_api kiln_hip_api = {
+    "hip",
+    "HIP",
+    {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6",
+     "libamdhip64.so.5", NULL},
+    "KILN_HIP_LIBRARY",
+    "KILN_HIP_DEVICE",
+    "KILN_HIP_GRAPH",
+    "ROCm's HIP runtime (libamdhip64.so) and the amdgpu driver",
+    "AMD_SERIALIZE_KERNEL=3",
+    1};
 
 /*===----------------------------------------------------------------------===*
  * State
@@ -124,11 +188,12 @@ typedef struct kiln_cuda_fns {
 typedef struct kiln_cuda_model {
   const kiln_model_desc *desc;
   const char *name;
-  void *driver; /* dlopen handle of libcuda (kept loaded: see close) */
+  const kiln_driver_api *api;
+  void *driver; /* dlopen handle of the library (kept loaded: see close) */
   kiln_cuda_fns cu;
   CUdevice device;
   int ordinal;
-  unsigned sm; /* compute capability, 10 * major + minor */
+  unsigned sm; /* compute capability, 10 * major + minor (0 on HIP) */
   char device_name[128];
   CUcontext context; /* the device's primary context, retained */
   CUmodule *modules; /* per executable: the loaded build of its group */
@@ -137,7 +202,7 @@ typedef struct kiln_cuda_model {
   CUdeviceptr *constants; /* per memory need (device-constant ones set) */
   int64_t status_need;    /* the KILN_MEMORY_RUN_STATUS need, or -1 */
   uint64_t alignment;     /* of every region of a run context's buffer */
-  int use_graph;          /* KILN_CUDA_GRAPH is not 0 */
+  int use_graph;          /* KILN_CUDA_GRAPH (KILN_HIP_GRAPH) is not 0 */
   atomic_int lost;        /* a run failed with a sticky error */
 } kiln_cuda_model;
 
@@ -163,9 +228,21 @@ typedef struct kiln_cuda_context {
 static const char *kiln_cuda_error_name(const kiln_cuda_fns *cu,
                                         CUresult result) {
   const char *name = NULL;
-  if (!cu->cuGetErrorName || cu->cuGetErrorName(result, &name) != 0 || !name)
-    return "CUDA_ERROR_UNKNOWN";
-  return name;
+  if (cu->hipGetErrorName)
+    name = cu->hipGetErrorName(result);
+  else if (cu->cuGetErrorName && cu->cuGetErrorName(result, &name) != 0)
+    name = NULL;
+  return name ? name : "unknown error";
+}
+
+static const char *kiln_cuda_error_string(const kiln_cuda_fns *cu,
+                                          CUresult result) {
+  const char *text = NULL;
+  if (cu->hipGetErrorString)
+    text = cu->hipGetErrorString(result);
+  else if (cu->cuGetErrorString && cu->cuGetErrorString(result, &text) != 0)
+    text = NULL;
+  return text;
 }
 
 /* "model 'm' on CUDA device 0 'd': <what>: CUDA_ERROR_X (text)". */
@@ -175,19 +252,17 @@ static kiln_status kiln_cuda_error(const kiln_cuda_model *gpu, CUresult result,
                                    const char *format, ...) {
   kiln_strbuf buf = {0};
   if (gpu->device_name[0])
-    kiln_strbuf_appendf(&buf, "model '%s' on CUDA device %d '%s': ", gpu->name,
-                        gpu->ordinal, gpu->device_name);
+    kiln_strbuf_appendf(&buf, "model '%s' on %s device %d '%s': ", gpu->name,
+                        gpu->api->api, gpu->ordinal, gpu->device_name);
   else
-    kiln_strbuf_appendf(&buf, "model '%s' on CUDA: ", gpu->name);
+    kiln_strbuf_appendf(&buf, "model '%s' on %s: ", gpu->name, gpu->api->api);
   va_list args;
   va_start(args, format);
   kiln_status detail = kiln_make_status_v(KILN_STATUS_INTERNAL, format, args);
   va_end(args);
   kiln_strbuf_appendf(&buf, "%s", kiln_status_message(detail));
   kiln_status_free(detail);
-  const char *text = NULL;
-  if (gpu->cu.cuGetErrorString)
-    gpu->cu.cuGetErrorString(result, &text);
+  const char *text = kiln_cuda_error_string(&gpu->cu, result);
   kiln_strbuf_appendf(&buf, ": %s%s%s%s",
                       kiln_cuda_error_name(&gpu->cu, result), text ? " (" : "",
                       text ? text : "", text ? ")" : "");
@@ -222,32 +297,49 @@ unsigned kiln_cuda_parse_sm(const char *target, int *arch_specific) {
  *===----------------------------------------------------------------------===*/
 
 static kiln_status kiln_cuda_load(kiln_cuda_model *gpu) {
-  const char *library = getenv("KILN_CUDA_DRIVER");
-  if (!library || !*library)
-    library = "libcuda.so.1";
-  gpu->driver = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-  if (!gpu->driver) {
-    const char *why = dlerror();
-    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
-                            "model '%s' runs on CUDA, but the CUDA driver "
-                            "library '%s' cannot be loaded (%s); install "
-                            "NVIDIA's driver (it ships libcuda.so.1), or "
-                            "compile the model for another device",
-                            gpu->name, library, why ? why : "unknown error");
+  const kiln_driver_api *api = gpu->api;
+  const char *library = getenv(api->library_env);
+  char why[512] = ""; /* the first library's reason (dlerror's is reused) */
+  int named = library && *library;
+  for (int i = 0; !gpu->driver && (named ? i == 0 : !!api->libraries[i]);
+       ++i) {
+    if (!named)
+      library = api->libraries[i];
+    gpu->driver = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    const char *error = gpu->driver ? NULL : dlerror();
+    if (error && !why[0])
+      snprintf(why, sizeof(why), "%s", error);
   }
-#define KILN_CUDA_LOAD(field, symbol, params)                                  \
+  if (!gpu->driver && !named)
+    library = api->libraries[0];
+  if (!gpu->driver)
+    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                            "model '%s' runs on %s, but the %s driver "
+                            "library '%s' cannot be loaded (%s); install "
+                            "%s, or compile the model for another device",
+                            gpu->name, api->api, api->api, library,
+                            why[0] ? why : "unknown error", api->install);
+  const char *older = api->hip ? "ROCm 5.3" : "CUDA 11.4";
+#define KILN_CUDA_LOAD(field, symbol, hip_symbol, params)                      \
   {                                                                            \
-    void *fn = dlsym(gpu->driver, symbol);                                     \
-    if (!fn)                                                                   \
+    const char *name = api->hip ? hip_symbol : symbol;                         \
+    void *fn = name ? dlsym(gpu->driver, name) : NULL;                         \
+    if (name && !fn)                                                           \
       return kiln_make_status(KILN_STATUS_UNSUPPORTED,                         \
-                              "model '%s' runs on CUDA, but the driver "       \
+                              "model '%s' runs on %s, but the driver "         \
                               "library '%s' has no '%s' (a driver older than " \
-                              "CUDA 11.4?)",                                   \
-                              gpu->name, library, symbol);                     \
+                              "%s?)",                                          \
+                              gpu->name, api->api, library, name, older);      \
     memcpy(&gpu->cu.field, &fn, sizeof(fn));                                   \
   }
   KILN_CUDA_FNS(KILN_CUDA_LOAD)
 #undef KILN_CUDA_LOAD
+  if (api->hip) {
+    void *name = dlsym(gpu->driver, "hipGetErrorName");
+    void *text = dlsym(gpu->driver, "hipGetErrorString");
+    memcpy(&gpu->cu.hipGetErrorName, &name, sizeof(name));
+    memcpy(&gpu->cu.hipGetErrorString, &text, sizeof(text));
+  }
   return NULL;
 }
 
@@ -256,30 +348,36 @@ static kiln_status kiln_cuda_load(kiln_cuda_model *gpu) {
 static kiln_status kiln_cuda_pick_device(kiln_cuda_model *gpu,
                                          const char *selector) {
   const kiln_cuda_fns *cu = &gpu->cu;
+  const char *api = gpu->api->api;
   CUresult result = cu->cuInit(0);
   if (result == KILN_CUDA_ERROR_NO_DEVICE)
     return kiln_make_status(KILN_STATUS_UNSUPPORTED,
-                            "model '%s' runs on CUDA, but the driver found no "
-                            "CUDA device (%s)",
-                            gpu->name, kiln_cuda_error_name(cu, result));
+                            "model '%s' runs on %s, but the driver found no "
+                            "%s device (%s)",
+                            gpu->name, api, api,
+                            kiln_cuda_error_name(cu, result));
   if (result != KILN_CUDA_SUCCESS)
     return kiln_make_status(KILN_STATUS_UNSUPPORTED,
-                            "model '%s' runs on CUDA, but the driver cannot "
-                            "start: cuInit failed with %s",
-                            gpu->name, kiln_cuda_error_name(cu, result));
+                            "model '%s' runs on %s, but the driver cannot "
+                            "start: %s failed with %s",
+                            gpu->name, api,
+                            gpu->api->hip ? "hipInit" : "cuInit",
+                            kiln_cuda_error_name(cu, result));
   int count = 0;
   result = cu->cuDeviceGetCount(&count);
   if (result != KILN_CUDA_SUCCESS || count <= 0)
     return kiln_make_status(KILN_STATUS_UNSUPPORTED,
-                            "model '%s' runs on CUDA, but the driver found no "
-                            "CUDA device",
-                            gpu->name);
+                            "model '%s' runs on %s, but the driver found no "
+                            "%s device",
+                            gpu->name, api, api);
   const char *from = "the device option";
   if (!selector || !*selector) {
-    selector = getenv("KILN_CUDA_DEVICE");
-    from = "KILN_CUDA_DEVICE";
-    if (selector && strncmp(selector, "cuda:", 5) == 0)
-      selector += 5;
+    selector = getenv(gpu->api->device_env);
+    from = gpu->api->device_env;
+    size_t prefix = strlen(gpu->api->device);
+    if (selector && strncmp(selector, gpu->api->device, prefix) == 0 &&
+        selector[prefix] == ':')
+      selector += prefix + 1;
   }
   kiln_strbuf names = {0};
   int chosen = selector && *selector ? -1 : 0;
@@ -307,9 +405,9 @@ static kiln_status kiln_cuda_pick_device(kiln_cuda_model *gpu,
   if (chosen < 0) {
     kiln_strbuf buf = {0};
     kiln_strbuf_appendf(&buf,
-                        "model '%s': no CUDA device matches '%s' (from %s; "
+                        "model '%s': no %s device matches '%s' (from %s; "
                         "the devices: %s)",
-                        gpu->name, selector, from,
+                        gpu->name, api, selector, from,
                         names.data ? names.data : "");
     kiln_strbuf_free(&names);
     return kiln_strbuf_to_status(&buf, KILN_STATUS_NOT_FOUND);
@@ -322,10 +420,12 @@ static kiln_status kiln_cuda_pick_device(kiln_cuda_model *gpu,
   cu->cuDeviceGetName(gpu->device_name, (int)sizeof(gpu->device_name) - 1,
                       gpu->device);
   int major = 0, minor = 0;
-  cu->cuDeviceGetAttribute(
-      &major, KILN_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, gpu->device);
-  cu->cuDeviceGetAttribute(
-      &minor, KILN_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, gpu->device);
+  if (cu->cuDeviceGetAttribute) { /* CUDA only: HIP's loader picks by gfx */
+    cu->cuDeviceGetAttribute(
+        &major, KILN_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, gpu->device);
+    cu->cuDeviceGetAttribute(
+        &minor, KILN_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, gpu->device);
+  }
   gpu->sm = (unsigned)(major * 10 + minor);
   result = cu->cuDevicePrimaryCtxRetain(&gpu->context, gpu->device);
   if (result != KILN_CUDA_SUCCESS) {
@@ -367,6 +467,39 @@ static int64_t kiln_cuda_pick_build(const kiln_cuda_model *gpu,
   return best >= 0 ? best : ptx;
 }
 
+/* HIP: the first code object of the group starting at executable `first`
+ * that the device's loader accepts (each is built for one gfx name, and the
+ * loader knows the device's). */
+static kiln_status kiln_hip_load_group(kiln_cuda_model *gpu, uint32_t first) {
+  const kiln_model_desc *desc = gpu->desc;
+  const kiln_executable_desc *x = &desc->executables[first];
+  CUresult result = KILN_CUDA_SUCCESS;
+  kiln_strbuf targets = {0};
+  for (uint32_t e = first; e < desc->num_executables; ++e) {
+    const kiln_executable_desc *build = &desc->executables[e];
+    if (e > first && !(build->flags & KILN_EXECUTABLE_ALTERNATIVE))
+      break;
+    kiln_strbuf_appendf(&targets, "%s%s", e > first ? ", " : "",
+                        build->target);
+    result = gpu->cu.cuModuleLoadDataEx(&gpu->modules[first], build->data, 0,
+                                        NULL, NULL);
+    if (result == KILN_CUDA_SUCCESS) {
+      kiln_strbuf_free(&targets);
+      return NULL;
+    }
+    gpu->modules[first] = NULL;
+  }
+  kiln_status status = kiln_cuda_error(
+      gpu, result,
+      "cannot load the code object of kernel '%s' (executable %u, built for "
+      "%s; recompile with `kiln compile --device hip:GFX` naming this "
+      "device's gfx architecture)",
+      x->num_kernels ? x->kernel_names[0] : "?", (unsigned)first,
+      targets.data ? targets.data : "?");
+  kiln_strbuf_free(&targets);
+  return status;
+}
+
 static kiln_status kiln_cuda_load_modules(kiln_cuda_model *gpu) {
   const kiln_model_desc *desc = gpu->desc;
   const kiln_cuda_fns *cu = &gpu->cu;
@@ -384,6 +517,12 @@ static kiln_status kiln_cuda_load_modules(kiln_cuda_model *gpu) {
       used = desc->dispatches[d].executable == e;
     if (!used)
       continue;
+    if (gpu->api->hip) {
+      kiln_status status = kiln_hip_load_group(gpu, e);
+      if (status)
+        return status;
+      continue;
+    }
     int64_t build = kiln_cuda_pick_build(gpu, e);
     if (build < 0) {
       kiln_strbuf buf = {0};
@@ -441,9 +580,9 @@ static kiln_status kiln_cuda_load_modules(kiln_cuda_model *gpu) {
     if (x->num_constants || x->num_symbol_constants)
       return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                               "model '%s': dispatch %u (kernel '%s') pushes "
-                              "constants, which the CUDA back end does not "
+                              "constants, which the %s back end does not "
                               "pass yet (kernel parameters are the bindings)",
-                              gpu->name, (unsigned)d, kernel);
+                              gpu->name, (unsigned)d, kernel, gpu->api->api);
     int max_threads = 0;
     cu->cuFuncGetAttribute(&max_threads,
                            KILN_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
@@ -453,21 +592,30 @@ static kiln_status kiln_cuda_load_modules(kiln_cuda_model *gpu) {
     if (max_threads > 0 && threads > (uint64_t)max_threads)
       return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                               "model '%s': dispatch %u (kernel '%s') runs %llu "
-                              "threads per workgroup; on CUDA device %d '%s' "
+                              "threads per workgroup; on %s device %d '%s' "
                               "the kernel allows %d",
                               gpu->name, (unsigned)d, kernel,
-                              (unsigned long long)threads, gpu->ordinal,
+                              (unsigned long long)threads, gpu->api->api,
+                              gpu->ordinal,
                               gpu->device_name, max_threads);
     if (x->workgroup_count[1] > 65535 || x->workgroup_count[2] > 65535 ||
         x->workgroup_count[0] > 0x7fffffffu)
       return kiln_make_status(
           KILN_STATUS_UNSUPPORTED,
           "model '%s': dispatch %u (kernel '%s') has "
-          "workgroup count [%u,%u,%u], beyond CUDA's "
+          "workgroup count [%u,%u,%u], beyond %s's "
           "grid limits",
           gpu->name, (unsigned)d, kernel, (unsigned)x->workgroup_count[0],
-          (unsigned)x->workgroup_count[1], (unsigned)x->workgroup_count[2]);
-    if (x->shared_memory_size > 48 * 1024) {
+          (unsigned)x->workgroup_count[1], (unsigned)x->workgroup_count[2],
+          gpu->api->api);
+    /* HIP has no opt-in: its workgroups get up to 64 KiB. */
+    if (!cu->cuFuncSetAttribute && x->shared_memory_size > 64 * 1024)
+      return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                              "model '%s': dispatch %u (kernel '%s') needs %u "
+                              "bytes of workgroup memory; %s allows 64 KiB",
+                              gpu->name, (unsigned)d, kernel,
+                              (unsigned)x->shared_memory_size, gpu->api->api);
+    if (cu->cuFuncSetAttribute && x->shared_memory_size > 48 * 1024) {
       result = cu->cuFuncSetAttribute(
           gpu->functions[d],
           KILN_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -537,17 +685,19 @@ static void kiln_cuda_close(void *model) {
   free(gpu);
 }
 
-static kiln_status kiln_cuda_open(const kiln_model_desc *desc,
-                                  const char *selector, void **out_model) {
+static kiln_status kiln_driver_open(const kiln_driver_api *api,
+                                    const kiln_model_desc *desc,
+                                    const char *selector, void **out_model) {
   *out_model = NULL;
   kiln_cuda_model *gpu = (kiln_cuda_model *)calloc(1, sizeof(*gpu));
   if (!gpu)
     return kiln_out_of_memory_status();
   gpu->desc = desc;
   gpu->name = desc->name ? desc->name : "?";
+  gpu->api = api;
   gpu->status_need = -1;
   gpu->alignment = 256;
-  const char *graph = getenv("KILN_CUDA_GRAPH");
+  const char *graph = getenv(api->graph_env);
   gpu->use_graph = !(graph && strcmp(graph, "0") == 0);
   for (uint32_t m = 0; m < desc->num_memory_needs; ++m) {
     const kiln_memory_need *need = &desc->memory_needs[m];
@@ -569,6 +719,16 @@ static kiln_status kiln_cuda_open(const kiln_model_desc *desc,
   }
   *out_model = gpu;
   return NULL;
+}
+
+static kiln_status kiln_cuda_open(const kiln_model_desc *desc,
+                                  const char *selector, void **out_model) {
+  return kiln_driver_open(&kiln_cuda_api, desc, selector, out_model);
+}
+
+static kiln_status kiln_hip_open(const kiln_model_desc *desc,
+                                 const char *selector, void **out_model) {
+  return kiln_driver_open(&kiln_hip_api, desc, selector, out_model);
 }
 
 void kiln_cuda_get_handles(const void *model, kiln_cuda_handles *out) {
@@ -797,11 +957,12 @@ static kiln_status kiln_cuda_execute(kiln_cuda_context *ctx,
     status = kiln_cuda_error(
         gpu, result,
         "the run failed (while running its %u dispatches, kernels '%s' to "
-        "'%s'; run with KILN_CUDA_GRAPH=0 CUDA_LAUNCH_BLOCKING=1 to find the "
-        "kernel); the model cannot run again until it is reopened",
+        "'%s'; run with %s=0 %s to find the kernel); the model cannot run "
+        "again until it is reopened",
         (unsigned)desc->num_dispatches,
         desc->executables[first->executable].kernel_names[first->kernel],
-        desc->executables[last->executable].kernel_names[last->kernel]);
+        desc->executables[last->executable].kernel_names[last->kernel],
+        gpu->api->graph_env, gpu->api->serialize);
   }
   if (status)
     return status;
@@ -823,10 +984,11 @@ static kiln_status kiln_cuda_check_lost(const kiln_cuda_model *gpu) {
   if (!atomic_load(&gpu->lost))
     return NULL;
   return kiln_make_status(KILN_STATUS_INTERNAL,
-                          "model '%s' on CUDA device %d '%s': an earlier run "
+                          "model '%s' on %s device %d '%s': an earlier run "
                           "failed on the device and left its context "
                           "unusable; reopen the model",
-                          gpu->name, gpu->ordinal, gpu->device_name);
+                          gpu->name, gpu->api->api, gpu->ordinal,
+                          gpu->device_name);
 }
 
 /* What every run starts with: refuse a model whose context an earlier run
@@ -917,6 +1079,17 @@ static kiln_status kiln_cuda_run_device(void *context,
 const kiln_gpu_backend kiln_cuda_backend = {
     "cuda",
     kiln_cuda_open,
+    kiln_cuda_close,
+    kiln_cuda_context_create,
+    kiln_cuda_context_destroy,
+    kiln_cuda_context_unusable,
+    kiln_cuda_run,
+    kiln_cuda_run_device,
+};
+
+const kiln_gpu_backend kiln_hip_backend = {
+    "hip",
+    kiln_hip_open,
     kiln_cuda_close,
     kiln_cuda_context_create,
     kiln_cuda_context_destroy,

@@ -87,7 +87,7 @@ KILN_INTERNAL uint64_t kiln_spirv_written_bindings(const void *data,
 /* What model.c calls to run a device model, whichever device it is on. The
  * back end's model and run-context objects are opaque here (`void *`). */
 typedef struct kiln_gpu_backend {
-  /* The device name kiln_model_device() reports ("vulkan", "cuda"). */
+  /* The device name kiln_model_device() reports ("vulkan", "cuda", "hip"). */
   const char *device;
   /* Opens the back end for a descriptor kiln_check_descriptor accepted:
    * loads the driver library, picks the device (`selector`: what followed
@@ -108,7 +108,7 @@ typedef struct kiln_gpu_backend {
    * size). */
   kiln_status (*run)(void *context, void *const *inputs, void *const *outputs);
   /* One run on caller device buffers: for input/output i, buffers[i] is a
-   * VkBuffer or a CUdeviceptr (as uint64_t) and offsets[i] the byte offset
+   * VkBuffer or a CUdeviceptr / hipDeviceptr_t (as uint64_t) and offsets[i] the byte offset
    * of its data. */
   kiln_status (*run_device)(void *context, const uint64_t *input_buffers,
                             const uint64_t *input_offsets,
@@ -120,6 +120,9 @@ typedef struct kiln_gpu_backend {
 KILN_INTERNAL extern const kiln_gpu_backend kiln_vulkan_backend;
 /* CUDA (cuda.c): PTX and cubin executables, through libcuda.so.1. */
 KILN_INTERNAL extern const kiln_gpu_backend kiln_cuda_backend;
+/* HIP (cuda.c, the same code over HIP's module API): hsaco executables,
+ * through libamdhip64.so. */
+KILN_INTERNAL extern const kiln_gpu_backend kiln_hip_backend;
 
 /* The back end that runs the device executables of a descriptor
  * kiln_check_descriptor accepted (NULL for a model with host code). */

@@ -2,11 +2,8 @@
 // RUN:   | FileCheck %s
 // RUN: not kiln-opt %s -kiln-check-target-support=device=tpu -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=UNKNOWN
-// RUN: not kiln-opt %s -kiln-check-target-support=device=hip -o /dev/null 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=PLANNED
 
-// UNKNOWN: error: unknown device 'tpu' (kiln compiles for: cpu, vulkan, cuda)
-// PLANNED: error: the hip target is not implemented yet (its place: codegen/GPU/ROCDL)
+// UNKNOWN: error: unknown device 'tpu' (kiln compiles for: cpu, vulkan, cuda, hip)
 
 // What convert-onnx-to-linalg produces passes unchanged.
 // CHECK-LABEL: func.func @supported

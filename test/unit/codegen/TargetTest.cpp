@@ -1,6 +1,7 @@
 //===- TargetTest.cpp - the target seam and the shared tensor pipeline ----===//
 
 #include "codegen/GPU/NVVM/NVVMTargetBackend.h"
+#include "codegen/GPU/ROCDL/ROCDLTargetBackend.h"
 #include "codegen/Target.h"
 #include "codegen/CPU/CPUPipeline.h"
 #include "codegen/Common/TensorPipeline.h"
@@ -57,7 +58,8 @@ TEST(TargetRegistry, CreatesTheCPUTarget) {
   EXPECT_EQ(target->getDeviceName(), "cpu");
   EXPECT_EQ(target->getExecutableFormat(), kiln::ExecutableFormat::HostObject);
   EXPECT_EQ(kiln::getTargetDeviceNames(),
-            (llvm::SmallVector<llvm::StringRef>{"cpu", "vulkan", "cuda"}));
+            (llvm::SmallVector<llvm::StringRef>{"cpu", "vulkan", "cuda",
+                                                "hip"}));
 }
 
 TEST(TargetRegistry, CreatesTheVulkanTarget) {
@@ -133,19 +135,41 @@ TEST(TargetRegistry, ResolvesACrossTarget) {
   EXPECT_TRUE(info.checkMessages.empty());
 }
 
-TEST(TargetRegistry, RejectsUnknownAndPlannedDevices) {
+TEST(TargetRegistry, RejectsUnknownDevices) {
   std::string error;
   EXPECT_EQ(kiln::createTargetBackend("tpu", kiln::TargetOptions(), error),
             nullptr);
   EXPECT_EQ(error,
-            "unknown device 'tpu' (kiln compiles for: cpu, vulkan, cuda)");
-  for (const char *device : {"hip"}) {
-    error.clear();
-    EXPECT_EQ(kiln::createTargetBackend(device, kiln::TargetOptions(), error),
-              nullptr);
-    EXPECT_NE(error.find("target is not implemented yet"), std::string::npos)
-        << error;
+            "unknown device 'tpu' (kiln compiles for: cpu, vulkan, cuda, hip)");
+}
+
+// "hip[:gfxNNN]": any gfx name LLVM knows, 64-lane wavefronts before GFX10;
+// unknown chips and a --rocm-path that is no folder are errors.
+TEST(TargetRegistry, CreatesTheHipTarget) {
+  std::string error;
+  for (const char *device : {"hip", "hip:gfx942", "hip:gfx1100"}) {
+    std::unique_ptr<kiln::TargetBackend> target =
+        kiln::createTargetBackend(device, kiln::TargetOptions(), error);
+    ASSERT_NE(target, nullptr) << error;
+    EXPECT_EQ(target->getDeviceName(), "hip");
+    EXPECT_EQ(target->getExecutableFormat(),
+              kiln::ExecutableFormat::DeviceProgram);
   }
+  bool wave64 = false;
+  EXPECT_TRUE(kiln::isKnownAMDGPUChip("gfx90a", wave64));
+  EXPECT_TRUE(wave64);
+  EXPECT_TRUE(kiln::isKnownAMDGPUChip("gfx1100", wave64));
+  EXPECT_FALSE(wave64);
+  EXPECT_FALSE(kiln::isKnownAMDGPUChip("sm_80", wave64));
+  EXPECT_EQ(kiln::createTargetBackend("hip:gfx123", kiln::TargetOptions(),
+                                      error),
+            nullptr);
+  EXPECT_EQ(error, "unknown AMD GPU 'gfx123' (a gfx name LLVM knows, such as "
+                   "gfx90a, gfx942 or gfx1100)");
+  kiln::TargetOptions options;
+  options.toolkitPath = "/nonexistent/rocm";
+  EXPECT_EQ(kiln::createTargetBackend("hip", options, error), nullptr);
+  EXPECT_EQ(error, "--rocm-path '/nonexistent/rocm' is not a folder");
 }
 
 TEST(TargetRegistry, RejectsAnUnknownCPU) {

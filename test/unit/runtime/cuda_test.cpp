@@ -277,7 +277,7 @@ TEST(Cuda, WrongDevice) {
   EXPECT_EQ(open(&m.desc, "cudax", &error), nullptr);
   EXPECT_EQ(error, "INVALID_ARGUMENT: options.device is 'cudax'; expected "
                    "'auto', 'cpu', 'vulkan', 'vulkan:DEVICE', 'cuda', "
-                   "'cuda:DEVICE' or 'none'");
+                   "'cuda:DEVICE', 'hip', 'hip:DEVICE' or 'none'");
   // "none": described, never run (kiln inspect where no GPU is).
   kiln_model *model = open(&m.desc, "none", &error);
   ASSERT_NE(model, nullptr) << error;

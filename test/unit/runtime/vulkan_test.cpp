@@ -972,7 +972,8 @@ TEST(VulkanLibrary, KilnRunDevice) {
   r = kilnRun({cpuModel, "--device", "tpu"});
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_EQ(r.err, "kiln-run: error: --device expects auto, cpu, vulkan, "
-                   "vulkan:DEVICE, cuda or cuda:DEVICE, got 'tpu'\n");
+                   "vulkan:DEVICE, cuda, cuda:DEVICE, hip or hip:DEVICE, got "
+                   "'tpu'\n");
 }
 
 //===----------------------------------------------------------------------===//
@@ -990,7 +991,7 @@ TEST(Vulkan, DeviceOption) {
   EXPECT_EQ(openOn(m.build(), "gpu", &error), nullptr);
   EXPECT_EQ(error, "INVALID_ARGUMENT: options.device is 'gpu'; expected "
                    "'auto', 'cpu', 'vulkan', 'vulkan:DEVICE', 'cuda', "
-                   "'cuda:DEVICE' or 'none'");
+                   "'cuda:DEVICE', 'hip', 'hip:DEVICE' or 'none'");
   REQUIRE_VULKAN();
   {
     ModelHandle model(openOn(m.build(), "vulkan:0", &error));
@@ -1344,8 +1345,8 @@ TEST_F(VulkanDescriptor, DynamicSharedMemory) {
 }
 
 TEST_F(VulkanDescriptor, OtherDeviceFormats) {
-  // ptx and cubin go to the CUDA back end, which checks their form first
-  // (cuda_test.cpp); hsaco has no back end yet.
+  // ptx and cubin go to the CUDA back end, hsaco to the HIP one, which check
+  // their form first (cuda_test.cpp, hip_test.cpp).
   const struct {
     uint32_t format;
     const char *target, *error;
@@ -1357,9 +1358,8 @@ TEST_F(VulkanDescriptor, OtherDeviceFormats) {
        "INVALID_ARGUMENT: malformed descriptor of model 'vk_test': cubin "
        "executable 0 is not an ELF file"},
       {KILN_EXECUTABLE_HSACO, "gfx90a",
-       "UNSUPPORTED: model 'vk_test' has a hsaco executable (for 'gfx90a'): "
-       "hsaco executables are not supported yet by this runtime (its device "
-       "back ends run spirv on Vulkan, ptx and cubin on CUDA)"}};
+       "INVALID_ARGUMENT: malformed descriptor of model 'vk_test': hsaco "
+       "executable 0 is not an AMD GPU ELF file"}};
   for (const auto &f : formats) {
     m.executables[0].format = f.format;
     m.executables[0].target = f.target;
