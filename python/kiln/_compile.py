@@ -19,9 +19,10 @@ try:
 except ImportError:  # run from the source folder without a build
     _build_config = None
 
-# The devices kiln compiles for and runs on; "vulkan:SEL" and "cuda:SEL" pick a
-# device at open (its index or part of its name), compiled as "vulkan" or "cuda".
-_DEVICES = ("auto", "cpu", "vulkan", "cuda")
+# The devices kiln compiles for and runs on; "vulkan:SEL", "cuda:SEL" and "hip:SEL"
+# pick a device at open (its index or part of its name), compiled as "vulkan",
+# "cuda" or "hip".
+_DEVICES = ("auto", "cpu", "vulkan", "cuda", "hip")
 
 
 def find_kiln() -> Path:
@@ -58,21 +59,26 @@ def check_device(device: str | None) -> None:
     if device is None or device in _DEVICES:
         return
     if isinstance(device, str) and any(
-            device.startswith(d + ":") and len(device) > len(d) + 1 for d in ("vulkan", "cuda")):
+            device.startswith(d + ":") and len(device) > len(d) + 1
+            for d in ("vulkan", "cuda", "hip")):
         return
     raise InvalidArgument(
         f"device '{device}' is not supported: kiln compiles for and runs on "
-        f"{', '.join(repr(d) for d in _DEVICES)}, 'vulkan:DEVICE' or 'cuda:DEVICE'")
+        f"{', '.join(repr(d) for d in _DEVICES)}, 'vulkan:DEVICE', 'cuda:DEVICE' or "
+        "'hip:DEVICE'")
 
 
 def compile_device(device: str | None) -> str | None:
     """`kiln compile --device` for a session's device: vulkan for "vulkan" and
-    "vulkan:SEL", cuda for "cuda" and "cuda:SEL", the default (the CPU)
+    "vulkan:SEL", cuda for "cuda" and "cuda:SEL", hip for "hip" and "hip:SEL", the
+    default (the CPU)
     otherwise."""
     if device is not None and device.startswith("vulkan"):
         return "vulkan"
     if device is not None and (device == "cuda" or device.startswith("cuda:")):
         return "cuda"
+    if device is not None and (device == "hip" or device.startswith("hip:")):
+        return "hip"
     return None
 
 

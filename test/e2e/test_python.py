@@ -255,7 +255,7 @@ def test_bad_arguments(sess, models):
     with pytest.raises(kiln.InvalidArgument, match="run_options"):
         sess.run(None, _feeds(0), object())
     with pytest.raises(kiln.InvalidArgument,
-                       match=r"device 'tpu' is not supported: .*'vulkan:DEVICE' or 'cuda:DEVICE'"):
+                       match=r"device 'tpu' is not supported: .*'cuda:DEVICE' or 'hip:DEVICE'"):
         kiln.InferenceSession(models / "mlp.so", device="tpu")
     # "cuda" passes through to the runtime, which refuses a CPU model.
     with pytest.raises(kiln.Unsupported,
