@@ -281,6 +281,75 @@ def test_compile_errors(args, expect, kiln, tmp_path):
         fail(problem)
 
 
+RUN_C = r"""
+#include <stdio.h>
+#include "kiln/runtime.h"
+#include "cnn.h"
+
+/* argv[1]: the device option. Prints where it ran, then the first output. */
+int main(int argc, char **argv) {
+  static float in[CNN_INPUT0_ELEMENTS], out[CNN_OUTPUT0_ELEMENTS];
+  for (int i = 0; i < CNN_INPUT0_ELEMENTS; ++i)
+    in[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+  kiln_model_options options;
+  kiln_model_options_init(&options);
+  options.device = argc > 1 ? argv[1] : NULL;
+  kiln_model *m = NULL;
+  kiln_status s = kiln_model_open_artifact(cnn_artifact(), &options, &m);
+  if (s) {
+    fprintf(stderr, "error: %s\n", kiln_status_message(s));
+    return 1;
+  }
+  printf("%s\n", kiln_model_device(m));
+  int64_t shape[] = CNN_INPUT0_SHAPE;
+  kiln_tensor input = {CNN_INPUT0_NAME, KILN_DTYPE_FLOAT32, CNN_INPUT0_RANK, shape, in,
+                       sizeof(in)};
+  kiln_tensor output = {CNN_OUTPUT0_NAME, KILN_DTYPE_FLOAT32, 0, NULL, out, sizeof(out)};
+  s = kiln_model_run(m, &input, 1, &output, 1);
+  if (s) {
+    fprintf(stderr, "error: %s\n", kiln_status_message(s));
+    return 1;
+  }
+  for (int i = 0; i < CNN_OUTPUT0_ELEMENTS; ++i)
+    printf("%.9g\n", out[i]);
+  kiln_model_close(m);
+  return 0;
+}
+"""
+
+
+def test_object_runs_on_each_device(vulkan, kiln, tmp_path):
+    """A cpu+vulkan object linked into a program with the runtime's static library opens
+    its table on the device the program asks for, and both match onnxruntime."""
+    case = CASES["small_cnn"]
+    model = case.save(tmp_path)
+    r = kiln.compile(model, tmp_path / "cnn.o", [*case.compile_args, "--emit", "obj",
+                                                 "--device", "cpu", "--device", "vulkan"])
+    assert r.returncode == 0, r.describe()
+    (tmp_path / "run.c").write_text(RUN_C)
+    link = harness.run_command(
+        [llvm_tool("clang"), "-O1", "-o", tmp_path / "run", tmp_path / "run.c",
+         tmp_path / "cnn.o", f"-I{harness.REPO / 'runtime' / 'include'}", f"-I{tmp_path}",
+         harness.build_dir() / "runtime" / "libkiln_runtime.a", "-lpthread", "-ldl", "-lm"],
+        300)
+    assert link.returncode == 0, link.describe()
+    name = next(iter(case.inputs))
+    size = case.inputs[name].size
+    image = (((np.arange(size) * 37) % 101) / 50.0 - 1.0).astype(np.float32)
+    want = next(iter(harness.ort_run(model, {name: image.reshape(case.inputs[name].shape)})
+                     .values())).ravel()
+    for device, env, expect in (("cpu", NO_CUDA, "cpu"), ("vulkan", NO_CUDA, "vulkan"),
+                                ("auto", NO_CUDA, "vulkan"),
+                                ("auto", {**NO_CUDA, **NO_VULKAN}, "cpu")):
+        r = env_run(env, [tmp_path / "run", device])
+        assert r.returncode == 0, r.describe()
+        lines = r.stdout.split()
+        assert lines[0] == expect, (device, env, lines[0])
+        got = np.array([float(v) for v in lines[1:]], dtype=np.float32)
+        problem = harness.compare("output", got, want, case.rtol, case.atol)
+        assert problem is None, f"{device}: {problem}"
+
+
 @pytest.mark.parametrize("devices, has_main", [(("cpu", "vulkan"), True),
                                                (("vulkan", "cuda"), False)])
 def test_object_and_header(devices, has_main, kiln, tmp_path):
