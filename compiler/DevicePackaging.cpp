@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Packaging.h"
+#include "codegen/WeightPool.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
@@ -42,17 +43,6 @@ bool writeBinary(StringRef path, const void *data, size_t size,
     return false;
   }
   return true;
-}
-
-/// An assembler string literal for `text`.
-std::string asmString(StringRef text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
 }
 
 /// Module-level assembly defining the hidden read-only symbol `symbol`
@@ -104,7 +94,8 @@ StringRef formatEnumerator(uint32_t format) {
 
 bool generateDeviceDescriptorSource(const ModelInfo &model,
                                     bool forSharedLibrary, StringRef workDir,
-                                    std::string &source, std::string &error) {
+                                    std::string &source, std::string &error,
+                                    WeightPool *sharedWeights) {
   const DeviceProgram &program = *model.device;
   const std::string &p = model.prefix;
   Triple triple(model.triple);
@@ -247,7 +238,19 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
   os << "};\n\n";
 
   std::string weights = p + "_kiln_weights";
-  if (!program.constants.empty()) {
+  if (!program.constants.empty() && sharedWeights) {
+    // A multi-device artifact: the blob goes to the artifact's pool, once
+    // for every device whose weights are the same bytes (Vulkan and CUDA
+    // place them alike); the pool's object defines the symbol, hidden.
+    std::optional<std::string> symbol = sharedWeights->add(
+        ArrayRef<char>(program.constants.data(), program.constants.size()), 64,
+        error);
+    if (!symbol)
+      return false;
+    weights = *symbol;
+    os << "extern const unsigned char " << weights
+       << "[] __attribute__((visibility(\"hidden\")));\n";
+  } else if (!program.constants.empty()) {
     SmallString<256> path(dir);
     sys::path::append(path, p + "_weights.bin");
     if (!writeBinary(path, program.constants.data(), program.constants.size(),
@@ -273,7 +276,7 @@ bool generateDeviceDescriptorSource(const ModelInfo &model,
 
   os << "static const kiln_model_desc kiln_descriptor = {\n"
      << "  .abi_version = KILN_MODEL_ABI_VERSION,\n"
-     << "  .name = " << cString(p) << ",\n"
+     << "  .name = " << cString(model.name.empty() ? p : model.name) << ",\n"
      << "  .producer = " << cString(model.producer) << ",\n"
      << "  .target_triple = " << cString(model.triple) << ",\n"
      << "  .cpu = " << cString(model.cpu) << ",\n"

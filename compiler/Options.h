@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -28,6 +29,11 @@ struct CompileOptions {
   /// The device compiled for, a target's name in codegen/Target.h ("cpu"),
   /// with its architecture after ':' ("cuda:sm_90").
   std::string device = "cpu";
+  /// Every `--device` given, in order (`--device cpu --device vulkan`). With
+  /// more than one, compileModel builds one artifact holding each device's
+  /// code (a variant per device, docs/gpu.md "Several devices in one
+  /// artifact"), compiling each as `device`; empty or one: `device` only.
+  std::vector<std::string> devices;
   /// The CUDA toolkit (`--cuda-path`: libdevice, ptxas); empty means
   /// /usr/local/cuda.
   std::string cudaPath;

@@ -499,7 +499,7 @@ std::string headerPathFor(StringRef outputPath) {
 
 bool compileDescriptor(const ModelInfo &model, PackageKind kind,
                        StringRef workDir, std::string &bitcodePath,
-                       std::string &error) {
+                       std::string &error, WeightPool *sharedWeights) {
   if (!checkModelNames(model, error))
     return false;
   SmallString<256> source(workDir), bitcode(workDir);
@@ -508,7 +508,8 @@ bool compileDescriptor(const ModelInfo &model, PackageKind kind,
   std::string text;
   if (model.device) {
     if (!generateDeviceDescriptorSource(
-            model, kind == PackageKind::SharedLibrary, workDir, text, error))
+            model, kind == PackageKind::SharedLibrary, workDir, text, error,
+            sharedWeights))
       return false;
   } else {
     text = generateDescriptorSource(model, kind == PackageKind::SharedLibrary);

@@ -20,6 +20,8 @@
 
 namespace kiln {
 
+class WeightPool;
+
 /// One graph input or output as the descriptor records it.
 struct TensorInfo {
   std::string name;
@@ -89,10 +91,13 @@ std::string generateDescriptorSource(const ModelInfo &model,
 /// The C source of the descriptor of a model compiled for a device
 /// (model.device): its modules and weights are written into `workDir` and
 /// embedded from there (compiler/DevicePackaging.cpp).
+/// With `sharedWeights`, the weights go to that pool (stored once with the
+/// other variants' equal bytes) instead of a file of their own.
 bool generateDeviceDescriptorSource(const ModelInfo &model,
                                     bool forSharedLibrary,
                                     llvm::StringRef workDir,
-                                    std::string &source, std::string &error);
+                                    std::string &source, std::string &error,
+                                    WeightPool *sharedWeights = nullptr);
 
 /// A C string literal for `text`.
 std::string cString(llvm::StringRef text);
@@ -117,9 +122,12 @@ enum class PackageKind { SharedLibrary, Object, StaticLibrary };
 /// Writes the descriptor source into `workDir` and compiles it with clang for
 /// the model's triple into LLVM bitcode (`bitcodePath`), to be linked into the
 /// model's own LLVM module: one object file results on every object format.
+/// A device model's weights go to `sharedWeights` when it is set (the
+/// variants of a multi-device artifact).
 bool compileDescriptor(const ModelInfo &model, PackageKind kind,
                        llvm::StringRef workDir, std::string &bitcodePath,
-                       std::string &error);
+                       std::string &error,
+                       WeightPool *sharedWeights = nullptr);
 
 /// Turns `modelObject` (the model with its descriptor linked in) into
 /// `outputPath`: a shared library, the object itself or a static archive; the

@@ -50,6 +50,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <cstdlib>
 
@@ -352,7 +355,8 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   // The descriptor (C, compiled to bitcode) is linked into the model's LLVM
   // module: one object, whatever the object format.
   std::string descriptorBitcode;
-  if (!compileDescriptor(info, kind, workDir, descriptorBitcode, error))
+  if (!compileDescriptor(info, kind, workDir, descriptorBitcode, error,
+                         sharedWeights))
     return fail(error);
   report.mark("descriptor (clang, C -> bitcode)");
   SmallString<256> object(workDir);
@@ -481,12 +485,29 @@ LogicalResult compileModel(MLIRContext &context,
   std::string prefix = sanitizeSymbolPrefix(
       options.name.empty() ? llvm::sys::path::stem(options.outputPath).str()
                            : options.name);
-  if (cpus.size() > 1 && options.device != "cpu")
+  // The devices of the artifact: `--device` given once (or not at all) is
+  // one; repeated, a variant per device in one artifact.
+  SmallVector<std::string> devices(options.devices.begin(),
+                                   options.devices.end());
+  if (devices.empty())
+    devices.push_back(options.device);
+  std::string deviceList = llvm::join(devices, ", ");
+  if (cpus.size() > 1 && !llvm::is_contained(devices, "cpu"))
     return fail("several CPUs (--cpu " + options.cpu +
                 ") are variants of the cpu device, not of --device " +
-                options.device);
+                deviceList);
   if (cpus.size() > 1 && options.emit == EmitKind::LLVMIR)
     return fail("--emit llvm takes one --cpu (got " + options.cpu + ")");
+  if (devices.size() > 1 && options.emit == EmitKind::LLVMIR)
+    return fail("--emit llvm takes one --device (got " + deviceList + ")");
+  if (devices.size() > 1 &&
+      llvm::Triple(options.triple.empty()
+                       ? llvm::sys::getDefaultTargetTriple()
+                       : llvm::Triple::normalize(options.triple))
+          .isOSBinFormatMachO())
+    return fail("several devices in one artifact are not supported for " +
+                options.triple +
+                " yet (Mach-O): compile one --device per artifact");
 
   // Intermediate files live in a private directory, removed at the end.
   SmallString<256> workDir;
@@ -507,10 +528,12 @@ LogicalResult compileModel(MLIRContext &context,
                      : options.emit == EmitKind::StaticLibrary
                          ? PackageKind::StaticLibrary
                          : PackageKind::SharedLibrary;
-  if (cpus.size() == 1) {
+  if (cpus.size() == 1 && devices.size() == 1) {
     ModelInfo info;
     std::string objectPath;
-    if (failed(compileVariant(module, options, cpus[0], prefix, kind, workDir,
+    CompileOptions single = options;
+    single.device = devices.front();
+    if (failed(compileVariant(module, single, cpus[0], prefix, kind, workDir,
                               writeOutput, progress, opTypes, report,
                               /*releaseConstants=*/true,
                               /*sharedWeights=*/nullptr, info, objectPath)))
@@ -525,27 +548,43 @@ LogicalResult compileModel(MLIRContext &context,
     return success();
   }
 
-  // Several CPUs: the graph compiled once per CPU, each under its own symbol
-  // prefix, from a copy of the imported module (compiler/Variants.h). Their
-  // weights go to one pool keyed by content: bytes two variants pack alike
-  // (or leave as the model has them) are in the artifact once.
+  // Several CPUs or devices: the graph compiled once per CPU of the cpu
+  // device and once per other device, each under its own symbol prefix, from
+  // a copy of the imported module (compiler/Variants.h). Their weights go to
+  // one pool keyed by content: bytes two variants lay out alike (CPUs that
+  // pack a weight alike or leave it as the model has it; GPU devices whose
+  // weight blobs are the same) are in the artifact once.
   SmallString<256> weightsPath(workDir);
   llvm::sys::path::append(weightsPath, prefix + "_weights.bin");
   WeightPool weights(prefix, std::string(weightsPath));
   std::vector<CompiledVariant> variants;
-  for (const std::string &cpu : cpus) {
-    OwningOpRef<ModuleOp> copy = module.clone();
-    CompiledVariant variant;
-    variant.name = cpu;
-    variant.info.name = prefix;
-    if (failed(compileVariant(*copy, options, cpu,
-                              variantSymbolPrefix(prefix, cpu),
-                              PackageKind::Object, workDir, writeOutput,
-                              progress, opTypes, report,
-                              /*releaseConstants=*/false, &weights,
-                              variant.info, variant.object)))
-      return failure();
-    variants.push_back(std::move(variant));
+  for (const std::string &device : devices) {
+    CompileOptions deviceOptions = options;
+    deviceOptions.device = device;
+    bool cpuDevice = device == "cpu";
+    // A GPU device's host side is the descriptor only: the target's CPU.
+    SmallVector<std::string> variantCpus =
+        cpuDevice ? cpus
+                  : SmallVector<std::string>{cpus.size() == 1 ? cpus[0] : ""};
+    for (const std::string &cpu : variantCpus) {
+      OwningOpRef<ModuleOp> copy = module.clone();
+      CompiledVariant variant;
+      variant.device = StringRef(device).split(':').first.str();
+      variant.name = cpuDevice ? cpu : device;
+      variant.info.name = prefix;
+      if (failed(compileVariant(
+              *copy, deviceOptions, cpu,
+              variantSymbolPrefix(prefix, variant.name.empty() ? device
+                                                                : variant.name),
+              PackageKind::Object, workDir, writeOutput, progress, opTypes,
+              report, /*releaseConstants=*/false, &weights, variant.info,
+              variant.object)))
+        return failure();
+      // One CPU of the target's default: named as the descriptor names it.
+      if (variant.name.empty())
+        variant.name = variant.info.cpu;
+      variants.push_back(std::move(variant));
+    }
   }
   if (!weights.finish(error))
     return fail(error);

@@ -4,7 +4,9 @@
 // compiles the graph once per CPU into objects with their own symbol prefix
 // (`<prefix>_<cpu>_main`, `<prefix>_<cpu>_descriptor`), adds the variant
 // table the runtime picks from at open (kiln_artifact_desc, model_abi.h) and
-// links them into one .so / .o / .a with one header.
+// links them into one .so / .o / .a with one header. `--device cpu --device
+// vulkan` does the same with one variant per device (`<prefix>_vulkan_...`),
+// the device picked at open.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_COMPILER_VARIANTS_H
@@ -20,9 +22,12 @@
 
 namespace kiln {
 
-/// One compiled variant: its `--cpu` name, its descriptor's model info (its
-/// own symbol prefix) and its object file.
+/// One compiled variant: its device ("cpu", "vulkan", "cuda"), its name (a
+/// CPU variant's `--cpu` name; another device's `--device` text,
+/// "cuda:sm_80"), its descriptor's model info (its own symbol prefix) and
+/// its object file.
 struct CompiledVariant {
+  std::string device = "cpu";
   std::string name;
   ModelInfo info;
   std::string object;
@@ -47,7 +52,9 @@ std::string variantSymbolPrefix(llvm::StringRef prefix, llvm::StringRef cpu);
 /// with one header. `model` holds what the variants share (prefix, triple,
 /// tensors). `weightsAssembly` (may be empty) defines the weights the
 /// variants share (WeightPool::definitions): assembled and linked in, its
-/// symbols made local. Orders the table most capable first.
+/// symbols made local. Orders the table: other devices first (in the order
+/// given), then the CPU variants most capable first, so that the last entry
+/// (what a runtime without the table opens) is the most portable CPU one.
 bool packageVariants(const ModelInfo &model,
                      llvm::MutableArrayRef<CompiledVariant> variants,
                      llvm::StringRef weightsAssembly, PackageKind kind, llvm::StringRef workDir,

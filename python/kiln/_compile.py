@@ -19,9 +19,9 @@ try:
 except ImportError:  # run from the source folder without a build
     _build_config = None
 
-# The devices kiln compiles for and runs on; "vulkan:SEL", "cuda:SEL" and "hip:SEL"
-# pick a device at open (its index or part of its name), compiled as "vulkan",
-# "cuda" or "hip".
+# The devices kiln compiles for and runs on; "vulkan:SEL" and "cuda:SEL" pick a
+# device at open (its index or part of its name), compiled as "vulkan" or "cuda";
+# the same for "hip" and "hip:SEL".
 _DEVICES = ("auto", "cpu", "vulkan", "cuda", "hip")
 
 
@@ -55,38 +55,72 @@ def cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "kiln"
 
 
-def check_device(device: str | None) -> None:
-    if device is None or device in _DEVICES:
+def _device_items(device) -> list[str]:
+    """A device, a comma-separated list of them ("vulkan,cpu") or a sequence of them,
+    as a list."""
+    if isinstance(device, str):
+        return device.split(",")
+    if isinstance(device, (list, tuple)) and all(isinstance(d, str) for d in device):
+        return [i for d in device for i in d.split(",")]
+    return [device]
+
+
+def _valid_device(item) -> bool:
+    return isinstance(item, str) and (item in _DEVICES[1:] or any(
+        item.startswith(d + ":") and len(item) > len(d) + 1
+        for d in ("vulkan", "cuda", "hip")))
+
+
+def check_device(device) -> None:
+    """`device`: "auto", a device, or several tried in order (a comma-separated list or a
+    sequence; kiln_model_options.device takes the list)."""
+    if device is None or device == "auto":
         return
-    if isinstance(device, str) and any(
-            device.startswith(d + ":") and len(device) > len(d) + 1
-            for d in ("vulkan", "cuda", "hip")):
+    items = _device_items(device)
+    if items and all(_valid_device(i) for i in items):
         return
     raise InvalidArgument(
-        f"device '{device}' is not supported: kiln compiles for and runs on "
-        f"{', '.join(repr(d) for d in _DEVICES)}, 'vulkan:DEVICE', 'cuda:DEVICE' or "
-        "'hip:DEVICE'")
+        f"device {device!r} is not supported: kiln compiles for and runs on "
+        f"{', '.join(repr(d) for d in _DEVICES)}, 'vulkan:DEVICE', 'cuda:DEVICE' or 'hip:DEVICE' (or a "
+        f"list of them tried in order, 'vulkan,cpu')")
 
 
-def compile_device(device: str | None) -> str | None:
+def runtime_device(device) -> str | None:
+    """kiln_model_options.device for a session's `device` (a sequence joined by ',')."""
+    return device if device is None or isinstance(device, str) else ",".join(device)
+
+
+def _compile_kind(item: str) -> str:
+    return "vulkan" if item.startswith("vulkan") else \
+        "cuda" if item == "cuda" or item.startswith("cuda:") else \
+        "hip" if item == "hip" or item.startswith("hip:") else "cpu"
+
+
+def compile_device(device):
     """`kiln compile --device` for a session's device: vulkan for "vulkan" and
     "vulkan:SEL", cuda for "cuda" and "cuda:SEL", hip for "hip" and "hip:SEL", the
     default (the CPU)
-    otherwise."""
-    if device is not None and device.startswith("vulkan"):
-        return "vulkan"
-    if device is not None and (device == "cuda" or device.startswith("cuda:")):
-        return "cuda"
-    if device is not None and (device == "hip" or device.startswith("hip:")):
-        return "hip"
-    return None
+    otherwise; for several devices ("vulkan,cpu") the list of them, one artifact
+    holding each (the runtime takes the first that runs here)."""
+    if device is None or device == "auto":
+        return None
+    kinds: list[str] = []
+    for item in _device_items(device):
+        kind = _compile_kind(item)
+        if kind not in kinds:
+            kinds.append(kind)
+    if len(kinds) > 1:  # in auto's order: one cache entry whatever the list's order
+        return sorted(kinds, key=("cuda", "hip", "vulkan", "cpu").index)
+    return None if kinds == ["cpu"] else kinds[0]
 
 
 def _args(device, target, cpu, shape, name, emit, specialize, precision,
           keep_intermediates) -> list[str]:
     args: list[str] = []
     if device is not None and device != "auto":
-        args += ["--device", "vulkan" if device.startswith("vulkan") else str(device)]
+        # Several devices: one artifact holding each (`--device` repeated).
+        for item in _device_items(device):
+            args += ["--device", "vulkan" if item.startswith("vulkan") else str(item)]
     if target is not None:
         args += ["--target", str(target)]
     if cpu is not None:
@@ -122,7 +156,9 @@ def compile(model: str | os.PathLike, output: str | os.PathLike, *,
     """Runs `kiln compile MODEL -o OUTPUT` with the matching flags (see
     `kiln --help`) and returns OUTPUT. A failure raises CompileError with
     kiln's diagnostics. `device` is `--device` ("vulkan:SEL" compiles for
-    "vulkan"; None and "auto" compile for the CPU)."""
+    "vulkan"; None and "auto" compile for the CPU); a sequence of devices
+    (["cpu", "vulkan"]) or a comma-separated list compiles one artifact holding
+    each."""
     check_device(device)
     exe = find_kiln()
     cmd = [str(exe), "compile", os.fspath(model), "-o", os.fspath(output)]

@@ -59,16 +59,18 @@ class InferenceSession:
     model, which is compiled on first use into the cache ($KILN_CACHE_DIR,
     default ~/.cache/kiln) and taken from there afterwards. `threads` is the
     number of threads of one run, the calling thread included (0: one per CPU).
-    `device` is where the model runs ("auto", "cpu", "vulkan", "vulkan:SEL";
+    `device` is where the model runs ("auto", "cpu", "vulkan", "vulkan:SEL", "cuda",
+    "cuda:SEL", or several tried in order: "vulkan,cpu" or ["vulkan", "cpu"];
     kiln_model_options.device); an `.onnx` model is compiled for Vulkan when it
-    starts with "vulkan". `cpu_variant` opens that CPU variant of a
+    starts with "vulkan" (CUDA for "cuda"), for each device of a list (one artifact). `cpu_variant` opens that CPU variant of a
     multi-variant artifact (kiln_model_options.cpu_variant; None: the best).
     `shape` fixes dynamic input dimensions and `cpu` picks the CPU to compile
     for (kiln compile --shape / --cpu); both only apply to an `.onnx` model.
     run() may be called from several threads at once; each call releases the GIL.
     """
 
-    def __init__(self, path: str | os.PathLike, device: str = "auto", threads: int = 0,
+    def __init__(self, path: str | os.PathLike, device: str | Sequence[str] = "auto",
+                 threads: int = 0,
                  cpu_variant: str | None = None, *, shape: Mapping[str, Sequence[int]] | None = None,
                  cpu: str | None = None):
         _compile.check_device(device)
@@ -94,7 +96,7 @@ class InferenceSession:
             self.model_path = path
         # The runtime reads a path without '/' from the working directory.
         self._model = _kiln.Model(str(self.model_path.absolute()), threads,
-                                  device, cpu_variant)
+                                  _compile.runtime_device(device), cpu_variant)
         self._inputs = [NodeArg(*d) for d in self._model.inputs()]
         self._outputs = [NodeArg(*d) for d in self._model.outputs()]
         self._output_index = {o.name: i for i, o in enumerate(self._outputs)}

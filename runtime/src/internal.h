@@ -62,12 +62,44 @@ KILN_INTERNAL size_t kiln_tensor_desc_byte_size(const kiln_tensor_desc *t);
 /* variants.c: checks a variant table's version and structure. */
 KILN_INTERNAL kiln_status
 kiln_check_artifact_table(const kiln_artifact_desc *artifact);
-/* variants.c: the index of the variant to open: `requested` (options.
+/* variants.c: the index of the CPU variant to open: `requested` (options.
  * cpu_variant) or else KILN_CPU by name, else the first CPU variant whose
- * features this CPU has. */
+ * features this CPU has. Other devices' variants are not considered. */
 KILN_INTERNAL kiln_status kiln_artifact_pick(const kiln_artifact_desc *artifact,
                                              const char *requested,
                                              uint32_t *out_index);
+/* variants.c: the first variant of `device` ("vulkan", "cuda"; not "cpu":
+ * kiln_artifact_pick) in the table, or -1. */
+KILN_INTERNAL int64_t kiln_artifact_find_device(
+    const kiln_artifact_desc *artifact, const char *device);
+/* variants.c: appends the devices the table holds ("cpu (x86-64-v3,
+ * x86-64-v2), vulkan") to `buf`. */
+KILN_INTERNAL void kiln_artifact_append_devices(kiln_strbuf *buf,
+                                                const kiln_artifact_desc *artifact);
+
+/* variants.c: the device option (kiln_model_options.device, docs/gpu.md)
+ * resolved: the option, else KILN_DEVICE when the option is NULL, "" or
+ * "auto", else auto's order. `list` is one device or a comma-separated list
+ * of them, each "cpu", "vulkan[:SEL]" or "cuda[:SEL]", tried in order. */
+#define KILN_DEVICE_AUTO_ORDER "cuda,hip,vulkan,cpu"
+#define KILN_DEVICE_ITEM_MAX 128 /* bytes of one item, its NUL included */
+typedef struct kiln_device_request {
+  const char *list;   /* what to try; borrowed (the option or environment) */
+  const char *source; /* "options.device", "KILN_DEVICE" or "auto" */
+  int none;           /* "none": describe the model, open no back end */
+  int fallback;       /* several choices: one the artifact lacks, or whose
+                         back end finds no driver or device, is skipped */
+} kiln_device_request;
+/* INVALID_ARGUMENT naming the source for an item that is no device. */
+KILN_INTERNAL kiln_status kiln_device_request_resolve(const char *option,
+                                                      kiln_device_request *out);
+/* The next item of `*cursor` (start: request.list): copied into `item`
+ * (KILN_DEVICE_ITEM_MAX bytes), with *kind "cpu", "vulkan" or "cuda"
+ * (static) and *selector what followed "vulkan:" / "cuda:" inside `item`
+ * (NULL when none). 0 past the last item. Only for a resolved request. */
+KILN_INTERNAL int kiln_device_request_next(const char **cursor, char *item,
+                                           const char **kind,
+                                           const char **selector);
 
 /* artifact.c: opens `path` without blocking, refuses anything but a regular
  * file and checks its checksum trailer (artifact.h), all with plain reads,

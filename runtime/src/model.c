@@ -343,58 +343,59 @@ static void kiln_give_context(kiln_model *model, kiln_run_context *rc) {
  * Opening and closing
  *===----------------------------------------------------------------------===*/
 
-/* The `device` option against where the model's code runs (`code`: "cpu",
- * "vulkan", "cuda" or "hip"); *selector is the part after "DEVICE:" (NULL when
- * none); *no_device is set for "none". */
+/* The `device` option (a device, a list or auto; KILN_DEVICE) against
+ * where the model's code runs (`code`: "cpu", "vulkan", "cuda" or "hip"): the first
+ * item of that device is the one; *selector is the part after "DEVICE:"
+ * (NULL when none), inside `item` (KILN_DEVICE_ITEM_MAX bytes); *no_device
+ * is set for "none". */
 static kiln_status kiln_check_device_option(const kiln_model_desc *desc,
                                             const char *device,
-                                            const char *code,
+                                            const char *code, char *item,
                                             const char **selector,
                                             int *no_device) {
   const char *name = desc->name ? desc->name : "?";
-  static const char *const devices[] = {"cpu", "vulkan", "cuda", "hip"};
+  kiln_device_request request;
+  kiln_status status = kiln_device_request_resolve(device, &request);
   *selector = NULL;
-  *no_device = device && strcmp(device, "none") == 0;
-  if (!device || strcmp(device, "auto") == 0 || *no_device)
+  *no_device = 0;
+  if (status)
+    return status;
+  *no_device = request.none;
+  if (request.none)
     return NULL;
-  const char *want = NULL;
-  for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); ++i) {
-    size_t n = strlen(devices[i]);
-    if (strncmp(device, devices[i], n) != 0 ||
-        (device[n] != '\0' && (device[n] != ':' || i == 0)))
-      continue;
-    want = devices[i];
-    if (device[n] == ':')
-      *selector = device + n + 1;
-  }
-  if (!want)
-    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                            "options.device is '%s'; expected 'auto', 'cpu', "
-                            "'vulkan', 'vulkan:DEVICE', 'cuda', "
-                            "'cuda:DEVICE', 'hip', 'hip:DEVICE' or 'none'",
-                            device);
-  if (strcmp(want, code) == 0)
-    return NULL;
+  const char *cursor = request.list, *want = NULL, *sel = NULL;
+  while (kiln_device_request_next(&cursor, item, &want, &sel))
+    if (strcmp(want, code) == 0) {
+      *selector = sel;
+      return NULL;
+    }
+  const char *what = strcmp(code, "cpu") == 0    ? "CPU code"
+                     : strcmp(code, "cuda") == 0 ? "CUDA code (ptx/cubin)"
+                     : strcmp(code, "hip") == 0  ? "HIP code (hsaco)"
+                                                 : "Vulkan code (spirv)";
+  if (request.fallback)
+    return kiln_make_status(KILN_STATUS_UNSUPPORTED,
+                            "model '%s' holds only %s: it runs on none of "
+                            "the devices '%s' (from %s); open it with device "
+                            "'%s' or 'auto'",
+                            name, what, request.list, request.source, code);
+  device = request.list;
+  int from_env = strcmp(request.source, "KILN_DEVICE") == 0;
   if (strcmp(code, "cpu") == 0)
     return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                             "model '%s' holds only CPU code: it cannot run on "
-                            "device '%s' (compile it with `kiln compile "
+                            "device '%s'%s (compile it with `kiln compile "
                             "--device %s`, or open it with device 'cpu' "
                             "or 'auto')",
-                            name, device, want);
+                            name, device, from_env ? " (from KILN_DEVICE)" : "",
+                            want);
   return kiln_make_status(KILN_STATUS_UNSUPPORTED,
-                          "model '%s' holds only %s code (%s): it cannot run "
-                          "on device '%s' (compile it for %s, or open it with "
-                          "device '%s' or 'auto')",
-                          name,
-                          strcmp(code, "cuda") == 0  ? "CUDA"
-                          : strcmp(code, "hip") == 0 ? "HIP"
-                                                     : "Vulkan",
-                          strcmp(code, "cuda") == 0  ? "ptx/cubin"
-                          : strcmp(code, "hip") == 0 ? "hsaco"
-                                                     : "spirv",
-                          device, strcmp(want, "cpu") == 0 ? "the CPU" : want,
-                          code);
+                          "model '%s' holds only %s: it cannot run "
+                          "on device '%s'%s (compile it for %s, or open it "
+                          "with device '%s' or 'auto')",
+                          name, what, device,
+                          from_env ? " (from KILN_DEVICE)" : "",
+                          strcmp(want, "cpu") == 0 ? "the CPU" : want, code);
 }
 
 static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
@@ -439,9 +440,10 @@ static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
   int device_model = backend != NULL;
   const char *selector = NULL;
   int no_device = 0;
+  char device_item[KILN_DEVICE_ITEM_MAX];
   status = kiln_check_device_option(desc, options->device,
                                     backend ? backend->device : "cpu",
-                                    &selector, &no_device);
+                                    device_item, &selector, &no_device);
   if (status)
     return status;
 
@@ -526,24 +528,104 @@ kiln_status kiln_model_open_descriptor(const kiln_model_desc *desc,
   return kiln_model_create(desc, NULL, options, out_model);
 }
 
-/* Picks the variant of `artifact` to open and opens it. */
+/* Picks the variant of `artifact` to open and opens it: the devices of the
+ * device option in order (auto: KILN_DEVICE_AUTO_ORDER), for the CPU the
+ * variant kiln_artifact_pick chooses. With several devices to try, one the
+ * artifact lacks, or whose back end is UNSUPPORTED here (no driver library,
+ * no device, a feature or CPU it lacks), is skipped; a device named alone
+ * must open. */
 static kiln_status kiln_model_create_variant(const kiln_artifact_desc *artifact,
                                              void *library,
                                              const kiln_model_options *options,
                                              kiln_model **out_model) {
-  uint32_t index = 0;
-  kiln_status status = kiln_artifact_pick(
-      artifact, options ? options->cpu_variant : NULL, &index);
+  kiln_status status = kiln_check_artifact_table(artifact);
   if (status)
     return status;
-  const kiln_variant_desc *variant = &artifact->variants[index];
-  status = kiln_model_create(variant->descriptor(), library, options,
-                             out_model);
+  kiln_device_request request;
+  status = kiln_device_request_resolve(options ? options->device : NULL,
+                                       &request);
   if (status)
     return status;
-  (*out_model)->variant = variant->name;
-  (*out_model)->artifact = artifact;
-  return NULL;
+  kiln_model_options sub;
+  if (options)
+    sub = *options;
+  else
+    kiln_model_options_init(&sub);
+  const char *name = artifact->name ? artifact->name : "?";
+  /* "none" describes the variant auto would try first. */
+  int fallback = request.fallback || request.none;
+  const char *cursor = request.none ? KILN_DEVICE_AUTO_ORDER : request.list;
+  const char *kind = NULL, *selector = NULL; /* the back end takes it */
+  char item[KILN_DEVICE_ITEM_MAX];
+  kiln_strbuf skipped = {0};
+  kiln_status last = NULL;
+  uint32_t tried = 0;
+  while (kiln_device_request_next(&cursor, item, &kind, &selector)) {
+    uint32_t index = 0;
+    int64_t found = kiln_artifact_find_device(artifact, kind);
+    if (found < 0) {
+      if (fallback)
+        continue;
+      kiln_status_free(last);
+      kiln_strbuf_free(&skipped);
+      kiln_strbuf buf = {0};
+      kiln_strbuf_appendf(&buf,
+                          "model '%s' holds no code for device '%s' (from "
+                          "%s); it holds: ",
+                          name, item, request.source);
+      kiln_artifact_append_devices(&buf, artifact);
+      return kiln_strbuf_to_status(&buf, KILN_STATUS_UNSUPPORTED);
+    }
+    index = (uint32_t)found;
+    status = strcmp(kind, "cpu") == 0
+                 ? kiln_artifact_pick(artifact, sub.cpu_variant, &index)
+                 : NULL;
+    if (!status) {
+      const kiln_variant_desc *variant = &artifact->variants[index];
+      sub.device = request.none ? "none" : item;
+      status = kiln_model_create(variant->descriptor(), library, &sub,
+                                 out_model);
+      if (!status) {
+        kiln_strbuf_free(&skipped);
+        kiln_status_free(last);
+        (*out_model)->variant = variant->name;
+        (*out_model)->artifact = artifact;
+        return NULL;
+      }
+    }
+    if (!fallback || kiln_status_code(status) != KILN_STATUS_UNSUPPORTED) {
+      kiln_strbuf_free(&skipped);
+      kiln_status_free(last);
+      return status;
+    }
+    kiln_strbuf_appendf(&skipped, "%s%s: %s", skipped.data ? "; " : "", item,
+                        kiln_status_message(status));
+    kiln_status_free(last);
+    last = status;
+    ++tried;
+  }
+  /* One device tried (the only one the artifact holds): its own error. */
+  if (tried == 1) {
+    kiln_strbuf_free(&skipped);
+    return last;
+  }
+  kiln_status_free(last);
+  kiln_strbuf buf = {0};
+  if (skipped.data)
+    kiln_strbuf_appendf(&buf,
+                        "model '%s' opens on none of the devices '%s' (from "
+                        "%s): %s; it holds: ",
+                        name, request.list, request.source, skipped.data);
+  else
+    kiln_strbuf_appendf(&buf,
+                        "model '%s' holds none of the devices '%s' (from "
+                        "%s); it holds: ",
+                        name, request.none ? KILN_DEVICE_AUTO_ORDER
+                                           : request.list,
+                        request.source);
+  kiln_strbuf_free(&skipped);
+  kiln_artifact_append_devices(&buf, artifact);
+  return kiln_strbuf_to_status(&buf, KILN_STATUS_UNSUPPORTED);
 }
 
 kiln_status kiln_model_open_artifact(const kiln_artifact_desc *artifact,

@@ -462,6 +462,34 @@ def test_cpu_artifact_on_vulkan_raises_the_runtimes_message(models, vulkan):
         kiln.InferenceSession(models / "mlp.so", device="vulkan")
 
 
+def test_several_devices_in_one_artifact(models, vulkan, monkeypatch, tmp_path):
+    """device="vulkan,cpu" (or a list) compiles one artifact holding both devices (one cache
+    entry whatever the order) and opens the first that runs here; kiln.compile(device=[...])
+    repeats --device; the runtime's error names the devices an artifact holds."""
+    monkeypatch.setenv("KILN_CUDA_DRIVER", "/nonexistent/libcuda.so.1")
+    both = kiln.InferenceSession(models / "mlp.onnx", device="vulkan,cpu")
+    assert both.device == "vulkan"
+    key = json.loads((both.model_path.parent / "key.json").read_text())
+    assert key["options"]["device"] == ["vulkan", "cpu"]
+    other = kiln.InferenceSession(models / "mlp.onnx", device=["cpu", "vulkan"])
+    assert other.cache_hit and other.model_path == both.model_path and other.device == "cpu"
+    feeds = _feeds(3)
+    want = harness.ort_run(models / "mlp.onnx", feeds)
+    for session in (both, other):
+        y, rows = session.run(None, feeds)
+        np.testing.assert_allclose(y, want["y"], rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(rows, want["rows"], rtol=1e-4, atol=1e-4)
+    so = kiln.compile(models / "mlp.onnx", tmp_path / "mlp-2.so", device=["cpu", "vulkan"])
+    assert kiln.InferenceSession(so).device == "vulkan"  # auto: CUDA absent, then Vulkan
+    assert kiln.InferenceSession(so, device="cpu").device == "cpu"
+    with pytest.raises(kiln.Unsupported,
+                       match=r"holds no code for device 'cuda' \(from options.device\); "
+                             r"it holds: vulkan, cpu"):
+        kiln.InferenceSession(so, device="cuda")
+    with pytest.raises(kiln.InvalidArgument, match="device 'vulkan,tpu' is not supported"):
+        kiln.InferenceSession(so, device="vulkan,tpu")
+
+
 def _has_avx2() -> bool:
     try:
         return " avx2 " in Path("/proc/cpuinfo").read_text().replace("\n", " ")

@@ -70,12 +70,16 @@ const char *const kUsage =
     "  --dim SYMBOL=SIZE      a symbolic dim's size for the random inputs\n"
     "                         (default: what an --input file gives it, else\n"
     "                         its minimum; docs/dynamic-shapes.md)\n"
-    "  --device D             where the model runs: auto (default: where its\n"
-    "                         code runs), cpu, vulkan, vulkan:DEVICE, cuda or\n"
-    "                         cuda:DEVICE (a device index or part of its "
-    "name;\n"
-    "                         see KILN_VULKAN_DEVICE, KILN_CUDA_DEVICE in\n"
-    "                         docs/gpu.md)\n"
+    "  --device D             where the model runs: auto (default: the first "
+    "of\n"
+    "                         cuda, hip, vulkan, cpu the model holds and "
+    "this\n"
+    "                         machine runs; KILN_DEVICE overrides it), cpu,\n"
+    "                         vulkan, vulkan:DEVICE, cuda, cuda:DEVICE, hip or\n"
+    "                         hip:DEVICE (a device index\n"
+    "                         or part of its name; see KILN_VULKAN_DEVICE,\n"
+    "                         KILN_CUDA_DEVICE in docs/gpu.md), or a list\n"
+    "                         tried in order (vulkan,cpu)\n"
     "  --sizes                with --inspect: code, weights and scratch "
     "bytes,\n"
     "                         per section and per kernel\n"
@@ -411,12 +415,22 @@ Options parseArgs(int argc, char **argv) {
           throw Error("--output-dir needs a directory");
         options.outputDir = value;
       } else if (flag == "--device") {
-        if (value != "auto" && value != "cpu" && value != "vulkan" &&
-            value.rfind("vulkan:", 0) != 0 && value != "cuda" &&
-            value.rfind("cuda:", 0) != 0 && value != "hip" &&
-            value.rfind("hip:", 0) != 0)
+        // One device, or a comma-separated list of them tried in order.
+        std::stringstream items(value);
+        std::string item;
+        bool valid = !value.empty() && value.back() != ',';
+        while (valid && std::getline(items, item, ','))
+          valid = (item == "auto" && value == "auto") || item == "cpu" ||
+                  item == "vulkan" ||
+                  (item.rfind("vulkan:", 0) == 0 && item.size() > 7) ||
+                  item == "cuda" ||
+                  (item.rfind("cuda:", 0) == 0 && item.size() > 5) ||
+                  item == "hip" ||
+                  (item.rfind("hip:", 0) == 0 && item.size() > 4);
+        if (!valid)
           throw Error("--device expects auto, cpu, vulkan, vulkan:DEVICE, "
-                      "cuda, cuda:DEVICE, hip or hip:DEVICE, got '" +
+                      "cuda, cuda:DEVICE, hip, hip:DEVICE or a comma-separated "
+                      "list of them, got '" +
                       value + "'");
         options.device = value;
       } else if (flag == "--threads") {
@@ -485,26 +499,104 @@ const char *memoryKindName(uint32_t kind) {
   return name ? name : "unknown";
 }
 
-/// A multi-variant artifact's table: one line per variant, most capable
-/// first, saying which was opened and why the others were not.
+/// The executables of `desc`, one line each (`prefix` before each line):
+/// device modules with their kernels; the host code with its kernel table's
+/// size (its ONNX nodes: --profile).
+void printExecutables(const kiln_model_desc *desc, const char *prefix) {
+  for (uint32_t e = 0; e < desc->num_executables; ++e) {
+    const kiln_executable_desc &x = desc->executables[e];
+    std::printf("%sexecutable %u %s %s", prefix, e, formatName(x.format),
+                orNone(x.target));
+    if (x.format == KILN_EXECUTABLE_HOST)
+      std::printf(" %s%s%s\n", x.entry ? "static-entry" : "dynamic-entry",
+                  e == desc->entry_executable ? " (entry)" : "",
+                  x.num_kernels
+                      ? (", " + std::to_string(x.num_kernels) + " kernels")
+                            .c_str()
+                      : "");
+    else {
+      std::printf(" %llu bytes,%s %u kernels:", (unsigned long long)x.size,
+                  (x.flags & KILN_EXECUTABLE_ALTERNATIVE)
+                      ? " alternative of the one before,"
+                      : "",
+                  x.num_kernels);
+      for (uint32_t k = 0; k < x.num_kernels; ++k)
+        std::printf(" %s", x.kernel_names[k]);
+      std::printf("\n");
+    }
+  }
+}
+
+/// The device a variant's descriptor runs on, from its code.
+const char *descriptorDevice(const kiln_model_desc *desc) {
+  bool spirv = false, cuda = false, hip = false;
+  for (uint32_t e = 0; e < desc->num_executables; ++e) {
+    uint32_t format = desc->executables[e].format;
+    spirv |= format == KILN_EXECUTABLE_SPIRV;
+    cuda |= format == KILN_EXECUTABLE_PTX || format == KILN_EXECUTABLE_CUBIN;
+    hip |= format == KILN_EXECUTABLE_HSACO;
+  }
+  return desc->entry_executable != KILN_NO_EXECUTABLE ? "cpu"
+         : spirv                                      ? "vulkan"
+         : cuda                                       ? "cuda"
+         : hip                                        ? "hip"
+                                                      : "unknown";
+}
+
+/// A multi-variant artifact's table: the devices it holds, then one line per
+/// variant (other devices first, then the CPUs most capable first) saying
+/// which was opened and why the others were not, and the kernels of each
+/// variant that was not opened (the opened one's are above).
 void printVariants(const kiln_model *model) {
   const kiln_artifact_desc *artifact = kiln_model_get_artifact(model);
   if (!artifact)
     return;
-  std::printf("variant: %s\n", kiln_model_variant(model));
+  std::vector<std::string> devices;
+  for (uint32_t i = 0; i < artifact->num_variants; ++i)
+    if (std::find(devices.begin(), devices.end(),
+                  artifact->variants[i].device) == devices.end())
+      devices.push_back(artifact->variants[i].device);
+  std::printf("devices:");
+  for (const std::string &device : devices)
+    std::printf(" %s", device.c_str());
+  std::printf("\nvariant: %s\n", kiln_model_variant(model));
+  const kiln_model_desc *opened = kiln_model_get_descriptor(model);
   for (uint32_t i = 0; i < artifact->num_variants; ++i) {
     const kiln_variant_desc &v = artifact->variants[i];
+    const kiln_model_desc *desc = v.descriptor();
     std::string why = "runs here";
-    if (std::strcmp(v.name, kiln_model_variant(model)) == 0) {
+    if (desc == opened) {
       why = "opened";
     } else if (std::strcmp(v.device, "cpu") != 0) {
-      why = "not a CPU variant";
+      why = "another device; --device " + std::string(v.device) +
+            " opens it";
     } else if (kiln_status status = kiln_cpu_check_features(v.cpu_features)) {
       why = kiln_status_message(status);
       kiln_status_free(status);
     }
     std::printf("variant %u %s %s features=%s (%s)\n", i, v.device, v.name,
                 v.cpu_features[0] ? v.cpu_features : "baseline", why.c_str());
+    // The other variants' kernels: a descriptor the runtime has not
+    // validated is described only as far as its tables are sound.
+    if (desc == opened || !desc || desc->abi_version != KILN_MODEL_ABI_VERSION ||
+        (desc->num_executables && !desc->executables))
+      continue;
+    std::string prefix = "variant " + std::to_string(i) + " ";
+    std::printf("%sdevice: %s\n", prefix.c_str(), descriptorDevice(desc));
+    bool sound = true;
+    for (uint32_t e = 0; e < desc->num_executables && sound; ++e) {
+      const kiln_executable_desc &x = desc->executables[e];
+      sound = x.format == KILN_EXECUTABLE_HOST || !x.num_kernels ||
+              x.kernel_names;
+      for (uint32_t k = 0; sound && k < x.num_kernels &&
+                           x.format != KILN_EXECUTABLE_HOST;
+           ++k)
+        sound = x.kernel_names[k] != nullptr;
+    }
+    if (sound)
+      printExecutables(desc, prefix.c_str());
+    if (desc->num_dispatches)
+      std::printf("%sdispatches: %u\n", prefix.c_str(), desc->num_dispatches);
   }
 }
 
@@ -522,37 +614,8 @@ void printDescriptor(const kiln_model *model) {
               (unsigned long long)kiln_model_scratch_size(model),
               desc->num_check_messages);
   // The device the code is for: the host, or the device of its modules.
-  bool spirv = false, cuda = false, hip = false;
-  for (uint32_t e = 0; e < desc->num_executables; ++e) {
-    uint32_t format = desc->executables[e].format;
-    spirv |= format == KILN_EXECUTABLE_SPIRV;
-    cuda |= format == KILN_EXECUTABLE_PTX || format == KILN_EXECUTABLE_CUBIN;
-    hip |= format == KILN_EXECUTABLE_HSACO;
-  }
-  std::printf("device: %s\n", desc->entry_executable != KILN_NO_EXECUTABLE
-                                  ? "cpu"
-                              : spirv ? "vulkan"
-                              : cuda  ? "cuda"
-                              : hip   ? "hip"
-                                      : "unknown");
-  for (uint32_t e = 0; e < desc->num_executables; ++e) {
-    const kiln_executable_desc &x = desc->executables[e];
-    std::printf("executable %u %s %s", e, formatName(x.format),
-                orNone(x.target));
-    if (x.format == KILN_EXECUTABLE_HOST)
-      std::printf(" %s%s\n", x.entry ? "static-entry" : "dynamic-entry",
-                  e == desc->entry_executable ? " (entry)" : "");
-    else {
-      std::printf(" %llu bytes,%s %u kernels:", (unsigned long long)x.size,
-                  (x.flags & KILN_EXECUTABLE_ALTERNATIVE)
-                      ? " alternative of the one before,"
-                      : "",
-                  x.num_kernels);
-      for (uint32_t k = 0; k < x.num_kernels; ++k)
-        std::printf(" %s", x.kernel_names[k]);
-      std::printf("\n");
-    }
-  }
+  std::printf("device: %s\n", descriptorDevice(desc));
+  printExecutables(desc, "");
   if (desc->num_dispatches)
     std::printf("dispatches: %u\n", desc->num_dispatches);
   for (uint32_t d = 0; d < desc->num_dispatches; ++d) {

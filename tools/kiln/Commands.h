@@ -22,6 +22,11 @@ namespace kiln::tool {
 bool parseShape(llvm::StringRef spec, CompileOptions &options,
                 std::string &error);
 
+/// Checks the repeated `--device` flags (`options.devices`): no device kind
+/// twice. Sets `options.device` to the first; clears `devices` when it names
+/// one device only (an ordinary single-device compile).
+bool checkDevices(CompileOptions &options, std::string &error);
+
 /// Prints `kiln: error: <message>` (and attached notes) to stderr.
 void printDiagnostic(mlir::Diagnostic &diag);
 

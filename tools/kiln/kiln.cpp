@@ -52,7 +52,10 @@ constexpr const char *kUsage =
     "      --device NAME        the device to compile for: cpu (default),\n"
     "                           vulkan (SPIR-V), cuda[:sm_XX] (PTX, and a cubin\n"
     "                           when ptxas is found; default sm_80) or\n"
-    "                           hip[:gfxNNN] (HSA code objects; default gfx90a)\n"
+    "                           hip[:gfxNNN] (HSA code objects; default gfx90a);\n"
+    "                           repeat it for one artifact holding\n"
+    "                           several (--device cpu --device vulkan), the\n"
+    "                           device chosen when it is opened\n"
     "      --cuda-path DIR      the CUDA toolkit (libdevice, ptxas; default\n"
     "                           /usr/local/cuda)\n"
     "      --rocm-path DIR      the folder holding ROCm's amdgcn/bitcode (math\n"
@@ -107,6 +110,11 @@ constexpr const char *kUsage =
     "                           meaning: docs/reliability.md)\n"
     "  kiln run MODEL.so [--input NAME=FILE.npy]... [--output-dir DIR] "
     "[--threads N] [--repeat N] [--seed S]\n"
+    "           [--device auto|cpu|vulkan[:SEL]|cuda[:SEL]|LIST]  where it runs "
+    "(default\n"
+    "                           auto: cuda, vulkan, then cpu, the first the "
+    "artifact\n"
+    "                           holds and this machine has; KILN_DEVICE)\n"
     "  kiln check MODEL.onnx [--device NAME] [--shape NAME=D0,D1]... [--quiet]\n"
     "                           what kiln supports, node by node, without "
     "compiling;\n"
@@ -183,7 +191,9 @@ int runCompile(ArrayRef<StringRef> args) {
     } else if (value("--cpu", v)) {
       options.cpu = v;
     } else if (value("--device", v)) {
-      options.device = v;
+      // Repeatable: one artifact holding every device given.
+      if (v != "\x01")
+        options.devices.push_back(v);
     } else if (value("--cuda-path", v)) {
       options.cudaPath = v;
     } else if (value("--rocm-path", v)) {
@@ -258,6 +268,9 @@ int runCompile(ArrayRef<StringRef> args) {
   }
   if (options.modelPath.empty())
     return usageError("no model given");
+  std::string error;
+  if (!kiln::tool::checkDevices(options, error))
+    return usageError(error);
   if (options.outputPath.empty())
     return usageError("no output given (-o)");
   // Apple objects record the OS version they were built for (LC_BUILD_VERSION);
@@ -380,6 +393,26 @@ int delegateToRunner(const char *argv0, StringRef subcommand,
 } // namespace
 
 namespace kiln::tool {
+
+bool checkDevices(CompileOptions &options, std::string &error) {
+  if (options.devices.empty())
+    return true;
+  // One build per device: the runtime picks a variant by device name.
+  for (size_t i = 0; i < options.devices.size(); ++i) {
+    StringRef kind = StringRef(options.devices[i]).split(':').first;
+    for (size_t j = 0; j < i; ++j)
+      if (StringRef(options.devices[j]).split(':').first == kind) {
+        error = "--device names " + kind.str() + " twice ('" +
+                options.devices[j] + "', '" + options.devices[i] +
+                "'): an artifact holds one build per device";
+        return false;
+      }
+  }
+  options.device = options.devices.front();
+  if (options.devices.size() == 1)
+    options.devices.clear();
+  return true;
+}
 
 bool parseShape(StringRef spec, CompileOptions &options,
                 std::string &error) {

@@ -363,7 +363,8 @@ typedef const kiln_model_desc *(*kiln_descriptor_fn)(void);
  *===----------------------------------------------------------------------===*/
 
 /* An artifact built for several CPUs (`kiln compile --cpu
- * x86-64-v2,x86-64-v3,x86-64-v4`, or `--cpu portable`) holds one complete
+ * x86-64-v2,x86-64-v3,x86-64-v4`, or `--cpu portable`), or for several
+ * devices (`--device cpu --device vulkan`), holds one complete
  * kiln_model_desc per variant (own code, own descriptor; the same graph, so
  * the same inputs and outputs) and this table of them, which the runtime reads
  * at open to pick the variant the running machine supports. An artifact of
@@ -372,15 +373,18 @@ typedef const kiln_model_desc *(*kiln_descriptor_fn)(void);
  * variant's model keeps KILN_MODEL_ABI_VERSION. */
 #define KILN_ARTIFACT_ABI_VERSION 1
 
-/* One variant: a device and what it needs of the machine. A later device
- * variant (Vulkan, CUDA) is one more entry with its own `device`. */
+/* One variant: a device and what it needs of the machine. An artifact
+ * compiled for several devices (`kiln compile --device cpu --device vulkan`)
+ * holds one entry per device build beside its CPU variants. */
 typedef struct kiln_variant_desc {
-  /* The device the variant's code runs on: "cpu" (the only one a runtime
-   * picks today; a runtime skips devices it does not know). */
+  /* The device the variant's code runs on: "cpu", "vulkan" or "cuda"; the
+   * runtime picks the device by kiln_model_options.device (docs/gpu.md) and
+   * skips devices it does not know. */
   const char *device;
-  /* The variant's name, what `--cpu` named it, KILN_CPU and
+  /* The variant's name: for the CPU what `--cpu` named it, KILN_CPU and
    * kiln_model_options.cpu_variant select it by, e.g. "x86-64-v3",
-   * "armv8.2-a+dotprod+fp16". */
+   * "armv8.2-a+dotprod+fp16"; for another device its `--device`
+   * ("vulkan", "cuda:sm_80"). */
   const char *name;
   /* Comma-separated CPU features the runtime checks before picking it (the
    * variant model's cpu_features); "" if it runs on the architecture's
@@ -395,9 +399,10 @@ typedef struct kiln_artifact_desc {
   uint32_t abi_version; /* KILN_ARTIFACT_ABI_VERSION */
   uint32_t num_variants; /* >= 1 */
   const char *name;      /* the model's symbol prefix */
-  /* In order of preference: the runtime picks the first one the machine
-   * runs (the compiler puts the variants needing the most features first,
-   * so the last is the most portable). */
+  /* Other devices' variants first, then the CPU ones in order of
+   * preference: the runtime picks the first CPU variant the machine runs
+   * (the compiler puts the variants needing the most features first, so the
+   * last is the most portable). */
   const kiln_variant_desc *variants;
 } kiln_artifact_desc;
 

@@ -206,8 +206,12 @@ typedef struct kiln_model_options {
   void *scratch;
   size_t scratch_size;
   /* Where the model runs (borrowed during kiln_model_open*):
-   *  NULL or "auto"  wherever the artifact's code runs (a CPU model on the
-   *                  CPU, a Vulkan model on a Vulkan device);
+   *  NULL, "" or "auto"  the environment variable KILN_DEVICE when it is set
+   *                  (any form below), else the first of "cuda", "vulkan",
+   *                  "cpu" that the artifact holds and that opens here: a
+   *                  device whose driver library or hardware is missing
+   *                  (UNSUPPORTED) is passed over (a CPU model on the CPU, a
+   *                  Vulkan model on a Vulkan device);
    *  "cpu"           the host CPU: a model with only Vulkan code is refused
    *                  (UNSUPPORTED);
    *  "vulkan"        a Vulkan device (the one $KILN_VULKAN_DEVICE names, else
@@ -224,8 +228,14 @@ typedef struct kiln_model_options {
    *                  part of its name (overrides $KILN_CUDA_DEVICE);
    *  "hip", "hip:SEL" the same for an AMD GPU through libamdhip64.so
    *                  ($KILN_HIP_DEVICE) and a model compiled with
-   *                  `--device hip`.
-   * See docs/gpu.md. */
+   *                  `--device hip`;
+   *  "vulkan,cpu"    a comma-separated list of the above, tried in order as
+   *                  auto's is;
+   *  "none"          opened and checked, no device started (its runs fail).
+   * A device named alone must open: one the artifact does not hold is
+   * UNSUPPORTED naming those it holds, and a back end that cannot start
+   * gives its own error. An artifact compiled with several `--device` holds
+   * a variant per device. See docs/gpu.md. */
   const char *device;
   /* The CPU variant of a multi-variant artifact to open, by its name
    * ("x86-64-v3"; `kiln inspect` lists them): INVALID_ARGUMENT when the
@@ -261,18 +271,21 @@ kiln_status kiln_model_open_descriptor(const kiln_model_desc *desc,
                                        kiln_model **out_model);
 
 /* Opens the variant of a multi-variant artifact linked into the program
- * (`<name>_artifact()` of a statically linked model, model_abi.h) that
- * `options->cpu_variant`, else KILN_CPU, else this CPU's features select (see
- * kiln_model_options), as kiln_model_open() does for a .so. `artifact` is
- * borrowed and must outlive the model. UNSUPPORTED when no variant runs on
- * this CPU, naming each variant and what it lacks. */
+ * (`<name>_artifact()` of a statically linked model, model_abi.h) for the
+ * device `options->device` chooses (a multi-device artifact; see
+ * kiln_model_options) and, on the CPU, the variant `options->cpu_variant`,
+ * else KILN_CPU, else this CPU's features select, as kiln_model_open() does
+ * for a .so. `artifact` is borrowed and must outlive the model. UNSUPPORTED
+ * when no variant runs on this CPU, naming each variant and what it lacks, or
+ * when no device chosen opens, naming why and the devices it holds. */
 kiln_status kiln_model_open_artifact(const kiln_artifact_desc *artifact,
                                      const kiln_model_options *options,
                                      kiln_model **out_model);
 
-/* The descriptor kiln_model_open_artifact() with default options would open:
- * the variant KILN_CPU names, else the first this CPU runs; when none fits,
- * the most portable (last) one, whose open then says what this CPU lacks.
+/* The CPU variant kiln_model_open_artifact() with default options would open
+ * on the CPU (other devices' variants are not considered): the variant
+ * KILN_CPU names, else the first this CPU runs; when none fits, the last
+ * one (the most portable CPU one), whose open then says what this CPU lacks.
  * NULL for a NULL or malformed table. What a multi-variant object's
  * `<name>_descriptor()` returns. */
 const kiln_model_desc *
@@ -428,9 +441,8 @@ kiln_status kiln_model_cuda_handles(const kiln_model *model,
  * `offset` in `buffer`, at least the tensor's size; dense row-major as
  * kiln_tensor's data. On Vulkan `buffer` is a VkBuffer of the model's
  * VkDevice; on CUDA a CUdeviceptr of the model's device (kiln_cuda_handles);
- * on HIP a hipDeviceptr_t of the model's device (the current one on the
- * calling thread when it opened the model). Matched by name like kiln_tensor. Borrowed for
- * the call. */
+ * on HIP a hipDeviceptr_t of the model's device. Matched by name like
+ * kiln_tensor. Borrowed for the call. */
 typedef struct kiln_device_tensor {
   const char *name;
   uint64_t buffer; /* VkBuffer, CUdeviceptr or hipDeviceptr_t */

@@ -277,7 +277,9 @@ TEST(Cuda, WrongDevice) {
   EXPECT_EQ(open(&m.desc, "cudax", &error), nullptr);
   EXPECT_EQ(error, "INVALID_ARGUMENT: options.device is 'cudax'; expected "
                    "'auto', 'cpu', 'vulkan', 'vulkan:DEVICE', 'cuda', "
-                   "'cuda:DEVICE', 'hip', 'hip:DEVICE' or 'none'");
+                   "'cuda:DEVICE', 'hip', 'hip:DEVICE', 'none' or a "
+                   "comma-separated list of devices to try in order "
+                   "('vulkan,cpu')");
   // "none": described, never run (kiln inspect where no GPU is).
   kiln_model *model = open(&m.desc, "none", &error);
   ASSERT_NE(model, nullptr) << error;

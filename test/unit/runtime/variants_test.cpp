@@ -48,10 +48,11 @@ protected:
     gWide.cpu_features = kFeature;
     gBase = *fake_add_descriptor();
     gBase.cpu = "base";
-    // Most capable first; a device variant the runtime does not route yet
-    // sits between them and is skipped.
+    // Most capable first; a variant of a device this runtime does not know
+    // sits between them and is skipped (the devices it knows: vulkan_test's
+    // MultiDevice).
     gVariants[0] = {"cpu", "wide", kFeature, 0, 0, wideDescriptor};
-    gVariants[1] = {"vulkan", "gpu", "", 0, 0, wideDescriptor};
+    gVariants[1] = {"tpu", "gpu", "", 0, 0, wideDescriptor};
     gVariants[2] = {"cpu", "base", "", 0, 0, baseDescriptor};
     gArtifact = {KILN_ARTIFACT_ABI_VERSION, 3, "fake_add", gVariants};
   }

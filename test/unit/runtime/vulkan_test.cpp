@@ -22,6 +22,7 @@
 #include <deque>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -972,8 +973,8 @@ TEST(VulkanLibrary, KilnRunDevice) {
   r = kilnRun({cpuModel, "--device", "tpu"});
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_EQ(r.err, "kiln-run: error: --device expects auto, cpu, vulkan, "
-                   "vulkan:DEVICE, cuda, cuda:DEVICE, hip or hip:DEVICE, got "
-                   "'tpu'\n");
+                   "vulkan:DEVICE, cuda, cuda:DEVICE, hip, hip:DEVICE or a "
+                   "comma-separated list of them, got 'tpu'\n");
 }
 
 //===----------------------------------------------------------------------===//
@@ -991,7 +992,9 @@ TEST(Vulkan, DeviceOption) {
   EXPECT_EQ(openOn(m.build(), "gpu", &error), nullptr);
   EXPECT_EQ(error, "INVALID_ARGUMENT: options.device is 'gpu'; expected "
                    "'auto', 'cpu', 'vulkan', 'vulkan:DEVICE', 'cuda', "
-                   "'cuda:DEVICE', 'hip', 'hip:DEVICE' or 'none'");
+                   "'cuda:DEVICE', 'hip', 'hip:DEVICE', 'none' or a "
+                   "comma-separated list of devices to try in order "
+                   "('vulkan,cpu')");
   REQUIRE_VULKAN();
   {
     ModelHandle model(openOn(m.build(), "vulkan:0", &error));
@@ -1389,6 +1392,267 @@ TEST_F(VulkanDescriptor, HostVisibleMemoryNotYet) {
   m.needs.push_back(need);
   EXPECT_EQ(open(), "UNSUPPORTED: model 'vk_test' needs host-visible memory: "
                     "not supported yet by this runtime's device back end");
+}
+
+//===----------------------------------------------------------------------===//
+// Several devices in one artifact: the device chosen at open
+//===----------------------------------------------------------------------===//
+
+// c = a + b over kMultiN floats on the host: the CPU build of buildAdd.
+constexpr int64_t kMultiN = 100;
+const int64_t kMultiShape[] = {kMultiN};
+const kiln_tensor_desc kMultiInputs[] = {
+    {"a", KILN_DTYPE_FLOAT32, 1, kMultiShape},
+    {"b", KILN_DTYPE_FLOAT32, 1, kMultiShape}};
+const kiln_tensor_desc kMultiOutputs[] = {
+    {"c", KILN_DTYPE_FLOAT32, 1, kMultiShape}};
+
+kiln_model_status hostAdd(void *const *inputs, void *const *outputs, void *,
+                          kiln_exec_context *) {
+  const float *a = (const float *)inputs[0], *b = (const float *)inputs[1];
+  float *c = (float *)outputs[0];
+  for (int64_t i = 0; i < kMultiN; ++i)
+    c[i] = a[i] + b[i];
+  return 0;
+}
+
+const kiln_executable_desc kHostExecutables[] = {
+    {KILN_EXECUTABLE_HOST, 0, "x86_64-unknown-linux-gnu", hostAdd, nullptr,
+     nullptr, 0, 0, nullptr}};
+const kiln_memory_need kHostScratch[] = {
+    {KILN_MEMORY_HOST_SCRATCH, 0, 0, 64, nullptr}};
+
+kiln_model_desc makeHostAdd() {
+  kiln_model_desc d = {};
+  d.abi_version = KILN_MODEL_ABI_VERSION;
+  d.name = "multi";
+  d.producer = "kiln unit tests";
+  d.target_triple = "x86_64-unknown-linux-gnu";
+  d.cpu = "generic";
+  d.cpu_features = "";
+  d.num_inputs = 2;
+  d.num_outputs = 1;
+  d.inputs = kMultiInputs;
+  d.outputs = kMultiOutputs;
+  d.num_executables = 1;
+  d.executables = kHostExecutables;
+  d.entry_executable = 0;
+  d.num_memory_needs = 1;
+  d.memory_needs = kHostScratch;
+  return d;
+}
+
+// The CUDA build: a PTX module whose kernel is never launched here (no GPU);
+// the descriptor checks accept it, the back end finds no driver.
+const char kMultiPtx[] = ".version 6.3\n.target sm_75\n.address_size 64\n"
+                         ".visible .entry add(\n\t.param .u64 p0,\n\t.param "
+                         ".u64 p1,\n\t.param .u64 p2\n)\n{\n\tret;\n}\n";
+const char *const kMultiPtxKernels[] = {"add"};
+const kiln_executable_desc kPtxExecutables[] = {
+    {KILN_EXECUTABLE_PTX, 0, "sm_75", nullptr, nullptr, kMultiPtx,
+     sizeof(kMultiPtx), 1, kMultiPtxKernels}};
+const kiln_binding_desc kPtxBindings[] = {{KILN_BINDING_INPUT, 0, 0, 0, 0, 0},
+                                          {KILN_BINDING_INPUT, 1, 0, 0, 0, 0},
+                                          {KILN_BINDING_OUTPUT, 0, 0, 0, 0, 0}};
+
+kiln_model_desc gHost, gCuda;
+ModelBuilder *gVulkan;
+const kiln_model_desc *hostVariant(void) { return &gHost; }
+const kiln_model_desc *cudaVariant(void) { return &gCuda; }
+const kiln_model_desc *vulkanVariant(void) { return gVulkan->build(); }
+
+class MultiDevice : public ::testing::Test {
+protected:
+  void SetUp() override {
+    gHost = makeHostAdd();
+    gCuda = makeHostAdd();
+    gCuda.executables = kPtxExecutables;
+    gCuda.entry_executable = KILN_NO_EXECUTABLE;
+    dispatch.executable = 0;
+    dispatch.kernel = 0;
+    for (int i = 0; i < 3; ++i)
+      dispatch.workgroup_count[i] = dispatch.workgroup_size[i] = 1;
+    dispatch.workgroup_count[0] = 2;
+    dispatch.workgroup_size[0] = 64;
+    dispatch.num_bindings = 3;
+    dispatch.bindings = kPtxBindings;
+    gCuda.num_dispatches = 1;
+    gCuda.dispatches = &dispatch;
+    gCuda.num_memory_needs = 0;
+    gCuda.memory_needs = nullptr;
+    vulkan = std::make_unique<ModelBuilder>("multi");
+    buildAdd(*vulkan, kMultiN);
+    gVulkan = vulkan.get();
+    // The order `kiln compile` writes: other devices first, then the CPUs.
+    variants[0] = {"vulkan", "vulkan", "", 0, 0, vulkanVariant};
+    variants[1] = {"cuda", "cuda:sm_75", "", 0, 0, cudaVariant};
+    variants[2] = {"cpu", "generic", "", 0, 0, hostVariant};
+    artifact = {KILN_ARTIFACT_ABI_VERSION, 3, "multi", variants};
+  }
+
+  /// Opens the artifact with options.device `device`: "<device> <variant>"
+  /// of the model opened, or the status.
+  std::string open(const char *device, const char *cpuVariant = nullptr) {
+    kiln_model_options options;
+    kiln_model_options_init(&options);
+    options.num_threads = 1;
+    options.device = device;
+    options.cpu_variant = cpuVariant;
+    kiln_model *model = nullptr;
+    kiln_status status = kiln_model_open_artifact(&artifact, &options, &model);
+    if (status)
+      return statusString(status);
+    std::string opened = std::string(kiln_model_device(model)) + " " +
+                         kiln_model_variant(model);
+    EXPECT_EQ(kiln_model_get_artifact(model), &artifact);
+    kiln_model_close(model);
+    return opened;
+  }
+
+  // No CUDA driver whatever this machine has: auto passes CUDA over.
+  ScopedEnv noCuda{"KILN_CUDA_DRIVER", "/nonexistent/libcuda.so.1"};
+  ScopedEnv noDeviceEnv{"KILN_DEVICE", nullptr};
+  kiln_dispatch_desc dispatch = {};
+  std::unique_ptr<ModelBuilder> vulkan;
+  kiln_variant_desc variants[3];
+  kiln_artifact_desc artifact;
+  const std::string cudaMissing =
+      "model 'multi' runs on CUDA, but the CUDA driver library "
+      "'/nonexistent/libcuda.so.1' cannot be loaded";
+};
+
+TEST_F(MultiDevice, AutoTakesCudaThenVulkanThenCpu) {
+  REQUIRE_VULKAN();
+  // CUDA is absent: auto (and NULL, and "") opens Vulkan.
+  EXPECT_EQ(open(nullptr), "vulkan vulkan");
+  EXPECT_EQ(open("auto"), "vulkan vulkan");
+  EXPECT_EQ(open(""), "vulkan vulkan");
+  // Without a Vulkan device either: the CPU.
+  {
+    ScopedEnv env("VK_ICD_FILENAMES", "/nonexistent/icd.json");
+    EXPECT_EQ(open(nullptr), "cpu generic");
+  }
+  {
+    ScopedEnv env("KILN_VULKAN_LOADER", "/nonexistent/libvulkan.so.1");
+    EXPECT_EQ(open("auto"), "cpu generic");
+  }
+}
+
+TEST_F(MultiDevice, NamedDeviceOpensOrFails) {
+  EXPECT_EQ(open("cpu"), "cpu generic");
+  EXPECT_EQ(open("cpu", "generic"), "cpu generic");
+  // A device named alone must open: no fallback, its own error.
+  std::string error = open("cuda");
+  EXPECT_EQ(error.rfind("UNSUPPORTED: " + cudaMissing, 0), 0u) << error;
+  {
+    ScopedEnv env("VK_ICD_FILENAMES", "/nonexistent/icd.json");
+    error = open("vulkan");
+    EXPECT_EQ(error.rfind("UNSUPPORTED: model 'multi' runs on Vulkan, but the "
+                          "Vulkan loader",
+                          0),
+              0u)
+        << error;
+  }
+  REQUIRE_VULKAN();
+  EXPECT_EQ(open("vulkan"), "vulkan vulkan");
+  EXPECT_EQ(open("vulkan:0"), "vulkan vulkan");
+}
+
+TEST_F(MultiDevice, ListsAndTheEnvironment) {
+  EXPECT_EQ(open("cuda,cpu"), "cpu generic");
+  {
+    // KILN_DEVICE stands in for auto; a device in the option wins.
+    ScopedEnv env("KILN_DEVICE", "cpu");
+    EXPECT_EQ(open(nullptr), "cpu generic");
+    EXPECT_EQ(open("auto"), "cpu generic");
+  }
+  {
+    ScopedEnv env("KILN_DEVICE", "tpu");
+    EXPECT_EQ(open(nullptr),
+              "INVALID_ARGUMENT: KILN_DEVICE is 'tpu'; expected 'auto', "
+              "'cpu', 'vulkan', 'vulkan:DEVICE', 'cuda', 'cuda:DEVICE', "
+              "'hip', 'hip:DEVICE', 'none' or a comma-separated list of "
+              "devices to try in order ('vulkan,cpu')");
+    EXPECT_EQ(open("cpu"), "cpu generic");
+  }
+  EXPECT_EQ(open("cpu,"), "INVALID_ARGUMENT: options.device is 'cpu,'; "
+                          "expected 'auto', 'cpu', 'vulkan', "
+                          "'vulkan:DEVICE', 'cuda', 'cuda:DEVICE', 'hip', "
+                          "'hip:DEVICE', 'none' or a comma-separated list of "
+                          "devices to try in order ('vulkan,cpu')");
+  EXPECT_EQ(open("cpu:0").rfind("INVALID_ARGUMENT: options.device is 'cpu:0'",
+                                0),
+            0u);
+  REQUIRE_VULKAN();
+  EXPECT_EQ(open("vulkan,cpu"), "vulkan vulkan");
+  ScopedEnv env("KILN_DEVICE", "cpu,vulkan");
+  EXPECT_EQ(open(nullptr), "cpu generic");
+  EXPECT_EQ(open("vulkan"), "vulkan vulkan");
+}
+
+TEST_F(MultiDevice, DeviceNotHeldNamesTheHeldOnes) {
+  artifact.variants = variants + 1; // cuda and cpu
+  artifact.num_variants = 2;
+  EXPECT_EQ(open("vulkan"),
+            "UNSUPPORTED: model 'multi' holds no code for device 'vulkan' "
+            "(from options.device); it holds: cuda, cpu (generic)");
+  ScopedEnv env("KILN_DEVICE", "vulkan:1");
+  EXPECT_EQ(open(nullptr),
+            "UNSUPPORTED: model 'multi' holds no code for device 'vulkan:1' "
+            "(from KILN_DEVICE); it holds: cuda, cpu (generic)");
+  // A list the artifact holds none of.
+  EXPECT_EQ(open("vulkan,vulkan:1"),
+            "UNSUPPORTED: model 'multi' holds none of the devices "
+            "'vulkan,vulkan:1' (from options.device); it holds: cuda, cpu "
+            "(generic)");
+}
+
+TEST_F(MultiDevice, NothingOpensSaysWhyForEach) {
+  artifact.num_variants = 2; // vulkan and cuda, no CPU
+  ScopedEnv env("VK_ICD_FILENAMES", "/nonexistent/icd.json");
+  std::string error = open(nullptr);
+  EXPECT_EQ(error.rfind("UNSUPPORTED: model 'multi' opens on none of the "
+                        "devices 'cuda,hip,vulkan,cpu' (from auto): cuda: " +
+                            cudaMissing,
+                        0),
+            0u)
+      << error;
+  EXPECT_NE(error.find("; vulkan: model 'multi' runs on Vulkan, but the "
+                       "Vulkan loader"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("; it holds: vulkan, cuda"), std::string::npos)
+      << error;
+  // "none" describes the first device auto would try, opening nothing.
+  EXPECT_EQ(open("none"), "none cuda:sm_75");
+}
+
+TEST_F(MultiDevice, BothWaysGiveTheSameOutputs) {
+  REQUIRE_VULKAN();
+  std::vector<float> a(kMultiN), b(kMultiN);
+  for (int64_t i = 0; i < kMultiN; ++i)
+    a[i] = 0.25f * (float)i, b[i] = 3.0f - (float)i;
+  std::vector<float> results[2];
+  const char *devices[2] = {"cpu", "vulkan"};
+  for (int d = 0; d < 2; ++d) {
+    kiln_model_options options;
+    kiln_model_options_init(&options);
+    options.device = devices[d];
+    kiln_model *raw = nullptr;
+    ASSERT_EQ(statusString(kiln_model_open_artifact(&artifact, &options, &raw)),
+              "OK");
+    ModelHandle model(raw);
+    EXPECT_STREQ(kiln_model_device(model.get()), devices[d]);
+    results[d].resize(kMultiN);
+    kiln_tensor inputs[2] = {floatTensor("a", a), floatTensor("b", b)};
+    kiln_tensor output = floatTensor("c", results[d]);
+    for (kiln_tensor *t : {&inputs[0], &inputs[1], &output})
+      t->rank = 1, t->shape = kMultiShape;
+    ASSERT_EQ(statusString(kiln_model_run(model.get(), inputs, 2, &output, 1)),
+              "OK");
+  }
+  for (int64_t i = 0; i < kMultiN; ++i)
+    EXPECT_EQ(results[0][i], results[1][i]) << i;
 }
 
 } // namespace
