@@ -14,12 +14,14 @@
 
 #include "compiler/Options.h"
 #include "compiler/Pipeline.h"
+#include "compiler/Quantize.h"
 #include "tools/kiln/Commands.h"
 #include "tools/kiln/Progress.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
@@ -72,7 +74,8 @@ constexpr const char *kUsage =
     "                           --cpu portable: x86-64-v2,x86-64-v3,x86-64-v4 "
     "or\n"
     "                           armv8-a,armv8.2-a+dotprod+fp16,armv8.6-a+i8mm\n"
-    "      --emit KIND          so (default), obj, static-lib, mlir, llvm\n"
+    "      --emit KIND          so (default), obj, static-lib, mlir, llvm; onnx\n"
+    "                           (with --quantize: the QDQ model it made)\n"
     "      --shape NAME=D0,D1   fix or bound the dims of an input: a size, or\n"
     "                           MIN..MAX / MIN.. for a dim left symbolic (one\n"
     "                           compile runs every size in the bounds; dims the\n"
@@ -83,6 +86,15 @@ constexpr const char *kUsage =
     "                           value fails with an error (repeatable)\n"
     "      --name PREFIX        symbol prefix (default: the output's stem)\n"
     "      --precision fp32     numeric precision (only fp32 so far)\n"
+    "      --quantize int8      quantize an f32 model (Conv, MatMul, Gemm: s8\n"
+    "                           weights per channel, u8 activations) after\n"
+    "                           calibrating on --calibration DIR (one folder\n"
+    "                           of INPUT.npy per input set, or NAME.npy sets\n"
+    "                           for a one-input model) or --calibration-random\n"
+    "                           N (seeded random sets: a smoke run);\n"
+    "                           docs/precision.md\n"
+    "      --keep-float A,B     with --quantize: nodes left in float (besides\n"
+    "                           an op whose output is a model output)\n"
     "      --keep-intermediates keep the object and descriptor source in "
     "OUTPUT.kiln/\n"
     "      --progress, --verbose  a line per stage on stderr (stage, time, "
@@ -150,6 +162,9 @@ int usageError(const Twine &message) {
 int runCompile(ArrayRef<StringRef> args) {
   kiln::CompileOptions options;
   std::string precision = "fp32";
+  std::string quantizeMode, randomSets;
+  bool emitOnnx = false;
+  kiln::QuantizeOptions quantize;
   auto progressMode = kiln::tool::ProgressReporter::Mode::Auto;
   for (size_t i = 0; i < args.size(); ++i) {
     StringRef arg = args[i];
@@ -198,8 +213,20 @@ int runCompile(ArrayRef<StringRef> args) {
         options.emit = kiln::EmitKind::MLIR;
       else if (v == "llvm")
         options.emit = kiln::EmitKind::LLVMIR;
+      else if (v == "onnx")
+        emitOnnx = true;
       else
         return usageError("unknown --emit kind '" + v + "'");
+    } else if (value("--quantize", v)) {
+      quantizeMode = v;
+    } else if (value("--calibration-random", v)) { // before its prefix
+      randomSets = v;
+    } else if (value("--calibration", v)) {
+      quantize.calibrationDir = v;
+    } else if (value("--keep-float", v)) {
+      for (StringRef name : llvm::split(StringRef(v), ','))
+        if (!name.empty())
+          quantize.keepFloat.push_back(name.str());
     } else if (value("--shape", v)) {
       std::string error;
       if (v != "\x01" && !parseShape(v, options, error))
@@ -259,6 +286,23 @@ int runCompile(ArrayRef<StringRef> args) {
   if (precision != "fp32")
     return usageError("--precision " + precision +
                       " is not supported yet (only fp32)");
+  bool quantizing = !quantizeMode.empty();
+  if (quantizing && quantizeMode != "int8")
+    return usageError("--quantize " + quantizeMode + " is not supported (int8)");
+  if (!randomSets.empty()) {
+    unsigned n;
+    if (StringRef(randomSets).getAsInteger(10, n) || n == 0 || n > 100000)
+      return usageError("--calibration-random needs a count in [1, 100000], got '" +
+                        randomSets + "'");
+    quantize.randomSets = n;
+  }
+  if (quantizing && quantize.calibrationDir.empty() == !quantize.randomSets)
+    return usageError("--quantize int8 needs --calibration DIR or "
+                      "--calibration-random N (one of them)");
+  if (!quantizing && (!quantize.calibrationDir.empty() || quantize.randomSets ||
+                      !quantize.keepFloat.empty() || emitOnnx))
+    return usageError("--calibration, --calibration-random, --keep-float and "
+                      "--emit onnx go with --quantize int8");
 
   kiln::tool::ProgressReporter reporter(progressMode);
   if (reporter.enabled())
@@ -273,9 +317,46 @@ int runCompile(ArrayRef<StringRef> args) {
     printDiagnostic(diag);
     return mlir::success();
   });
-  if (mlir::failed(kiln::compileModel(context, options)))
+  if (!quantizing)
+    return mlir::failed(kiln::compileModel(context, options)) ? 1 : 0;
+
+  // Quantize into a work folder (kept beside the output with
+  // --keep-intermediates), then compile the QDQ model it wrote.
+  SmallString<256> workDir;
+  if (options.keepIntermediates) {
+    workDir = options.outputPath + ".quantize";
+    sys::fs::create_directories(workDir);
+  } else if (std::error_code ec =
+                 sys::fs::createUniqueDirectory("kiln-quantize", workDir)) {
+    errs() << "kiln: error: cannot create a temporary folder: " << ec.message()
+           << "\n";
     return 1;
-  return 0;
+  }
+  auto cleanup = llvm::make_scope_exit([&] {
+    if (!options.keepIntermediates)
+      sys::fs::remove_directories(workDir);
+  });
+  std::string self = sys::fs::getMainExecutable(nullptr, (void *)&usageError);
+  SmallString<256> runner(sys::path::parent_path(self));
+  sys::path::append(runner, "kiln-run");
+  quantize.runner = std::string(runner);
+  if (progressMode == kiln::tool::ProgressReporter::Mode::Always)
+    quantize.note = [](StringRef line) { errs() << "quantize: " << line << "\n"; };
+  mlir::FailureOr<std::string> quantized =
+      kiln::quantizeModel(context, options, quantize, workDir);
+  if (mlir::failed(quantized))
+    return 1;
+  if (emitOnnx) {
+    if (std::error_code ec = sys::fs::copy_file(*quantized, options.outputPath)) {
+      errs() << "kiln: error: cannot write '" << options.outputPath
+             << "': " << ec.message() << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  kiln::CompileOptions quantizedOptions = options;
+  quantizedOptions.modelPath = *quantized;
+  return mlir::failed(kiln::compileModel(context, quantizedOptions)) ? 1 : 0;
 }
 
 /// `kiln run`, `kiln inspect` and `kiln bench` are the runtime-only runner's job: running a
