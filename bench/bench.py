@@ -2,7 +2,7 @@
 """kiln vs onnxruntime benchmark suite: compile time, artifact size, start-up, latency, memory.
 
     .venv/bin/python bench/bench.py resnet50            # one model of the suite
-    .venv/bin/python bench/bench.py --all               # the whole suite (six models)
+    .venv/bin/python bench/bench.py --all               # the whole suite (22 models)
     .venv/bin/python bench/bench.py --all --docs        # ... and rewrite docs/benchmarks.md
     .venv/bin/python bench/bench.py --model tiny=/path/model.onnx   # any ONNX file
 
