@@ -36,18 +36,19 @@ def conv_kinds(onnx_path: str) -> dict[str, str]:
     m = onnx.load(onnx_path, load_external_data=False)
     shapes = {t.name: list(t.dims) for t in m.graph.initializer}
     kinds = {}
-    for n in m.graph.node:
+    for i, n in enumerate(m.graph.node):
         if n.op_type != "Conv":
             continue
+        name = n.name or f"Conv_{i}"  # the name kiln's importer gives an unnamed node
         a = {x.name: onnx.helper.get_attribute_value(x) for x in n.attribute}
         w = shapes.get(n.input[1]) if len(n.input) > 1 else None
         k = list(a.get("kernel_shape", w[2:] if w else []))
         g = a.get("group", 1)
         kind = "depthwise " if g > 1 and w and w[1] == 1 else "grouped " if g > 1 else ""
-        kinds[n.name] = f"Conv {kind}{'x'.join(map(str, k))}".rstrip()
+        kinds[name] = f"Conv {kind}{'x'.join(map(str, k))}".rstrip()
         # onnxruntime names its NCHWc convolutions after their output tensor, that of the
         # activation when one was fused in: "<tensor>_nchwc".
-        kinds["tensor:" + n.output[0]] = kinds[n.name]
+        kinds["tensor:" + n.output[0]] = kinds[name]
     for n in m.graph.node:
         if n.input and "tensor:" + n.input[0] in kinds and n.op_type != "Conv":
             kinds.setdefault("tensor:" + n.output[0], kinds["tensor:" + n.input[0]])
