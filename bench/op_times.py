@@ -127,7 +127,7 @@ def ort_profile(onnx_path: str, threads: int, repeat: int, kinds: dict[str, str]
             continue
         op = e.get("args", {}).get("op_name", "?")
         node = e["name"][: -len("_kernel_time")]
-        if op == "Conv":
+        if op in ("Conv", "FusedConv"):  # FusedConv: a Conv with its activation fused
             op = kinds.get(node) or kinds.get("tensor:" + node.removesuffix("_nchwc"), op)
         fam[op] += e["dur"]
     n = len(runs)
