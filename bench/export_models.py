@@ -3,23 +3,35 @@
 
     .venv-bench/bin/python bench/export_models.py [--out bench/_work/models] [--force] [NAME ...]
 
-NAME is one of resnet50, mobilenet_v2, bert_base (default: all three). Needs Debian's
-python3-torch 1.13 and python3-torchvision 0.14 (scripts/setup-bench.sh makes .venv-bench).
+NAME is one of NAMES below (default: all 19). Needs Debian's python3-torch 1.13 and
+python3-torchvision 0.14 (scripts/setup-bench.sh makes .venv-bench).
 
-Every model is built with torch.manual_seed(0) and random initial weights (no trained weights
-are available offline; latency and graph structure do not depend on them); the CNNs' BatchNorm
-statistics are then set from 4 seeded random batches of 8 (calibrate_batchnorm: keeps the
-outputs at a sensible scale, see there). Each model is put in eval mode
+Every model is built with torch.manual_seed(0) and random initial weights (weights=None: no
+trained weights are available offline; latency and graph structure do not depend on them),
+then made non-vacuous: weights that initialization leaves near zero for training are
+re-initialized (randomize_degenerate: ViT's zeroed head, ConvNeXt's 1e-6 layer scales,
+classifiers at std 0.01) and BatchNorm statistics are set from 4 seeded random batches of 8
+(calibrate_batchnorm). The export fails if the largest |output| on a seeded input is below
+MIN_OUTPUT_SCALE (1e-2 = 100 x bench.py's atol) or not finite. Each model is put in eval mode
 and exported with torch.onnx.export(opset_version=17, do_constant_folding=True), batch 1,
 fixed shapes. A model already present is kept unless --force is given.
 
-- resnet50: torchvision.models.resnet50 (torchvision's ResNet-50 is v1.5: stride 2 in the
-  3x3 convolution of each downsampling bottleneck), input `input` float32 [1,3,224,224].
-- mobilenet_v2: torchvision.models.mobilenet_v2, input `input` float32 [1,3,224,224].
+- torchvision CNNs and vision transformers (TORCHVISION below: name, constructor, input
+  size): input `input` float32 [1,3,S,S] (S = 224, 299 for inception_v3), output `output`.
+  resnet50 is torchvision's v1.5 (stride 2 in the 3x3 convolution of each downsampling
+  bottleneck); googlenet and inception_v3 without their auxiliary heads.
 - bert_base: the BERT-base encoder written below in torch.nn (12 layers, hidden 768, 12
   heads, intermediate 3072, vocabulary 30522, 512 positions, exact-erf GELU, post-LN), inputs
   `input_ids` int64 [1,128] and `attention_mask` int64 [1,128], output `last_hidden_state`
-  float32 [1,128,768]. (Hugging Face transformers is not packaged for Debian 12.)
+  float32 [1,128,768]. distilbert: the same with 6 layers and no token-type embedding.
+  (Hugging Face transformers is not packaged for Debian 12.)
+- gpt_decoder / llama_decoder: the causal decoders below (Decoder: GPT-2-small sizes with
+  tanh GELU; Llama-style with RMSNorm, rotary positions, SwiGLU), input `input_ids` int64
+  [1,128], output `logits`.
+- lstm / gru: RecurrentModel, a 2-layer LSTM or GRU (128 features, hidden 256) and a Linear
+  per step, input `input` float32 [1,32,128].
+
+bench/README.md ("The suite") has the table of all of them.
 """
 from __future__ import annotations
 
