@@ -2,7 +2,7 @@
 """kiln vs onnxruntime benchmark suite: compile time, artifact size, start-up, latency, memory.
 
     .venv/bin/python bench/bench.py resnet50            # one model of the suite
-    .venv/bin/python bench/bench.py --all               # the whole suite (six models)
+    .venv/bin/python bench/bench.py --all               # the whole suite (22 models)
     .venv/bin/python bench/bench.py --all --docs        # ... and rewrite docs/benchmarks.md
     .venv/bin/python bench/bench.py --model tiny=/path/model.onnx   # any ONNX file
 
@@ -40,6 +40,7 @@ import copy
 import datetime
 import hashlib
 import json
+import math
 import os
 import pathlib
 import platform
@@ -75,6 +76,11 @@ SUITE = {
     "bert_mini": ("shared", "bert_mini.onnx"),
     "mobilenet_v2_shared": ("shared", "mobilenet_v2.onnx"),
     "squeezenet1_1": ("shared", "squeezenet1_1.onnx"),
+    # The architecture suite of issue 21 (bench/README.md, "The suite").
+    **{name: ("export", name) for name in (
+        "mobilenet_v3_small", "efficientnet_b0", "densenet121", "shufflenet_v2", "resnext50",
+        "regnet_y_400mf", "convnext_tiny", "googlenet", "inception_v3", "vit_b_16", "swin_t",
+        "distilbert", "gpt_decoder", "llama_decoder", "lstm", "gru")},
 }
 
 
@@ -114,8 +120,11 @@ def _vm_hwm_kb(pid: int) -> int | None:
         return None
 
 
-def peak_rss_kb(cmd, timeout: float, **kw) -> tuple[int | None, str, str, float, int]:
-    """Runs CMD to completion: (peak RSS in KiB, stdout, stderr, wall s, exit code).
+def peak_rss_kb(cmd, timeout: float, cpu: dict | None = None,
+                **kw) -> tuple[int | None, str, str, float, int]:
+    """Runs CMD to completion: (peak RSS in KiB, stdout, stderr, wall s, exit code). With
+    CPU (a dict), sets CPU["seconds"] to the process's user + system CPU time (GNU time's
+    %U + %S, children included; without GNU time, this process's reaped-children rusage).
 
     The peak comes from GNU time (/usr/bin/time -f %M), not from wait4() here: on Linux a
     child started from this Python process starts with this process's high-water RSS, which
@@ -125,7 +134,9 @@ def peak_rss_kb(cmd, timeout: float, **kw) -> tuple[int | None, str, str, float,
     use_time = os.path.exists(TIME)
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file, \
             tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
-        full = ([TIME, "-f", "%M", "-o", rss_file.name] if use_time else []) + cmd
+        full = ([TIME, "-f", "%U %S %M", "-o", rss_file.name] if use_time else []) + cmd
+        import resource
+        usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.Popen(full, stdout=fo, stderr=fe, text=True,
                                 start_new_session=True, **kw)
@@ -144,11 +155,20 @@ def peak_rss_kb(cmd, timeout: float, **kw) -> tuple[int | None, str, str, float,
         fo.seek(0)
         fe.seek(0)
         out, err = fo.read(), fe.read()
+        cpu_s = None
         if use_time:
             lines = rss_file.read().split()
             rss = int(lines[-1]) if lines and lines[-1].isdigit() else None
+            try:
+                cpu_s = float(lines[-3]) + float(lines[-2])
+            except (IndexError, ValueError):
+                pass
         else:
             rss = polled
+            usage1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu_s = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)
+        if cpu is not None:
+            cpu["seconds"] = None if cpu_s is None else round(cpu_s, 2)
     return rss, out, err, wall, proc.returncode
 
 
@@ -320,9 +340,11 @@ def compile_model(cfg: Config, name: str, model: pathlib.Path, digest: str) -> d
               "timeout_s": cfg.compile_timeout, "mem_limit_gib": cfg.compile_mem_gib,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     try:
-        rss, out, err, wall, rc = peak_rss_kb(cmd, cfg.compile_timeout,
+        cpu: dict = {}
+        rss, out, err, wall, rc = peak_rss_kb(cmd, cfg.compile_timeout, cpu=cpu,
                                               preexec_fn=address_space_limit(cfg.compile_mem_gib))
         record.update(ok=rc == 0 and so.is_file(), seconds=round(wall, 2),
+                      cpu_seconds=cpu.get("seconds"),
                       peak_rss_mb=round(rss / 1024, 1) if rss else None, returncode=rc)
         if not record["ok"]:
             record["error"] = tail(err or out)
@@ -676,7 +698,8 @@ def bench_model(cfg: Config, name: str, source) -> dict:
         result["model_sha256"] = digest
         comp = compile_model(cfg, name, path, digest)
         result["compile"] = {k: comp.get(k) for k in
-                             ("ok", "seconds", "peak_rss_mb", "cached", "date", "timed_out")
+                             ("ok", "seconds", "cpu_seconds", "peak_rss_mb", "cached", "date",
+                              "timed_out")
                              if k in comp}
         if not comp["ok"]:
             raise StageError("compile", comp.get("error", "failed"), comp["command"])
@@ -689,7 +712,8 @@ def bench_model(cfg: Config, name: str, source) -> dict:
         if cfg.baseline is not None:
             bcomp = compile_model(cfg.baseline, name, path, digest)
             result["baseline_compile"] = {k: bcomp.get(k) for k in
-                                          ("ok", "seconds", "peak_rss_mb", "cached") if k in bcomp}
+                                          ("ok", "seconds", "cpu_seconds", "peak_rss_mb", "cached")
+                                          if k in bcomp}
             if not bcomp["ok"]:
                 raise StageError("compile (baseline)", bcomp.get("error", "failed"), bcomp["command"])
             base_so = pathlib.Path(bcomp["command"][bcomp["command"].index("-o") + 1])
@@ -765,8 +789,17 @@ def fmt_lat(e, which):
     return f"{ms(e[which + '_ms'])} ({ms(e[which + '_min_ms'])}-{ms(e[which + '_max_ms'])})"
 
 
+def compile_cell(c: dict) -> str:
+    """Wall s (CPU s), e.g. "7.3 (6.9)"; "(cached)" when this run reused an earlier compile."""
+    text = fmt(c.get("seconds"), 1)
+    if c.get("cpu_seconds") is not None:
+        text += f" ({c['cpu_seconds']:.1f})"
+    return text + (" (cached)" if c.get("cached") else "")
+
+
 def markdown_table(results: list[dict], threads: list[int]) -> str:
-    head = ["model", "compile s", ".so MB", "start-up kiln ready (open) / ort ms"]
+    head = ["model", "compile s (CPU s)", "compile peak MB", ".so MB",
+            "start-up kiln ready (open) / ort ms"]
     for t in threads:
         head += [f"kiln {t}t ms", f"ort {t}t ms", f"ratio {t}t"]
     head += ["peak RSS kiln / ort MB", "net RSS kiln / ort MB", "max abs err", "max rel err",
@@ -777,14 +810,15 @@ def markdown_table(results: list[dict], threads: list[int]) -> str:
     for r in results:
         if not r.get("ok"):
             comp = r.get("compile", {})
-            cells = [r["model"], fmt(comp.get("seconds")) if comp else "-",
+            cells = [r["model"], compile_cell(comp) if comp else "-",
+                     fmt(comp.get("peak_rss_mb"), 0) if comp else "-",
                      f"FAILED ({r.get('failed_stage')})"]
             cells += ["-"] * (len(head) - len(cells))
             lines.append("| " + " | ".join(cells) + " |")
             failures.append(r)
             continue
         c = r["compile"]
-        cells = [r["model"], fmt(r.get("compile_s"), 1) + (" (cached)" if c.get("cached") else ""),
+        cells = [r["model"], compile_cell(c), fmt(c.get("peak_rss_mb"), 0),
                  fmt(r.get("artifact_mb"), 1)]
         s = r.get("startup_ms")
         opened = f" ({s['kiln_open']:.2f})" if s and "kiln_open" in s else ""
@@ -808,6 +842,16 @@ def markdown_table(results: list[dict], threads: list[int]) -> str:
         if r.get("ort_max_abs") is not None and r["ort_max_abs"] < 100 * ATOL:
             weak.append(r)
     text = "\n".join(lines) + "\n"
+    geo = []
+    for t in threads:
+        ratios = [r["latency"][str(t)]["ratio"] for r in results if r.get("ok")
+                  and (r.get("latency", {}).get(str(t)) or {}).get("ratio") is not None]
+        if ratios:
+            g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+            geo.append(f"{t}t {g:.2f} over {len(ratios)} models, "
+                       f"{sum(x > 0.95 for x in ratios)} above 0.95")
+    if geo:
+        text += "\nGeometric mean of the ratios: " + "; ".join(geo) + ".\n"
     for r in weak:
         text += (f"\nWeak check: {r['model']}'s outputs are at most {r['ort_max_abs']:.3g} in "
                  f"magnitude, so atol {ATOL} makes the match check vacuous; relative to that "

@@ -861,6 +861,47 @@ def small_attention() -> Case:
     return g.case()
 
 
+@cases
+def recurrent_cases():
+    # LSTM / GRU whose W and R are initializers larger than the ONNX folders' limit (4096
+    # elements): kiln-decompose transposes them at compile time (one constant per
+    # direction, and GRU's R_h^T of its own) instead of at every run; and one whose
+    # weights are graph inputs, which keeps the run-time Gather + Transpose.
+    out = []
+
+    g = G("lstm_constant_weights_bidirectional")
+    H, I = 40, 6
+    y, yh, yc = g.node("LSTM", [g.input("x", [5, 2, I]), g.weight("w", [2, 4 * H, I], -0.3, 0.3),
+                                g.weight("r", [2, 4 * H, H], -0.3, 0.3),
+                                g.weight("b", [2, 8 * H], -0.3, 0.3)],
+                       outputs=3, hidden_size=H, direction="bidirectional")
+    for v in (y, yh, yc):
+        g.output(v)
+    out.append(g.case())
+
+    for name, attrs in (("gru_constant_weights", {}),
+                        ("gru_constant_weights_reverse_linear_before_reset",
+                         {"direction": "reverse", "linear_before_reset": 1})):
+        g = G(name)
+        H = 48
+        y, yh = g.node("GRU", [g.input("x", [6, 1, I]), g.weight("w", [1, 3 * H, I], -0.3, 0.3),
+                               g.weight("r", [1, 3 * H, H], -0.3, 0.3),
+                               g.weight("b", [1, 6 * H], -0.3, 0.3)],
+                       outputs=2, hidden_size=H, **attrs)
+        g.output(y)
+        g.output(yh)
+        out.append(g.case())
+
+    g = G("lstm_weights_as_inputs")
+    H = 8
+    y = g.node("LSTM", [g.input("x", [4, 1, I]), g.input("w", [1, 4 * H, I], low=-0.5, high=0.5),
+                        g.input("r", [1, 4 * H, H], low=-0.5, high=0.5)],
+               outputs=["y"], hidden_size=H)
+    g.output(y)
+    out.append(g.case())
+    return out
+
+
 @functools.cache
 def all_cases() -> list[Case]:
     """Every case (built once per process; treat the result as read-only)."""

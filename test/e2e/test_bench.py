@@ -139,3 +139,40 @@ def test_loop_times(kiln, tmp_path):
     assert all(float(row[2]) > 0 for row in rows), r.stdout
     total = lines[-1].split()
     assert total[0] == "run" and float(total[1]) >= float(total[4]) > 0, r.stdout
+
+
+def test_op_times(kiln, tmp_path):
+    """bench/op_times.py sums a run's profiled kernels by op family (Conv split into
+    grouped / depthwise by --onnx), the sequential rest makes up the run, and --ort puts
+    onnxruntime's per-node profile of the same model beside it."""
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array(rng.standard_normal((16, 8, 3, 3)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((16, 1, 3, 3)).astype(np.float32), "w2")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w1"], ["g"], group=2, pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["g"], ["r"]),
+         helper.make_node("Conv", ["r", "w2"], ["output"], group=16, pads=[1, 1, 1, 1])],
+        "convs",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 64, 64])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 16, 64, 64])], [w1, w2])
+    onnx_path = tmp_path / "convs.onnx"
+    onnx_path.write_bytes(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString())
+    so = tmp_path / "convs.so"
+    subprocess.run([str(harness.build_dir() / "bin" / "kiln"), "compile", str(onnx_path),
+                    "-o", str(so)], check=True, timeout=300 * harness.timeout_scale())
+    env = dict(os.environ, KILN_BUILD_DIR=str(harness.build_dir()))
+    out = tmp_path / "ops.json"
+    r = subprocess.run([sys.executable, str(BENCH.parent / "op_times.py"), str(so), "--repeat",
+                        "3", "--onnx", str(onnx_path), "--ort", "--json", str(out)],
+                       capture_output=True, text=True, env=env,
+                       timeout=300 * harness.timeout_scale())
+    assert r.returncode == 0, r.stdout + r.stderr
+    res = json.loads(out.read_text())
+    fams = {f["family"]: f for f in res["families"]}
+    assert res["runs"] == 3 and res["run_ms"] > 0, r.stdout
+    assert "Conv grouped 3x3" in fams and "Conv depthwise 3x3" in fams, r.stdout
+    assert "(sequential code)" in fams, r.stdout
+    assert abs(sum(f["ms"] for f in res["families"]) - res["run_ms"]) < 1e-6 * res["run_ms"] + 1e-9
+    ort_fams = {f["family"] for f in res["ort"]["families"]}
+    assert res["ort"]["run_ms"] > 0 and any(f.startswith("Conv") for f in ort_fams), r.stdout

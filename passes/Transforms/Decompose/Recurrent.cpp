@@ -7,6 +7,7 @@
 
 #include "passes/Transforms/Decompose/Expansion.h"
 
+#include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/Limits.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -85,9 +86,11 @@ public:
     SmallVector<V> ys, lastH, lastC;
     for (int64_t d = 0; d < dirs; ++d) {
       bool reverse = direction == "reverse" || d == 1;
-      V wd = pick(w, d), rd = pick(r, d);
-      V wt = e.add("Transpose", {wd}, {intsAttr("perm", {1, 0})});
-      V rt = e.add("Transpose", {rd}, {intsAttr("perm", {1, 0})});
+      V wt = transposed(w, d), rt = transposed(r, d);
+      // GRU's R_h^T, once per direction: a constant of its own when R is one.
+      if (kind == "GRU")
+        gruRhT = isConstantF32(r) ? transposed(r, d, 2 * hidden, 3 * hidden)
+                                  : slice(rt, 1, 2 * hidden, 3 * hidden);
       V xw = e.add("MatMul", {x, wt}); // [seq, batch, gates*hidden]
       V wb, rb;                         // [gates*hidden] each
       if (!b.empty()) {
@@ -173,6 +176,44 @@ private:
   V permuteSteps(V value, V order, int64_t width) {
     V index = e.add("Expand", {e.unsqueeze(order, {2}), e.i64s({seq, batch, width})});
     return e.add("GatherElements", {value, index}, {intAttr("axis", 0)});
+  }
+
+  bool isConstantF32(const V &value) {
+    ElementsAttr attr = kiln::onnx::getConstantAttr(value.get());
+    return attr && attr.getElementType().isF32();
+  }
+
+  /// Rows [rowBegin, rowEnd) (all when rowEnd < 0) of entry `d` of W or R
+  /// ([dirs, rows, cols]), transposed: [cols, rows]. When the weights are an f32
+  /// constant this is a new constant, computed here: the ONNX folders leave constants
+  /// over kMaxFoldElements alone, so Transpose(Gather(W, d)) would otherwise run at every
+  /// run (an LSTM of hidden size 256 spent most of its time on it), and a constant B
+  /// lets the MatMuls pack their weights at compile time. Otherwise Gather + Transpose.
+  V transposed(const V &value, int64_t d, int64_t rowBegin = 0, int64_t rowEnd = -1) {
+    if (ElementsAttr attr = kiln::onnx::getConstantAttr(value.get())) {
+      auto type = dyn_cast<RankedTensorType>(attr.getType());
+      if (type && type.hasStaticShape() && type.getRank() == 3 &&
+          type.getElementType().isF32() && d < type.getDimSize(0)) {
+        int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
+        int64_t end = rowEnd < 0 ? rows : rowEnd;
+        if (DenseElementsAttr dense =
+                kiln::onnx::toDenseElements(attr, type.getNumElements())) {
+          SmallVector<float> all = llvm::to_vector(dense.getValues<float>());
+          int64_t n = end - rowBegin;
+          SmallVector<float> out(n * cols);
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t c = 0; c < cols; ++c)
+              out[c * n + i] = all[(d * rows + rowBegin + i) * cols + c];
+          auto t = RankedTensorType::get({cols, n}, type.getElementType());
+          return e.ctx.addConstant(DenseElementsAttr::get(t, ArrayRef<float>(out)),
+                                   "recurrent_weights_t");
+        }
+      }
+    }
+    V rows = pick(value, d);
+    if (rowEnd >= 0)
+      rows = slice(rows, 0, rowBegin, rowEnd);
+    return e.add("Transpose", {rows}, {intsAttr("perm", {1, 0})});
   }
 
   /// Entry `d` of a per-direction tensor ([dirs, ...] -> [...]).
@@ -312,7 +353,7 @@ private:
                              e.add("Mul", {*rg, withBias(gate(hr, 2), rbias(2))})});
       } else {
         V rh = e.add("Mul", {*rg, h});
-        V rhR = e.add("MatMul", {rh, slice(rt, 1, 2 * hidden, 3 * hidden)});
+        V rhR = e.add("MatMul", {rh, gruRhT});
         hPre = withBias(e.add("Add", {gate(xt, 2), rhR}), rbias(2));
       }
       FailureOr<V> candidate = activate(d, 1, clipped(hPre));
@@ -357,6 +398,7 @@ private:
   /// sequence_lens as int64 [batch] when some sequence is shorter than X; empty
   /// otherwise.
   V lengths;
+  V gruRhT; // GRU: R_h^T of the current direction ([hidden, hidden])
 };
 
 LogicalResult expandRNN(Expansion &e) { return Recurrence(e, "RNN", 1).run(); }

@@ -67,3 +67,40 @@ func.func @rnn_lengths(%x: tensor<3x2x2xf32>, %w: tensor<1x4x2xf32>, %r: tensor<
   %y, %h = onnx.RNN %x, %w, %r, %none, %lens, %none {hidden_size = 4 : i64} : (tensor<3x2x2xf32>, tensor<1x4x2xf32>, tensor<1x4x4xf32>, none, tensor<2xi32>, none) -> (tensor<3x1x2x4xf32>, none)
   return %y : tensor<3x1x2x4xf32>
 }
+
+// -----
+
+// Constant W and R (initializers): W^T and R^T become constants at compile time, so no
+// Transpose of the weights runs (the ONNX folders leave constants over 4096 elements
+// alone; these are small, the path is the same).
+// CHECK-LABEL: func.func @lstm_constant_weights
+// CHECK-DAG: %[[WT:.*]] = onnx.Constant {value = dense<{{\[}}[1.000000e+00, 3.000000e+00, 5.000000e+00, 7.000000e+00], [2.000000e+00, 4.000000e+00, 6.000000e+00, 8.000000e+00]]> : tensor<2x4xf32>}
+// CHECK-DAG: %[[RT:.*]] = onnx.Constant {value = dense<{{\[}}[1.000000e-01, 2.000000e-01, 3.000000e-01, 4.000000e-01]]> : tensor<1x4xf32>}
+// CHECK-NOT: onnx.Transpose
+// CHECK: onnx.MatMul %arg0, %[[WT]] : (tensor<3x1x2xf32>, tensor<2x4xf32>) -> tensor<3x1x4xf32>
+// CHECK: onnx.MatMul %{{.*}}, %[[RT]] : (tensor<1x1xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+// CHECK-NOT: onnx.Transpose
+func.func @lstm_constant_weights(%x: tensor<3x1x2xf32>) -> tensor<3x1x1x1xf32> {
+  %none = onnx.NoValue : () -> none
+  %w = onnx.Constant {value = dense<[[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]]> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
+  %r = onnx.Constant {value = dense<[[[0.1], [0.2], [0.3], [0.4]]]> : tensor<1x4x1xf32>} : () -> tensor<1x4x1xf32>
+  %y, %h, %c = onnx.LSTM %x, %w, %r, %none, %none, %none, %none, %none {hidden_size = 1 : i64} : (tensor<3x1x2xf32>, tensor<1x4x2xf32>, tensor<1x4x1xf32>, none, none, none, none, none) -> (tensor<3x1x1x1xf32>, none, none)
+  return %y : tensor<3x1x1x1xf32>
+}
+
+// -----
+
+// GRU with constant R: R_h^T (the rows of the h gate) is a constant of its own, made once
+// and read by every step, not sliced at every step.
+// CHECK-LABEL: func.func @gru_constant_weights
+// CHECK-DAG: %[[RHT:.*]] = onnx.Constant {value = dense<{{\[}}[0.899999976, 1.100000e+00], [1.000000e+00, 1.200000e+00]]> : tensor<2x2xf32>}
+// CHECK-NOT: onnx.Transpose
+// CHECK: onnx.MatMul %{{.*}}, %[[RHT]] : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+// CHECK: onnx.MatMul %{{.*}}, %[[RHT]] : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+func.func @gru_constant_weights(%x: tensor<2x1x1xf32>) -> tensor<1x1x2xf32> {
+  %none = onnx.NoValue : () -> none
+  %w = onnx.Constant {value = dense<0.5> : tensor<1x6x1xf32>} : () -> tensor<1x6x1xf32>
+  %r = onnx.Constant {value = dense<[[[0.1, 0.2], [0.3, 0.4], [0.5, 0.6], [0.7, 0.8], [0.9, 1.0], [1.1, 1.2]]]> : tensor<1x6x2xf32>} : () -> tensor<1x6x2xf32>
+  %y, %h = onnx.GRU %x, %w, %r, %none, %none, %none {hidden_size = 2 : i64} : (tensor<2x1x1xf32>, tensor<1x6x1xf32>, tensor<1x6x2xf32>, none, none, none) -> (none, tensor<1x1x2xf32>)
+  return %h : tensor<1x1x2xf32>
+}
