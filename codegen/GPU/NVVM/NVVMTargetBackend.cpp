@@ -14,6 +14,7 @@
 #include "codegen/GPU/NVVM/NVVMTargetBackend.h"
 
 #include "codegen/CPU/CPUPipeline.h"
+#include "codegen/GPU/Common/DeviceTargetBackend.h"
 #include "codegen/GPU/Common/GPUPipeline.h"
 #include "codegen/GPU/Common/HostPlan.h"
 #include "dialects/Kiln/ABIAttributes.h"
@@ -127,18 +128,6 @@ namespace {
 constexpr llvm::StringLiteral kDefaultChip = "sm_80";
 constexpr llvm::StringLiteral kDefaultToolkit = "/usr/local/cuda";
 
-constexpr llvm::StringLiteral kLoweredDialects[] = {
-    "builtin",       "func",   "arith",  "math", "linalg", "tensor",
-    "bufferization", "affine", "memref", "scf",  "kiln"};
-
-/// Element types the NVVM lowering computes with: no bf16 yet (the math
-/// lowering has no bf16 libdevice calls), no integers wider than 64 bits.
-bool isSupportedElementType(Type type) {
-  if (auto integer = dyn_cast<IntegerType>(type))
-    return integer.getWidth() <= 64;
-  return type.isIndex() || type.isF16() || type.isF32() || type.isF64();
-}
-
 /// The first libdevice function (`__nv_*`) a kernel module calls, or "".
 StringRef findLibdeviceCall(gpu::GPUModuleOp gpuModule) {
   for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>())
@@ -147,10 +136,10 @@ StringRef findLibdeviceCall(gpu::GPUModuleOp gpuModule) {
   return "";
 }
 
-class NVVMTargetBackend final : public TargetBackend {
+class NVVMTargetBackend final : public DeviceTargetBackend {
 public:
   NVVMTargetBackend(CPUTarget host, std::string chip, std::string toolkit)
-      : host(std::move(host)), chip(std::move(chip)),
+      : DeviceTargetBackend(std::move(host)), chip(std::move(chip)),
         toolkit(std::move(toolkit)) {
     SmallString<256> path(this->toolkit);
     llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
@@ -165,22 +154,6 @@ public:
 
   StringRef getDeviceName() const override { return "cuda"; }
 
-  ExecutableFormat getExecutableFormat() const override {
-    return ExecutableFormat::DeviceProgram;
-  }
-
-  bool isSupported(Operation *op, std::string &reason) const override {
-    if (!llvm::is_contained(kLoweredDialects,
-                            op->getName().getDialectNamespace())) {
-      reason = "operation '" + op->getName().getStringRef().str() + "'";
-      return false;
-    }
-    if (isa<func::FuncOp>(op))
-      return true;
-    return hasSupportedElementTypes(op, isSupportedElementType,
-                                    /*checkOperands=*/true, reason);
-  }
-
   void buildPipeline(OpPassManager &pm) const override {
     buildGPUCommonPipeline(pm);
     buildNVVMKernelPipeline(pm, chip);
@@ -188,15 +161,9 @@ public:
 
   ExecutableInfo getExecutableInfo(ModuleOp module) const override {
     ExecutableInfo info;
-    info.format = ExecutableFormat::DeviceProgram;
-    info.triple = host.triple;
-    info.cpu = host.cpu;
-    for (std::string &message : getCheckMessages(module))
-      info.checkMessages.push_back(std::move(message));
-    auto program = std::make_shared<DeviceProgram>();
-    program->device = "cuda";
-    program->moduleExtension = ".ptx";
-    if (failed(buildDeviceProgram(module, *program)))
+    std::shared_ptr<DeviceProgram> program =
+        beginExecutableInfo(module, "cuda", ".ptx", info);
+    if (!program)
       return info;
 
     // The nodes each kernel module computes, for messages.
@@ -252,17 +219,6 @@ public:
       dispatch.executable = newIndex[dispatch.executable];
     info.device = std::move(program);
     return info;
-  }
-
-  LogicalResult serializeExecutable(ModuleOp module,
-                                    const SerializeOptions &options,
-                                    StringRef path,
-                                    std::string &error) const override {
-    // The host object holds only the descriptor (linkBitcode): the device
-    // modules and weights are data inside it.
-    OwningOpRef<ModuleOp> empty = ModuleOp::create(module.getLoc());
-    return emitObjectFile(*empty, host, options.entrySymbol, path, error,
-                          options.linkBitcode);
   }
 
   LogicalResult printExecutable(ModuleOp module,
@@ -433,7 +389,6 @@ private:
     return result;
   }
 
-  CPUTarget host;
   std::string chip;
   std::string toolkit;
   std::string libdevice;

@@ -19,6 +19,7 @@
 #include "codegen/GPU/ROCDL/ROCDLTargetBackend.h"
 
 #include "codegen/CPU/CPUPipeline.h"
+#include "codegen/GPU/Common/DeviceTargetBackend.h"
 #include "codegen/GPU/Common/GPUPipeline.h"
 #include "codegen/GPU/Common/HostPlan.h"
 #include "dialects/Kiln/ABIAttributes.h"
@@ -129,18 +130,6 @@ namespace {
 
 constexpr llvm::StringLiteral kDefaultChip = "gfx90a";
 
-constexpr llvm::StringLiteral kLoweredDialects[] = {
-    "builtin",       "func",   "arith",  "math", "linalg", "tensor",
-    "bufferization", "affine", "memref", "scf",  "kiln"};
-
-/// Element types the ROCDL lowering computes with: as for CUDA, no bf16 yet
-/// and no integers wider than 64 bits.
-bool isSupportedElementType(Type type) {
-  if (auto integer = dyn_cast<IntegerType>(type))
-    return integer.getWidth() <= 64;
-  return type.isIndex() || type.isF16() || type.isF32() || type.isF64();
-}
-
 /// The first device-library function (`__ocml_*`, `__ockl_*`) a kernel
 /// module calls, or "".
 StringRef findDeviceLibraryCall(gpu::GPUModuleOp gpuModule) {
@@ -176,30 +165,14 @@ std::string findDeviceLibraries(StringRef given) {
   return "";
 }
 
-class ROCDLTargetBackend final : public TargetBackend {
+class ROCDLTargetBackend final : public DeviceTargetBackend {
 public:
   ROCDLTargetBackend(CPUTarget host, std::string chip, std::string libraries,
                      std::string lld)
-      : host(std::move(host)), chip(std::move(chip)),
+      : DeviceTargetBackend(std::move(host)), chip(std::move(chip)),
         libraries(std::move(libraries)), lld(std::move(lld)) {}
 
   StringRef getDeviceName() const override { return "hip"; }
-
-  ExecutableFormat getExecutableFormat() const override {
-    return ExecutableFormat::DeviceProgram;
-  }
-
-  bool isSupported(Operation *op, std::string &reason) const override {
-    if (!llvm::is_contained(kLoweredDialects,
-                            op->getName().getDialectNamespace())) {
-      reason = "operation '" + op->getName().getStringRef().str() + "'";
-      return false;
-    }
-    if (isa<func::FuncOp>(op))
-      return true;
-    return hasSupportedElementTypes(op, isSupportedElementType,
-                                    /*checkOperands=*/true, reason);
-  }
 
   void buildPipeline(OpPassManager &pm) const override {
     buildGPUCommonPipeline(pm);
@@ -208,15 +181,9 @@ public:
 
   ExecutableInfo getExecutableInfo(ModuleOp module) const override {
     ExecutableInfo info;
-    info.format = ExecutableFormat::DeviceProgram;
-    info.triple = host.triple;
-    info.cpu = host.cpu;
-    for (std::string &message : getCheckMessages(module))
-      info.checkMessages.push_back(std::move(message));
-    auto program = std::make_shared<DeviceProgram>();
-    program->device = "hip";
-    program->moduleExtension = ".hsaco";
-    if (failed(buildDeviceProgram(module, *program)))
+    std::shared_ptr<DeviceProgram> program =
+        beginExecutableInfo(module, "hip", ".hsaco", info);
+    if (!program)
       return info;
 
     // The nodes each kernel module computes, for messages.
@@ -244,17 +211,6 @@ public:
     }
     info.device = std::move(program);
     return info;
-  }
-
-  LogicalResult serializeExecutable(ModuleOp module,
-                                    const SerializeOptions &options,
-                                    StringRef path,
-                                    std::string &error) const override {
-    // The host object holds only the descriptor (linkBitcode): the device
-    // modules and weights are data inside it.
-    OwningOpRef<ModuleOp> empty = ModuleOp::create(module.getLoc());
-    return emitObjectFile(*empty, host, options.entrySymbol, path, error,
-                          options.linkBitcode);
   }
 
   LogicalResult printExecutable(ModuleOp module,
@@ -392,7 +348,6 @@ private:
     return success();
   }
 
-  CPUTarget host;
   std::string chip;
   std::string libraries;
   std::string lld;

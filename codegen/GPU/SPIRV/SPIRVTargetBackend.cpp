@@ -3,6 +3,7 @@
 #include "codegen/GPU/SPIRV/SPIRVTargetBackend.h"
 
 #include "codegen/CPU/CPUPipeline.h"
+#include "codegen/GPU/Common/DeviceTargetBackend.h"
 #include "codegen/GPU/Common/GPUPipeline.h"
 #include "codegen/GPU/Common/HostPlan.h"
 #include "codegen/GPU/Passes.h"
@@ -30,18 +31,6 @@ namespace {
 /// executable target).
 constexpr llvm::StringLiteral kVulkanEnv = "vulkan1.1";
 
-constexpr llvm::StringLiteral kLoweredDialects[] = {
-    "builtin",       "func",   "arith",  "math", "linalg", "tensor",
-    "bufferization", "affine", "memref", "scf",  "kiln"};
-
-/// Element types the SPIR-V lowering computes with: no bf16 (SPIR-V has no
-/// such type for Vulkan 1.1), no integers wider than 64 bits.
-bool isSupportedElementType(Type type) {
-  if (auto integer = dyn_cast<IntegerType>(type))
-    return integer.getWidth() <= 64;
-  return type.isIndex() || type.isF16() || type.isF32() || type.isF64();
-}
-
 /// The spirv.module convert-gpu-to-spirv made of `gpuModule`.
 spirv::ModuleOp findSPIRVModule(ModuleOp module, StringRef gpuModule) {
   spirv::ModuleOp found;
@@ -54,26 +43,17 @@ spirv::ModuleOp findSPIRVModule(ModuleOp module, StringRef gpuModule) {
   return found;
 }
 
-class SPIRVTargetBackend final : public TargetBackend {
+/// SPIR-V for Vulkan 1.1 has no bf16 either (DeviceTargetBackend's types).
+class SPIRVTargetBackend final : public DeviceTargetBackend {
 public:
-  explicit SPIRVTargetBackend(CPUTarget host) : host(std::move(host)) {}
+  using DeviceTargetBackend::DeviceTargetBackend;
 
   StringRef getDeviceName() const override { return "vulkan"; }
 
-  ExecutableFormat getExecutableFormat() const override {
-    return ExecutableFormat::DeviceProgram;
-  }
-
   bool isSupported(Operation *op, std::string &reason) const override {
-    std::string name = op->getName().getStringRef().str();
-    if (!llvm::is_contained(kLoweredDialects,
-                            op->getName().getDialectNamespace())) {
-      reason = "operation '" + name + "'";
+    if (!DeviceTargetBackend::isSupported(op, reason))
       return false;
-    }
-    // The graph's signature: the ops using its values name their nodes.
-    if (isa<func::FuncOp>(op))
-      return true;
+    std::string name = op->getName().getStringRef().str();
     // GLSL.std.450 computes these on 16/32-bit floats only.
     if (isa<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp, math::Log2Op,
             math::Log10Op, math::Log1pOp, math::PowFOp, math::SinOp,
@@ -85,9 +65,7 @@ public:
       reason = "'" + name + "' on f64";
       return false;
     }
-    // Operands too: a kernel reads graph inputs of any type.
-    return hasSupportedElementTypes(op, isSupportedElementType,
-                                    /*checkOperands=*/true, reason);
+    return true;
   }
 
   void buildPipeline(OpPassManager &pm) const override {
@@ -119,15 +97,9 @@ public:
 
   ExecutableInfo getExecutableInfo(ModuleOp module) const override {
     ExecutableInfo info;
-    info.format = ExecutableFormat::DeviceProgram;
-    info.triple = host.triple;
-    info.cpu = host.cpu;
-    for (std::string &message : getCheckMessages(module))
-      info.checkMessages.push_back(std::move(message));
-    auto program = std::make_shared<DeviceProgram>();
-    program->device = "vulkan";
-    program->moduleExtension = ".spv";
-    if (failed(buildDeviceProgram(module, *program)))
+    std::shared_ptr<DeviceProgram> program =
+        beginExecutableInfo(module, "vulkan", ".spv", info);
+    if (!program)
       return info;
     for (DeviceExecutable &executable : program->executables) {
       executable.target = kVulkanEnv.str();
@@ -144,17 +116,6 @@ public:
     return info;
   }
 
-  LogicalResult serializeExecutable(ModuleOp module,
-                                    const SerializeOptions &options,
-                                    StringRef path,
-                                    std::string &error) const override {
-    // The host object holds only the descriptor (linkBitcode): the device
-    // modules and weights are data inside it.
-    OwningOpRef<ModuleOp> empty = ModuleOp::create(module.getLoc());
-    return emitObjectFile(*empty, host, options.entrySymbol, path, error,
-                          options.linkBitcode);
-  }
-
   LogicalResult printExecutable(ModuleOp module,
                                 const SerializeOptions &options,
                                 raw_ostream &os,
@@ -166,9 +127,6 @@ public:
     });
     return success();
   }
-
-private:
-  CPUTarget host;
 };
 
 } // namespace

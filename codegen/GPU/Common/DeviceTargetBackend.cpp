@@ -1,0 +1,67 @@
+//===- DeviceTargetBackend.cpp - what every GPU target shares -------------===//
+
+#include "codegen/GPU/Common/DeviceTargetBackend.h"
+
+#include "codegen/GPU/Common/HostPlan.h"
+#include "dialects/Kiln/ABIAttributes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+constexpr llvm::StringLiteral kLoweredDialects[] = {
+    "builtin",       "func",   "arith",  "math", "linalg", "tensor",
+    "bufferization", "affine", "memref", "scf",  "kiln"};
+
+bool isSupportedElementType(Type type) {
+  if (auto integer = dyn_cast<IntegerType>(type))
+    return integer.getWidth() <= 64;
+  return type.isIndex() || type.isF16() || type.isF32() || type.isF64();
+}
+
+} // namespace
+
+bool DeviceTargetBackend::isSupported(Operation *op,
+                                      std::string &reason) const {
+  if (!llvm::is_contained(kLoweredDialects,
+                          op->getName().getDialectNamespace())) {
+    reason = "operation '" + op->getName().getStringRef().str() + "'";
+    return false;
+  }
+  // The graph's signature: the ops using its values name their nodes.
+  if (isa<func::FuncOp>(op))
+    return true;
+  return hasSupportedElementTypes(op, isSupportedElementType,
+                                  /*checkOperands=*/true, reason);
+}
+
+LogicalResult DeviceTargetBackend::serializeExecutable(
+    ModuleOp module, const SerializeOptions &options, StringRef path,
+    std::string &error) const {
+  OwningOpRef<ModuleOp> empty = ModuleOp::create(module.getLoc());
+  return emitObjectFile(*empty, host, options.entrySymbol, path, error,
+                        options.linkBitcode);
+}
+
+std::shared_ptr<DeviceProgram>
+DeviceTargetBackend::beginExecutableInfo(ModuleOp module, StringRef device,
+                                         StringRef extension,
+                                         ExecutableInfo &info) const {
+  info.format = ExecutableFormat::DeviceProgram;
+  info.triple = host.triple;
+  info.cpu = host.cpu;
+  for (std::string &message : getCheckMessages(module))
+    info.checkMessages.push_back(std::move(message));
+  auto program = std::make_shared<DeviceProgram>();
+  program->device = device.str();
+  program->moduleExtension = extension.str();
+  if (failed(buildDeviceProgram(module, *program)))
+    return nullptr;
+  return program;
+}
+
+} // namespace kiln
