@@ -148,6 +148,87 @@ Value createMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
 // MatMul
 //===----------------------------------------------------------------------===//
 
+/// MatMul of A [..., M, K] and B [..., K, N] of one rank >= 3 with symbolic
+/// dims on both sides (attention's [b, h, s, d] x [b, h, d, s]): the batch
+/// dims (equal in A and B: kiln-symbolic-shapes proved the symbols equal; no
+/// broadcasting) collapsed, one linalg.batch_matmul with run-time sizes,
+/// expanded back.
+LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
+                                       RankedTensorType resultType,
+                                       ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(bv.getType());
+  Type elemType = resultType.getElementType();
+  int64_t rank = aType.getRank();
+  for (int64_t i = 0; i < rank - 2; ++i)
+    if (aType.getDimSize(i) != bType.getDimSize(i))
+      return emitNodeError(op)
+                 << "MatMul with symbolic dimensions broadcasts batch "
+                    "dimension "
+                 << i << " (" << aType << " and " << bType
+                 << "); not supported yet",
+             failure();
+  auto collapse = [&](Value v, RankedTensorType t) -> Value {
+    if (rank == 3)
+      return v;
+    SmallVector<ReassociationIndices> assoc(1);
+    int64_t batch = 1;
+    for (int64_t i = 0; i < rank - 2; ++i) {
+      assoc[0].push_back(i);
+      batch = t.isDynamicDim(i) || ShapedType::isDynamic(batch)
+                  ? ShapedType::kDynamic
+                  : batch * t.getDimSize(i);
+    }
+    assoc.push_back({rank - 2});
+    assoc.push_back({rank - 1});
+    return tensor::CollapseShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get(
+            {batch, t.getDimSize(rank - 2), t.getDimSize(rank - 1)},
+            t.getElementType()),
+        v, assoc);
+  };
+  Value lhs = collapse(a, aType), rhs = collapse(bv, bType);
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  auto accType = RankedTensorType::get(
+      {lhsType.getDimSize(0), lhsType.getDimSize(1), rhsType.getDimSize(2)},
+      elemType);
+  SmallVector<Value> sizes;
+  if (accType.isDynamicDim(0))
+    sizes.push_back(tensor::DimOp::create(rewriter, loc, lhs, 0));
+  if (accType.isDynamicDim(1))
+    sizes.push_back(tensor::DimOp::create(rewriter, loc, lhs, 1));
+  if (accType.isDynamicDim(2))
+    sizes.push_back(tensor::DimOp::create(rewriter, loc, rhs, 2));
+  Value empty = tensor::EmptyOp::create(rewriter, loc, accType, sizes);
+  Value zero = createScalarConstant(rewriter, loc, elemType, 0.0);
+  Value acc =
+      linalg::FillOp::create(rewriter, loc, ValueRange{zero}, ValueRange{empty})
+          .getResult(0);
+  Value product =
+      linalg::BatchMatmulOp::create(rewriter, loc, TypeRange{accType},
+                                    ValueRange{lhs, rhs}, ValueRange{acc})
+          .getResult(0);
+  if (rank > 3) {
+    SmallVector<ReassociationIndices> assoc(1);
+    SmallVector<OpFoldResult> outSizes;
+    for (int64_t i = 0; i < rank - 2; ++i) {
+      assoc[0].push_back(i);
+      outSizes.push_back(tensor::getMixedSize(rewriter, loc, a, i));
+    }
+    assoc.push_back({rank - 2});
+    assoc.push_back({rank - 1});
+    outSizes.push_back(tensor::getMixedSize(rewriter, loc, a, rank - 2));
+    outSizes.push_back(tensor::getMixedSize(rewriter, loc, bv, rank - 1));
+    product = tensor::ExpandShapeOp::create(rewriter, loc, resultType, product,
+                                            assoc, outSizes);
+  }
+  rewriter.replaceOp(op, product);
+  return success();
+}
+
 /// MatMul with symbolic dims in A's leading (batch and M) dims and a static
 /// 2-D B: A collapsed to [?, K], one linalg.matmul with a run-time M,
 /// expanded back to the result's shape.
@@ -158,6 +239,10 @@ LogicalResult lowerSymbolicMatMul(onnx::MatMulOp op, Value a, Value bv,
   auto aType = cast<RankedTensorType>(a.getType());
   auto bType = cast<RankedTensorType>(bv.getType());
   Type elemType = resultType.getElementType();
+  if (isa<FloatType>(elemType) && aType.getRank() >= 3 &&
+      aType.getRank() == bType.getRank() &&
+      (!bType.hasStaticShape() || aType.isDynamicDim(aType.getRank() - 1)))
+    return lowerSymbolicBatchMatMul(op, a, bv, resultType, rewriter);
   if (!isa<FloatType>(elemType) || aType.getRank() < 2 ||
       bType.getRank() != 2 || !bType.hasStaticShape() ||
       aType.isDynamicDim(aType.getRank() - 1))

@@ -141,8 +141,8 @@ struct SoftmaxLowering : OpConversionPattern<OpTy> {
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
     auto xType = dyn_cast<RankedTensorType>(x.getType());
-    // Symbolic dims other than the axis are allowed (kiln-symbolic-shapes
-    // rejects a symbolic axis).
+    // Symbolic dims are allowed, the axis too (attention's scores over the
+    // sequence).
     RankedTensorType resultType =
         getConvertedRankedResultType(this->getTypeConverter(), op);
     if (!xType || xType != resultType)
@@ -157,10 +157,8 @@ struct SoftmaxLowering : OpConversionPattern<OpTy> {
     std::optional<int64_t> axis = normalizeAxis(op.getAxis(), rank);
     if (!axis)
       return onnx::emitNodeError(op)
-             << "axis " << static_cast<int64_t>(op.getAxis()) << " is out of range";
-    if (xType.isDynamicDim(*axis))
-      return onnx::emitNodeError(op)
-             << "a softmax over a symbolic axis is not supported yet";
+             << "axis " << static_cast<int64_t>(op.getAxis())
+             << " is out of range";
     Type elem = xType.getElementType();
     Type ct = getComputeType(elem);
     SmallVector<bool> reduced(rank, false);
