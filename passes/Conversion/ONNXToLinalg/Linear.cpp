@@ -151,8 +151,8 @@ Value createMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
 /// MatMul of A [..., M, K] and B [..., K, N] of one rank >= 3 with symbolic
 /// dims on both sides (attention's [b, h, s, d] x [b, h, d, s]): the batch
 /// dims (equal in A and B: kiln-symbolic-shapes proved the symbols equal; no
-/// broadcasting) collapsed, one linalg.batch_matmul with run-time sizes,
-/// expanded back.
+/// broadcasting) collapsed, one batch product with run-time sizes (a
+/// linalg.generic, see below), expanded back.
 LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
                                        RankedTensorType resultType,
                                        ConversionPatternRewriter &rewriter) {
@@ -207,10 +207,70 @@ LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
   Value acc =
       linalg::FillOp::create(rewriter, loc, ValueRange{zero}, ValueRange{empty})
           .getResult(0);
-  Value product =
-      linalg::BatchMatmulOp::create(rewriter, loc, TypeRange{accType},
-                                    ValueRange{lhs, rhs}, ValueRange{acc})
-          .getResult(0);
+  // Loops over (batch, m, k) around a 1-D generic over n: C[b, m, :] +=
+  // A[b, m, k] * B[b, k, :]. A's element is read once per row update (a
+  // value the inner loop captures), and the inner loop runs along contiguous
+  // rows of B and C, which LLVM vectorizes; linalg.batch_matmul's
+  // (batch, m, n, k) order reduces along a column of B instead.
+  Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto dimOf = [&](Value v, RankedTensorType t, int64_t i) -> Value {
+    return t.isDynamicDim(i)
+               ? tensor::DimOp::create(rewriter, loc, v, i).getResult()
+               : arith::ConstantIndexOp::create(rewriter, loc, t.getDimSize(i))
+                     .getResult();
+  };
+  Value nb = dimOf(lhs, lhsType, 0), nm = dimOf(lhs, lhsType, 1),
+        nk = dimOf(lhs, lhsType, 2);
+  OpFoldResult nn = tensor::getMixedSize(rewriter, loc, rhs, 2);
+  auto rowType = RankedTensorType::get({rhsType.getDimSize(2)}, elemType);
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<AffineMap> maps(2, AffineMap::getMultiDimIdentityMap(1, ctx));
+  auto one = rewriter.getIndexAttr(1), zeroAttr = rewriter.getIndexAttr(0);
+  auto batchLoop = scf::ForOp::create(
+      rewriter, loc, c0, nb, c1, ValueRange{acc},
+      [&](OpBuilder &b1, Location l1, Value ib, ValueRange c) {
+        auto rowLoop = scf::ForOp::create(
+            b1, l1, c0, nm, c1, ValueRange{c[0]},
+            [&](OpBuilder &b2, Location l2, Value im, ValueRange cm) {
+              SmallVector<OpFoldResult> offsets = {ib, im, zeroAttr};
+              SmallVector<OpFoldResult> sizes = {one, one, nn};
+              SmallVector<OpFoldResult> strides = {one, one, one};
+              Value row = tensor::ExtractSliceOp::create(
+                  b2, l2, rowType, cm[0], offsets, sizes, strides);
+              auto kLoop = scf::ForOp::create(
+                  b2, l2, c0, nk, c1, ValueRange{row},
+                  [&](OpBuilder &b3, Location l3, Value ik, ValueRange r) {
+                    Value a = tensor::ExtractOp::create(b3, l3, lhs,
+                                                        ValueRange{ib, im, ik});
+                    Value bRow = tensor::ExtractSliceOp::create(
+                        b3, l3, rowType, rhs,
+                        SmallVector<OpFoldResult>{ib, ik, zeroAttr}, sizes,
+                        strides);
+                    Value updated =
+                        linalg::GenericOp::create(
+                            b3, l3, TypeRange{rowType}, ValueRange{bRow},
+                            ValueRange{r[0]}, maps,
+                            getParallelIterators(1),
+                            [&](OpBuilder &b4, Location l4, ValueRange args) {
+                              Value mul =
+                                  arith::MulFOp::create(b4, l4, a, args[0]);
+                              linalg::YieldOp::create(
+                                  b4, l4,
+                                  arith::AddFOp::create(b4, l4, mul, args[1])
+                                      .getResult());
+                            })
+                            .getResult(0);
+                    scf::YieldOp::create(b3, l3, updated);
+                  });
+              Value inserted = tensor::InsertSliceOp::create(
+                  b2, l2, kLoop.getResult(0), cm[0], offsets, sizes, strides);
+              scf::YieldOp::create(b2, l2, inserted);
+            });
+        scf::YieldOp::create(b1, l1, rowLoop.getResult(0));
+      });
+  Value product = batchLoop.getResult(0);
+  (void)ctx;
   if (rank > 3) {
     SmallVector<ReassociationIndices> assoc(1);
     SmallVector<OpFoldResult> outSizes;

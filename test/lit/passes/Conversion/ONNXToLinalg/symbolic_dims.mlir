@@ -1,7 +1,7 @@
 // RUN: kiln-opt %s -convert-onnx-to-linalg -split-input-file | FileCheck %s
 
 // Symbolic (`?`) dims in the lowering (docs/dynamic-shapes.md): attention's batch
-// MatMul with symbols on both sides and a Softmax over a symbolic axis; Conv over a
+// MatMul with symbols on both sides (loops over batch, m, k around a generic over n) and a Softmax over a symbolic axis; Conv over a
 // symbolic batch, one static image at a time; Range of a symbolic length sized from the
 // entry's dims (kiln.result_dims, kiln.input_dims); an embedding Gather of symbolic
 // indices.
@@ -9,7 +9,14 @@
 // CHECK-LABEL: func.func @attention
 // CHECK: %[[A:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2], [3]] : tensor<?x2x?x4xf32> into tensor<?x?x4xf32>
 // CHECK: %[[B:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1], [2], [3]] : tensor<?x2x4x?xf32> into tensor<?x4x?xf32>
-// CHECK: linalg.batch_matmul ins(%[[A]], %[[B]] : tensor<?x?x4xf32>, tensor<?x4x?xf32>) outs(%{{.*}} : tensor<?x?x?xf32>)
+// CHECK: scf.for %[[IB:.*]] = {{.*}} iter_args
+// CHECK:   scf.for %[[IM:.*]] = {{.*}} iter_args
+// CHECK:     scf.for %[[IK:.*]] = {{.*}} iter_args(%[[ROW:.*]] = %{{.*}}) -> (tensor<?xf32>)
+// CHECK:       %[[AV:.*]] = tensor.extract %[[A]][%[[IB]], %[[IM]], %[[IK]]] : tensor<?x?x4xf32>
+// CHECK:       %[[BROW:.*]] = tensor.extract_slice %[[B]][%[[IB]], %[[IK]], 0] [1, 1, %{{.*}}] [1, 1, 1] : tensor<?x4x?xf32> to tensor<?xf32>
+// CHECK:       linalg.generic {{.*}} ins(%[[BROW]] : tensor<?xf32>) outs(%[[ROW]] : tensor<?xf32>)
+// CHECK:         arith.mulf %[[AV]]
+// CHECK:         arith.addf
 // CHECK: tensor.expand_shape {{.*}} into tensor<?x2x?x?xf32>
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x2x?x?xf32>)
 // CHECK: math.exp
