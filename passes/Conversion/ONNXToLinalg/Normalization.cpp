@@ -383,12 +383,14 @@ struct BatchNormLowering : OpConversionPattern<onnx::BatchNormalizationOp> {
                   "are training-only";
     Value x = adaptor.getX();
     auto xType = dyn_cast<RankedTensorType>(x.getType());
-    RankedTensorType yType = getConvertedResultType(getTypeConverter(), op, 0);
-    if (!xType || !xType.hasStaticShape() || xType != yType ||
-        xType.getRank() < 2)
+    // A symbolic batch (dim 0) is allowed: one elementwise op over the batch.
+    auto yType = dyn_cast_or_null<RankedTensorType>(
+        getTypeConverter()->convertType(op->getResult(0).getType()));
+    if (!xType || xType != yType || xType.getRank() < 2 ||
+        llvm::any_of(xType.getShape().drop_front(), ShapedType::isDynamic))
       return onnx::emitNodeError(op)
              << "X (rank >= 2) and Y must be the same "
-                "static type";
+                "static type (but a symbolic batch)";
     Type elem = xType.getElementType();
     if (!isa<FloatType>(elem))
       return onnx::emitNodeError(op)

@@ -34,7 +34,7 @@ void populateConvolutionPatterns(TypeConverter &converter,
 /// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
 void populatePoolingPatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
-/// Conv, BatchNormalization and pooling over a symbolic batch: one image at
+/// Conv and pooling over a symbolic batch: one image at
 /// a time (SymbolicBatch.cpp).
 void populateSymbolicBatchPatterns(TypeConverter &converter,
                                    RewritePatternSet &patterns);

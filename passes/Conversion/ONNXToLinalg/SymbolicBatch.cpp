@@ -1,6 +1,6 @@
 //===- SymbolicBatch.cpp - image ops over a symbolic batch ----------------===//
 //
-// Conv, BatchNormalization and the pooling ops with a symbolic batch (dim 0
+// Conv and the pooling ops with a symbolic batch (dim 0
 // of X `?`, every other dim static; kiln-symbolic-shapes checked it) run one
 // image at a time: an scf.for over the batch whose body is the same op on a
 // static [1, C, H, W] slice, lowered by that op's usual (static) pattern, so
@@ -123,7 +123,6 @@ struct SymbolicBatchLowering : OpConversionPattern<OpTy> {
 void populateSymbolicBatchPatterns(TypeConverter &converter,
                                    RewritePatternSet &patterns) {
   patterns.add<SymbolicBatchLowering<onnx::ConvOp>,
-               SymbolicBatchLowering<onnx::BatchNormalizationOp>,
                SymbolicBatchLowering<onnx::MaxPoolOp>,
                SymbolicBatchLowering<onnx::AveragePoolOp>,
                SymbolicBatchLowering<onnx::GlobalAveragePoolOp>,
