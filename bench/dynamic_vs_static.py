@@ -2,10 +2,12 @@
 """The same model compiled with a symbolic batch (one compile) and with the batch fixed
 (--shape), run at one size: kiln-run --bench's p50 of each and their ratio (issue 17's
 target: dynamic within 1.15x of static). Models are built with the onnx helper (seeded
-weights): an MLP classifier and a LayerNorm + projection block with symbolic batch and
-sequence. docs/dynamic-shapes.md, docs/benchmarks.md.
+weights): an MLP classifier, a LayerNorm + projection block with symbolic batch and
+sequence, and test/e2e/dynamic_models.py's BERT-like encoder (batch, seq) and CNN
+(batch). docs/dynamic-shapes.md, docs/benchmarks.md.
 
-  bench/dynamic_vs_static.py [--build build] [--batch 64] [--threads 1] [--count 200]
+  bench/dynamic_vs_static.py [--build build] [--batch 64] [--seq 32] [--threads 1]
+                             [--count 200] [--models mlp,block,bert,cnn]
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ import tempfile
 
 import numpy as np
 import onnx
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "test" / "e2e"))
+import dynamic_models  # noqa: E402
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
@@ -67,11 +72,28 @@ def block(path):
     return {"x": ("seq", d)}
 
 
-def p50(kiln_run, so, npy, threads, count):
-    out = subprocess.run([str(kiln_run), str(so), "--bench", "--count", str(count),
-                          "--warmup", "20", "--threads", str(threads), "--input",
-                          f"x={npy}"], capture_output=True, text=True, check=True).stdout
+def p50(kiln_run, so, npys, threads, count):
+    args = [str(kiln_run), str(so), "--bench", "--count", str(count), "--warmup", "20",
+            "--threads", str(threads)]
+    for name, npy in npys.items():
+        args += ["--input", f"{name}={npy}"]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     return float(re.search(r"p50=([0-9.]+)", out).group(1))
+
+
+def feeds_for(name, model, a):
+    """The model's inputs at the bench size, and the static --shape of each."""
+    if name == "bert":
+        dynamic_models.bert_like(model)
+        return dynamic_models.bert_feeds(a.batch, a.seq)
+    if name == "cnn":
+        dynamic_models.cnn(model)
+        return {"x": np.random.RandomState(0).standard_normal(
+            (a.batch, 3, 32, 32)).astype(np.float32)}
+    dims = {"mlp": mlp, "block": block}[name](model)
+    rest = [a.seq if d == "seq" else d for d in dims["x"]]
+    return {"x": np.random.RandomState(0).standard_normal(
+        (a.batch, *rest)).astype(np.float32)}
 
 
 def main():
@@ -81,27 +103,29 @@ def main():
     ap.add_argument("--seq", type=int, default=32)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--models", default="mlp,block,bert,cnn")
     a = ap.parse_args()
     kiln = pathlib.Path(a.build) / "bin" / "kiln"
     kiln_run = pathlib.Path(a.build) / "bin" / "kiln-run"
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
-        print(f"{'model':8} {'size':>10} {'static ms':>10} {'dynamic ms':>11} {'ratio':>6}")
-        for name, build in (("mlp", mlp), ("block", block)):
+        print(f"{'model':8} {'size':>12} {'static ms':>10} {'dynamic ms':>11} {'ratio':>6}")
+        for name in a.models.split(","):
             model = tmp / f"{name}.onnx"
-            dims = build(model)
-            rest = [a.seq if d == "seq" else d for d in dims["x"]]
-            shape = [a.batch, *rest]
-            npy = tmp / f"{name}.npy"
-            np.save(npy, np.random.RandomState(0).standard_normal(shape).astype(np.float32))
-            fixed = ",".join(map(str, shape))
+            feeds = feeds_for(name, model, a)
+            npys, shapes = {}, []
+            for input_name, array in feeds.items():
+                npys[input_name] = tmp / f"{name}_{input_name}.npy"
+                np.save(npys[input_name], array)
+                shapes += ["--shape", f"{input_name}={','.join(map(str, array.shape))}"]
             subprocess.run([str(kiln), "compile", str(model), "-o", str(tmp / f"{name}_s.so"),
-                            "--shape", f"x={fixed}"], check=True)
+                            *shapes], check=True)
             subprocess.run([str(kiln), "compile", str(model), "-o", str(tmp / f"{name}_d.so")],
                            check=True)
-            s = p50(kiln_run, tmp / f"{name}_s.so", npy, a.threads, a.count)
-            d = p50(kiln_run, tmp / f"{name}_d.so", npy, a.threads, a.count)
-            print(f"{name:8} {'x'.join(map(str, shape)):>10} {s:10.4f} {d:11.4f} {d / s:6.2f}")
+            s = p50(kiln_run, tmp / f"{name}_s.so", npys, a.threads, a.count)
+            d = p50(kiln_run, tmp / f"{name}_d.so", npys, a.threads, a.count)
+            size = "x".join(map(str, next(iter(feeds.values())).shape))
+            print(f"{name:8} {size:>12} {s:10.4f} {d:11.4f} {d / s:6.2f}", flush=True)
     return 0
 
 

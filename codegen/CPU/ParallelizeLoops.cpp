@@ -368,8 +368,12 @@ struct ParallelizeLoopsPass
   std::optional<linalg::LinalgOp> prepare(IRRewriter &rewriter,
                                           linalg::LinalgOp op) {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
-      return std::nullopt; // dynamic shapes stay sequential
+    if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic)) {
+      // Dynamic shapes stay sequential, in their order; a row reduction may
+      // still be vectorized.
+      allowReassociation(op);
+      return std::nullopt;
+    }
 
     SmallVector<unsigned> perm = chooseInterchange(op, ranges);
     if (!perm.empty()) {

@@ -27,6 +27,7 @@
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace kiln {
 
@@ -43,7 +44,11 @@ struct KilnSymbolicShapesPass
   using Base::Base;
 
   SmallVector<std::string> names;
+  SmallVector<int64_t> minimums; ///< each symbol's lower bound
   DenseMap<Value, Dims> dims;
+  /// The contents of small integer tensors computed from shapes (Shape ->
+  /// Gather -> Concat chains): one expression per element.
+  DenseMap<Value, Dims> values;
 
   /// `e` with the symbols' names: "batch", "batch * seq", "4".
   std::string text(AffineExpr e) {
@@ -211,7 +216,258 @@ struct KilnSymbolicShapesPass
     return success();
   }
 
+  /// The elements of `v` as expressions: a constant's values, or what
+  /// trackValues recorded. std::nullopt otherwise.
+  std::optional<Dims> getValues(Value v) {
+    if (!v || onnx::isNoneValue(v))
+      return std::nullopt;
+    auto it = values.find(v);
+    if (it != values.end())
+      return it->second;
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || type.getRank() > 1 || !type.hasStaticShape() ||
+        type.getNumElements() > 64)
+      return std::nullopt;
+    std::optional<SmallVector<int64_t>> c = onnx::getConstantIntValues(v);
+    if (!c)
+      return std::nullopt;
+    Dims out;
+    for (int64_t x : *c)
+      out.push_back(getAffineConstantExpr(x, v.getContext()));
+    return out;
+  }
+
+  /// Records the elements of a small integer result computed from shapes
+  /// (the rules of onnx::getShapeValues, with expressions).
+  void trackValues(Operation *op) {
+    if (op->getNumResults() != 1)
+      return;
+    Value r = op->getResult(0);
+    auto type = dyn_cast<RankedTensorType>(r.getType());
+    if (!type || type.getRank() > 1 || !type.hasStaticShape() ||
+        type.getNumElements() > 64 || !isa<IntegerType>(type.getElementType()))
+      return;
+    StringRef name = op->getName().getStringRef();
+    std::optional<Dims> out;
+    if (name == "onnx.Shape") {
+      Dims d = get(op->getOperand(0));
+      int64_t rank = d.size();
+      auto clamp = [&](int64_t a) {
+        return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank);
+      };
+      int64_t start = clamp(onnx::getIntAttr(op, "start", 0));
+      int64_t end = clamp(onnx::getIntAttr(op, "end", rank));
+      out = Dims(ArrayRef(d).slice(start, std::max<int64_t>(end - start, 0)));
+    } else if (name == "onnx.Identity" || name == "onnx.Cast" ||
+               name == "onnx.Unsqueeze" || name == "onnx.Squeeze") {
+      out = getValues(op->getOperand(0));
+    } else if (name == "onnx.Gather") {
+      std::optional<Dims> data = getValues(op->getOperand(0));
+      std::optional<SmallVector<int64_t>> indices =
+          onnx::getConstantIntValues(op->getOperand(1));
+      if (!data || !indices)
+        return;
+      out.emplace();
+      int64_t n = data->size();
+      for (int64_t i : *indices) {
+        i = i < 0 ? i + n : i;
+        if (i < 0 || i >= n)
+          return;
+        out->push_back((*data)[i]);
+      }
+    } else if (name == "onnx.Concat") {
+      out.emplace();
+      for (Value v : op->getOperands()) {
+        std::optional<Dims> part = getValues(v);
+        if (!part)
+          return;
+        out->append(part->begin(), part->end());
+      }
+    } else if (name == "onnx.Slice") {
+      std::optional<Dims> data = getValues(op->getOperand(0));
+      std::optional<SmallVector<int64_t>> starts =
+          onnx::getConstantIntValues(op->getOperand(1));
+      std::optional<SmallVector<int64_t>> ends =
+          onnx::getConstantIntValues(op->getOperand(2));
+      if (!data || !starts || !ends || starts->size() != 1 || ends->size() != 1)
+        return;
+      if (op->getNumOperands() > 4 && !onnx::isNoneValue(op->getOperand(4))) {
+        std::optional<SmallVector<int64_t>> steps =
+            onnx::getConstantIntValues(op->getOperand(4));
+        if (!steps || steps->size() != 1 || (*steps)[0] != 1)
+          return;
+      }
+      int64_t n = data->size();
+      int64_t b = std::clamp<int64_t>(
+          (*starts)[0] < 0 ? (*starts)[0] + n : (*starts)[0], 0, n);
+      int64_t e = std::clamp<int64_t>(
+          (*ends)[0] < 0 ? (*ends)[0] + n : (*ends)[0], 0, n);
+      out = Dims(ArrayRef(*data).slice(b, std::max<int64_t>(e - b, 0)));
+    } else if (name == "onnx.Add" || name == "onnx.Sub" || name == "onnx.Mul" ||
+               name == "onnx.Div") {
+      std::optional<Dims> a = getValues(op->getOperand(0));
+      std::optional<Dims> b = getValues(op->getOperand(1));
+      if (!a || !b)
+        return;
+      size_t n = std::max(a->size(), b->size());
+      if ((a->size() != n && a->size() != 1) ||
+          (b->size() != n && b->size() != 1))
+        return;
+      out.emplace();
+      for (size_t i = 0; i < n; ++i) {
+        AffineExpr x = (*a)[a->size() == 1 ? 0 : i];
+        AffineExpr y = (*b)[b->size() == 1 ? 0 : i];
+        if (name == "onnx.Add") {
+          out->push_back(x + y);
+        } else if (name == "onnx.Sub") {
+          out->push_back(x - y);
+        } else if (name == "onnx.Mul") {
+          out->push_back(x * y); // a product of symbols is one too
+        } else {
+          // Exact division only (the sizes are non-negative).
+          AffineExpr q = divideExactly(x, y, op->getContext());
+          if (!q)
+            return;
+          out->push_back(q);
+        }
+      }
+    } else {
+      return;
+    }
+    if (out && static_cast<int64_t>(out->size()) == type.getNumElements())
+      values[r] = std::move(*out);
+  }
+
+  /// Dims of results whose sizes the lowering cannot read from an operand
+  /// (Range): `kiln.result_dims`, a map of the symbols, which the lowering
+  /// materializes from the entry arguments that bind them.
+  void recordResultDims(Operation *op, const Dims &d) {
+    op->setAttr("kiln.result_dims", AffineMapAttr::get(AffineMap::get(
+                                        0, names.size(), d, op->getContext())));
+  }
+
+  /// A Reshape whose shape is computed from symbolic dims: its result from
+  /// the shape's expressions, and the shape replaced by a constant of sizes,
+  /// 0 (the same dim as the input's) and one -1, which the lowering takes.
+  LogicalResult reshapeFromValues(Operation *op, const Dims &x) {
+    std::optional<Dims> target = getValues(op->getOperand(1));
+    if (!target)
+      return fail(op, "shape is computed from values kiln cannot follow at "
+                      "compile time (only constants and Shape -> Gather -> "
+                      "Concat chains over symbolic dims)");
+    if (onnx::getIntAttr(op, "allowzero", 0) != 0)
+      return fail(op, "allowzero with a computed shape is not supported yet");
+    MLIRContext *ctx = op->getContext();
+    Dims out;
+    int64_t inferred = -1;
+    AffineExpr known = getAffineConstantExpr(1, ctx);
+    for (auto [i, e] : llvm::enumerate(*target)) {
+      auto c = dyn_cast<AffineConstantExpr>(e);
+      if (c && c.getValue() == -1) {
+        if (inferred >= 0)
+          return fail(op, "shape has more than one -1");
+        inferred = i;
+        out.push_back(AffineExpr());
+        continue;
+      }
+      if (c && c.getValue() == 0 && i < x.size())
+        e = x[i];
+      out.push_back(e);
+      known = known * e;
+    }
+    AffineExpr total = product(x, ctx);
+    if (inferred >= 0) {
+      AffineExpr q = divideExactly(total, known, ctx);
+      if (!q)
+        return fail(op, "cannot express the -1 of shape as a product of "
+                        "symbols ('")
+               << text(total) << "' elements over '" << text(known) << "')";
+      out[inferred] = q;
+    } else if (!isEqualProduct(known, total)) {
+      return fail(op, "reshapes '")
+             << text(total) << "' elements to '" << text(known)
+             << "'; they must be the same symbols";
+    }
+    // The constant shape: sizes, 0 for a dim equal to the input's at the
+    // same axis, -1 for the one other symbolic dim.
+    SmallVector<int64_t> shape;
+    bool minusOne = false;
+    for (auto [i, e] : llvm::enumerate(out)) {
+      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+        if (c.getValue() == 0)
+          return fail(op, "a computed shape with a 0-sized dim is not "
+                          "supported yet");
+        shape.push_back(c.getValue());
+      } else if (i < x.size() && x[i] == e) {
+        shape.push_back(0);
+      } else if (!minusOne) {
+        minusOne = true;
+        shape.push_back(-1);
+      } else {
+        return fail(op, "shape has two symbolic dims ('")
+               << text(e) << "' at " << i
+               << ") that are not the input's at the same axis; not "
+                  "supported yet";
+      }
+    }
+    OpBuilder b(op);
+    auto type = RankedTensorType::get({static_cast<int64_t>(shape.size())},
+                                      b.getI64Type());
+    Value constant = onnx::ConstantOp::create(
+        b, op->getLoc(), DenseIntElementsAttr::get(type, shape));
+    op->setOperand(1, constant);
+    return set(op, 0, out);
+  }
+
+  /// Ops over images with a symbolic batch: dim 0 of X and of every result
+  /// is the batch, every other dim and operand is static.
+  LogicalResult batchOnly(Operation *op, const Dims &x) {
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      Dims d = get(v);
+      for (auto [axis, e] : llvm::enumerate(d))
+        if (!isConstant(e) && (i != 0 || axis != 0))
+          return fail(op, "input ")
+                 << i << " has the symbolic dimension '" << text(e)
+                 << "' at axis " << axis << "; " << op->getName().stripDialect()
+                 << " takes a symbolic batch (axis 0 of X) only";
+    }
+    for (auto [i, r] : llvm::enumerate(op->getResults())) {
+      auto type = dyn_cast<RankedTensorType>(r.getType());
+      if (!type)
+        continue;
+      if (!type.isDynamicDim(0))
+        continue; // BatchNormalization's running statistics
+      Dims out = get(r);
+      out[0] = x[0];
+      if (failed(set(op, i, out)))
+        return failure();
+    }
+    return success();
+  }
+
   LogicalResult visit(Operation *op) {
+    trackValues(op);
+    StringRef opName = op->getName().getStringRef();
+    if (opName == "onnx.Range") {
+      std::optional<Dims> start = getValues(op->getOperand(0));
+      std::optional<Dims> limit = getValues(op->getOperand(1));
+      std::optional<Dims> delta = getValues(op->getOperand(2));
+      if (!limit || isConstant((*limit)[0]))
+        return success(); // static (shape inference gave the size)
+      if (!start || !delta || !isConstant((*start)[0]) ||
+          !isConstant((*delta)[0]) ||
+          cast<AffineConstantExpr>((*delta)[0]).getValue() <= 0)
+        return fail(op, "a range of symbolic length needs constant start and "
+                        "a constant positive delta");
+      int64_t step = cast<AffineConstantExpr>((*delta)[0]).getValue();
+      AffineExpr size = ((*limit)[0] - (*start)[0]).ceilDiv(step);
+      if (failed(set(op, 0, {size})))
+        return failure();
+      recordResultDims(op, {size});
+      return success();
+    }
+    if (opName == "onnx.Reshape" && !onnx::getConstantAttr(op->getOperand(1)))
+      return reshapeFromValues(op, get(op->getOperand(0)));
     bool symbolic = false;
     for (Value v : op->getOperands())
       symbolic |= isSymbolic(get(v));
@@ -269,13 +525,8 @@ struct KilnSymbolicShapesPass
       return set(op, 0, *out);
     }
 
-    if (name == "onnx.Softmax" || name == "onnx.LogSoftmax") {
-      int64_t axis = onnx::getIntAttr(op, "axis", -1);
-      axis = axis < 0 ? axis + rank : axis;
-      if (failed(requireStatic(op, x, {axis}, "the softmax")))
-        return failure();
-      return set(op, 0, x);
-    }
+    if (name == "onnx.Softmax" || name == "onnx.LogSoftmax")
+      return set(op, 0, x); // over any axis, symbolic ones too
 
     if (name == "onnx.LayerNormalization") {
       int64_t axis = onnx::getIntAttr(op, "axis", -1);
@@ -334,8 +585,12 @@ struct KilnSymbolicShapesPass
       if (x.size() < 2 || b.size() < 2)
         return fail(op, "a 1-D operand with symbolic dimensions is not "
                         "supported yet");
-      if (failed(requireStatic(op, x, {rank - 1}, "the product")))
-        return failure();
+      // The reduced dim K: static, or the same symbols on both sides
+      // (attention's probabilities x values over the sequence).
+      if (x[rank - 1] != b[b.size() - 2])
+        return fail(op, "the product's K is '")
+               << text(x[rank - 1]) << "' in A but '" << text(b[b.size() - 2])
+               << "' in B";
       FailureOr<Dims> batch = broadcast(
           op, {Dims(ArrayRef(x).drop_back(2)), Dims(ArrayRef(b).drop_back(2))});
       if (failed(batch))
@@ -421,6 +676,98 @@ struct KilnSymbolicShapesPass
       return set(op, 0, out);
     }
 
+    if (name == "onnx.Gather") {
+      Dims indices = get(op->getOperand(1));
+      int64_t axis = onnx::getIntAttr(op, "axis", 0);
+      axis = axis < 0 ? axis + rank : axis;
+      // Along a symbolic axis: constant indices below the symbol's minimum
+      // only (the pooler's token 0 of [batch, seq, hidden]).
+      if (!isConstant(x[axis])) {
+        std::optional<SmallVector<int64_t>> constant =
+            onnx::getConstantIntValues(op->getOperand(1));
+        auto symbol = dyn_cast<AffineSymbolExpr>(x[axis]);
+        int64_t min = symbol && symbol.getPosition() < minimums.size()
+                          ? minimums[symbol.getPosition()]
+                          : 0;
+        if (!constant || !llvm::all_of(*constant, [&](int64_t i) {
+              return i >= 0 && i < min;
+            }))
+          return fail(op, "gathering along dimension ")
+                 << axis << " ('" << text(x[axis])
+                 << "'), a symbolic one, takes constant indices below the "
+                    "symbol's minimum only (not supported yet otherwise)";
+      }
+      Dims out(ArrayRef(x).take_front(axis));
+      llvm::append_range(out, indices);
+      llvm::append_range(out, ArrayRef(x).drop_front(axis + 1));
+      return set(op, 0, out);
+    }
+
+    if (name == "onnx.Unsqueeze" || name == "onnx.Squeeze") {
+      std::optional<SmallVector<int64_t>> axes;
+      if (op->getNumOperands() > 1 && !onnx::isNoneValue(op->getOperand(1)))
+        axes = onnx::getConstantIntValues(op->getOperand(1));
+      bool unsqueeze = name == "onnx.Unsqueeze";
+      if (!axes && (unsqueeze || op->getNumOperands() > 1))
+        return fail(op, "axes must be a constant with symbolic dimensions");
+      Dims out;
+      if (unsqueeze) {
+        int64_t outRank = rank + axes->size();
+        SmallVector<bool> inserted(outRank, false);
+        for (int64_t a : *axes)
+          inserted[a < 0 ? a + outRank : a] = true;
+        for (int64_t i = 0, j = 0; i < outRank; ++i)
+          out.push_back(inserted[i] ? getAffineConstantExpr(1, ctx) : x[j++]);
+      } else {
+        SmallVector<int64_t> list;
+        if (axes)
+          list = *axes;
+        for (int64_t &a : list)
+          a = a < 0 ? a + rank : a;
+        for (int64_t i = 0; i < rank; ++i) {
+          bool dropped = axes
+                             ? llvm::is_contained(list, i)
+                             : (isConstant(x[i]) &&
+                                cast<AffineConstantExpr>(x[i]).getValue() == 1);
+          if (dropped && !isConstant(x[i]))
+            return fail(op, "squeezes the symbolic dimension '")
+                   << text(x[i]) << "'";
+          if (!dropped)
+            out.push_back(x[i]);
+        }
+      }
+      return set(op, 0, out);
+    }
+
+    if (name == "onnx.Concat") {
+      int64_t axis = onnx::getIntAttr(op, "axis", 0);
+      axis = axis < 0 ? axis + rank : axis;
+      Dims out = x;
+      out[axis] = getAffineConstantExpr(0, ctx);
+      for (Value v : op->getOperands()) {
+        Dims d = get(v);
+        for (int64_t i = 0; i < rank; ++i) {
+          if (i == axis)
+            continue;
+          if (d[i] != out[i])
+            return fail(op, "dimension ")
+                   << i << " is '" << text(d[i]) << "' in one input and '"
+                   << text(out[i]) << "' in another";
+        }
+        out[axis] = out[axis] + d[axis];
+      }
+      return set(op, 0, out);
+    }
+
+    if (name == "onnx.Shape")
+      return success(); // a static result; its values are tracked
+
+    if (llvm::is_contained({"onnx.Conv", "onnx.BatchNormalization",
+                            "onnx.MaxPool", "onnx.AveragePool",
+                            "onnx.GlobalAveragePool", "onnx.GlobalMaxPool"},
+                           name))
+      return batchOnly(op, x);
+
     return fail(op, "symbolic dimensions: no rule for this op yet");
   }
 
@@ -429,8 +776,13 @@ struct KilnSymbolicShapesPass
     auto table = func->getAttrOfType<ArrayAttr>("kiln.symbols");
     if (!table || func.isExternal())
       return; // A static model: nothing to do.
-    for (Attribute entry : table)
-      names.push_back(cast<StringAttr>(cast<ArrayAttr>(entry)[0]).str());
+    for (Attribute entry : table) {
+      auto fields = cast<ArrayAttr>(entry);
+      names.push_back(cast<StringAttr>(fields[0]).str());
+      auto min =
+          fields.size() > 1 ? dyn_cast<IntegerAttr>(fields[1]) : IntegerAttr();
+      minimums.push_back(min ? min.getInt() : 0);
+    }
     MLIRContext *ctx = func.getContext();
     for (BlockArgument arg : func.getArguments()) {
       auto abi = func.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(),
@@ -460,6 +812,19 @@ struct KilnSymbolicShapesPass
                      ArrayAttr::get(ctx, parts));
         }
     }
+    // The shape computations the Reshapes no longer read (Shape -> Gather
+    // -> Concat chains now constants).
+    SmallVector<Operation *> ops;
+    for (Operation &op : body.without_terminator())
+      ops.push_back(&op);
+    auto isShapeValue = [](Value v) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      return t && t.getRank() <= 1 && isa<IntegerType>(t.getElementType());
+    };
+    for (Operation *op : llvm::reverse(ops))
+      if (op->use_empty() && isOpTriviallyDead(op) &&
+          llvm::all_of(op->getResults(), isShapeValue))
+        op->erase();
     // Outputs: each symbolic dim must be one symbol (the ABI's encoding).
     Operation *ret = body.getTerminator();
     for (auto [i, v] : llvm::enumerate(ret->getOperands())) {

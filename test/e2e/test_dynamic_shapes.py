@@ -15,6 +15,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
 
+import dynamic_models
 import harness
 
 OPSET = 17
@@ -207,18 +208,30 @@ def test_shared_symbol_mismatch_names_both_inputs(kiln, encoder_artifact, tmp_pa
 
 
 def test_unsupported_op_names_node_and_dim(kiln, tmp_path):
-    # Conv does not take a symbolic dim yet: an error naming the node, never a guess.
+    # Tile does not take a symbolic dim yet: an error naming the node, never a guess.
     nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"),
-             h.make_node("Conv", ["r", "w"], ["y"], name="the_conv")]
-    model = save(tmp_path / "conv.onnx", nodes, [vi("x", ["n", 2, 5, 5])],
-                 [vi("y", ["n", 3, 3, 3])], [const("w", weights(1, 3, 2, 3, 3))])
-    r = kiln.compile(model, tmp_path / "conv.so", timeout=120)
+             h.make_node("Tile", ["r", "reps"], ["y"], name="the_tile")]
+    model = save(tmp_path / "tile.onnx", nodes, [vi("x", ["n", 2, 5, 5])],
+                 [vi("y", ["n", 2, 5, 10])],
+                 [const("reps", np.array([1, 1, 1, 2], np.int64))])
+    r = kiln.compile(model, tmp_path / "tile.so", timeout=120)
     assert r.returncode == 1
-    assert "node 'the_conv' (Conv" in r.stderr, r.stderr
+    assert "node 'the_tile' (Tile" in r.stderr, r.stderr
     assert "symbolic dimension at axis 0" in r.stderr, r.stderr
     # Fixing the dim compiles.
-    r = kiln.compile(model, tmp_path / "conv.so", ["--shape", "x=2,2,5,5"], timeout=120)
+    r = kiln.compile(model, tmp_path / "tile.so", ["--shape", "x=2,2,5,5"], timeout=120)
     assert r.returncode == 0, r.describe()
+
+
+def test_conv_symbolic_spatial_dim_is_rejected(kiln, tmp_path):
+    # Conv takes a symbolic batch only; a symbolic height is an error naming the node.
+    nodes = [h.make_node("Conv", ["x", "w"], ["y"], name="the_conv")]
+    model = save(tmp_path / "conv.onnx", nodes, [vi("x", [1, 2, "h", 5])],
+                 [vi("y", [1, 3, None, 3])], [const("w", weights(1, 3, 2, 3, 3))])
+    r = kiln.compile(model, tmp_path / "conv.so", timeout=120)
+    assert r.returncode == 1, r.describe()
+    assert "node 'the_conv' (Conv" in r.stderr, r.stderr
+    assert "takes a symbolic batch (axis 0 of X) only" in r.stderr, r.stderr
 
 
 def test_different_symbols_broadcast_is_rejected(kiln, tmp_path):
@@ -241,3 +254,66 @@ def test_static_dims_in_bounds_syntax(kiln, tmp_path):
     assert r.returncode == 0, r.describe()
     r = harness.run_command([kiln.kiln, "inspect", tmp_path / "m.so"], 60)
     assert "input x float32 [3,32]" in r.stdout and "symbol" not in r.stdout, r.stdout
+
+
+# A BERT-like encoder and a CNN in the form torch.onnx.export with dynamic_axes emits them
+# (dynamic_models.py): one compile each, run at several sizes against onnxruntime.
+
+
+@pytest.fixture(scope="module")
+def bert_artifact(kiln, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dyn_bert")
+    model = dynamic_models.bert_like(folder / "bert.onnx")
+    return model, compile_model(kiln, model, folder / "bert.so")
+
+
+@pytest.mark.parametrize("batch,seq", [(1, 7), (1, 128), (4, 384)])
+def test_bert_like_dynamic_batch_and_seq(kiln, bert_artifact, tmp_path, batch, seq):
+    model, artifact = bert_artifact
+    run_at(kiln, model, artifact, dynamic_models.bert_feeds(batch, seq, seed=seq), tmp_path)
+
+
+def test_bert_like_inspect_shows_symbols(kiln, bert_artifact):
+    _, artifact = bert_artifact
+    r = harness.run_command([kiln.kiln, "inspect", artifact], 60)
+    assert r.returncode == 0, r.describe()
+    assert "input input_ids int64 [batch,seq]" in r.stdout, r.stdout
+    assert "output last_hidden_state float32 [batch,seq,64]" in r.stdout, r.stdout
+    assert "output pooler_output float32 [batch,64]" in r.stdout, r.stdout
+
+
+def test_bert_like_shared_symbol_mismatch_names_both(kiln, bert_artifact, tmp_path):
+    _, artifact = bert_artifact
+    feeds = dynamic_models.bert_feeds(1, 7)
+    feeds["attention_mask"] = np.ones((1, 8), np.int64)
+    inputs = harness.save_inputs(feeds, tmp_path / "in")
+    r = kiln.run(artifact, inputs, tmp_path / "out")
+    assert r.returncode != 0
+    assert ("input 'attention_mask' dim 1 is 8, but input 'input_ids' dim 1 gave symbol "
+            "'seq' the value 7" in r.stderr), r.describe()
+    assert harness.crash_marker(r.stdout + r.stderr) is None, r.describe()
+
+
+@pytest.fixture(scope="module")
+def cnn_artifacts(kiln, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dyn_cnn")
+    model = dynamic_models.cnn(folder / "cnn.onnx")
+    unbounded = compile_model(kiln, model, folder / "cnn.so")
+    bounded = compile_model(kiln, model, folder / "cnn_b.so", ["--shape", "x=1..8,3,32,32"])
+    return model, unbounded, bounded
+
+
+@pytest.mark.parametrize("batch", [1, 5, 32])
+def test_cnn_dynamic_batch(kiln, cnn_artifacts, tmp_path, batch):
+    model, unbounded, _ = cnn_artifacts
+    run_at(kiln, model, unbounded, {"x": rand(batch, batch, 3, 32, 32)}, tmp_path)
+
+
+def test_cnn_above_bound(kiln, cnn_artifacts, tmp_path):
+    model, _, bounded = cnn_artifacts
+    run_at(kiln, model, bounded, {"x": rand(8, 8, 3, 32, 32)}, tmp_path)
+    inputs = harness.save_inputs({"x": rand(9, 9, 3, 32, 32)}, tmp_path / "in")
+    r = kiln.run(bounded, inputs, tmp_path / "out")
+    assert r.returncode != 0
+    assert "input 'x' dim 0 ('batch') is 9, outside its bounds 1..8" in r.stderr, r.describe()
+    assert harness.crash_marker(r.stdout + r.stderr) is None, r.describe()

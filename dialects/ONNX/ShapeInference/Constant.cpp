@@ -85,6 +85,14 @@ LogicalResult inferRange(Operation *op) {
   if (failed(start))
     return failure();
   const char *names[] = {"start", "limit", "delta"};
+  // A limit computed from a symbolic dim (Range(0, Gather(Shape(x), 1), 1)):
+  // a symbolic length, given its expression by kiln-symbolic-shapes.
+  if (!getConstantAttr(op->getOperand(1)))
+    if (std::optional<SmallVector<int64_t>> limit =
+            getShapeValues(op->getOperand(1));
+        limit && limit->size() == 1 && ShapedType::isDynamic((*limit)[0]))
+      return setResultType(op, 0, {ShapedType::kDynamic},
+                           start->getElementType());
   double v[3];
   for (unsigned i = 0; i < 3; ++i) {
     FailureOr<SmallVector<double>> x = getConstantNumbers(op, i, names[i]);

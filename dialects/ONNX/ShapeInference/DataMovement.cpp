@@ -135,6 +135,28 @@ LogicalResult inferReshape(Operation *op) {
   FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
   if (failed(data))
     return failure();
+  // A shape computed from symbolic dims (Shape -> Gather -> Concat): each
+  // element a size, 0, -1 or a symbolic dim (`?`); kiln-symbolic-shapes
+  // gives the `?`s their expressions and makes the shape a constant.
+  if (!getConstantAttr(op->getOperand(1)))
+    if (std::optional<SmallVector<int64_t>> values =
+            getShapeValues(op->getOperand(1));
+        values && llvm::any_of(*values, ShapedType::isDynamic)) {
+      bool allowZero = getIntAttr(op, "allowzero", 0) != 0;
+      SmallVector<int64_t> shape;
+      for (auto [i, d] : llvm::enumerate(*values)) {
+        if (d == 0 && !allowZero && static_cast<int64_t>(i) < data->getRank())
+          shape.push_back(data->getDimSize(i));
+        else if (ShapedType::isDynamic(d) || d == -1)
+          shape.push_back(ShapedType::kDynamic);
+        else if (d < 0)
+          return emitNodeError(op) << "shape has invalid dimension " << d,
+                 failure();
+        else
+          shape.push_back(d);
+      }
+      return setResultType(op, 0, shape, data->getElementType());
+    }
   FailureOr<SmallVector<int64_t>> target = getConstantInts(op, 1, "shape");
   if (failed(target))
     return failure();

@@ -48,6 +48,29 @@ FailureOr<RankedTensorType> getOptionalInputType(Operation *op, unsigned index,
                       << ", expected a ranked tensor";
     return failure();
   }
+  // Image ops take a symbolic batch (axis 0 of X) only: their window
+  // arithmetic needs static channels and spatial dims.
+  static const llvm::StringSet<> batchOnly = {
+      "onnx.Conv",        "onnx.BatchNormalization", "onnx.MaxPool",
+      "onnx.AveragePool", "onnx.GlobalAveragePool",  "onnx.GlobalMaxPool"};
+  if (!ranked.hasStaticShape() &&
+      batchOnly.contains(op->getName().getStringRef()))
+    for (int64_t axis = 0; axis < ranked.getRank(); ++axis)
+      if (ranked.isDynamicDim(axis) && (index != 0 || axis != 0)) {
+        InFlightDiagnostic diag = emitNodeError(op);
+        diag << "input '" << name << "' has a symbolic dimension at axis "
+             << axis;
+        if (std::string symbol =
+                describeSymbolicDim(op->getOperand(index), axis);
+            !symbol.empty())
+          diag << " ('" << symbol << "')";
+        diag << " (shape ";
+        printShape(diag, ranked.getShape());
+        diag << "); " << op->getName().stripDialect()
+             << " takes a symbolic batch (axis 0 of X) only: fix the dim "
+                "with --shape (docs/dynamic-shapes.md)";
+        return failure();
+      }
   if (!ranked.hasStaticShape() && !acceptsSymbolicDims(op)) {
     int64_t axis = 0;
     while (!ranked.isDynamicDim(axis))
@@ -72,9 +95,9 @@ bool acceptsSymbolicDims(Operation *op) {
   // handle `?` dims, and whose symbolic dims kiln-symbolic-shapes follows.
   static const llvm::StringSet<> ops = {
       // Elementwise, unary and activations.
-      "onnx.Abs", "onnx.Ceil", "onnx.Cos", "onnx.Erf", "onnx.Exp",
-      "onnx.Floor", "onnx.Log", "onnx.Neg", "onnx.Reciprocal", "onnx.Sin",
-      "onnx.Sqrt", "onnx.Tanh", "onnx.Identity", "onnx.Relu", "onnx.Sigmoid",
+      "onnx.Abs", "onnx.Ceil", "onnx.Cos", "onnx.Erf", "onnx.Exp", "onnx.Floor",
+      "onnx.Log", "onnx.Neg", "onnx.Reciprocal", "onnx.Sin", "onnx.Sqrt",
+      "onnx.Tanh", "onnx.Identity", "onnx.Relu", "onnx.Sigmoid",
       "onnx.Softplus", "onnx.Elu", "onnx.Gelu", "onnx.HardSigmoid",
       "onnx.HardSwish", "onnx.LeakyRelu", "onnx.Selu", "onnx.Cast",
       // Broadcasting binary / variadic ops.
@@ -86,7 +109,13 @@ bool acceptsSymbolicDims(Operation *op) {
       // Products.
       "onnx.MatMul", "onnx.Gemm",
       // Data movement.
-      "onnx.Transpose", "onnx.Reshape", "onnx.Flatten"};
+      "onnx.Transpose", "onnx.Reshape", "onnx.Flatten", "onnx.Unsqueeze",
+      "onnx.Squeeze", "onnx.Gather", "onnx.Concat",
+      // Shapes of symbolic tensors (Shape -> Gather -> Concat -> Reshape).
+      "onnx.Shape", "onnx.Range",
+      // A symbolic batch (dim 0) of images.
+      "onnx.Conv", "onnx.BatchNormalization", "onnx.MaxPool",
+      "onnx.AveragePool", "onnx.GlobalAveragePool", "onnx.GlobalMaxPool"};
   return ops.contains(op->getName().getStringRef());
 }
 
@@ -161,6 +190,121 @@ FailureOr<SmallVector<int64_t>> getConstantInts(Operation *op, unsigned index,
     return failure();
   }
   return **values;
+}
+
+static std::optional<SmallVector<int64_t>> shapeValues(Value value, int depth) {
+  if (std::optional<SmallVector<int64_t>> c = getConstantIntValues(value))
+    return c;
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  Operation *op = value.getDefiningOp();
+  if (!op || depth > 32 || !type || type.getRank() > 1 ||
+      !type.hasStaticShape() || type.getNumElements() > 64 ||
+      !isa<IntegerType>(type.getElementType()))
+    return std::nullopt;
+  StringRef name = op->getName().getStringRef();
+  auto operand = [&](unsigned i) -> std::optional<SmallVector<int64_t>> {
+    if (i >= op->getNumOperands() || isNoneValue(op->getOperand(i)))
+      return std::nullopt;
+    return shapeValues(op->getOperand(i), depth + 1);
+  };
+  std::optional<SmallVector<int64_t>> out;
+  if (name == "onnx.Shape") {
+    auto data = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    if (!data)
+      return std::nullopt;
+    int64_t rank = data.getRank();
+    auto clamp = [&](int64_t a) {
+      return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank);
+    };
+    int64_t start = clamp(getIntAttr(op, "start", 0));
+    int64_t end = clamp(getIntAttr(op, "end", rank));
+    out.emplace();
+    for (int64_t i = start; i < end; ++i)
+      out->push_back(data.getDimSize(i));
+  } else if (name == "onnx.Identity" || name == "onnx.Cast" ||
+             name == "onnx.Unsqueeze" || name == "onnx.Squeeze") {
+    out = operand(0);
+  } else if (name == "onnx.Gather") {
+    std::optional<SmallVector<int64_t>> data = operand(0);
+    std::optional<SmallVector<int64_t>> indices =
+        getConstantIntValues(op->getOperand(1));
+    if (!data || !indices)
+      return std::nullopt;
+    out.emplace();
+    int64_t n = data->size();
+    for (int64_t i : *indices) {
+      i = i < 0 ? i + n : i;
+      if (i < 0 || i >= n)
+        return std::nullopt;
+      out->push_back((*data)[i]);
+    }
+  } else if (name == "onnx.Concat") {
+    out.emplace();
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      std::optional<SmallVector<int64_t>> part = operand(i);
+      if (!part)
+        return std::nullopt;
+      out->append(part->begin(), part->end());
+    }
+  } else if (name == "onnx.Slice") {
+    std::optional<SmallVector<int64_t>> data = operand(0);
+    std::optional<SmallVector<int64_t>> starts =
+        getConstantIntValues(op->getOperand(1));
+    std::optional<SmallVector<int64_t>> ends =
+        getConstantIntValues(op->getOperand(2));
+    if (!data || !starts || !ends || starts->size() != 1 || ends->size() != 1)
+      return std::nullopt;
+    int64_t step = 1;
+    if (op->getNumOperands() > 4 && !isNoneValue(op->getOperand(4))) {
+      std::optional<SmallVector<int64_t>> s =
+          getConstantIntValues(op->getOperand(4));
+      if (!s || s->size() != 1)
+        return std::nullopt;
+      step = (*s)[0];
+    }
+    int64_t n = data->size();
+    int64_t b = (*starts)[0], e = (*ends)[0];
+    if (step != 1)
+      return std::nullopt;
+    b = std::clamp<int64_t>(b < 0 ? b + n : b, 0, n);
+    e = std::clamp<int64_t>(e < 0 ? e + n : e, 0, n);
+    out.emplace();
+    for (int64_t i = b; i < e; ++i)
+      out->push_back((*data)[i]);
+  } else if (name == "onnx.Add" || name == "onnx.Sub" || name == "onnx.Mul" ||
+             name == "onnx.Div") {
+    std::optional<SmallVector<int64_t>> a = operand(0), b = operand(1);
+    if (!a || !b)
+      return std::nullopt;
+    size_t n = std::max(a->size(), b->size());
+    if ((a->size() != n && a->size() != 1) ||
+        (b->size() != n && b->size() != 1))
+      return std::nullopt;
+    out.emplace();
+    for (size_t i = 0; i < n; ++i) {
+      int64_t x = (*a)[a->size() == 1 ? 0 : i];
+      int64_t y = (*b)[b->size() == 1 ? 0 : i];
+      if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y)) {
+        out->push_back(ShapedType::kDynamic);
+        continue;
+      }
+      if (name == "onnx.Div" && y == 0)
+        return std::nullopt;
+      out->push_back(name == "onnx.Add"   ? x + y
+                     : name == "onnx.Sub" ? x - y
+                     : name == "onnx.Mul" ? x * y
+                                          : x / y);
+    }
+  } else {
+    return std::nullopt;
+  }
+  if (!out || static_cast<int64_t>(out->size()) != type.getNumElements())
+    return std::nullopt;
+  return out;
+}
+
+std::optional<SmallVector<int64_t>> getShapeValues(Value value) {
+  return shapeValues(value, 0);
 }
 
 FailureOr<SmallVector<double>> getConstantNumbers(Operation *op, unsigned index,

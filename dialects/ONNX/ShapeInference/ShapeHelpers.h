@@ -102,6 +102,16 @@ getOptionalConstantInts(mlir::Operation *op, unsigned index,
 mlir::FailureOr<llvm::SmallVector<double>>
 getConstantNumbers(mlir::Operation *op, unsigned index, llvm::StringRef name);
 
+/// The values of a small integer tensor (rank 0 or 1) computed from shapes:
+/// a constant, or a chain of Shape, Gather, Unsqueeze, Squeeze, Concat,
+/// Slice, Cast, Identity and elementwise Add/Sub/Mul/Div over them (the
+/// Shape -> Gather -> Unsqueeze -> Concat chains of exported models), with
+/// ShapedType::kDynamic for an element that is a symbolic dim (or computed
+/// from one). std::nullopt when any element depends on anything else (the
+/// values of an input, ...). kiln-symbolic-shapes gives the dynamic elements
+/// their expressions over the symbols.
+std::optional<llvm::SmallVector<int64_t>> getShapeValues(mlir::Value value);
+
 /// Error for an output shape that depends on a non-constant input.
 mlir::LogicalResult emitNonConstantInput(mlir::Operation *op,
                                          llvm::StringRef name);

@@ -176,9 +176,8 @@ struct ShapeLowering : OpConversionPattern<onnx::ShapeOp> {
   matchAndRewrite(onnx::ShapeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto inputType = dyn_cast<RankedTensorType>(op.getData().getType());
-    if (!inputType || !inputType.hasStaticShape())
-      return onnx::emitNodeError(op)
-             << "the input must have a static shape";
+    if (!inputType)
+      return onnx::emitNodeError(op) << "the input must be ranked";
     RankedTensorType resultType =
         getConvertedResultType(getTypeConverter(), op);
     if (!resultType || resultType.getRank() != 1)
@@ -201,6 +200,24 @@ struct ShapeLowering : OpConversionPattern<onnx::ShapeOp> {
       return onnx::emitNodeError(op)
              << "result type " << resultType
              << " does not match the computed shape";
+    if (!inputType.hasStaticShape()) {
+      // Symbolic dims: read at run time.
+      SmallVector<Value> elements;
+      Location loc = op.getLoc();
+      for (int64_t i = start; i < end; ++i)
+        elements.push_back(inputType.isDynamicDim(i)
+                               ? arith::IndexCastOp::create(
+                                     rewriter, loc, rewriter.getI64Type(),
+                                     tensor::DimOp::create(
+                                         rewriter, loc, adaptor.getData(), i))
+                                     .getResult()
+                               : arith::ConstantIntOp::create(
+                                     rewriter, loc, inputType.getDimSize(i), 64)
+                                     .getResult());
+      rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, resultType,
+                                                          elements);
+      return success();
+    }
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(
         op, resultType,
         DenseElementsAttr::get(resultType, llvm::ArrayRef<int64_t>(dims)));
@@ -250,9 +267,9 @@ LogicalResult lowerCast(Operation *op, Value input, Type origInputType,
                         Type origResultType, RankedTensorType resultType,
                         ConversionPatternRewriter &rewriter) {
   auto inputType = dyn_cast<RankedTensorType>(input.getType());
-  if (!inputType || !inputType.hasStaticShape() || !resultType)
-    return onnx::emitNodeError(op)
-           << "input and result must have static shapes";
+  // Symbolic dims are allowed (the generic sizes them from the input).
+  if (!inputType || !resultType)
+    return onnx::emitNodeError(op) << "input and result must be ranked";
   Type srcElem = inputType.getElementType();
   Type dstElem = resultType.getElementType();
   if (!isCastableElementType(srcElem) || !isCastableElementType(dstElem))
@@ -288,7 +305,8 @@ struct CastLowering : OpConversionPattern<onnx::CastOp> {
                   ConversionPatternRewriter &rewriter) const override {
     return lowerCast(op, adaptor.getInput(), op.getInput().getType(),
                      op.getOutput().getType(),
-                     getConvertedResultType(getTypeConverter(), op), rewriter);
+                     getConvertedRankedResultType(getTypeConverter(), op),
+                     rewriter);
   }
 };
 

@@ -76,6 +76,38 @@ Value createIndexedGeneric(
 /// at most one symbolic dim each (e.g. [?, 4, 8] <-> [?, 32]), which is what
 /// kiln-symbolic-shapes lets through for a dynamic batch; anything else is an
 /// error naming the node.
+/// The groups of `big` around each dim of `small` when `big` is `small`
+/// with static 1s inserted (Unsqueeze [?, ?] -> [?, 1, 1, ?]); std::nullopt
+/// otherwise.
+inline std::optional<SmallVector<ReassociationIndices>>
+unitDimGroups(ArrayRef<int64_t> big, ArrayRef<int64_t> small) {
+  if (small.empty())
+    return std::nullopt;
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  size_t j = 0;
+  for (size_t i = 0; i < big.size(); ++i) {
+    bool mustMatch = big.size() - i == small.size() - j;
+    if (j < small.size() && big[i] == small[j] &&
+        (mustMatch || big[i] != 1 || ShapedType::isDynamic(big[i]))) {
+      pending.push_back(i);
+      groups.push_back(pending);
+      pending.clear();
+      ++j;
+    } else if (big[i] == 1 && !mustMatch) {
+      if (groups.empty())
+        pending.push_back(i);
+      else
+        groups.back().push_back(i);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (j != small.size() || !pending.empty())
+    return std::nullopt;
+  return groups;
+}
+
 inline LogicalResult lowerSymbolicReshape(Operation *op, Value input,
                                           RankedTensorType resultType,
                                           ConversionPatternRewriter &rewriter) {
@@ -86,6 +118,26 @@ inline LogicalResult lowerSymbolicReshape(Operation *op, Value input,
     rewriter.replaceOp(op, input);
     return success();
   }
+  // Only unit dims inserted or removed (Unsqueeze, Squeeze).
+  if (src.size() > dst.size())
+    if (auto groups = unitDimGroups(src, dst)) {
+      rewriter.replaceOp(op, tensor::CollapseShapeOp::create(
+                                 rewriter, loc, resultType, input, *groups));
+      return success();
+    }
+  if (dst.size() > src.size())
+    if (auto groups = unitDimGroups(dst, src)) {
+      SmallVector<OpFoldResult> sizes;
+      for (auto [j, group] : llvm::enumerate(*groups))
+        for (int64_t i : group)
+          sizes.push_back(ShapedType::isDynamic(dst[i])
+                              ? tensor::getMixedSize(rewriter, loc, input, j)
+                              : rewriter.getIndexAttr(dst[i]));
+      rewriter.replaceOp(op, tensor::ExpandShapeOp::create(rewriter, loc,
+                                                           resultType, input,
+                                                           *groups, sizes));
+      return success();
+    }
   if (src.size() > dst.size())
     if (auto assoc = getReassociationIndicesForCollapse(src, dst)) {
       rewriter.replaceOp(op, tensor::CollapseShapeOp::create(
@@ -493,12 +545,15 @@ struct GatherLowering : OpConversionPattern<onnx::GatherOp> {
   matchAndRewrite(onnx::GatherOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType dataType = getStaticTensorType(adaptor.getData());
-    RankedTensorType indicesType = getStaticTensorType(adaptor.getIndices());
+    // Symbolic dims are allowed anywhere but the gathered axis
+    // (kiln-symbolic-shapes checked it).
+    auto dataType = dyn_cast<RankedTensorType>(adaptor.getData().getType());
+    auto indicesType =
+        dyn_cast<RankedTensorType>(adaptor.getIndices().getType());
     RankedTensorType resultType =
-        getConvertedResultType(getTypeConverter(), op);
+        getConvertedRankedResultType(getTypeConverter(), op);
     if (!dataType || !indicesType || !resultType)
-      return emitNodeError(op) << "needs static shapes", failure();
+      return emitNodeError(op) << "needs ranked tensors", failure();
     if (!isa<IntegerType>(indicesType.getElementType()))
       return emitNodeError(op) << "indices must be integers", failure();
     int64_t rank = dataType.getRank();
@@ -515,7 +570,18 @@ struct GatherLowering : OpConversionPattern<onnx::GatherOp> {
       return emitNodeError(op) << "result type " << resultType
                                << " does not match the operands",
              failure();
-    if (resultType.getNumElements() == 0) {
+    bool dynamic = !resultType.hasStaticShape();
+    if (ShapedType::isDynamic(dim)) {
+      // One constant index within the symbol's minimum (kiln-symbolic-shapes
+      // checked it): the slice below.
+      auto index = readConstantInts(op.getIndices());
+      if (indRank != 0 || !index || (*index)[0] < 0)
+        return emitNodeError(op) << "gathering along a symbolic axis is not "
+                                    "supported yet",
+               failure();
+      dim = (*index)[0] + 1;
+    }
+    if (!dynamic && resultType.getNumElements() == 0) {
       rewriter.replaceOp(op, createEmptyTensor(rewriter, loc, resultType));
       return success();
     }
@@ -530,6 +596,28 @@ struct GatherLowering : OpConversionPattern<onnx::GatherOp> {
         readConstantIndices(op, op.getIndices(), dim, failed);
     if (failed)
       return failure();
+    if (constant && indRank == 0 && dynamic) {
+      // One index of symbolic data: a slice of run-time sizes, collapsed.
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+          sizes = tensor::getMixedSizes(rewriter, loc, data),
+          strides(rank, rewriter.getIndexAttr(1));
+      offsets[*axis] = rewriter.getIndexAttr((*constant)[0]);
+      sizes[*axis] = rewriter.getIndexAttr(1);
+      Value slice = tensor::ExtractSliceOp::create(rewriter, loc, data, offsets,
+                                                   sizes, strides);
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t i = 0; i < rank; ++i) {
+        if (i == *axis && i > 0)
+          groups.back().push_back(i);
+        else if (i == *axis + 1 && *axis == 0)
+          groups.back().push_back(i);
+        else
+          groups.push_back({i});
+      }
+      rewriter.replaceOp(op, tensor::CollapseShapeOp::create(
+                                 rewriter, loc, resultType, slice, groups));
+      return success();
+    }
     if (constant && indRank == 0) {
       // One index: a slice.
       SmallVector<int64_t> offsets(rank, 0), sizes(dataType.getShape()),
@@ -560,7 +648,20 @@ struct GatherLowering : OpConversionPattern<onnx::GatherOp> {
     SmallVector<AffineMap> maps = {
         AffineMap::get(outRank, 0, indexExprs, ctx),
         AffineMap::getMultiDimIdentityMap(outRank, ctx)};
-    Value empty = createEmptyTensor(rewriter, loc, resultType);
+    SmallVector<Value> dynSizes;
+    for (int64_t i = 0; i < outRank; ++i) {
+      if (!resultType.isDynamicDim(i))
+        continue;
+      if (i < *axis)
+        dynSizes.push_back(tensor::DimOp::create(rewriter, loc, data, i));
+      else if (i < *axis + indRank)
+        dynSizes.push_back(
+            tensor::DimOp::create(rewriter, loc, indices, i - *axis));
+      else
+        dynSizes.push_back(
+            tensor::DimOp::create(rewriter, loc, data, i - indRank + 1));
+    }
+    Value empty = tensor::EmptyOp::create(rewriter, loc, resultType, dynSizes);
     Value result =
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{resultType}, ValueRange{indices},

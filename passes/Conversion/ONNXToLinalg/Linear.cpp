@@ -148,6 +148,147 @@ Value createMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
 // MatMul
 //===----------------------------------------------------------------------===//
 
+/// MatMul of A [..., M, K] and B [..., K, N] of one rank >= 3 with symbolic
+/// dims on both sides (attention's [b, h, s, d] x [b, h, d, s]): the batch
+/// dims (equal in A and B: kiln-symbolic-shapes proved the symbols equal; no
+/// broadcasting) collapsed, one batch product with run-time sizes (a
+/// linalg.generic, see below), expanded back.
+LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
+                                       RankedTensorType resultType,
+                                       ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(bv.getType());
+  Type elemType = resultType.getElementType();
+  int64_t rank = aType.getRank();
+  for (int64_t i = 0; i < rank - 2; ++i)
+    if (aType.getDimSize(i) != bType.getDimSize(i))
+      return emitNodeError(op)
+                 << "MatMul with symbolic dimensions broadcasts batch "
+                    "dimension "
+                 << i << " (" << aType << " and " << bType
+                 << "); not supported yet",
+             failure();
+  auto collapse = [&](Value v, RankedTensorType t) -> Value {
+    if (rank == 3)
+      return v;
+    SmallVector<ReassociationIndices> assoc(1);
+    int64_t batch = 1;
+    for (int64_t i = 0; i < rank - 2; ++i) {
+      assoc[0].push_back(i);
+      batch = t.isDynamicDim(i) || ShapedType::isDynamic(batch)
+                  ? ShapedType::kDynamic
+                  : batch * t.getDimSize(i);
+    }
+    assoc.push_back({rank - 2});
+    assoc.push_back({rank - 1});
+    return tensor::CollapseShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get(
+            {batch, t.getDimSize(rank - 2), t.getDimSize(rank - 1)},
+            t.getElementType()),
+        v, assoc);
+  };
+  Value lhs = collapse(a, aType), rhs = collapse(bv, bType);
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  auto accType = RankedTensorType::get(
+      {lhsType.getDimSize(0), lhsType.getDimSize(1), rhsType.getDimSize(2)},
+      elemType);
+  SmallVector<Value> sizes;
+  if (accType.isDynamicDim(0))
+    sizes.push_back(tensor::DimOp::create(rewriter, loc, lhs, 0));
+  if (accType.isDynamicDim(1))
+    sizes.push_back(tensor::DimOp::create(rewriter, loc, lhs, 1));
+  if (accType.isDynamicDim(2))
+    sizes.push_back(tensor::DimOp::create(rewriter, loc, rhs, 2));
+  Value empty = tensor::EmptyOp::create(rewriter, loc, accType, sizes);
+  Value zero = createScalarConstant(rewriter, loc, elemType, 0.0);
+  Value acc =
+      linalg::FillOp::create(rewriter, loc, ValueRange{zero}, ValueRange{empty})
+          .getResult(0);
+  // Loops over (batch, m, k) around a 1-D generic over n: C[b, m, :] +=
+  // A[b, m, k] * B[b, k, :]. A's element is read once per row update (a
+  // value the inner loop captures), and the inner loop runs along contiguous
+  // rows of B and C, which LLVM vectorizes; linalg.batch_matmul's
+  // (batch, m, n, k) order reduces along a column of B instead.
+  Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto dimOf = [&](Value v, RankedTensorType t, int64_t i) -> Value {
+    return t.isDynamicDim(i)
+               ? tensor::DimOp::create(rewriter, loc, v, i).getResult()
+               : arith::ConstantIndexOp::create(rewriter, loc, t.getDimSize(i))
+                     .getResult();
+  };
+  Value nb = dimOf(lhs, lhsType, 0), nm = dimOf(lhs, lhsType, 1),
+        nk = dimOf(lhs, lhsType, 2);
+  OpFoldResult nn = tensor::getMixedSize(rewriter, loc, rhs, 2);
+  auto rowType = RankedTensorType::get({rhsType.getDimSize(2)}, elemType);
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<AffineMap> maps(2, AffineMap::getMultiDimIdentityMap(1, ctx));
+  auto one = rewriter.getIndexAttr(1), zeroAttr = rewriter.getIndexAttr(0);
+  auto batchLoop = scf::ForOp::create(
+      rewriter, loc, c0, nb, c1, ValueRange{acc},
+      [&](OpBuilder &b1, Location l1, Value ib, ValueRange c) {
+        auto rowLoop = scf::ForOp::create(
+            b1, l1, c0, nm, c1, ValueRange{c[0]},
+            [&](OpBuilder &b2, Location l2, Value im, ValueRange cm) {
+              SmallVector<OpFoldResult> offsets = {ib, im, zeroAttr};
+              SmallVector<OpFoldResult> sizes = {one, one, nn};
+              SmallVector<OpFoldResult> strides = {one, one, one};
+              Value row = tensor::ExtractSliceOp::create(
+                  b2, l2, rowType, cm[0], offsets, sizes, strides);
+              auto kLoop = scf::ForOp::create(
+                  b2, l2, c0, nk, c1, ValueRange{row},
+                  [&](OpBuilder &b3, Location l3, Value ik, ValueRange r) {
+                    Value a = tensor::ExtractOp::create(b3, l3, lhs,
+                                                        ValueRange{ib, im, ik});
+                    Value bRow = tensor::ExtractSliceOp::create(
+                        b3, l3, rowType, rhs,
+                        SmallVector<OpFoldResult>{ib, ik, zeroAttr}, sizes,
+                        strides);
+                    Value updated =
+                        linalg::GenericOp::create(
+                            b3, l3, TypeRange{rowType}, ValueRange{bRow},
+                            ValueRange{r[0]}, maps,
+                            getParallelIterators(1),
+                            [&](OpBuilder &b4, Location l4, ValueRange args) {
+                              Value mul =
+                                  arith::MulFOp::create(b4, l4, a, args[0]);
+                              linalg::YieldOp::create(
+                                  b4, l4,
+                                  arith::AddFOp::create(b4, l4, mul, args[1])
+                                      .getResult());
+                            })
+                            .getResult(0);
+                    scf::YieldOp::create(b3, l3, updated);
+                  });
+              Value inserted = tensor::InsertSliceOp::create(
+                  b2, l2, kLoop.getResult(0), cm[0], offsets, sizes, strides);
+              scf::YieldOp::create(b2, l2, inserted);
+            });
+        scf::YieldOp::create(b1, l1, rowLoop.getResult(0));
+      });
+  Value product = batchLoop.getResult(0);
+  (void)ctx;
+  if (rank > 3) {
+    SmallVector<ReassociationIndices> assoc(1);
+    SmallVector<OpFoldResult> outSizes;
+    for (int64_t i = 0; i < rank - 2; ++i) {
+      assoc[0].push_back(i);
+      outSizes.push_back(tensor::getMixedSize(rewriter, loc, a, i));
+    }
+    assoc.push_back({rank - 2});
+    assoc.push_back({rank - 1});
+    outSizes.push_back(tensor::getMixedSize(rewriter, loc, a, rank - 2));
+    outSizes.push_back(tensor::getMixedSize(rewriter, loc, bv, rank - 1));
+    product = tensor::ExpandShapeOp::create(rewriter, loc, resultType, product,
+                                            assoc, outSizes);
+  }
+  rewriter.replaceOp(op, product);
+  return success();
+}
+
 /// MatMul with symbolic dims in A's leading (batch and M) dims and a static
 /// 2-D B: A collapsed to [?, K], one linalg.matmul with a run-time M,
 /// expanded back to the result's shape.
@@ -158,6 +299,10 @@ LogicalResult lowerSymbolicMatMul(onnx::MatMulOp op, Value a, Value bv,
   auto aType = cast<RankedTensorType>(a.getType());
   auto bType = cast<RankedTensorType>(bv.getType());
   Type elemType = resultType.getElementType();
+  if (isa<FloatType>(elemType) && aType.getRank() >= 3 &&
+      aType.getRank() == bType.getRank() &&
+      (!bType.hasStaticShape() || aType.isDynamicDim(aType.getRank() - 1)))
+    return lowerSymbolicBatchMatMul(op, a, bv, resultType, rewriter);
   if (!isa<FloatType>(elemType) || aType.getRank() < 2 ||
       bType.getRank() != 2 || !bType.hasStaticShape() ||
       aType.isDynamicDim(aType.getRank() - 1))

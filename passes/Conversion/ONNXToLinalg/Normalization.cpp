@@ -141,8 +141,8 @@ struct SoftmaxLowering : OpConversionPattern<OpTy> {
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
     auto xType = dyn_cast<RankedTensorType>(x.getType());
-    // Symbolic dims other than the axis are allowed (kiln-symbolic-shapes
-    // rejects a symbolic axis).
+    // Symbolic dims are allowed, the axis too (attention's scores over the
+    // sequence).
     RankedTensorType resultType =
         getConvertedRankedResultType(this->getTypeConverter(), op);
     if (!xType || xType != resultType)
@@ -157,10 +157,8 @@ struct SoftmaxLowering : OpConversionPattern<OpTy> {
     std::optional<int64_t> axis = normalizeAxis(op.getAxis(), rank);
     if (!axis)
       return onnx::emitNodeError(op)
-             << "axis " << static_cast<int64_t>(op.getAxis()) << " is out of range";
-    if (xType.isDynamicDim(*axis))
-      return onnx::emitNodeError(op)
-             << "a softmax over a symbolic axis is not supported yet";
+             << "axis " << static_cast<int64_t>(op.getAxis())
+             << " is out of range";
     Type elem = xType.getElementType();
     Type ct = getComputeType(elem);
     SmallVector<bool> reduced(rank, false);
@@ -385,12 +383,14 @@ struct BatchNormLowering : OpConversionPattern<onnx::BatchNormalizationOp> {
                   "are training-only";
     Value x = adaptor.getX();
     auto xType = dyn_cast<RankedTensorType>(x.getType());
-    RankedTensorType yType = getConvertedResultType(getTypeConverter(), op, 0);
-    if (!xType || !xType.hasStaticShape() || xType != yType ||
-        xType.getRank() < 2)
+    // A symbolic batch (dim 0) is allowed: one elementwise op over the batch.
+    auto yType = dyn_cast_or_null<RankedTensorType>(
+        getTypeConverter()->convertType(op->getResult(0).getType()));
+    if (!xType || xType != yType || xType.getRank() < 2 ||
+        llvm::any_of(xType.getShape().drop_front(), ShapedType::isDynamic))
       return onnx::emitNodeError(op)
              << "X (rank >= 2) and Y must be the same "
-                "static type";
+                "static type (but a symbolic batch)";
     Type elem = xType.getElementType();
     if (!isa<FloatType>(elem))
       return onnx::emitNodeError(op)

@@ -46,6 +46,7 @@ struct ConvertONNXToLinalgPass
     populateConstantPatterns(converter, patterns);
     populateElementwisePatterns(converter, patterns);
     populateLinearPatterns(converter, patterns);
+    populateSymbolicBatchPatterns(converter, patterns);
     populateConvolutionPatterns(converter, patterns);
     populateQuantizationPatterns(converter, patterns);
     populatePoolingPatterns(converter, patterns);

@@ -34,6 +34,10 @@ void populateConvolutionPatterns(TypeConverter &converter,
 /// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
 void populatePoolingPatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
+/// Conv and pooling over a symbolic batch: one image at
+/// a time (SymbolicBatch.cpp).
+void populateSymbolicBatchPatterns(TypeConverter &converter,
+                                   RewritePatternSet &patterns);
 /// BatchNormalization, LayerNormalization, Softmax.
 void populateNormalizationPatterns(TypeConverter &converter,
                                    RewritePatternSet &patterns);

@@ -224,9 +224,17 @@ struct RangeLowering : OpConversionPattern<onnx::RangeOp> {
   matchAndRewrite(onnx::RangeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = getConvertedResultType(getTypeConverter(), op);
+    RankedTensorType type =
+        getConvertedRankedResultType(getTypeConverter(), op);
     if (!type || type.getRank() != 1)
-      return emitNodeError(op) << "needs a static 1-D result", failure();
+      return emitNodeError(op) << "needs a 1-D result", failure();
+    // A symbolic length: its size from the symbols (kiln-symbolic-shapes).
+    Value empty = type.hasStaticShape()
+                      ? createEmptyTensor(rewriter, loc, type)
+                      : createEmptyTensorFromSymbols(rewriter, loc, op, type);
+    if (!empty)
+      return emitNodeError(op) << "has a symbolic length with no expression",
+             failure();
     Type elemType = type.getElementType();
     auto scalar = [&](Value v) {
       auto t = cast<RankedTensorType>(v.getType());
@@ -236,7 +244,6 @@ struct RangeLowering : OpConversionPattern<onnx::RangeOp> {
     };
     Value start = scalar(adaptor.getStart()), delta = scalar(adaptor.getDelta());
     MLIRContext *ctx = rewriter.getContext();
-    Value empty = createEmptyTensor(rewriter, loc, type);
     Value result =
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{empty},

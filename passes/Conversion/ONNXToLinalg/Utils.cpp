@@ -9,9 +9,12 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include "dialects/ONNX/Diagnostics.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include <cmath>
 #include <cstring>
@@ -211,6 +214,84 @@ Value createEmptyTensorLike(OpBuilder &b, Location loc,
       }
     }
     if (!size)
+      return nullptr;
+    sizes.push_back(size);
+  }
+  return tensor::EmptyOp::create(b, loc, resultType, sizes);
+}
+
+/// `e` (constants and symbols, +, *, floordiv, ceildiv, mod) with arith ops;
+/// `symbol(i)` gives symbol i's value. Null for a form it cannot build.
+static Value buildSymbolExpr(OpBuilder &b, Location loc, AffineExpr e,
+                             function_ref<Value(unsigned)> symbol) {
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return arith::ConstantIndexOp::create(b, loc, c.getValue());
+  if (auto s = dyn_cast<AffineSymbolExpr>(e))
+    return symbol(s.getPosition());
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return nullptr;
+  Value l = buildSymbolExpr(b, loc, bin.getLHS(), symbol);
+  Value r = buildSymbolExpr(b, loc, bin.getRHS(), symbol);
+  if (!l || !r)
+    return nullptr;
+  switch (e.getKind()) {
+  case AffineExprKind::Add:
+    return arith::AddIOp::create(b, loc, l, r);
+  case AffineExprKind::Mul:
+    return arith::MulIOp::create(b, loc, l, r);
+  case AffineExprKind::FloorDiv:
+    return arith::FloorDivSIOp::create(b, loc, l, r);
+  case AffineExprKind::CeilDiv:
+    return arith::CeilDivSIOp::create(b, loc, l, r);
+  case AffineExprKind::Mod:
+    return arith::RemSIOp::create(b, loc, l, r);
+  default:
+    return nullptr;
+  }
+}
+
+Value createEmptyTensorFromSymbols(OpBuilder &b, Location loc, Operation *op,
+                                   RankedTensorType resultType) {
+  auto attr = op->getAttrOfType<AffineMapAttr>("kiln.result_dims");
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  if (!attr || !func ||
+      attr.getValue().getNumResults() !=
+          static_cast<unsigned>(resultType.getRank()))
+    return nullptr;
+  Block &entry = func.getFunctionBody().front();
+  DenseMap<unsigned, Value> cache;
+  bool missing = false;
+  auto symbol = [&](unsigned id) -> Value {
+    if (Value v = cache.lookup(id))
+      return v;
+    // The driver moves the arguments' `kiln.dims` to the function's
+    // `kiln.input_dims` (one array per input) after the graph passes.
+    auto inputDims = func->getAttrOfType<ArrayAttr>("kiln.input_dims");
+    for (BlockArgument arg : entry.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      auto dims =
+          inputDims && i < inputDims.size()
+              ? dyn_cast<DenseI64ArrayAttr>(inputDims[i])
+              : func.getArgAttrOfType<DenseI64ArrayAttr>(i, "kiln.dims");
+      if (!dims)
+        continue;
+      for (auto [axis, d] : llvm::enumerate(dims.asArrayRef()))
+        if (d == -static_cast<int64_t>(id) - 1) {
+          Value v = tensor::DimOp::create(b, loc, arg, axis);
+          cache[id] = v;
+          return v;
+        }
+    }
+    missing = true;
+    return arith::ConstantIndexOp::create(b, loc, 0);
+  };
+  SmallVector<Value> sizes;
+  for (auto [i, e] : llvm::enumerate(attr.getValue().getResults())) {
+    if (!resultType.isDynamicDim(i))
+      continue;
+    Value size = buildSymbolExpr(b, loc, e, symbol);
+    if (!size || missing)
       return nullptr;
     sizes.push_back(size);
   }

@@ -83,6 +83,14 @@ mlir::Value createEmptyTensor(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value createEmptyTensorLike(mlir::OpBuilder &b, mlir::Location loc,
                                   mlir::RankedTensorType resultType,
                                   mlir::ValueRange sources);
+/// tensor.empty of `resultType` (result 0 of `op`) whose `?` dims take the
+/// sizes kiln-symbolic-shapes recorded on `op` as `kiln.result_dims` (a map
+/// over the symbols), each symbol read with tensor.dim from the first entry
+/// argument whose dims name it (the function's `kiln.input_dims`, else the
+/// arguments' `kiln.dims`). Null when `op` has no such sizes.
+mlir::Value createEmptyTensorFromSymbols(mlir::OpBuilder &b, mlir::Location loc,
+                                         mlir::Operation *op,
+                                         mlir::RankedTensorType resultType);
 /// linalg.fill of a tensor.empty of `type` with `value` (a scalar Value).
 mlir::Value createFilledTensor(mlir::OpBuilder &b, mlir::Location loc,
                                mlir::RankedTensorType type, mlir::Value value);

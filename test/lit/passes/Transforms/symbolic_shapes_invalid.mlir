@@ -59,3 +59,38 @@ func.func @reshape_mismatch(%a: tensor<?x6xf32> {kiln.dims = array<i64: -1, 6>})
   %0 = "onnx.Reshape"(%a, %s) : (tensor<?x6xf32>, tensor<2xi64>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
+
+// -----
+
+func.func @gather_symbolic_axis(%a: tensor<?x4xf32> {kiln.dims = array<i64: -1, 4>},
+                                %i: tensor<2xi64>) -> tensor<2x4xf32>
+    attributes {kiln.symbols = [["n", 1, -1]]} {
+  // expected-error @+1 {{node (Gather): gathering along dimension 0 ('n'), a symbolic one, takes constant indices below the symbol's minimum only}}
+  %0 = "onnx.Gather"(%a, %i) {axis = 0 : i64} : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @matmul_k_mismatch(%a: tensor<?x?xf32> {kiln.dims = array<i64: -1, -2>},
+                             %b: tensor<?x?xf32> {kiln.dims = array<i64: -1, -1>}) -> tensor<?x?xf32>
+    attributes {kiln.symbols = [["n", 1, -1], ["m", 1, -1]]} {
+  // expected-error @+1 {{node (MatMul): the product's K is 'm' in A but 'n' in B}}
+  %0 = "onnx.MatMul"(%a, %b) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @reshape_two_new_symbols(%a: tensor<?x?xf32> {kiln.dims = array<i64: -1, -2>}) -> tensor<?x?xf32>
+    attributes {kiln.symbols = [["n", 1, -1], ["m", 1, -1]]} {
+  %s = "onnx.Shape"(%a) {start = 0 : i64} : (tensor<?x?xf32>) -> tensor<2xi64>
+  %c0 = onnx.Constant {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %c1 = onnx.Constant {value = dense<[1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %n = "onnx.Gather"(%s, %c0) {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %m = "onnx.Gather"(%s, %c1) {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %swapped = "onnx.Concat"(%m, %n) {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  // expected-error @+1 {{node (Reshape): shape has two symbolic dims ('n' at 1) that are not the input's at the same axis; not supported yet}}
+  %0 = "onnx.Reshape"(%a, %swapped) : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}

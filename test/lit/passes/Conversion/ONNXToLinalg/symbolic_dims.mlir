@@ -1,0 +1,68 @@
+// RUN: kiln-opt %s -convert-onnx-to-linalg -split-input-file | FileCheck %s
+
+// Symbolic (`?`) dims in the lowering (docs/dynamic-shapes.md): attention's batch
+// MatMul with symbols on both sides (loops over batch, m, k around a generic over n) and a Softmax over a symbolic axis; Conv over a
+// symbolic batch, one static image at a time; Range of a symbolic length sized from the
+// entry's dims (kiln.result_dims, kiln.input_dims); an embedding Gather of symbolic
+// indices.
+
+// CHECK-LABEL: func.func @attention
+// CHECK: %[[A:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2], [3]] : tensor<?x2x?x4xf32> into tensor<?x?x4xf32>
+// CHECK: %[[B:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1], [2], [3]] : tensor<?x2x4x?xf32> into tensor<?x4x?xf32>
+// CHECK: scf.for %[[IB:.*]] = {{.*}} iter_args
+// CHECK:   scf.for %[[IM:.*]] = {{.*}} iter_args
+// CHECK:     scf.for %[[IK:.*]] = {{.*}} iter_args(%[[ROW:.*]] = %{{.*}}) -> (tensor<?xf32>)
+// CHECK:       %[[AV:.*]] = tensor.extract %[[A]][%[[IB]], %[[IM]], %[[IK]]] : tensor<?x?x4xf32>
+// CHECK:       %[[BROW:.*]] = tensor.extract_slice %[[B]][%[[IB]], %[[IK]], 0] [1, 1, %{{.*}}] [1, 1, 1] : tensor<?x4x?xf32> to tensor<?xf32>
+// CHECK:       linalg.generic {{.*}} ins(%[[BROW]] : tensor<?xf32>) outs(%[[ROW]] : tensor<?xf32>)
+// CHECK:         arith.mulf %[[AV]]
+// CHECK:         arith.addf
+// CHECK: tensor.expand_shape {{.*}} into tensor<?x2x?x?xf32>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x2x?x?xf32>)
+// CHECK: math.exp
+func.func @attention(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x4x?xf32>) -> tensor<?x2x?x?xf32> {
+  %0 = "onnx.MatMul"(%q, %k) : (tensor<?x2x?x4xf32>, tensor<?x2x4x?xf32>) -> tensor<?x2x?x?xf32>
+  %1 = "onnx.Softmax"(%0) {axis = -1 : i64} : (tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
+  return %1 : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @conv_batch
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x3x8x8xf32>
+// CHECK: %[[INIT:.*]] = tensor.empty(%[[N]]) : tensor<?x4x8x8xf32>
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]])
+// CHECK:   tensor.extract_slice %arg0[%[[I]], 0, 0, 0] [1, 3, 8, 8] [1, 1, 1, 1] : tensor<?x3x8x8xf32> to tensor<1x3x8x8xf32>
+// CHECK:   linalg.conv_2d_nhwc_hwcf {{.*}} -> tensor<1x8x8x4xf32>
+// CHECK:   tensor.insert_slice %{{.*}} into %[[ACC]][%[[I]], 0, 0, 0] [1, 4, 8, 8] [1, 1, 1, 1] : tensor<1x4x8x8xf32> into tensor<?x4x8x8xf32>
+func.func @conv_batch(%x: tensor<?x3x8x8xf32>) -> tensor<?x4x8x8xf32> {
+  %w = onnx.Constant {value = dense<1.0> : tensor<4x3x3x3xf32>} : () -> tensor<4x3x3x3xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %0 = "onnx.Conv"(%x, %w, %none) {pads = [1, 1, 1, 1]} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, none) -> tensor<?x4x8x8xf32>
+  return %0 : tensor<?x4x8x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @range_and_gather
+// CHECK: tensor.from_elements
+// CHECK: %[[SEQ:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x?xi64>
+// CHECK: %[[R:.*]] = tensor.empty(%[[SEQ]]) : tensor<?xi64>
+// CHECK: linalg.generic {{.*}} outs(%[[R]] : tensor<?xi64>)
+// CHECK: kiln.check
+// CHECK: %[[B:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x?xi64>
+// CHECK: %[[S:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x?xi64>
+// CHECK: %[[E:.*]] = tensor.empty(%[[B]], %[[S]]) : tensor<?x?x8xf32>
+// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<?x?xi64>) outs(%[[E]] : tensor<?x?x8xf32>)
+func.func @range_and_gather(%ids: tensor<?x?xi64>) -> (tensor<?xi64>, tensor<?x?x8xf32>)
+    attributes {kiln.symbols = [["batch", 1, -1], ["seq", 1, -1]],
+                kiln.input_dims = [array<i64: -1, -2>]} {
+  %emb = onnx.Constant {value = dense<1.0> : tensor<10x8xf32>} : () -> tensor<10x8xf32>
+  %c0 = onnx.Constant {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %c1 = onnx.Constant {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %s = "onnx.Shape"(%ids) {start = 0 : i64} : (tensor<?x?xi64>) -> tensor<2xi64>
+  %seq = "onnx.Gather"(%s, %c1) {axis = 0 : i64} : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+  %pos = "onnx.Range"(%c0, %seq, %c1) {kiln.result_dims = affine_map<()[s0, s1] -> (s1)>} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  %x = "onnx.Gather"(%emb, %ids) {axis = 0 : i64} : (tensor<10x8xf32>, tensor<?x?xi64>) -> tensor<?x?x8xf32>
+  return %pos, %x : tensor<?xi64>, tensor<?x?x8xf32>
+}
