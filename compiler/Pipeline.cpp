@@ -258,7 +258,9 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   std::string error;
   std::unique_ptr<TargetBackend> target = createTargetBackend(
       options.device,
-      TargetOptions{options.triple, cpu.str(), "", options.cudaPath}, error);
+      TargetOptions{options.triple, cpu.str(), "", options.cudaPath,
+                    options.precision},
+      error);
   if (!target)
     return fail(error);
 

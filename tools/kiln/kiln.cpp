@@ -76,7 +76,11 @@ constexpr const char *kUsage =
     "                           serialized onnx.TensorProto); a run given another\n"
     "                           value fails with an error (repeatable)\n"
     "      --name PREFIX        symbol prefix (default: the output's stem)\n"
-    "      --precision fp32     numeric precision (only fp32 so far)\n"
+    "      --precision P        fp32 (default), bf16 or fp16: an f32 model's\n"
+    "                           MatMul/Gemm/Conv weights stored in P and\n"
+    "                           computed on P operands with f32 accumulation;\n"
+    "                           inputs, outputs and other ops stay f32\n"
+    "                           (docs/precision.md)\n"
     "      --keep-intermediates keep the object and descriptor source in "
     "OUTPUT.kiln/\n"
     "      --progress, --verbose  a line per stage on stderr (stage, time, "
@@ -238,9 +242,10 @@ int runCompile(ArrayRef<StringRef> args) {
       options.triple = triple.str();
     }
   }
-  if (precision != "fp32")
+  if (precision != "fp32" && precision != "bf16" && precision != "fp16")
     return usageError("--precision " + precision +
-                      " is not supported yet (only fp32)");
+                      " is not supported (fp32, bf16 or fp16)");
+  options.precision = precision;
 
   kiln::tool::ProgressReporter reporter(progressMode);
   if (reporter.enabled())
