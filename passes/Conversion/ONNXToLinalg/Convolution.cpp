@@ -180,7 +180,9 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
     Value zero = createScalarConstant(rewriter, loc, elemType, 0.0);
     // f16 / bf16 sums accumulate in f32 (rounded to elemType once, after).
     Type accElem = getAccumulatorType(elemType);
-    Value accZero = createScalarConstant(rewriter, loc, accElem, 0.0);
+    Value accZero = accElem == elemType
+                        ? zero
+                        : createScalarConstant(rewriter, loc, accElem, 0.0);
     auto pad = [&](Value v, ArrayRef<int64_t> low,
                    ArrayRef<int64_t> high) -> Value {
       if (!needsPad)
