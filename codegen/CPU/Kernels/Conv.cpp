@@ -24,8 +24,8 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   Value in = op.getInputs()[0], w = op.getInputs()[1], out = op.getOutputs()[0];
   // 8-bit input and filter into i32 (Int8.cpp): constant filters only.
   bool bytes = getElementTypeOrSelf(in.getType()).isSignlessInteger(8);
-  if (!innerUnitStride(in, bytes) || !innerUnitStride(w, bytes) ||
-      !innerUnitStride(out))
+  if (!innerUnitStride(in, bytes, /*allowHalf=*/true) ||
+      !innerUnitStride(w, bytes, /*allowHalf=*/true) || !innerUnitStride(out))
     return failure();
   // f16 / bf16 input and filter into f32 (NarrowFloat.cpp).
   Type inElem = getElementTypeOrSelf(in.getType());

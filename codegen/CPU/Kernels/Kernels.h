@@ -35,12 +35,11 @@ namespace kiln::kernels {
 using namespace mlir;
 
 /// Element types the kernels implement: f32, and i32 (the integer products of
-/// quantized models: multiply-add instead of FMA); f16 and bf16 as the A and
-/// B operands of a product into f32 (NarrowFloat.cpp); ops on others keep the
-/// generic lowering.
+/// quantized models: multiply-add instead of FMA); ops on others keep the
+/// generic lowering (f16 and bf16 only as the A and B operands of a product
+/// into f32: innerUnitStride's allowHalf, NarrowFloat.cpp).
 inline bool isSupportedElementType(Type type) {
-  return type.isF32() || type.isSignlessInteger(32) || type.isF16() ||
-         type.isBF16();
+  return type.isF32() || type.isSignlessInteger(32);
 }
 
 struct KernelBuilder {
@@ -190,7 +189,8 @@ constexpr llvm::StringLiteral kBF16DotAttrName = "kiln.bf16_dot";
 /// Whether `op` carries kiln.bf16_dot = "vdpbf16ps".
 bool hasBF16Dot(Operation *op);
 
-/// `value` (a scalar or vector of f16 / bf16) widened to f32; f32 as it is.
+/// `value` (a scalar or vector of f16 / bf16) widened to f32; another type
+/// (f32, i32) as it is.
 Value widenToF32(KernelBuilder &kb, Value value);
 
 /// The A operand of a vdpbf16ps kernel: the bf16 pair at `indices` (the last
@@ -248,9 +248,11 @@ void emitIf(OpBuilder &b, Location loc, Value cond,
             function_ref<void(OpBuilder &)> elseFn);
 
 /// A statically shaped memref of a supported element type (or i8, the
-/// operands of an 8-bit kernel, with `allowBytes`) whose innermost dim is
+/// operands of an 8-bit kernel, with `allowBytes`; f16 / bf16, the operands
+/// of a narrow-float product, with `allowHalf`) whose innermost dim is
 /// contiguous.
-bool innerUnitStride(Value memref, bool allowBytes = false);
+bool innerUnitStride(Value memref, bool allowBytes = false,
+                     bool allowHalf = false);
 
 /// Emits `body(vecs, lastLanes)` for panel `p` of `panels` column panels
 /// of `fullVecs` vectors: full panels, and the last one when `tailCols`

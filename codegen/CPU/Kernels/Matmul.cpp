@@ -22,7 +22,8 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
         c = op.getDpsInits()[0];
   // 8-bit operands into i32 (Int8.cpp): a constant B, one reduction block.
   bool bytes = getElementTypeOrSelf(a.getType()).isSignlessInteger(8);
-  if (!innerUnitStride(a, bytes) || !innerUnitStride(bMat, bytes) ||
+  if (!innerUnitStride(a, bytes, /*allowHalf=*/true) ||
+      !innerUnitStride(bMat, bytes, /*allowHalf=*/true) ||
       !innerUnitStride(c))
     return failure();
   if (bytes &&

@@ -30,7 +30,7 @@ bool hasBF16Dot(Operation *op) {
 Value widenToF32(KernelBuilder &kb, Value value) {
   Type type = value.getType();
   Type elem = getElementTypeOrSelf(type);
-  if (elem.isF32())
+  if (!elem.isF16() && !elem.isBF16()) // f32, i32: as they are
     return value;
   Type f32 = kb.b.getF32Type();
   Type to = f32;
