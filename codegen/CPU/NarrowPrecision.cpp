@@ -204,6 +204,10 @@ struct NarrowPrecisionPass
       op->replaceAllUsesWith(replacement);
       op->erase();
     }
+    // The f32 weights no product reads any more.
+    for (auto &[f32Weights, narrowWeights] : narrowedWeights)
+      if (f32Weights.use_empty())
+        f32Weights.getDefiningOp()->erase();
   }
 };
 

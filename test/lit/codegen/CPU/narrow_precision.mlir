@@ -6,8 +6,10 @@
 // A matmul with constant weights: the weights become a narrow constant
 // (converted at compile time, rounded to nearest even: 1.00390625 is a tie
 // between bf16 1.0 and 1.0078125 and goes to the even 1.0; f16 keeps it),
-// A is converted by a truncf generic, the accumulator and result stay f32.
+// A is converted by a truncf generic, the accumulator and result stay f32;
+// the f32 weights are gone.
 // CHECK-LABEL: func.func @matmul
+// CHECK-NOT: tensor<2x2xf32>
 // BF16: %[[W:.*]] = arith.constant dense<{{\[}}[1.000000e+00, -2.500000e+00], [0.000000e+00, 3.000000e+00]]> : tensor<2x2xbf16>
 // FP16: %[[W:.*]] = arith.constant dense<{{\[}}[1.003910e+00, -2.500000e+00], [0.000000e+00, 3.000000e+00]]> : tensor<2x2xf16>
 // CHECK: %[[A:.*]] = linalg.generic
