@@ -100,6 +100,31 @@ def KilnDecomposePadsPass
                            "mlir::arith::ArithDialect"];
 }
 
+def KilnNarrowPrecisionPass
+    : Pass<"kiln-narrow-precision", "mlir::ModuleOp"> {
+  let summary = "Compute f32 matmuls and convolutions on bf16 / f16 operands "
+                "(--precision)";
+  let description = [{
+    On tensors, after kiln-propagate-transposes and before
+    kiln-select-kernel-strategy (the CPU target runs it for `kiln compile
+    --precision bf16|fp16`). Every f32 `linalg.matmul`, `linalg.batch_matmul`
+    (plain maps) and `linalg.conv_2d_nhwc_hwcf` whose B is a constant gets
+    that constant converted to `precision` at compile time (rounded to
+    nearest even; half the weight bytes) and its A converted by an
+    elementwise `arith.truncf` generic before it. The op keeps its f32
+    accumulator and result: reductions (softmax, LayerNorm, means) and every
+    other op stay f32, and so do the model's inputs and outputs. Products
+    without a constant B (attention's Q x K^T) are left in f32.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "the operands' type: bf16 or fp16">
+  ];
+}
+
 def KilnSelectKernelStrategyPass
     : Pass<"kiln-select-kernel-strategy", "mlir::ModuleOp"> {
   let summary = "Choose each micro-kernel's register blocking for the target";
@@ -133,7 +158,12 @@ def KilnSelectKernelStrategyPass
            "pmaddwd (x86 without VNNI), sdot (AArch64 dotprod), or empty "
            "(one byte per step); i8 matmuls / convs whose contiguous "
            "reduction dim divides by its group (4, 2, 4) are marked "
-           "kiln.int8_dot = \"<instruction>\"">
+           "kiln.int8_dot = \"<instruction>\"">,
+    Option<"bf16Dot", "bf16-dot", "std::string", /*default=*/"\"\"",
+           "the target's bf16 pair product instruction: vdpbf16ps (x86 "
+           "AVX512-BF16, vector width 8 or 16) or empty (bf16 converted to "
+           "f32, f32 FMA); matmuls of bf16 operands into f32 with an even "
+           "K and a constant B are marked kiln.bf16_dot = \"vdpbf16ps\"">
   ];
 }
 

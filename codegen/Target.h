@@ -42,6 +42,10 @@ struct TargetOptions {
   /// The device toolkit's folder (`--cuda-path`, `--rocm-path`); empty means
   /// the target's default (/usr/local/cuda; ROCm's is searched).
   std::string toolkitPath;
+  /// `--precision`: "fp32" (default), or "bf16" / "fp16" for the f32 products
+  /// computed on narrow operands (docs/precision.md); a target that cannot
+  /// refuses it.
+  std::string precision = "fp32";
 };
 
 /// The kinds of executable a target produces.

@@ -78,6 +78,12 @@ std::unique_ptr<TargetBackend> createTargetBackend(StringRef deviceSpec,
             llvm::join(getTargetDeviceNames(), ", ") + ")";
     return nullptr;
   }
+  if (targetOptions.precision != "fp32" && device != "cpu") {
+    error = "--precision " + targetOptions.precision +
+            " is supported on the cpu device only so far (got --device " +
+            deviceSpec.str() + ")";
+    return nullptr;
+  }
   if (!entry->create) {
     error = "the " + device.str() + " target is not implemented yet (its " +
             "place: " + entry->folder.str() + ")";

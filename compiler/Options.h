@@ -46,6 +46,9 @@ struct CompileOptions {
   /// means "native" for the host and "generic" for any other --target.
   std::string cpu;
   EmitKind emit = EmitKind::SharedLibrary;
+  /// `--precision`: fp32, or bf16 / fp16 (f32 products on narrow weights and
+  /// activations; docs/precision.md).
+  std::string precision = "fp32";
   /// Symbol prefix of the compiled model; empty means the output's stem.
   std::string name;
   /// Fixes or bounds input dimensions (`--shape`): input name -> one spec per

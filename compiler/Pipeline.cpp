@@ -264,7 +264,8 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
       TargetOptions{options.triple, cpu.str(), "",
                     StringRef(options.device).starts_with("hip")
                         ? options.rocmPath
-                        : options.cudaPath},
+                        : options.cudaPath,
+                    options.precision},
       error);
   if (!target)
     return fail(error);

@@ -420,6 +420,8 @@ private:
     probeOptions.outputPath = std::string(probeLib);
     probeOptions.emit = EmitKind::SharedLibrary;
     probeOptions.device = "cpu";
+    probeOptions.devices.clear();
+    probeOptions.precision = "fp32";
     probeOptions.triple.clear();
     probeOptions.cpu.clear();
     probeOptions.name = "calibration";

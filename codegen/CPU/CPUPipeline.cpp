@@ -140,6 +140,10 @@ FailureOr<CPUTarget> resolveCPUTarget(StringRef tripleName, StringRef cpu,
                    : avx  ? subtarget->checkFeatures("+avx2")
                           : subtarget->checkFeatures("+sse2");
     target.int8Dot = vnni ? "vpdpbusd" : pmaddwd ? "pmaddwd" : "";
+    // vdpbf16ps on zmm (AVX512-BF16) or ymm (with AVX512-VL); "avx512bf16"
+    // is among the features recorded and checked at open.
+    if (avx512 && subtarget->checkFeatures("+avx512bf16"))
+      target.bf16Dot = "vdpbf16ps";
   } else {
     if (triple.isAArch64()) {
       std::string checked;
@@ -166,8 +170,19 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   strategyOptions.vectorWidth = target.vectorWidth;
   strategyOptions.vectorRegisters = target.vectorRegisters;
   strategyOptions.int8Dot = target.int8Dot;
+  strategyOptions.bf16Dot = target.bf16Dot;
+  std::string precision = target.precision;
   TensorPipelineHooks hooks;
-  hooks.afterLayoutPropagation = [strategyOptions](OpPassManager &pm) {
+  hooks.afterLayoutPropagation = [strategyOptions,
+                                  precision](OpPassManager &pm) {
+    // --precision bf16 / fp16: the f32 products with constant weights read
+    // narrow operands (weights converted at compile time); before the kernel
+    // strategy, which then sees their element types (and no Winograd).
+    if (precision != "fp32") {
+      KilnNarrowPrecisionPassOptions narrowOptions;
+      narrowOptions.precision = precision;
+      pm.addPass(createKilnNarrowPrecisionPass(narrowOptions));
+    }
     // 3x3 convs as Winograd transforms + matrix products where the kernel
     // strategy says so; before fusion, so the output transform fuses with the
     // bias / activation after it.

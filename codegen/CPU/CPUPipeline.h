@@ -39,6 +39,11 @@ struct CPUTarget {
   /// 256-bit), "pmaddwd" (other x86: SSE2, AVX2, AVX512-BW), "sdot" (AArch64
   /// dotprod), or empty (one byte per step: plain NEON, others).
   std::string int8Dot;
+  /// The bf16 pair product at the vector width: "vdpbf16ps" (x86
+  /// AVX512-BF16, 256- and 512-bit) or empty (bf16 widened to f32, f32 FMA).
+  std::string bf16Dot;
+  /// `--precision` (TargetOptions::precision): "fp32", "bf16" or "fp16".
+  std::string precision = "fp32";
   /// Features the runtime checks before running the code, comma-separated
   /// (avx2, fma, avx512f, ...); empty for a baseline build.
   std::string runtimeFeatures;

@@ -101,6 +101,13 @@ createCPUTargetBackend(const TargetOptions &options, std::string &error) {
       resolveCPUTarget(options.triple, options.cpu, error);
   if (failed(target))
     return nullptr;
+  if (options.precision != "fp32" && options.precision != "bf16" &&
+      options.precision != "fp16") {
+    error = "unknown precision '" + options.precision +
+            "' (the cpu target computes fp32, bf16 or fp16)";
+    return nullptr;
+  }
+  target->precision = options.precision;
   return std::make_unique<CPUTargetBackend>(std::move(*target));
 }
 

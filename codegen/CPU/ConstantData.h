@@ -68,6 +68,57 @@ word32ConstantData(mlir::Attribute attr) {
   return std::nullopt;
 }
 
+/// `value` as bfloat16 / IEEE half bits, rounded to nearest even (NaN stays
+/// NaN; beyond the range: infinity). Defined in NarrowPrecision.cpp.
+uint16_t floatToBF16Bits(float value);
+uint16_t floatToHalfBits(float value);
+
+/// The 16-bit words of an f16 or bf16 dense or dense_resource attribute (the
+/// narrow weights of --precision and of f16 / bf16 models), or nullopt.
+inline std::optional<llvm::SmallVector<uint16_t>>
+word16ConstantData(mlir::Attribute attr) {
+  auto elements = llvm::dyn_cast_or_null<mlir::ElementsAttr>(attr);
+  if (!elements)
+    return std::nullopt;
+  mlir::Type elementType = elements.getElementType();
+  if (!elementType.isF16() && !elementType.isBF16())
+    return std::nullopt;
+  if (auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(attr)) {
+    llvm::SmallVector<uint16_t> words;
+    words.reserve(dense.getNumElements());
+    for (const llvm::APFloat &v : dense.getValues<llvm::APFloat>())
+      words.push_back(uint16_t(v.bitcastToAPInt().getZExtValue()));
+    return words;
+  }
+  if (auto resource = llvm::dyn_cast<mlir::DenseResourceElementsAttr>(attr)) {
+    mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    llvm::ArrayRef<char> data = blob->getData();
+    if (data.size() != size_t(resource.getNumElements()) * 2)
+      return std::nullopt;
+    llvm::SmallVector<uint16_t> words(data.size() / 2);
+    std::memcpy(words.data(), data.data(), data.size());
+    return words;
+  }
+  return std::nullopt;
+}
+
+/// 16-bit `words` as an attribute of `type` (f16 or bf16 elements): inline
+/// when small, else a resource blob named after `blobName`.
+inline mlir::ElementsAttr word16ConstantAttr(mlir::RankedTensorType type,
+                                             llvm::ArrayRef<uint16_t> words,
+                                             llvm::StringRef blobName) {
+  if ((int64_t)words.size() * 2 <= kMaxInlineConstantBytes) {
+    llvm::ArrayRef<char> raw(reinterpret_cast<const char *>(words.data()),
+                             words.size() * 2);
+    return mlir::DenseElementsAttr::getFromRawBuffer(type, raw);
+  }
+  return mlir::DenseResourceElementsAttr::get(
+      type, blobName,
+      mlir::HeapAsmResourceBlob::allocateAndCopyInferAlign<uint16_t>(words));
+}
+
 /// `data` as an attribute of `type`: inline when small, else a resource blob
 /// named after `blobName` (the parser/printer renames on collision).
 inline mlir::ElementsAttr f32ConstantAttr(mlir::RankedTensorType type,

@@ -19,6 +19,7 @@
 #include "dialects/Kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 
 namespace kiln {
@@ -115,7 +116,9 @@ bool chooseWinograd(linalg::Conv2DNhwcHwcfOp conv) {
   // products).
   if (!conv.hasPureTensorSemantics() || !ones(conv.getStrides()) ||
       !ones(conv.getDilations()) ||
-      !getElementTypeOrSelf(conv.getOutputs()[0].getType()).isF32())
+      !llvm::all_of(conv->getOperandTypes(), [](Type t) {
+        return getElementTypeOrSelf(t).isF32();
+      }))
     return false;
   auto fType = cast<ShapedType>(conv.getInputs()[1].getType());
   auto outType = cast<ShapedType>(conv.getOutputs()[0].getType());
@@ -146,12 +149,30 @@ bool isInt8Kernel(linalg::LinalgOp op) {
          elem(op.getDpsInits()[0]).isSignlessInteger(32);
 }
 
+/// A matmul, batch matmul or NHWC conv of f16 or bf16 operands (one type)
+/// into f32 (f16 / bf16 models, --precision), static shapes, nothing empty.
+bool isNarrowFloatKernel(linalg::LinalgOp op) {
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp>(
+          op.getOperation()) ||
+      op.getNumDpsInputs() != 2)
+    return false;
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<ShapedType>(operand.getType());
+    if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
+      return false;
+  }
+  auto elem = [](Value v) { return getElementTypeOrSelf(v.getType()); };
+  Type a = elem(op.getDpsInputs()[0]);
+  return (a.isF16() || a.isBF16()) && elem(op.getDpsInputs()[1]) == a &&
+         elem(op.getDpsInits()[0]).isF32();
+}
+
 /// Static shapes, no empty dimension, and operands of one element type the
 /// kernels implement: f32, or i32 for matmuls and convolutions (the int32
-/// products of quantized models; pooling stays f32). Other types keep the
-/// generic lowering.
+/// products of quantized models; pooling stays f32); or the 8-bit and
+/// narrow-float products above. Other types keep the generic lowering.
 bool kernelOperands(linalg::LinalgOp op) {
-  if (isInt8Kernel(op))
+  if (isInt8Kernel(op) || isNarrowFloatKernel(op))
     return true;
   Type elementType;
   for (Value operand : op->getOperands()) {
@@ -189,6 +210,14 @@ struct SelectKernelStrategyPass
         (int8Dot == "pmaddwd" &&
          (vectorWidth == 4 || vectorWidth == 8 || vectorWidth == 16)) ||
         (int8Dot == "sdot" && vectorWidth == 4);
+    if (!bf16Dot.empty() &&
+        !(bf16Dot == "vdpbf16ps" && (vectorWidth == 8 || vectorWidth == 16))) {
+      getOperation()->emitError()
+          << "kiln-select-kernel-strategy: bf16-dot must be vdpbf16ps (vector "
+             "width 8 or 16) or empty, got '"
+          << bf16Dot << "' at vector width " << int64_t(vectorWidth);
+      return signalPassFailure();
+    }
     if (!validDot) {
       getOperation()->emitError()
           << "kiln-select-kernel-strategy: int8-dot must be vpdpbusd (vector "
@@ -219,6 +248,19 @@ struct SelectKernelStrategyPass
           op->setAttr(kiln::kernels::kInt8DotAttrName,
                       StringAttr::get(op->getContext(), int8Dot));
       }
+      // bf16 x bf16 -> f32 matmuls and convs: the pair product where the
+      // contiguous reduction dim (K, the channels) comes in pairs and B is a
+      // constant (packed with each pair side by side).
+      if (!bf16Dot.empty() && isNarrowFloatKernel(op) &&
+          !isa<linalg::BatchMatmulOp>(op.getOperation()) &&
+          getElementTypeOrSelf(op.getDpsInputs()[0].getType()).isBF16() &&
+          cast<ShapedType>(op.getDpsInputs()[0].getType()).getShape().back() %
+                  2 ==
+              0 &&
+          (matchPattern(op.getDpsInputs()[1], m_Constant()) ||
+           op.getDpsInputs()[1].getDefiningOp<memref::GetGlobalOp>()))
+        op->setAttr(kiln::kernels::kBF16DotAttrName,
+                    StringAttr::get(op->getContext(), bf16Dot));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

@@ -193,7 +193,8 @@ def _as_runner_array(value: np.ndarray) -> np.ndarray:
 
 
 def compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
-    if want.dtype.name == "bfloat16" and got.dtype == np.uint16:
+    # kiln-run writes bfloat16 as numpy does for ml_dtypes ("<V2"; older: uint16)
+    if want.dtype.name == "bfloat16" and (got.dtype == np.uint16 or got.dtype == np.dtype("V2")):
         got = got.view(want.dtype)
     if got.dtype != want.dtype:
         return f"dtype {got.dtype}, expected {want.dtype}"

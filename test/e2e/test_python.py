@@ -395,8 +395,14 @@ def test_compile_and_its_errors(models, tmp_path, monkeypatch):
     assert info.value.returncode == 1
     with pytest.raises(kiln.CompileError, match="node 'mystery_node'"):
         kiln.InferenceSession(models / "bad.onnx")
-    with pytest.raises(kiln.CompileError, match=r"--precision fp16 is not supported yet"):
-        kiln.compile(models / "mlp.onnx", tmp_path / "p.so", precision="fp16")
+    # --precision is passed on (docs/precision.md): bf16 products, f32 interfaces.
+    narrow = kiln.compile(models / "mlp.onnx", tmp_path / "p.so", precision="bf16")
+    want = harness.ort_run(models / "mlp.onnx", feeds)["y"]
+    # bf16 keeps 8 significant bits: within 1% of the outputs' scale (up to ~17 here).
+    np.testing.assert_allclose(kiln.InferenceSession(narrow).run(["y"], feeds)[0], want,
+                               rtol=1e-2, atol=1e-2 * float(np.abs(want).max()))
+    with pytest.raises(kiln.CompileError, match=r"--precision fp8 is not supported"):
+        kiln.compile(models / "mlp.onnx", tmp_path / "p8.so", precision="fp8")
     with pytest.raises(kiln.InvalidArgument, match="device 'gpu' is not supported"):
         kiln.compile(models / "mlp.onnx", tmp_path / "d.so", device="gpu")
     with pytest.raises(kiln.InvalidArgument, match="shape of input 'x'"):

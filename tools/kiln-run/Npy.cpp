@@ -142,8 +142,12 @@ private:
 };
 
 /// numpy's type code of `dtype` without the byte order ("f4", "b1"), from
-/// model_abi.h's dtype table; bfloat16 has none in numpy: its bits, "u2".
+/// model_abi.h's dtype table. bfloat16 has none in numpy: "V2", the 2-byte
+/// void numpy writes for ml_dtypes' bfloat16 (np.save of such an array says
+/// '<V2'; np.load(...).view(ml_dtypes.bfloat16) reads it back).
 std::string npyCode(kiln_dtype dtype) {
+  if (dtype == KILN_DTYPE_BFLOAT16)
+    return "V2";
   switch (dtype) {
 #define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
   case KILN_DTYPE_##NAME:                                                      \
@@ -166,7 +170,8 @@ static kiln_dtype dtypeFromDescr(const std::string &descr,
   char order = descr[0];
   std::string code = descr.substr(1);
   kiln_dtype dtype = KILN_DTYPE_UNDEFINED;
-  // The first dtype whose numpy code matches: u2 is uint16, not bfloat16.
+  // The dtype whose numpy code matches: u2 is uint16, V2 bfloat16 (a
+  // bfloat16 input also takes u2 bit patterns: kiln-run.cpp).
 #define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
   if (dtype == KILN_DTYPE_UNDEFINED && npyCode(KILN_DTYPE_##NAME) == code)     \
     dtype = KILN_DTYPE_##NAME;
@@ -175,7 +180,8 @@ static kiln_dtype dtypeFromDescr(const std::string &descr,
   if (dtype == KILN_DTYPE_UNDEFINED ||
       (order != '<' && order != '>' && order != '|' && order != '='))
     throw NpyError(path + ": unsupported .npy dtype '" + descr +
-                   "' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)");
+                   "' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, and "
+                   "V2 for bfloat16)");
   size_t size = kiln_dtype_size(dtype);
   if (size > 1 && order == '>')
     throw NpyError(path + ": big-endian .npy data ('" + descr +

@@ -85,7 +85,11 @@ constexpr const char *kUsage =
     "                           serialized onnx.TensorProto); a run given another\n"
     "                           value fails with an error (repeatable)\n"
     "      --name PREFIX        symbol prefix (default: the output's stem)\n"
-    "      --precision fp32     numeric precision (only fp32 so far)\n"
+    "      --precision P        fp32 (default), bf16 or fp16: an f32 model's\n"
+    "                           MatMul/Gemm/Conv weights stored in P and\n"
+    "                           computed on P operands with f32 accumulation;\n"
+    "                           inputs, outputs and other ops stay f32\n"
+    "                           (docs/precision.md)\n"
     "      --quantize int8      quantize an f32 model (Conv, MatMul, Gemm: s8\n"
     "                           weights per channel, u8 activations) after\n"
     "                           calibrating on --calibration DIR (one folder\n"
@@ -283,9 +287,9 @@ int runCompile(ArrayRef<StringRef> args) {
       options.triple = triple.str();
     }
   }
-  if (precision != "fp32")
+  if (precision != "fp32" && precision != "bf16" && precision != "fp16")
     return usageError("--precision " + precision +
-                      " is not supported yet (only fp32)");
+                      " is not supported (fp32, bf16 or fp16)");
   bool quantizing = !quantizeMode.empty();
   if (quantizing && quantizeMode != "int8")
     return usageError("--quantize " + quantizeMode + " is not supported (int8)");
@@ -299,10 +303,15 @@ int runCompile(ArrayRef<StringRef> args) {
   if (quantizing && quantize.calibrationDir.empty() == !quantize.randomSets)
     return usageError("--quantize int8 needs --calibration DIR or "
                       "--calibration-random N (one of them)");
+  if (quantizing && precision != "fp32")
+    return usageError("--quantize int8 and --precision " + precision +
+                      " do not combine (one narrows to 8-bit integers, the "
+                      "other to 16-bit floats)");
   if (!quantizing && (!quantize.calibrationDir.empty() || quantize.randomSets ||
                       !quantize.keepFloat.empty() || emitOnnx))
     return usageError("--calibration, --calibration-random, --keep-float and "
                       "--emit onnx go with --quantize int8");
+  options.precision = precision;
 
   kiln::tool::ProgressReporter reporter(progressMode);
   if (reporter.enabled())

@@ -106,11 +106,13 @@ void emitIf(OpBuilder &b, Location loc, Value cond,
       });
 }
 
-bool innerUnitStride(Value memref, bool allowBytes) {
+bool innerUnitStride(Value memref, bool allowBytes, bool allowHalf) {
   auto type = dyn_cast<MemRefType>(memref.getType());
   if (!type || !type.hasStaticShape() ||
       !(isSupportedElementType(type.getElementType()) ||
-        (allowBytes && type.getElementType().isSignlessInteger(8))))
+        (allowBytes && type.getElementType().isSignlessInteger(8)) ||
+        (allowHalf && (type.getElementType().isF16() ||
+                       type.getElementType().isBF16()))))
     return false;
   if (type.getLayout().isIdentity())
     return true;

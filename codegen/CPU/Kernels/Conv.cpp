@@ -24,8 +24,18 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   Value in = op.getInputs()[0], w = op.getInputs()[1], out = op.getOutputs()[0];
   // 8-bit input and filter into i32 (Int8.cpp): constant filters only.
   bool bytes = getElementTypeOrSelf(in.getType()).isSignlessInteger(8);
-  if (!innerUnitStride(in, bytes) || !innerUnitStride(w, bytes) ||
-      !innerUnitStride(out))
+  if (!innerUnitStride(in, bytes, /*allowHalf=*/true) ||
+      !innerUnitStride(w, bytes, /*allowHalf=*/true) || !innerUnitStride(out))
+    return failure();
+  // f16 / bf16 input and filter into f32 (NarrowFloat.cpp).
+  Type inElem = getElementTypeOrSelf(in.getType());
+  bool narrow = inElem.isF16() || inElem.isBF16();
+  if (narrow && (getElementTypeOrSelf(w.getType()) != inElem ||
+                 !getElementTypeOrSelf(out.getType()).isF32()))
+    return failure();
+  if (!narrow && !bytes &&
+      (getElementTypeOrSelf(w.getType()) != inElem ||
+       getElementTypeOrSelf(out.getType()) != inElem))
     return failure();
   ArrayRef<int64_t> oShape = cast<MemRefType>(out.getType()).getShape();
   ArrayRef<int64_t> wShape = cast<MemRefType>(w.getType()).getShape();
@@ -59,20 +69,36 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   if (ch % int8Group(form))
     form = Int8Dot::Bytes;
   int64_t group = int8Group(form);
-  std::string dotName = declareInt8Dot(op, vw, form);
+  // bf16 pairs of channels (vdpbf16ps): the filter packed with pairs of
+  // channels side by side.
+  bool pairDot = narrow && inElem.isBF16() && hasBF16Dot(op) && ch % 2 == 0;
+  if (pairDot)
+    group = 2;
+  std::string dotName = pairDot ? declareBF16Dot(op, vw)
+                                : declareInt8Dot(op, vw, form);
   Value columnTerm;
   Value *term = form == Int8Dot::Vpdpbusd ? &columnTerm : nullptr;
-  // 32-bit filters are packed in panels of `panel` columns, 8-bit ones in
-  // the kernel's own.
-  int64_t panel = bytes ? nr : packedPanelWidth(nr);
-  Value packed = bytes ? (mergeTaps ? packer.packBytes(b, loc, w, {kh, kw * ch},
-                                                       f, nr, group, term)
-                                    : packer.packBytes(b, loc, w, {kh, kw, ch},
-                                                       f, nr, group, term))
-                 : mergeTaps ? packer.pack(b, loc, w, {kh, kw * ch}, f, panel)
-                             : packer.pack(b, loc, w, {kh, kw, ch}, f, panel);
+  // 32-bit filters are packed in panels of `panel` columns, 8-bit and
+  // 16-bit ones in the kernel's own.
+  int64_t panel = bytes || narrow ? nr : packedPanelWidth(nr);
+  Value packed =
+      bytes ? (mergeTaps ? packer.packBytes(b, loc, w, {kh, kw * ch}, f, nr,
+                                            group, term)
+                         : packer.packBytes(b, loc, w, {kh, kw, ch}, f, nr,
+                                            group, term))
+      : narrow
+          ? (mergeTaps
+                 ? packer.packHalf(b, loc, w, {kh, kw * ch}, f, nr, group)
+                 : packer.packHalf(b, loc, w, {kh, kw, ch}, f, nr, group))
+      : mergeTaps ? packer.pack(b, loc, w, {kh, kw * ch}, f, panel)
+                  : packer.pack(b, loc, w, {kh, kw, ch}, f, panel);
   if (bytes && !packed)
     return failure();
+  if (pairDot && !packed) { // a filter that is no constant: widen and FMA
+    pairDot = false;
+    group = 1;
+    dotName = "";
+  }
   mergeTaps = mergeTaps && packed;
   Value inRows =
       mergeTaps
@@ -91,7 +117,7 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   // their pixel indices are computed once, while the chunk's packed B (at
   // most kPanelChunkBytes) is read from L2 (1 thread: MobileNetV2 -7%,
   // ResNet-50 -4%, SqueezeNet -3%).
-  int64_t panelBytes = kh * kw * ch * nr * (bytes ? 1 : 4);
+  int64_t panelBytes = kh * kw * ch * nr * (bytes ? 1 : narrow ? 2 : 4);
   int64_t maxChunkPanels =
       std::clamp<int64_t>(kPanelChunkBytes / panelBytes, 1, panels);
   int64_t chunks = (panels + maxChunkPanels - 1) / maxChunkPanels;
@@ -164,6 +190,31 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                                      Value acc) {
                 return int8DotAccumulate(z, form, dotName, av, bv, acc);
               };
+            if (pairDot) {
+              spec.multiplyAdd = [&](KernelBuilder &z, Value av, Value bv,
+                                     Value acc) {
+                return bf16DotAccumulate(z, dotName, av, bv, acc);
+              };
+              spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i,
+                               int64_t, Value) -> Value {
+                Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
+                if (mergeTaps) {
+                  Value tap = z.add(z.mul(ixIdx[i], ch), z.mul(ivs[1], 2));
+                  return loadBF16PairA(z, inRows, {bIdx[i], iy, tap});
+                }
+                Value ix = z.add(ixIdx[i], z.mul(ivs[1], dilations[1]));
+                return loadBF16PairA(z, in,
+                                     {bIdx[i], iy, ix, z.mul(ivs[2], 2)});
+              };
+              spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
+                               Value) -> Value {
+                SmallVector<Value> ix = {p};
+                ix.append(ivs.begin(), ivs.end());
+                ix.push_back(z.idx(v * vw * 2));
+                return vector::LoadOp::create(
+                    z.b, z.loc, VectorType::get({vw * 2}, inElem), packed, ix);
+              };
+            }
             if (bytes)
               spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i,
                                int64_t, Value) -> Value {
@@ -184,24 +235,27 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                 ix.push_back(z.idx(v * vw * group));
                 return loadInt8B(z, packed, ix, form);
               };
-            if (!bytes)
+            if (!bytes && !pairDot)
               spec.loadA = [&](KernelBuilder &z, ValueRange ivs, int64_t i,
                                int64_t, Value) -> Value {
                 if (mergeTaps) {
                   Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
                   Value tap = z.add(z.mul(ixIdx[i], ch), ivs[1]);
-                  return memref::LoadOp::create(z.b, z.loc, inRows,
-                                                ValueRange{bIdx[i], iy, tap});
+                  return widenToF32(
+                      z, memref::LoadOp::create(z.b, z.loc, inRows,
+                                                ValueRange{bIdx[i], iy, tap}));
                 }
                 Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
                 Value ix = z.add(ixIdx[i], z.mul(ivs[1], dilations[1]));
-                return memref::LoadOp::create(
-                    z.b, z.loc, in, ValueRange{bIdx[i], iy, ix, ivs[2]});
+                return widenToF32(
+                    z, memref::LoadOp::create(
+                           z.b, z.loc, in, ValueRange{bIdx[i], iy, ix, ivs[2]}));
               };
             // Past the end of a filter row this prefetches the next one (packed
             // B is contiguous); a panel of nr columns packed as nr / panel
             // panels is as many streams, each prefetched.
-            bool prefetchB = !bytes && packed && panelBytes > kL1PanelBytes;
+            bool prefetchB =
+                !bytes && !pairDot && packed && panelBytes > kL1PanelBytes;
             if (prefetchB)
               spec.prefetchB = [&](KernelBuilder &z, ValueRange ivs) {
                 for (int64_t s = 0; s < nr / panel; ++s) {
@@ -212,7 +266,7 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                   prefetch(z, packed, ix);
                 }
               };
-            if (!bytes)
+            if (!bytes && !pairDot)
               spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
                                Value msk) -> Value {
                 if (packed) {
@@ -220,10 +274,11 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                   SmallVector<Value> ix = {pp};
                   ix.append(ivs.begin(), ivs.end());
                   ix.push_back(lane);
-                  return z.load(packed, ix, Value());
+                  return widenToF32(z, z.load(packed, ix, Value()));
                 }
-                return z.load(w, {ivs[0], ivs[1], ivs[2], z.add(col0, v * vw)},
-                              msk);
+                return widenToF32(
+                    z, z.load(w, {ivs[0], ivs[1], ivs[2], z.add(col0, v * vw)},
+                              msk));
               };
             emitBlock(y, spec);
           };

@@ -36,7 +36,8 @@ using namespace mlir;
 
 /// Element types the kernels implement: f32, and i32 (the integer products of
 /// quantized models: multiply-add instead of FMA); ops on others keep the
-/// generic lowering.
+/// generic lowering (f16 and bf16 only as the A and B operands of a product
+/// into f32: innerUnitStride's allowHalf, NarrowFloat.cpp).
 inline bool isSupportedElementType(Type type) {
   return type.isF32() || type.isSignlessInteger(32);
 }
@@ -175,6 +176,36 @@ std::string declareInt8Dot(Operation *kernel, int64_t vw, Int8Dot form);
 Value int8DotAccumulate(KernelBuilder &kb, Int8Dot form, StringRef name,
                         Value a, Value b, Value acc);
 
+//===----------------------------------------------------------------------===//
+// f16 / bf16 operands (NarrowFloat.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The bf16 pair product of a bf16 x bf16 -> f32 matmul with a constant B
+/// (set by kiln-select-kernel-strategy from the target): "vdpbf16ps" (x86
+/// AVX512-BF16: 2 bf16 products per f32 lane, summed into it); absent: each
+/// operand widened to f32 and an f32 FMA.
+constexpr llvm::StringLiteral kBF16DotAttrName = "kiln.bf16_dot";
+
+/// Whether `op` carries kiln.bf16_dot = "vdpbf16ps".
+bool hasBF16Dot(Operation *op);
+
+/// `value` (a scalar or vector of f16 / bf16) widened to f32; another type
+/// (f32, i32) as it is.
+Value widenToF32(KernelBuilder &kb, Value value);
+
+/// The A operand of a vdpbf16ps kernel: the bf16 pair at `indices` (the last
+/// one even) as one i32, for a broadcast.
+Value loadBF16PairA(KernelBuilder &kb, Value memref, ValueRange indices);
+
+/// Declares vdpbf16ps at `vw` f32 lanes in `kernel`'s module; returns its
+/// name.
+std::string declareBF16Dot(Operation *kernel, int64_t vw);
+
+/// acc + the pair products of `a` (vw i32 lanes: broadcast bf16 pairs) and
+/// `b` (2 * vw bf16).
+Value bf16DotAccumulate(KernelBuilder &kb, StringRef name, Value a, Value b,
+                        Value acc);
+
 /// Reduction steps of packed B prefetched ahead (with 16 columns, one 64-byte
 /// line each).
 constexpr int64_t kPrefetchSteps = 8;
@@ -217,9 +248,11 @@ void emitIf(OpBuilder &b, Location loc, Value cond,
             function_ref<void(OpBuilder &)> elseFn);
 
 /// A statically shaped memref of a supported element type (or i8, the
-/// operands of an 8-bit kernel, with `allowBytes`) whose innermost dim is
+/// operands of an 8-bit kernel, with `allowBytes`; f16 / bf16, the operands
+/// of a narrow-float product, with `allowHalf`) whose innermost dim is
 /// contiguous.
-bool innerUnitStride(Value memref, bool allowBytes = false);
+bool innerUnitStride(Value memref, bool allowBytes = false,
+                     bool allowHalf = false);
 
 /// Emits `body(vecs, lastLanes)` for panel `p` of `panels` column panels
 /// of `fullVecs` vectors: full panels, and the last one when `tailCols`
@@ -368,6 +401,15 @@ public:
   Value packBytes(OpBuilder &b, Location loc, Value weights,
                   ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
                   int64_t group, Value *columnTerm = nullptr);
+
+  /// f16 / bf16 weights (viewed as [batch][R][N]) packed into panels
+  /// [batch][N / NR][R / group][NR * group] of 16-bit values: `group`
+  /// consecutive reduction steps of a column side by side (2 for
+  /// vdpbf16ps, 1 otherwise; R must divide by it). No batch dim when
+  /// `batch` is 0. Null when `weights` is not such a constant.
+  Value packHalf(OpBuilder &b, Location loc, Value weights,
+                 ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
+                 int64_t group, int64_t batch = 0);
 
 private:
   ModuleOp module;

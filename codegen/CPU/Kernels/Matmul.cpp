@@ -22,11 +22,22 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
         c = op.getDpsInits()[0];
   // 8-bit operands into i32 (Int8.cpp): a constant B, one reduction block.
   bool bytes = getElementTypeOrSelf(a.getType()).isSignlessInteger(8);
-  if (!innerUnitStride(a, bytes) || !innerUnitStride(bMat, bytes) ||
+  if (!innerUnitStride(a, bytes, /*allowHalf=*/true) ||
+      !innerUnitStride(bMat, bytes, /*allowHalf=*/true) ||
       !innerUnitStride(c))
     return failure();
   if (bytes &&
       (batched || !getElementTypeOrSelf(c.getType()).isSignlessInteger(32)))
+    return failure();
+  // f16 / bf16 operands into f32 (NarrowFloat.cpp).
+  Type aElem = getElementTypeOrSelf(a.getType());
+  bool narrow = aElem.isF16() || aElem.isBF16();
+  if (narrow && (getElementTypeOrSelf(bMat.getType()) != aElem ||
+                 !getElementTypeOrSelf(c.getType()).isF32()))
+    return failure();
+  if (!narrow && !bytes &&
+      (getElementTypeOrSelf(bMat.getType()) != aElem ||
+       getElementTypeOrSelf(c.getType()) != aElem))
     return failure();
   // Plain (non-broadcasting, non-transposed) forms only.
   if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation());
@@ -57,18 +68,34 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
   if (k % int8Group(form))
     form = Int8Dot::Bytes;
   int64_t group = int8Group(form);
+  // bf16 pairs (vdpbf16ps): B packed with pairs of reduction steps.
+  bool pairDot = narrow && aElem.isBF16() && hasBF16Dot(op) && !batched &&
+                 k % 2 == 0 && kc % 2 == 0;
+  if (pairDot)
+    group = 2;
   std::string dotName = declareInt8Dot(op, vw, form);
   Value columnTerm;
   // A constant B is packed per batch (the Winograd products' 16 filters), in
-  // panels of `panel` columns (8-bit B: the kernel's own).
-  int64_t panel = bytes ? nr : packedPanelWidth(nr);
-  Value packed =
-      bytes ? packer.packBytes(b, loc, bMat, {k}, n, nr, group,
-                               form == Int8Dot::Vpdpbusd ? &columnTerm
-                                                         : nullptr)
-            : packer.pack(b, loc, bMat, {k}, n, panel, batched ? batch : 0);
+  // panels of `panel` columns (8-bit and 16-bit B: the kernel's own).
+  int64_t panel = bytes || narrow ? nr : packedPanelWidth(nr);
+  Value packed;
+  if (bytes)
+    packed = packer.packBytes(b, loc, bMat, {k}, n, nr, group,
+                              form == Int8Dot::Vpdpbusd ? &columnTerm
+                                                        : nullptr);
+  else if (narrow)
+    packed = packer.packHalf(b, loc, bMat, {k}, n, nr, group,
+                             batched ? batch : 0);
+  else
+    packed = packer.pack(b, loc, bMat, {k}, n, panel, batched ? batch : 0);
   if (bytes && (!packed || kc != k))
     return failure();
+  if (pairDot && !packed) { // B not a constant: widen and FMA
+    pairDot = false;
+    group = 1;
+  }
+  if (pairDot)
+    dotName = declareBF16Dot(op, vw);
 
   // Few rows (a transformer's 128 tokens): one group, so each B panel is
   // streamed from memory once, not once per group.
@@ -140,34 +167,45 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
                        Value) -> Value {
         if (bytes)
           return loadInt8A(x, a, {x.add(row0, i), x.mul(ivs[0], group)}, form);
+        if (pairDot)
+          return loadBF16PairA(x, a, {x.add(row0, i), x.mul(ivs[0], 2)});
         SmallVector<Value> ix;
         if (batched)
           ix.push_back(bi);
         ix.push_back(x.add(row0, i));
         ix.push_back(ivs[0]);
-        return memref::LoadOp::create(x.b, x.loc, a, ix);
+        return widenToF32(x, memref::LoadOp::create(x.b, x.loc, a, ix));
       };
       spec.loadB = [&](KernelBuilder &x, ValueRange ivs, int64_t v,
                        Value msk) -> Value {
         if (bytes)
           return loadInt8B(x, packed, {p, ivs[0], x.idx(v * vw * group)}, form);
+        if (pairDot)
+          return vector::LoadOp::create(
+              x.b, x.loc, VectorType::get({vw * 2}, aElem), packed,
+              ValueRange{p, ivs[0], x.idx(v * vw * 2)});
         if (packed) {
           auto [pp, lane] = packedColumn(x, p, nr, panel, v);
           if (batched)
-            return x.load(packed, {bi, pp, ivs[0], lane}, Value());
-          return x.load(packed, {pp, ivs[0], lane}, Value());
+            return widenToF32(x, x.load(packed, {bi, pp, ivs[0], lane}, Value()));
+          return widenToF32(x, x.load(packed, {pp, ivs[0], lane}, Value()));
         }
         SmallVector<Value> ix;
         if (batched)
           ix.push_back(bi);
         ix.push_back(ivs[0]);
         ix.push_back(x.add(col0, v * vw));
-        return x.load(bMat, ix, msk);
+        return widenToF32(x, x.load(bMat, ix, msk));
       };
       if (form != Int8Dot::Bytes)
         spec.multiplyAdd = [&](KernelBuilder &x, Value av, Value bv,
                                Value acc) {
           return int8DotAccumulate(x, form, dotName, av, bv, acc);
+        };
+      if (pairDot)
+        spec.multiplyAdd = [&](KernelBuilder &x, Value av, Value bv,
+                               Value acc) {
+          return bf16DotAccumulate(x, dotName, av, bv, acc);
         };
       emitBlock(kk, spec);
     };
@@ -185,20 +223,23 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
         return;
       }
       // All reduction blocks but the last, then the last one (peeled: it
-      // applies the epilogue).
+      // applies the epilogue). In steps of `group` reduction steps (kc and
+      // lastStart divide by it).
       int64_t lastStart = (k - 1) / kc * kc;
       {
-        auto kLoop =
-            scf::ForOp::create(x.b, loc, x.idx(0), x.idx(lastStart), x.idx(kc));
+        auto kLoop = scf::ForOp::create(x.b, loc, x.idx(0),
+                                        x.idx(lastStart / group),
+                                        x.idx(kc / group));
         OpBuilder::InsertionGuard guard(x.b);
         x.b.setInsertionPointToStart(kLoop.getBody());
         Value k0 = kLoop.getInductionVar();
         Value first = arith::CmpIOp::create(x.b, loc, arith::CmpIPredicate::eq,
                                             k0, x.idx(0));
-        rowsOf(x, k0, x.add(k0, kc), first, /*last=*/false);
+        rowsOf(x, k0, x.add(k0, kc / group), first, /*last=*/false);
       }
       Value notFirst = arith::ConstantIntOp::create(x.b, loc, 0, 1);
-      rowsOf(x, x.idx(lastStart), x.idx(k), notFirst, /*last=*/true);
+      rowsOf(x, x.idx(lastStart / group), x.idx(k / group), notFirst,
+             /*last=*/true);
     };
 
     emitColumnShapes(k2, p, fullPanels, tailCols, strategy.getVectors(),

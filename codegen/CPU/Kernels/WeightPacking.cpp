@@ -178,4 +178,62 @@ Value WeightPacker::packBytes(OpBuilder &b, Location loc, Value weights,
   return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
 }
 
+Value WeightPacker::packHalf(OpBuilder &b, Location loc, Value weights,
+                             ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
+                             int64_t group, int64_t batch) {
+  auto getGlobal = weights.getDefiningOp<memref::GetGlobalOp>();
+  if (!getGlobal || redShape.empty() || redShape.back() % group)
+    return {};
+  auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
+  if (!global || !global.getConstant() || !global.getInitialValue())
+    return {};
+  Type elementType = global.getType().getElementType();
+  if (!elementType.isF16() && !elementType.isBF16())
+    return {};
+  int64_t r = 1;
+  for (int64_t d : redShape)
+    r *= d;
+  int64_t np = (n + nr - 1) / nr;
+  int64_t batches = std::max<int64_t>(batch, 1);
+  SmallVector<int64_t> shape;
+  if (batch)
+    shape.push_back(batch);
+  shape.push_back(np);
+  shape.append(redShape.begin(), redShape.end());
+  shape.back() /= group;
+  shape.push_back(nr * group);
+  auto type = MemRefType::get(shape, elementType);
+  std::string key = (getGlobal.getName() + "/half/" + Twine(nr) + "/" +
+                     Twine(redShape.size()) + "/" + Twine(group) + "/" +
+                     Twine(batch))
+                        .str();
+  memref::GlobalOp packed = packedGlobals.lookup(key);
+  if (!packed) {
+    std::optional<SmallVector<uint16_t>> data =
+        kiln::word16ConstantData(*global.getInitialValue());
+    if (!data || (int64_t)data->size() != batches * r * n)
+      return {};
+    SmallVector<uint16_t> out(batches * np * r * nr, 0); // +0.0
+    for (int64_t bt = 0; bt < batches; ++bt) {
+      const uint16_t *in = data->data() + bt * r * n;
+      uint16_t *to = out.data() + bt * np * r * nr;
+      for (int64_t k = 0; k < r; ++k)
+        for (int64_t j = 0; j < n; ++j) {
+          int64_t p = j / nr, jj = j % nr;
+          int64_t step = k / group, lane = k % group;
+          to[((p * (r / group) + step) * nr + jj) * group + lane] =
+              in[k * n + j];
+        }
+    }
+    Attribute init = kiln::word16ConstantAttr(
+        RankedTensorType::get(shape, elementType), out, "kiln_packed");
+    packed = createConstantGlobal(b, loc, module, global,
+                                  (global.getSymName() + "_packed").str(),
+                                  type, init);
+    symbols.insert(packed); // renames on collision
+    packedGlobals[key] = packed;
+  }
+  return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
+}
+
 } // namespace kiln::kernels

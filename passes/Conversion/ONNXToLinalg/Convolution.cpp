@@ -178,6 +178,11 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
     bool needsPad = llvm::any_of(padBegin, [](int64_t p) { return p != 0; }) ||
                     llvm::any_of(padEnd, [](int64_t p) { return p != 0; });
     Value zero = createScalarConstant(rewriter, loc, elemType, 0.0);
+    // f16 / bf16 sums accumulate in f32 (rounded to elemType once, after).
+    Type accElem = getAccumulatorType(elemType);
+    Value accZero = accElem == elemType
+                        ? zero
+                        : createScalarConstant(rewriter, loc, accElem, 0.0);
     auto pad = [&](Value v, ArrayRef<int64_t> low,
                    ArrayRef<int64_t> high) -> Value {
       if (!needsPad)
@@ -208,12 +213,15 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
         Value filter = relayoutWeights(rewriter, loc, w, op.getW(), wShape4,
                                        {2, 3, 1, 0});
         Value acc = createFilledTensor(
-            rewriter, loc, RankedTensorType::get(nhwcOut, elemType), zero);
-        conv = linalg::Conv2DNhwcHwcfOp::create(
-                   rewriter, loc, TypeRange{acc.getType()},
-                   ValueRange{xNhwc, filter}, ValueRange{acc}, stridesAttr,
-                   dilationsAttr)
-                   .getResult(0);
+            rewriter, loc, RankedTensorType::get(nhwcOut, accElem), accZero);
+        conv = narrowProduct(
+            rewriter, loc,
+            linalg::Conv2DNhwcHwcfOp::create(
+                rewriter, loc, TypeRange{acc.getType()},
+                ValueRange{xNhwc, filter}, ValueRange{acc}, stridesAttr,
+                dilationsAttr)
+                .getResult(0),
+            elemType);
       } else if (m == c) {
         Value filter = relayoutWeights(rewriter, loc, w, op.getW(),
                                        {c, kh, kw}, {1, 2, 0});
@@ -268,12 +276,16 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
                           {1, 0, 2, 3, 4});
       auto accType = RankedTensorType::get(
           {n, group, f, outSpatial[0], outSpatial[1]}, elemType);
-      Value acc = createFilledTensor(rewriter, loc, accType, zero);
-      Value conv = linalg::Conv2DNgchwFgchwOp::create(
-                       rewriter, loc, TypeRange{accType},
-                       ValueRange{xGroups, filter}, ValueRange{acc},
-                       stridesAttr, dilationsAttr)
-                       .getResult(0);
+      accType = accType.clone(accElem);
+      Value acc = createFilledTensor(rewriter, loc, accType, accZero);
+      Value conv = narrowProduct(
+          rewriter, loc,
+          linalg::Conv2DNgchwFgchwOp::create(rewriter, loc, TypeRange{accType},
+                                             ValueRange{xGroups, filter},
+                                             ValueRange{acc}, stridesAttr,
+                                             dilationsAttr)
+              .getResult(0),
+          elemType);
       nchwResult = createReshape(rewriter, loc, conv,
                                  RankedTensorType::get(nchwOut, elemType));
       if (bias) {

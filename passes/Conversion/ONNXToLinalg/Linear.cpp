@@ -6,7 +6,8 @@
 // (a constant B with transB=1 is transposed at compile time), followed by one
 // elementwise linalg.generic for alpha, beta and the C bias. Accumulators are
 // linalg.fill'ed with 0. Float element types, and int32 MatMul (the integer
-// products of the quantized ops).
+// products of the quantized ops). f16 and bf16 products accumulate in f32
+// (getAccumulatorType) and are rounded to their type once, at the end.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,7 +81,8 @@ Value createSymbolicRowsMatmul(OpBuilder &b, Location loc, Value lhs,
   Value result = tensor::EmptyOp::create(
       b, loc, RankedTensorType::get({ShapedType::kDynamic, n}, elemType),
       ValueRange{m});
-  Value zero = createScalarConstant(b, loc, elemType, 0.0);
+  Type accElem = getAccumulatorType(elemType);
+  Value zero = createScalarConstant(b, loc, accElem, 0.0);
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value block = arith::ConstantIndexOp::create(b, loc, kSymbolicRowBlock);
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
@@ -97,16 +99,18 @@ Value createSymbolicRowsMatmul(OpBuilder &b, Location loc, Value lhs,
           Value a = tensor::ExtractSliceOp::create(
               lb, l, RankedTensorType::get({step, k}, elemType), lhs, offsets,
               {lb.getIndexAttr(step), lb.getIndexAttr(k)}, strides);
-          auto accType = RankedTensorType::get({step, n}, elemType);
+          auto accType = RankedTensorType::get({step, n}, accElem);
           Value acc = linalg::FillOp::create(
                           lb, l, ValueRange{zero},
                           ValueRange{tensor::EmptyOp::create(
-                              lb, l, accType.getShape(), elemType)})
+                              lb, l, accType.getShape(), accElem)})
                           .getResult(0);
-          Value product =
+          Value product = narrowProduct(
+              lb, l,
               linalg::MatmulOp::create(lb, l, TypeRange{accType},
                                        ValueRange{a, rhs}, ValueRange{acc})
-                  .getResult(0);
+                  .getResult(0),
+              elemType);
           Value updated = tensor::InsertSliceOp::create(
               lb, l, product, iter[0], offsets,
               {lb.getIndexAttr(step), lb.getIndexAttr(n)}, strides);
@@ -126,22 +130,26 @@ Value createMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
   SmallVector<int64_t> shape = {lhsType.getDimSize(0), rhsType.getDimSize(1)};
+  Type accElem = getAccumulatorType(elemType);
   Value acc;
   if (lhsType.isDynamicDim(0)) {
     if (rhsType.hasStaticShape() && !lhsType.isDynamicDim(1))
       return createSymbolicRowsMatmul(b, loc, lhs, rhs, elemType);
-    auto accType = RankedTensorType::get(shape, elemType);
+    auto accType = RankedTensorType::get(shape, accElem);
     Value empty = tensor::EmptyOp::create(
         b, loc, accType, ValueRange{tensor::DimOp::create(b, loc, lhs, 0)});
-    Value zero = createScalarConstant(b, loc, elemType, 0.0);
+    Value zero = createScalarConstant(b, loc, accElem, 0.0);
     acc = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
               .getResult(0);
   } else {
-    acc = createZeroAccumulator(b, loc, shape, elemType);
+    acc = createZeroAccumulator(b, loc, shape, accElem);
   }
-  return linalg::MatmulOp::create(b, loc, TypeRange{acc.getType()},
-                                  ValueRange{lhs, rhs}, ValueRange{acc})
-      .getResult(0);
+  return narrowProduct(b, loc,
+                       linalg::MatmulOp::create(b, loc, TypeRange{acc.getType()},
+                                                ValueRange{lhs, rhs},
+                                                ValueRange{acc})
+                           .getResult(0),
+                       elemType);
 }
 
 //===----------------------------------------------------------------------===//
@@ -428,13 +436,15 @@ struct MatMulLowering : OpConversionPattern<onnx::MatMulOp> {
       bv = createReshape(rewriter, loc,
                          broadcastTo(rewriter, loc, bv, bShape),
                          RankedTensorType::get({batchSize, k, n}, elemType));
-      Value acc =
-          createZeroAccumulator(rewriter, loc, {batchSize, m, n}, elemType);
-      product = linalg::BatchMatmulOp::create(rewriter, loc,
-                                              TypeRange{acc.getType()},
-                                              ValueRange{a, bv},
-                                              ValueRange{acc})
-                    .getResult(0);
+      Value acc = createZeroAccumulator(rewriter, loc, {batchSize, m, n},
+                                        getAccumulatorType(elemType));
+      product = narrowProduct(
+          rewriter, loc,
+          linalg::BatchMatmulOp::create(rewriter, loc,
+                                        TypeRange{acc.getType()},
+                                        ValueRange{a, bv}, ValueRange{acc})
+              .getResult(0),
+          elemType);
     }
     rewriter.replaceOp(op, createReshape(rewriter, loc, product, resultType));
     return success();

@@ -680,3 +680,25 @@ Value createMinMaxInit(OpBuilder &b, Location loc, Type elemType, bool isMax,
 }
 
 } // namespace kiln::onnx_to_linalg
+
+namespace kiln::onnx_to_linalg {
+
+Type getAccumulatorType(Type elemType) {
+  if (auto f = dyn_cast<FloatType>(elemType); f && f.getWidth() < 32)
+    return Float32Type::get(elemType.getContext());
+  return elemType;
+}
+
+Value narrowProduct(OpBuilder &b, Location loc, Value product,
+                    Type elemType) {
+  auto type = cast<RankedTensorType>(product.getType());
+  if (type.getElementType() == elemType)
+    return product;
+  return createElementwiseGeneric(
+      b, loc, type.clone(elemType), product,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        return convertScalar(nb, l, args[0], elemType);
+      });
+}
+
+} // namespace kiln::onnx_to_linalg

@@ -65,6 +65,17 @@ mlir::Value convertScalar(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value value, mlir::Type toType,
                           bool srcUnsigned = false, bool dstUnsigned = false);
 
+/// The type a product (MatMul, Gemm, Conv) of `elemType` accumulates in: f32
+/// for the narrow floats (f16, bf16), as onnxruntime's and MLAS's half
+/// kernels do; `elemType` itself otherwise.
+mlir::Type getAccumulatorType(mlir::Type elemType);
+
+/// `product` (a tensor accumulated in getAccumulatorType) converted to
+/// `elemType` elementwise (f32 -> f16/bf16, rounding to nearest even), or
+/// `product` itself when it already has that element type.
+mlir::Value narrowProduct(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value product, mlir::Type elemType);
+
 //===----------------------------------------------------------------------===//
 // Tensors
 //===----------------------------------------------------------------------===//

@@ -208,6 +208,44 @@ TEST(CPUTarget, Int8ProductPerISA) {
   }
 }
 
+TEST(CPUTarget, BF16ProductPerISA) {
+  // The bf16 pair product of --precision bf16 (kiln.bf16_dot) where the CPU
+  // has AVX512-BF16, recorded among the features checked at open; none
+  // elsewhere (widened to f32 and FMA).
+  struct Case {
+    const char *cpu, *dot;
+  };
+  for (const Case &c : {Case{"znver4", "vdpbf16ps"},
+                        Case{"cooperlake", "vdpbf16ps"},
+                        Case{"sapphirerapids", "vdpbf16ps"},
+                        Case{"skylake-avx512", ""}, Case{"x86-64-v4", ""},
+                        Case{"x86-64-v3", ""}}) {
+    std::string error;
+    llvm::FailureOr<kiln::CPUTarget> target =
+        kiln::resolveCPUTarget("x86_64-linux-gnu", c.cpu, error);
+    ASSERT_TRUE(llvm::succeeded(target)) << c.cpu << ": " << error;
+    EXPECT_EQ(target->bf16Dot, c.dot) << c.cpu;
+    EXPECT_EQ(target->runtimeFeatures.find("avx512bf16") != std::string::npos,
+              std::string(c.dot) == "vdpbf16ps")
+        << c.cpu << ": " << target->runtimeFeatures;
+  }
+}
+
+TEST(TargetRegistry, PrecisionOnTheCPUOnly) {
+  std::string error;
+  kiln::TargetOptions options;
+  options.precision = "bf16";
+  EXPECT_NE(kiln::createTargetBackend("cpu", options, error), nullptr) << error;
+  EXPECT_EQ(kiln::createTargetBackend("vulkan", options, error), nullptr);
+  EXPECT_EQ(error, "--precision bf16 is supported on the cpu device only so "
+                   "far (got --device vulkan)");
+  options.precision = "int4";
+  EXPECT_EQ(kiln::createTargetBackend("cpu", options, error), nullptr);
+  EXPECT_EQ(error,
+            "unknown precision 'int4' (the cpu target computes fp32, bf16 or "
+            "fp16)");
+}
+
 TEST(TensorPipeline, HooksRunAtTheirPoints) {
   mlir::MLIRContext context;
   mlir::PassManager pm(&context);
