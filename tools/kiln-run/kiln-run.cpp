@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -904,5 +905,11 @@ int main(int argc, char **argv) {
   } catch (const std::exception &e) {
     std::fprintf(stderr, "kiln-run: error: %s\n", e.what());
   }
-  return 1;
+  // A failed run may leave work on a device (a Vulkan run past its timeout
+  // keeps running on lavapipe's threads; the runtime leaks that device rather
+  // than wait for it). exit() would run the driver's static destructors under
+  // those threads and crash, so leave without them: nothing else is buffered.
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(1);
 }
