@@ -10,10 +10,12 @@
 // function `void f_serial_N(closure)` called where it was, with the values
 // it uses from above in a stack closure (Closure.h).
 //
-// What a run may hold: an op whose results are used after the run stays in
-// the function (the run is cut there; a pure op whose operands come from
-// before the run stays in place without cutting it, as the run's call comes
-// after it); constants and globals are cloned, not passed.
+// A full run ends before the next op with regions (a loop: between kernels,
+// so what flows from one run to the next is buffers, not a kernel's vector
+// registers). An op whose results are used after its run stays in the
+// function (the run is cut there; a pure op of values from before the run,
+// with results a closure can pass, stays in place without cutting it, as
+// the run's call comes after it); constants and globals are cloned.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,13 +85,21 @@ struct OutlineSerialCodePass
       bool fromBefore = llvm::none_of(op.getOperands(), [&](Value v) {
         return inRun.contains(v.getDefiningOp());
       });
-      if (op.getNumRegions() == 0 && isMemoryEffectFree(&op) && fromBefore)
+      // (Only values a closure can pass: a vector stays with its users.)
+      bool passable = llvm::all_of(op.getResultTypes(), [](Type t) {
+        return isa<MemRefType, IndexType, IntegerType, FloatType,
+                   LLVM::LLVMPointerType>(t);
+      });
+      if (op.getNumRegions() == 0 && isMemoryEffectFree(&op) && fromBefore &&
+          passable)
         continue;
+      // A full run ends before a loop: between kernels, where what flows
+      // from one run to the next is buffers, not a kernel's registers.
+      if (size >= maxOps && op.getNumRegions() && failed(flush()))
+        return failure();
       run.push_back(&op);
       inRun.insert(&op);
       size += countOps(&op);
-      if (size >= maxOps && failed(flush()))
-        return failure();
     }
     return flush();
   }
@@ -100,15 +110,32 @@ struct OutlineSerialCodePass
                            const llvm::SmallPtrSetImpl<Operation *> &inRun,
                            LLVMTypeConverter &converter, SymbolTable &symbols,
                            unsigned &counter) {
-    // An op stays when a result is used after the run or by an op that
-    // stays (users follow their operands: one backward sweep).
+    // An op stays when a result is used after the run, by an op that stays
+    // or by an op of another part (parts are split at the ops that stay):
+    // until nothing changes.
     llvm::SmallPtrSet<Operation *, 16> stays;
-    for (Operation *op : llvm::reverse(run))
-      if (llvm::any_of(op->getUsers(), [&](Operation *user) {
-            Operation *top = op->getBlock()->findAncestorOpInBlock(*user);
-            return !top || !inRun.contains(top) || stays.contains(top);
-          }))
-        stays.insert(op);
+    llvm::DenseMap<Operation *, unsigned> partOf;
+    for (bool changed = true; changed;) {
+      changed = false;
+      unsigned index = 0;
+      for (Operation *op : run) {
+        if (stays.contains(op))
+          ++index;
+        partOf[op] = index;
+      }
+      for (Operation *op : llvm::reverse(run)) {
+        if (stays.contains(op))
+          continue;
+        if (llvm::any_of(op->getUsers(), [&](Operation *user) {
+              Operation *top = op->getBlock()->findAncestorOpInBlock(*user);
+              return !top || !inRun.contains(top) || stays.contains(top) ||
+                     partOf[top] != partOf[op];
+            })) {
+          stays.insert(op);
+          changed = true;
+        }
+      }
+    }
     SmallVector<Operation *> part;
     for (Operation *op : run) {
       if (stays.contains(op)) {

@@ -1,28 +1,28 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-outline-serial-code{max-ops=10})' | FileCheck %s
 
-// Over max-ops: the loops move to a noinline function taking a closure. The
-// alloc stays (the dealloc after the run uses it), the subview (pure, of an
-// argument) stays in place without cutting the run, constants are cloned,
-// the memrefs and the index travel in the closure; the call is where the
-// run's last loop was.
+// Over max-ops: the ops move to a noinline function taking a closure (the
+// alloc with its dealloc: nothing after the run uses it). The subview (pure,
+// of an argument) stays in place without cutting the run, constants are
+// cloned, the memrefs and the index travel in the closure; the call is where
+// the run's last op was.
 // CHECK-LABEL: func.func private @two_loops_serial_0(%{{.*}}: !llvm.ptr)
 // CHECK-SAME: attributes {passthrough = ["noinline"]}
 // CHECK-DAG: arith.constant 2.000000e+00 : f32
 // CHECK-DAG: %[[A:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<8xf32>
 // CHECK-DAG: %[[V:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<8xf32, strided<[1], offset: 8>>
 // CHECK-DAG: %[[N:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK: %[[TMP:.*]] = memref.alloc()
 // CHECK: scf.for
 // CHECK: memref.load %[[A]]
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[N]]
 // CHECK: memref.store %{{.*}}, %[[V]]
-// CHECK: return
+// CHECK: memref.dealloc %[[TMP]]
+// CHECK-NEXT: return
 // CHECK-LABEL: func.func @two_loops(
-// CHECK: %[[TMP:.*]] = memref.alloc()
-// CHECK-NEXT: memref.subview
-// CHECK: %[[CLOSURE:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>, struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>, struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>, i64)>
+// CHECK: memref.subview
+// CHECK: %[[CLOSURE:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>, struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>, i64)>
 // CHECK-NOT: scf.for
 // CHECK: call @two_loops_serial_0(%[[CLOSURE]])
-// CHECK-NEXT: memref.dealloc %[[TMP]]
 // CHECK-NEXT: return
 func.func @two_loops(%a: memref<8xf32>, %b: memref<16xf32>, %n: index) {
   %c0 = arith.constant 0 : index
@@ -63,12 +63,16 @@ func.func @small(%a: memref<8xf32>) {
 
 // -----
 
-// A value no closure holds (a vector from above): the run stays in place.
+// A pure op with a result no closure holds (a vector) joins the run with its
+// users; the f32 it is made of travels in the closure.
+// CHECK-LABEL: func.func private @vector_from_above_serial_0
+// CHECK: %[[F:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f32
+// CHECK: vector.broadcast %[[F]]
+// CHECK: scf.for
+// CHECK: scf.for
 // CHECK-LABEL: func.func @vector_from_above
-// CHECK-NOT: call
-// CHECK: vector.broadcast
-// CHECK: scf.for
-// CHECK: scf.for
+// CHECK-NOT: vector.broadcast
+// CHECK: call @vector_from_above_serial_0
 func.func @vector_from_above(%a: memref<64xf32>, %f: f32) {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
