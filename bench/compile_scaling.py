@@ -1,12 +1,27 @@
 #!/usr/bin/env python3
-"""Compile time against graph size: chains of N Relu nodes, compiled by kiln.
+"""Compile time against graph size: chains of N nodes (or N transformer layers), compiled by kiln.
 
-    .venv/bin/python bench/compile_scaling.py [--sizes 1000,4000,16000] [--kiln build/bin/kiln]
+    .venv/bin/python bench/compile_scaling.py [--model relu|matmul_tanh|transformer|bert_base]
+                                              [--sizes 1000,4000,16000] [--kiln build/bin/kiln]
                                               [--out bench/results/compile_scaling.json]
                                               [--chart bench/results/compile_scaling.png]
+                                              [--save-models DIR]
 
-Each model is x float32 [1,64] -> Relu -> Relu -> ... (N nodes) -> y, built with the onnx
-helper API (no weights: it measures the passes' cost per op, not weight handling). Each size is
+Every model is built with the onnx helper API, weights seeded (numpy default_rng(0)):
+- relu (default): x float32 [1,64] -> Relu -> Relu -> ... (N nodes) -> y; no weights: it
+  measures the passes' cost per op, not weight handling.
+- matmul_tanh: x float32 [ROWS,WIDTH] -> (MatMul by a WIDTHxWIDTH weight -> Tanh) x N/2 -> y,
+  N nodes (N/2 pairs); --width/--rows (default 64x64; 4x32 is the small-kernel case). Each
+  pair is a loop nest too small for the thread pool: the case for function size and
+  bufferization.
+- transformer: N nodes of post-LN BERT-style encoder layers built from primitive ops (MatMul,
+  Add, Reshape, Transpose, Softmax, LayerNormalization, erf-GELU: 34 nodes a layer, the layer
+  count rounded up), hidden --width (default 64), 4 heads, sequence --rows (default 16).
+- bert_base: BERT-base's shape (12 layers, hidden 768, 12 heads, intermediate 3072, sequence
+  128, input embeddings [1,128,768]; 436 MB of weights like the exported model's encoder);
+  --sizes is ignored (one model). For compile time, when torch (bench/export_models.py) is not
+  at hand.
+Each size is
 compiled once to a shared library under /usr/bin/time when it exists (peak RSS) and timed
 wall-clock; a compile that takes longer than --timeout seconds stops the sweep. Prints one line
 per size (wall seconds, CPU seconds = user + system, peak MB, CPU microseconds per node) and,
@@ -45,6 +60,120 @@ def relu_chain(n: int, width: int = 64):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def _graph(name, nodes, inputs, outputs, inits):
+    from onnx import helper
+    graph = helper.make_graph(nodes, name, inputs, outputs, inits)
+    # IR version 8 (opset 17's): onnxruntime reads it.
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def matmul_tanh_chain(n: int, rows: int = 64, width: int = 64):
+    """n nodes: n/2 MatMul (weights [width,width], seeded) + Tanh pairs."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(0)
+    nodes, inits = [], []
+    prev = "x"
+    pairs = max(1, n // 2)
+    for i in range(pairs):
+        w = f"w{i}"
+        inits.append(numpy_helper.from_array(
+            rng.uniform(-1.5 / width ** 0.5, 1.5 / width ** 0.5, (width, width))
+            .astype(np.float32), w))
+        nodes.append(helper.make_node("MatMul", [prev, w], [f"m{i}"], name=f"mm{i}"))
+        out = "y" if i == pairs - 1 else f"t{i}"
+        nodes.append(helper.make_node("Tanh", [f"m{i}"], [out], name=f"tanh{i}"))
+        prev = out
+    return _graph(f"matmul_tanh_{n}", nodes,
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, width])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, width])], inits)
+
+
+NODES_PER_LAYER = 34
+
+
+def encoder(layers: int, seq: int = 16, hidden: int = 64, heads: int = 4,
+            intermediate: int | None = None, name: str = "encoder"):
+    """`layers` post-LN BERT encoder layers of primitive ONNX ops (34 nodes each), input
+    x float32 [1,seq,hidden] -> y, weights seeded."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(0)
+    intermediate = intermediate or 4 * hidden
+    head = hidden // heads
+    nodes, inits = [], []
+
+    def const(cname, value, dtype=np.float32):
+        inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), cname))
+        return cname
+
+    def weight(wname, shape):
+        scale = 1.0 / np.sqrt(shape[0])
+        return const(wname, rng.uniform(-scale, scale, shape).astype(np.float32))
+
+    def node(op, inputs, out, **attrs):
+        nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+        return out
+
+    split = const("split_heads", [1, seq, heads, head], np.int64)
+    merge = const("merge_heads", [1, seq, hidden], np.int64)
+    scale = const("attn_scale", np.float32(np.sqrt(head)))
+    sqrt2 = const("sqrt2", np.float32(np.sqrt(2.0)))
+    one = const("one", np.float32(1.0))
+    half = const("half", np.float32(0.5))
+    x = "x"
+    for l in range(layers):
+        p = f"l{l}_"
+
+        def linear(inp, n_in, n_out, tag):
+            mm = node("MatMul", [inp, weight(p + tag + "_w", [n_in, n_out])], p + tag + "_mm")
+            return node("Add", [mm, weight(p + tag + "_b", [n_out])], p + tag)
+
+        def split_heads(t, tag):
+            r = node("Reshape", [t, split], p + tag + "_r")
+            return node("Transpose", [r], p + tag + "_t", perm=[0, 2, 1, 3])
+
+        q = split_heads(linear(x, hidden, hidden, "q"), "q")
+        k = split_heads(linear(x, hidden, hidden, "k"), "k")
+        v = split_heads(linear(x, hidden, hidden, "v"), "v")
+        kt = node("Transpose", [k], p + "kt", perm=[0, 1, 3, 2])
+        scores = node("Div", [node("MatMul", [q, kt], p + "qk"), scale], p + "scores")
+        probs = node("Softmax", [scores], p + "probs", axis=-1)
+        ctx = node("Transpose", [node("MatMul", [probs, v], p + "pv")], p + "ctx_t",
+                   perm=[0, 2, 1, 3])
+        ctx = node("Reshape", [ctx, merge], p + "ctx")
+        h1 = node("LayerNormalization", [node("Add", [linear(ctx, hidden, hidden, "o"), x],
+                                              p + "res1"),
+                                         const(p + "ln1_s", np.ones(hidden)),
+                                         const(p + "ln1_b", np.zeros(hidden))],
+                  p + "ln1", axis=-1, epsilon=1e-12)
+        ff = linear(h1, hidden, intermediate, "ff1")
+        erf = node("Erf", [node("Div", [ff, sqrt2], p + "gelu_div")], p + "gelu_erf")
+        gelu = node("Mul", [node("Mul", [ff, node("Add", [erf, one], p + "gelu_add")],
+                                 p + "gelu_mul"), half], p + "gelu")
+        h2 = node("Add", [linear(gelu, intermediate, hidden, "ff2"), h1], p + "res2")
+        x = node("LayerNormalization", [h2, const(p + "ln2_s", np.ones(hidden)),
+                                        const(p + "ln2_b", np.zeros(hidden))],
+                 "y" if l == layers - 1 else p + "ln2", axis=-1, epsilon=1e-12)
+    return _graph(name, nodes,
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, hidden])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, hidden])],
+                  inits)
+
+
+def build_model(kind: str, n: int, rows: int | None, width: int | None):
+    if kind == "relu":
+        return relu_chain(n, width or 64)
+    if kind == "matmul_tanh":
+        return matmul_tanh_chain(n, rows or 64, width or 64)
+    if kind == "transformer":
+        layers = -(-n // NODES_PER_LAYER)
+        return encoder(layers, seq=rows or 16, hidden=width or 64, name=f"encoder_{n}")
+    if kind == "bert_base":
+        return encoder(12, seq=128, hidden=768, heads=12, intermediate=3072, name="bert_base")
+    raise ValueError(kind)
+
+
 def compile_once(kiln: pathlib.Path, model: pathlib.Path, out: pathlib.Path, timeout: float,
                  time_report: bool) -> dict:
     cmd = [str(kiln), "compile", str(model), "-o", str(out)]
@@ -68,8 +197,15 @@ def compile_once(kiln: pathlib.Path, model: pathlib.Path, out: pathlib.Path, tim
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="relu",
+                        choices=["relu", "matmul_tanh", "transformer", "bert_base"],
+                        help="the graph family (default relu)")
     parser.add_argument("--sizes", default="1000,4000,16000",
-                        help="comma-separated chain lengths (default 1000,4000,16000)")
+                        help="comma-separated node counts (default 1000,4000,16000)")
+    parser.add_argument("--rows", type=int, help="matmul_tanh: x's rows; transformer: sequence")
+    parser.add_argument("--width", type=int, help="x's columns (transformer: hidden size)")
+    parser.add_argument("--save-models", type=pathlib.Path, metavar="DIR",
+                        help="keep the .onnx files in DIR")
     parser.add_argument("--kiln", type=pathlib.Path,
                         default=ROOT / os.environ.get("KILN_BUILD_DIR", "build") / "bin" / "kiln")
     parser.add_argument("--timeout", type=float, default=600.0,
@@ -87,6 +223,8 @@ def main() -> int:
     parser.add_argument("--compare-label", default="before", help="the --compare run's name")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    if args.model == "bert_base":
+        sizes = [12 * NODES_PER_LAYER]
     results = []
     if args.results_from:
         results = json.loads(args.results_from.read_text())
@@ -95,11 +233,15 @@ def main() -> int:
           flush=True)
     with tempfile.TemporaryDirectory(prefix="kiln-scaling-") as tmp:
         for n in sizes:
-            model = pathlib.Path(tmp) / f"chain{n}.onnx"
-            model.write_bytes(relu_chain(n).SerializeToString())
+            folder = args.save_models or pathlib.Path(tmp)
+            folder.mkdir(parents=True, exist_ok=True)
+            model = folder / f"{args.model}{n}.onnx"
+            model.write_bytes(build_model(args.model, n, args.rows, args.width)
+                              .SerializeToString())
             r = compile_once(args.kiln, model, pathlib.Path(tmp) / f"chain{n}.so",
                              args.timeout, args.time_report)
             r["nodes"] = n
+            r["model"] = args.model
             results.append(r)
             if not r["ok"]:
                 why = "timed out" if r.get("timed_out") else "failed"
@@ -129,7 +271,9 @@ def main() -> int:
         ax.legend()
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("Relu nodes in the chain")
+        ax.set_xlabel({"relu": "Relu nodes in the chain",
+                       "matmul_tanh": "MatMul + Tanh nodes in the chain",
+                       "transformer": "nodes of the encoder layers"}.get(args.model, "nodes"))
         ax.set_ylabel("kiln compile, CPU s")
         ax.grid(True, which="both", alpha=0.3)
         fig.tight_layout()

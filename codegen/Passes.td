@@ -213,6 +213,30 @@ def KilnOutlineParallelLoopsPass
                            "::kiln::KilnDialect"];
 }
 
+def KilnOutlineSerialCodePass
+    : Pass<"kiln-outline-serial-code", "mlir::ModuleOp"> {
+  let summary = "Cut functions of more than max-ops ops into noinline "
+                "functions of about max-ops ops";
+  let description = [{
+    Loop nests too small for the thread pool stay in the entry, which then
+    grows with the graph; SCFToControlFlow and LLVM (ScalarEvolution, the
+    dominator tree, instruction selection) are quadratic in the loops of one
+    function. Each function of more than `max-ops` ops has its top-level
+    ops cut, in order, into runs of about `max-ops` ops; a run holding a
+    loop becomes a private `noinline` function taking one `!llvm.ptr` to a
+    stack closure of the values it uses (memref descriptors, integers,
+    floats, pointers), called where the run was. Ops whose results are used
+    after their run stay (a pure one of values from before the run does not
+    cut it); constants and globals are cloned. Before SCFToControlFlow.
+  }];
+  let options = [
+    Option<"maxOps", "max-ops", "int64_t", /*default=*/"4000",
+           "a function of more ops than this is cut into runs of this size">
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def KilnParallelizeLoopsPass
     : Pass<"kiln-parallelize-loops", "mlir::ModuleOp"> {
   let summary = "Run linalg ops left on buffers over the thread pool, "

@@ -260,6 +260,10 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   // loops that grow the stack on every iteration.
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
+  // Bounded function size: the loops left in the entry (too small for the
+  // thread pool) move to noinline functions of about 4000 ops each, or
+  // SCFToControlFlow and LLVM are quadratic in a graph of small kernels.
+  pm.addPass(createKilnOutlineSerialCodePass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

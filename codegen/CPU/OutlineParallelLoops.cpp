@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/CPU/Closure.h"
 #include "codegen/CPU/ExecContextABI.h"
 #include "codegen/Passes.h"
 #include "dialects/Kiln/ABIAttributes.h"
@@ -37,10 +38,7 @@ using namespace mlir;
 
 namespace {
 
-bool isRematerializable(Operation *op) {
-  return op && op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
-         (op->hasTrait<OpTrait::ConstantLike>() || isa<memref::GetGlobalOp>(op));
-}
+using kiln::isRematerializable;
 
 /// The ONNX nodes a loop computes, for profiles: every node name (NameLoc)
 /// in its own location and its ops', in order of appearance, at most 8.
@@ -168,25 +166,15 @@ struct OutlineParallelLoopsPass
     SmallVector<Value> captured;
     SmallVector<Operation *> cloned;
     for (Value value : above) {
-      if (isRematerializable(value.getDefiningOp())) {
+      if (isRematerializable(value.getDefiningOp()))
         cloned.push_back(value.getDefiningOp());
-        continue;
-      }
-      Type type = value.getType();
-      if (!isa<MemRefType, IndexType, IntegerType, FloatType>(type))
-        return success(); // not outlined: runs sequentially
-      if (auto memref = dyn_cast<MemRefType>(type);
-          memref && !converter.convertType(memref))
-        return success();
-      captured.push_back(value);
+      else
+        captured.push_back(value);
     }
-    SmallVector<Type> fieldTypes;
-    for (Value value : captured)
-      fieldTypes.push_back(converter.convertType(value.getType()));
-    auto closureType =
-        LLVM::LLVMStructType::getLiteral(ctx, fieldTypes.empty()
-                                                  ? SmallVector<Type>{i64}
-                                                  : fieldTypes);
+    std::optional<kiln::Closure> closureValues =
+        kiln::Closure::get(captured, converter);
+    if (!closureValues)
+      return success(); // not outlined: runs sequentially
 
     // The body function.
     OpBuilder mb(func);
@@ -204,23 +192,7 @@ struct OutlineParallelLoopsPass
       IRMapping mapping;
       for (Operation *op : cloned)
         b.clone(*op, mapping);
-      Value closure = entry->getArgument(0);
-      for (auto [i, value] : llvm::enumerate(captured)) {
-        Value slot = LLVM::GEPOp::create(
-            b, loc, ptrType, closureType, closure,
-            ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
-        Value field = LLVM::LoadOp::create(b, loc, fieldTypes[i], slot);
-        Value rebuilt;
-        if (isa<MemRefType>(value.getType()))
-          rebuilt = UnrealizedConversionCastOp::create(b, loc, value.getType(),
-                                                       field)
-                        .getResult(0);
-        else if (isa<IndexType>(value.getType()))
-          rebuilt = arith::IndexCastOp::create(b, loc, value.getType(), field);
-        else
-          rebuilt = field;
-        mapping.map(value, rebuilt);
-      }
+      closureValues->unpack(b, loc, entry->getArgument(0), mapping);
       Value begin = arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                                entry->getArgument(1));
       Value end = arith::IndexCastOp::create(b, loc, b.getIndexType(),
@@ -237,20 +209,7 @@ struct OutlineParallelLoopsPass
 
     // The call site: closure, then parallel_for (or a direct call).
     OpBuilder b(loop);
-    Value one = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
-    Value closure = LLVM::AllocaOp::create(b, loc, ptrType, closureType, one);
-    for (auto [i, value] : llvm::enumerate(captured)) {
-      Value field = value;
-      if (isa<MemRefType>(value.getType()))
-        field = UnrealizedConversionCastOp::create(b, loc, fieldTypes[i], value)
-                    .getResult(0);
-      else if (isa<IndexType>(value.getType()))
-        field = arith::IndexCastOp::create(b, loc, fieldTypes[i], value);
-      Value slot = LLVM::GEPOp::create(
-          b, loc, ptrType, closureType, closure,
-          ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
-      LLVM::StoreOp::create(b, loc, field, slot);
-    }
+    Value closure = closureValues->pack(b, loc);
     Value lb = loop.getLowerBound()[0], ub = loop.getUpperBound()[0];
     // Normalized to [0, n) with step 1 by construction (kiln-emit-microkernels).
     (void)lb;

@@ -160,3 +160,47 @@ def test_parallel_codegen_same_results(kiln, tmp_path, monkeypatch):
         exported[threads] = defined_globals(obj)
     np.testing.assert_array_equal(outputs["3"], outputs["1"])
     assert exported["3"] == exported["1"] == {"mm_main", "mm_main_ctx", "mm_descriptor"}, exported
+
+
+def _ort_outputs(model_path: Path, feeds: dict) -> list:
+    import onnxruntime as ort
+    model = onnx.load(model_path)
+    model.ir_version = min(model.ir_version, 8)  # what this onnxruntime reads
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+@pytest.mark.parametrize("kind,size", [("matmul_tanh", 120), ("transformer", 102)])
+def test_many_small_kernels_match_onnxruntime(kind, size, kiln, tmp_path):
+    """Graphs of many kernels too small for the thread pool (60 MatMul + Tanh pairs; three
+    encoder layers): the entry is cut into noinline `_serial_` functions
+    (kiln-outline-serial-code) and one-shot bufferization runs on one tensor.empty per use
+    (kiln-unshare-empty-tensors); the outputs still match onnxruntime."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import compile_scaling
+    finally:
+        sys.path.pop(0)
+    model = tmp_path / f"{kind}.onnx"
+    rows, width = (64, 32) if kind == "matmul_tanh" else (16, 64)
+    onnx.save(compile_scaling.build_model(kind, size, rows, width), model)
+    ll = tmp_path / f"{kind}.ll"
+    compile_ok(kiln, model, ll, "--emit", "llvm")
+    lines = ll.read_text().splitlines()
+    serial = [line for line in lines if line.startswith("define") and "_serial_" in line]
+    noinline = {line.split()[1] for line in lines
+                if line.startswith("attributes #") and " noinline " in line}
+    if kind == "matmul_tanh":
+        assert len(serial) >= 2, "the entry was not cut into _serial_ functions"
+        # `define ... @f(...) unnamed_addr #N {`: LLVM must not inline them back.
+        assert all(line.split()[-2] in noinline for line in serial), (serial, noinline)
+    so = tmp_path / f"{kind}.so"
+    compile_ok(kiln, model, so)
+    shape = [1, rows, width] if kind == "transformer" else [rows, width]
+    x = np.random.default_rng(11).standard_normal(shape).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    run = kiln.run(so, {"x": tmp_path / "x.npy"}, tmp_path / "out")
+    if run.returncode != 0:
+        fail("kiln run failed\n" + run.describe())
+    got = np.load(tmp_path / "out" / "y.npy")
+    np.testing.assert_allclose(got, _ort_outputs(model, {"x": x})[0], rtol=1e-3, atol=1e-4)

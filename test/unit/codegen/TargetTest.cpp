@@ -328,6 +328,7 @@ TEST(CPUTarget, PipelineOrder) {
                 "convert-linalg-to-loops",
                 "kiln-approximate-math",
                 "convert-vector-to-scf",
+                "kiln-outline-serial-code",
                 "lower-affine",
                 "convert-scf-to-cf",
                 "expand-strided-metadata",
