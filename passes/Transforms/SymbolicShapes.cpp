@@ -346,6 +346,28 @@ struct KilnSymbolicShapesPass
                                         0, names.size(), d, op->getContext())));
   }
 
+  /// Completes a Reshape's result dims `out` from its input's dims `x`: the
+  /// -1 at `inferred` (none when < 0) becomes the input's elements over
+  /// `known` (the product of the other dims); without one, both must be the
+  /// same product of symbols.
+  LogicalResult completeReshape(Operation *op, const Dims &x, AffineExpr known,
+                                int64_t inferred, Dims &out) {
+    AffineExpr total = product(x, op->getContext());
+    if (inferred >= 0) {
+      AffineExpr q = divideExactly(total, known, op->getContext());
+      if (!q)
+        return fail(op, "cannot express the -1 of shape as a product of "
+                        "symbols ('")
+               << text(total) << "' elements over '" << text(known) << "')";
+      out[inferred] = q;
+    } else if (!isEqualProduct(known, total)) {
+      return fail(op, "reshapes '")
+             << text(total) << "' elements to '" << text(known)
+             << "'; they must be the same symbols";
+    }
+    return success();
+  }
+
   /// A Reshape whose shape is computed from symbolic dims: its result from
   /// the shape's expressions, and the shape replaced by a constant of sizes,
   /// 0 (the same dim as the input's) and one -1, which the lowering takes.
@@ -375,19 +397,8 @@ struct KilnSymbolicShapesPass
       out.push_back(e);
       known = known * e;
     }
-    AffineExpr total = product(x, ctx);
-    if (inferred >= 0) {
-      AffineExpr q = divideExactly(total, known, ctx);
-      if (!q)
-        return fail(op, "cannot express the -1 of shape as a product of "
-                        "symbols ('")
-               << text(total) << "' elements over '" << text(known) << "')";
-      out[inferred] = q;
-    } else if (!isEqualProduct(known, total)) {
-      return fail(op, "reshapes '")
-             << text(total) << "' elements to '" << text(known)
-             << "'; they must be the same symbols";
-    }
+    if (failed(completeReshape(op, x, known, inferred, out)))
+      return failure();
     // The constant shape: sizes, 0 for a dim equal to the input's at the
     // same axis, -1 for the one other symbolic dim.
     SmallVector<int64_t> shape;
@@ -660,19 +671,8 @@ struct KilnSymbolicShapesPass
         out.push_back(e);
         known = known * e;
       }
-      AffineExpr total = product(x, ctx);
-      if (inferred >= 0) {
-        AffineExpr q = divideExactly(total, known, ctx);
-        if (!q)
-          return fail(op, "cannot express the -1 of shape as a product of "
-                          "symbols ('")
-                 << text(total) << "' elements over '" << text(known) << "')";
-        out[inferred] = q;
-      } else if (!isEqualProduct(known, total)) {
-        return fail(op, "reshapes '")
-               << text(total) << "' elements to '" << text(known)
-               << "'; they must be the same symbols";
-      }
+      if (failed(completeReshape(op, x, known, inferred, out)))
+        return failure();
       return set(op, 0, out);
     }
 
