@@ -1,11 +1,13 @@
 //===- HostPlan.cpp - the host plan of a GPU target -----------------------===//
 
 #include "codegen/GPU/Common/HostPlan.h"
+
 #include "dialects/Kiln/ABIAttributes.h"
 #include "dialects/ONNX/Diagnostics.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 
@@ -158,9 +160,23 @@ LogicalResult buildDeviceProgram(ModuleOp module, DeviceProgram &program) {
       dispatch.workgroupCount[i] = *getConstantIntValue(counts[i]);
       dispatch.workgroupSize[i] = *getConstantIntValue(sizes[i]);
     }
-    for (const DeviceBufferRef &ref : *refs)
+    for (auto [i, ref] : llvm::enumerate(*refs)) {
+      // A weight binds its own bytes, not the blob to its end: devices cap a
+      // binding's range (lavapipe and many mobile GPUs: 128 MiB), which a
+      // large model's blob passes. 8-bit and i1 buffers keep the rest of the
+      // blob (SPIR-V may read them as 32-bit words).
+      uint64_t size = 0;
+      if (ref.kind == DeviceBufferKind::Constants &&
+          i < launch.getNumKernelOperands())
+        if (auto type = dyn_cast<MemRefType>(
+                launch.getKernelOperands()[i].getType()))
+          if (type.getLayout().isIdentity() &&
+              type.getElementType().isIntOrFloat() &&
+              type.getElementType().getIntOrFloatBitWidth() >= 16)
+            size = llvm::alignTo(getDeviceBufferBytes(type), 4);
       dispatch.bindings.push_back(
-          {ref.kind, ref.index, static_cast<uint64_t>(ref.offset), 0});
+          {ref.kind, ref.index, static_cast<uint64_t>(ref.offset), size});
+    }
     if (std::optional<std::string> node = onnx::getNodeName(launch))
       dispatch.node = *node;
     return WalkResult::advance();
