@@ -19,34 +19,12 @@
 
 #include <dlfcn.h>
 
+using kiln_test::ScopedEnv;
 using kiln_test::statusString;
 
 extern "C" unsigned kiln_cuda_parse_sm(const char *target, int *arch_specific);
 
 namespace {
-
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name(name) {
-    if (const char *old = std::getenv(name))
-      saved = old, hadValue = true;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (hadValue)
-      setenv(name, saved.c_str(), 1);
-    else
-      unsetenv(name);
-  }
-
-private:
-  const char *name;
-  std::string saved;
-  bool hadValue = false;
-};
 
 // out[i] = a[i] + b[i] for i < 100, 64 threads per workgroup: the form the
 // cuda target gives a kernel (one pointer parameter per binding). PTX 6.3

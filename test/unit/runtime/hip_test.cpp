@@ -17,32 +17,10 @@
 #include <string>
 #include <vector>
 
+using kiln_test::ScopedEnv;
 using kiln_test::statusString;
 
 namespace {
-
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name(name) {
-    if (const char *old = std::getenv(name))
-      saved = old, hadValue = true;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (hadValue)
-      setenv(name, saved.c_str(), 1);
-    else
-      unsetenv(name);
-  }
-
-private:
-  const char *name;
-  std::string saved;
-  bool hadValue = false;
-};
 
 // The first bytes of an AMD GPU code object: an ELF64 header (EM_AMDGPU,
 // e_flags' machine byte `mach`: 0x3f gfx90a, 0x4c gfx942) and a string table

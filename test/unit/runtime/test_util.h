@@ -5,6 +5,7 @@
 #include "kiln/runtime.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,32 @@ CommandResult runCommand(const std::vector<std::string> &args);
 
 /// Takes ownership of a status and returns "CODE: message" ("OK" for NULL).
 std::string statusString(kiln_status status);
+
+/// Sets (or, for a null value, unsets) an environment variable for one scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name(name) {
+    if (const char *old = std::getenv(name))
+      saved = old, hadValue = true;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (hadValue)
+      setenv(name, saved.c_str(), 1);
+    else
+      unsetenv(name);
+  }
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+  const char *name;
+  std::string saved;
+  bool hadValue = false;
+};
 
 } // namespace kiln_test
 

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+using kiln_test::ScopedEnv;
 using kiln_test::statusString;
 
 // Runtime internals the tests look at (hidden symbols of the static library).
@@ -65,31 +66,6 @@ struct LavapipeByDefault {
     }
   }
 } lavapipeByDefault;
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name(name) {
-    const char *old = std::getenv(name);
-    if (old)
-      saved = old, hadValue = true;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (hadValue)
-      setenv(name, saved.c_str(), 1);
-    else
-      unsetenv(name);
-  }
-
-private:
-  const char *name;
-  std::string saved;
-  bool hadValue = false;
-};
 
 std::vector<char> loadSpirv(const std::string &name) {
   std::ifstream in(std::string(KILN_TEST_SPIRV_DIR) + "/" + name + ".spv",
