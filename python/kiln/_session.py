@@ -31,14 +31,18 @@ _NUMPY["bfloat16"] = np.dtype(_bfloat16) if _bfloat16 is not None else np.dtype(
 
 class NodeArg:
     """An input or output of the model, as onnxruntime's NodeArg: `name`,
-    `type` ("tensor(float)", ...) and `shape` (a list of ints)."""
+    `type` ("tensor(float)", ...) and `shape`: a list whose entries are sizes
+    (ints) or, for a dim known only at run time, its symbol's name ("batch"), as
+    onnxruntime shows a dim_param."""
 
     __slots__ = ("name", "type", "shape", "dtype")
 
-    def __init__(self, name: str, dtype: str, shape: Sequence[int]):
+    def __init__(self, name: str, dtype: str, shape: Sequence[int],
+                 symbols: Sequence[str] = ()):
         self.name = name
         self.type = _ORT_TYPE.get(dtype, f"tensor({dtype})")
-        self.shape = list(shape)
+        # A negative dim is symbol -(dim) - 1 (model_abi.h's KILN_DIM_SYMBOL).
+        self.shape = [d if d >= 0 else symbols[-d - 1] for d in shape]
         self.dtype = _NUMPY[dtype]  # the numpy dtype of the tensor (kiln's extra)
 
     def __repr__(self) -> str:
@@ -64,14 +68,16 @@ class InferenceSession:
     kiln_model_options.device); an `.onnx` model is compiled for Vulkan when it
     starts with "vulkan" (CUDA for "cuda"), for each device of a list (one artifact). `cpu_variant` opens that CPU variant of a
     multi-variant artifact (kiln_model_options.cpu_variant; None: the best).
-    `shape` fixes dynamic input dimensions and `cpu` picks the CPU to compile
-    for (kiln compile --shape / --cpu); both only apply to an `.onnx` model.
+    `shape` gives dynamic input dimensions a size (an int) or bounds ("1..64",
+    "1.."), kiln compile --shape; without it they stay symbolic and each run takes
+    any size (kiln's dynamic shapes). `cpu` picks the CPU to compile for (kiln
+    compile --cpu). Both only apply to an `.onnx` model.
     run() may be called from several threads at once; each call releases the GIL.
     """
 
     def __init__(self, path: str | os.PathLike, device: str | Sequence[str] = "auto",
                  threads: int = 0,
-                 cpu_variant: str | None = None, *, shape: Mapping[str, Sequence[int]] | None = None,
+                 cpu_variant: str | None = None, *, shape: Mapping[str, Sequence[int | str]] | None = None,
                  cpu: str | None = None):
         _compile.check_device(device)
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
@@ -97,8 +103,13 @@ class InferenceSession:
         # The runtime reads a path without '/' from the working directory.
         self._model = _kiln.Model(str(self.model_path.absolute()), threads,
                                   _compile.runtime_device(device), cpu_variant)
-        self._inputs = [NodeArg(*d) for d in self._model.inputs()]
-        self._outputs = [NodeArg(*d) for d in self._model.outputs()]
+        # (name, min, max): each symbolic dim's bounds; max -1 is unbounded.
+        self._symbols = self._model.symbols()
+        names = [name for name, _, _ in self._symbols]
+        self._inputs = [NodeArg(*d, names) for d in self._model.inputs()]
+        self._outputs = [NodeArg(*d, names) for d in self._model.outputs()]
+        # Outputs sized per run: the runtime allocates them (run_allocating).
+        self._sized_per_run = any(isinstance(d, str) for o in self._outputs for d in o.shape)
         self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
         self._all_output_names = [o.name for o in self._outputs]
 
@@ -117,6 +128,12 @@ class InferenceSession:
     def num_threads(self) -> int:
         """Threads of one run, the calling thread included."""
         return self._model.num_threads
+
+    def get_symbols(self) -> dict[str, tuple[int, int | None]]:
+        """kiln's extra: each symbol of the shapes (a dim known only at run time)
+        -> its bounds (min, max), max None when unbounded. Empty for static
+        shapes."""
+        return {name: (lo, None if hi < 0 else hi) for name, lo, hi in self._symbols}
 
     def get_inputs(self) -> list[NodeArg]:
         return list(self._inputs)
@@ -159,10 +176,16 @@ class InferenceSession:
                 a = np.ascontiguousarray(a)
             names.append(name)
             arrays.append(_raw(a))
-        # Every output gets a buffer: the runtime writes straight into numpy.
-        outputs = [np.empty(o.shape, o.dtype) for o in self._outputs]
-        self._model.run(names, arrays, self._all_output_names,
-                        [_raw(o) for o in outputs])
+        if self._sized_per_run:
+            # The outputs' sizes come from this run's symbols: the runtime allocates
+            # each output and the array owns that buffer.
+            outputs = [data.view(_NUMPY[dtype]).reshape(shape)
+                       for dtype, shape, data in self._model.run_allocating(names, arrays)]
+        else:
+            # Every output gets a buffer: the runtime writes straight into numpy.
+            outputs = [np.empty(o.shape, o.dtype) for o in self._outputs]
+            self._model.run(names, arrays, self._all_output_names,
+                            [_raw(o) for o in outputs])
         if wanted is None:
             return outputs
         return [outputs[i] for i in wanted]
