@@ -11,10 +11,11 @@ import numpy as np
 from . import _compile, _kiln
 from ._errors import InvalidArgument
 
-try:  # numpy has no bfloat16; ml_dtypes (an onnx dependency) does
-    from ml_dtypes import bfloat16 as _bfloat16
+try:  # numpy has no bfloat16 or float8; ml_dtypes (an onnx dependency) does
+    import ml_dtypes as _ml_dtypes
+    _bfloat16 = _ml_dtypes.bfloat16
 except ImportError:
-    _bfloat16 = None
+    _ml_dtypes = _bfloat16 = None
 
 # kiln's dtype names -> onnxruntime's type strings and numpy dtypes.
 _ORT_TYPE = {
@@ -23,10 +24,22 @@ _ORT_TYPE = {
     "int8": "tensor(int8)", "int16": "tensor(int16)", "int32": "tensor(int32)",
     "int64": "tensor(int64)", "uint8": "tensor(uint8)", "uint16": "tensor(uint16)",
     "uint32": "tensor(uint32)", "uint64": "tensor(uint64)", "bool": "tensor(bool)",
+    "float8e4m3fn": "tensor(float8e4m3fn)", "float8e4m3fnuz": "tensor(float8e4m3fnuz)",
+    "float8e5m2": "tensor(float8e5m2)", "float8e5m2fnuz": "tensor(float8e5m2fnuz)",
 }
-_NUMPY = {name: np.dtype(name) for name in _ORT_TYPE if name not in ("bfloat16", "bool")}
+# kiln's float8 names -> ml_dtypes' (without ml_dtypes: their uint8 bit patterns).
+_FLOAT8 = {"float8e4m3fn": "float8_e4m3fn", "float8e4m3fnuz": "float8_e4m3fnuz",
+           "float8e5m2": "float8_e5m2", "float8e5m2fnuz": "float8_e5m2fnuz"}
+_NUMPY = {name: np.dtype(name) for name in _ORT_TYPE
+          if name not in ("bfloat16", "bool") and name not in _FLOAT8}
 _NUMPY["bool"] = np.dtype(np.bool_)
 _NUMPY["bfloat16"] = np.dtype(_bfloat16) if _bfloat16 is not None else np.dtype(np.uint16)
+for _name, _ml_name in _FLOAT8.items():
+    _NUMPY[_name] = (np.dtype(getattr(_ml_dtypes, _ml_name)) if _ml_dtypes is not None
+                     else np.dtype(np.uint8))
+_FLOAT8_DTYPES = {_NUMPY[name] for name in _FLOAT8} - {np.dtype(np.uint8)}
+_BIT_PATTERNS = {_NUMPY["bfloat16"]: np.uint16,
+                 **{_NUMPY[name]: np.uint8 for name in _FLOAT8}}
 
 
 class NodeArg:
@@ -50,10 +63,10 @@ class NodeArg:
 
 
 def _raw(a: np.ndarray) -> np.ndarray:
-    """bfloat16 travels as its uint16 bit patterns (the extension's view)."""
-    if _bfloat16 is not None and a.dtype == _NUMPY["bfloat16"]:
-        return a.view(np.uint16)
-    return a
+    """bfloat16 travels as its uint16 bit patterns, float8 as uint8 ones (the
+    extension's view: the model's dtype says which)."""
+    bits = _BIT_PATTERNS.get(a.dtype)
+    return a.view(bits) if bits is not None and a.dtype != bits else a
 
 
 class InferenceSession:
@@ -108,6 +121,7 @@ class InferenceSession:
         names = [name for name, _, _ in self._symbols]
         self._inputs = [NodeArg(*d, names) for d in self._model.inputs()]
         self._outputs = [NodeArg(*d, names) for d in self._model.outputs()]
+        self._input_by_name = {i.name: i for i in self._inputs}
         # Outputs sized per run: the runtime allocates them (run_allocating).
         self._sized_per_run = any(isinstance(d, str) for o in self._outputs for d in o.shape)
         self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
@@ -166,10 +180,17 @@ class InferenceSession:
             if not isinstance(name, str):
                 raise InvalidArgument(f"input names must be strings, got {name!r}")
             a = value if isinstance(value, np.ndarray) else np.asarray(value)
-            if a.dtype.kind not in "biuf" and a.dtype != _NUMPY["bfloat16"]:
+            if a.dtype.kind not in "biuf" and a.dtype not in _BIT_PATTERNS:
                 raise InvalidArgument(
                     f"input '{name}': numpy dtype {a.dtype} is not a tensor element "
                     f"type kiln runs")
+            # The float8 formats all travel as uint8: tell them apart here.
+            model_input = self._input_by_name.get(name)
+            if (a.dtype in _FLOAT8_DTYPES and model_input is not None
+                    and a.dtype != model_input.dtype):
+                raise InvalidArgument(
+                    f"input '{name}': numpy dtype {a.dtype}, but the model takes "
+                    f"{model_input.type}")
             if not a.dtype.isnative:
                 a = a.astype(a.dtype.newbyteorder("="))
             if not a.flags.c_contiguous:

@@ -43,7 +43,8 @@ std::vector<Description> describe(const std::vector<kiln::TensorInfo> &infos) {
 }
 
 /// The kiln element type of an array; `model` is the model's type for the
-/// tensor, which lets uint16 bit patterns stand for bfloat16 (numpy has none).
+/// tensor, which lets uint16 bit patterns stand for bfloat16 and uint8 ones for
+/// the float8 formats (numpy has none of them).
 kiln_dtype dtypeOf(const nb::dlpack::dtype &t, kiln_dtype model,
                    const std::string &what) {
   using Code = nb::dlpack::dtype_code;
@@ -60,7 +61,16 @@ kiln_dtype dtypeOf(const nb::dlpack::dtype &t, kiln_dtype model,
       break;
     case Code::UInt:
       switch (t.bits) {
-      case 8: return KILN_DTYPE_UINT8;
+      case 8:
+        switch (model) {
+        case KILN_DTYPE_FLOAT8E4M3FN:
+        case KILN_DTYPE_FLOAT8E4M3FNUZ:
+        case KILN_DTYPE_FLOAT8E5M2:
+        case KILN_DTYPE_FLOAT8E5M2FNUZ:
+          return model;
+        default:
+          return KILN_DTYPE_UINT8;
+        }
       case 16:
         return model == KILN_DTYPE_BFLOAT16 ? KILN_DTYPE_BFLOAT16
                                             : KILN_DTYPE_UINT16;

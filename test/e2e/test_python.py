@@ -623,3 +623,29 @@ def test_symbolic_dims_bounds_and_errors(tmp_path):
     with pytest.raises(kiln.InvalidArgument, match=r"input 'attention_mask' dim 1 is 5, but "
                        r"input 'input_ids' dim 1 gave symbol 'seq' the value 7"):
         kiln.InferenceSession(bert, threads=1).run(None, feeds)
+
+
+def test_float8_inputs_and_outputs(tmp_path):
+    """float8 tensors travel as ml_dtypes arrays (their uint8 bit patterns in the
+    extension), as bfloat16 does."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    f8 = TensorProto.FLOAT8E4M3FN
+    g = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["wide"], to=TensorProto.FLOAT),
+         helper.make_node("Cast", ["wide"], ["narrow"], to=f8)],
+        "f8", [helper.make_tensor_value_info("x", f8, [2, 3])],
+        [helper.make_tensor_value_info("wide", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("narrow", f8, [2, 3])])
+    path = tmp_path / "f8.onnx"
+    path.write_bytes(helper.make_model(g, opset_imports=OPSET).SerializeToString())
+    sess = kiln.InferenceSession(path, threads=1)
+    assert [i.type for i in sess.get_inputs()] == ["tensor(float8e4m3fn)"]
+    x = np.array([[0.5, -3, 448], [1e-3, -0.0, 240]], np.float32).astype(ml_dtypes.float8_e4m3fn)
+    wide, narrow = sess.run(None, {"x": x})
+    np.testing.assert_array_equal(wide, x.astype(np.float32))
+    assert narrow.dtype == np.dtype(ml_dtypes.float8_e4m3fn)
+    np.testing.assert_array_equal(narrow.view(np.uint8), x.view(np.uint8))
+    # Its bit patterns as uint8 are taken too; another float8 format is not.
+    np.testing.assert_array_equal(sess.run(["wide"], {"x": x.view(np.uint8)})[0], wide)
+    with pytest.raises(kiln.InvalidArgument, match="input 'x'"):
+        sess.run(None, {"x": x.astype(ml_dtypes.float8_e5m2)})
