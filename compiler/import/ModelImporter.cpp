@@ -21,6 +21,7 @@
 #include "dialects/ONNX/ONNXOps.h"
 #include "dialects/ONNX/OpBuilding.h"
 #include "dialects/ONNX/OpSchemas.h"
+#include "runtime/include/kiln/model_abi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -139,6 +140,10 @@ typedDataSize(const onnx::TensorProto &tensor) {
   case onnx::TensorProto::INT8:
   case onnx::TensorProto::UINT8:
   case onnx::TensorProto::BOOL:
+  case KILN_DTYPE_FLOAT8E4M3FN: // the 8 bits of a float8, in int32_data
+  case KILN_DTYPE_FLOAT8E4M3FNUZ:
+  case KILN_DTYPE_FLOAT8E5M2:
+  case KILN_DTYPE_FLOAT8E5M2FNUZ:
     return std::make_pair("int32_data", uint64_t(tensor.int32_data_size()));
   default:
     return std::nullopt;
@@ -592,6 +597,10 @@ FailureOr<ElementsAttr> ModelImporter::convertTensor(const onnx::TensorProto &te
       break;
     case onnx::TensorProto::INT8:
     case onnx::TensorProto::UINT8:
+    case KILN_DTYPE_FLOAT8E4M3FN:
+    case KILN_DTYPE_FLOAT8E4M3FNUZ:
+    case KILN_DTYPE_FLOAT8E5M2:
+    case KILN_DTYPE_FLOAT8E5M2FNUZ:
       result = copyTyped(tensor.int32_data(), "int32_data",
                          [&](int32_t v, char *d) { store(static_cast<uint8_t>(v), d); });
       break;

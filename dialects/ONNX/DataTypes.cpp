@@ -13,12 +13,30 @@ namespace kiln::onnx {
 
 namespace {
 
-/// Whether `type` is the element type of a table entry of class `cls` with
-/// `bytes` bytes per element.
-bool matchesDtype(Type type, int cls, unsigned bytes) {
+/// The MLIR type of an 8-bit float format (KILN_DTYPE_CLASS_FLOAT8), by its
+/// ONNX TensorProto.DataType.
+Type makeFloat8(MLIRContext *context, int32_t onnxId) {
+  switch (onnxId) {
+  case KILN_DTYPE_FLOAT8E4M3FN:
+    return Float8E4M3FNType::get(context);
+  case KILN_DTYPE_FLOAT8E4M3FNUZ:
+    return Float8E4M3FNUZType::get(context);
+  case KILN_DTYPE_FLOAT8E5M2:
+    return Float8E5M2Type::get(context);
+  case KILN_DTYPE_FLOAT8E5M2FNUZ:
+    return Float8E5M2FNUZType::get(context);
+  }
+  return Type();
+}
+
+/// Whether `type` is the element type of table entry `onnxId`, of class `cls`
+/// with `bytes` bytes per element.
+bool matchesDtype(Type type, int32_t onnxId, int cls, unsigned bytes) {
   switch (cls) {
+  case KILN_DTYPE_CLASS_FLOAT8:
+    return type == makeFloat8(type.getContext(), onnxId);
   case KILN_DTYPE_CLASS_FLOAT:
-    return isa<FloatType>(type) && !type.isBF16() &&
+    return isa<Float16Type, Float32Type, Float64Type>(type) &&
            type.getIntOrFloatBitWidth() == 8 * bytes;
   case KILN_DTYPE_CLASS_BFLOAT:
     return type.isBF16();
@@ -32,8 +50,10 @@ bool matchesDtype(Type type, int cls, unsigned bytes) {
   return false;
 }
 
-Type makeDtype(MLIRContext *context, int cls, unsigned bytes) {
+Type makeDtype(MLIRContext *context, int32_t onnxId, int cls, unsigned bytes) {
   switch (cls) {
+  case KILN_DTYPE_CLASS_FLOAT8:
+    return makeFloat8(context, onnxId);
   case KILN_DTYPE_CLASS_FLOAT:
     return bytes == 2   ? Type(Float16Type::get(context))
            : bytes == 4 ? Type(Float32Type::get(context))
@@ -53,10 +73,8 @@ Type makeDtype(MLIRContext *context, int cls, unsigned bytes) {
 } // namespace
 
 int32_t getOnnxDataType(Type elementType) {
-  // Float8 types are FloatTypes of 8 bits: no table entry has CLASS_FLOAT
-  // with 1 byte, so they fall through to 0.
 #define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
-  if (matchesDtype(elementType, CLASS, BYTES))                                 \
+  if (matchesDtype(elementType, ID, CLASS, BYTES))                             \
     return ID;
   KILN_DTYPE_TABLE(KILN_X)
 #undef KILN_X
@@ -67,7 +85,7 @@ Type getElementTypeOfOnnxDataType(MLIRContext *context, int32_t dataType) {
   switch (dataType) {
 #define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
   case ID:                                                                     \
-    return makeDtype(context, CLASS, BYTES);
+    return makeDtype(context, ID, CLASS, BYTES);
     KILN_DTYPE_TABLE(KILN_X)
 #undef KILN_X
   }

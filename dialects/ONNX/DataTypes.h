@@ -20,7 +20,7 @@ namespace kiln::onnx {
 int32_t getOnnxDataType(mlir::Type elementType);
 
 /// The element type of an ONNX TensorProto.DataType, or null when kiln has no
-/// dtype for it (string, complex, float8, int4, ...).
+/// dtype for it (string, complex, int4, float8e8m0, ...).
 mlir::Type getElementTypeOfOnnxDataType(mlir::MLIRContext *context,
                                         int32_t dataType);
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import os
+import re
 import platform
 import shutil
 import subprocess
@@ -114,6 +116,28 @@ def compile_device(device):
     return None if kinds == ["cpu"] else kinds[0]
 
 
+_DIM_RANGE = re.compile(r"[0-9]+\.\.[0-9]*")
+
+
+def shape_dims(input_name: str, dims) -> list:
+    """An input's dims for `--shape`: each a size (an integer) or bounds for a
+    symbolic dim as kiln compile takes them ("1..64", "1..": at least 1)."""
+    def one(d):
+        if isinstance(d, str) and _DIM_RANGE.fullmatch(d):
+            return d
+        if isinstance(d, bool):
+            raise TypeError
+        return operator.index(d)  # ints and numpy ints; not 1.5
+    try:
+        if isinstance(dims, (str, bytes)):
+            raise TypeError
+        return [one(d) for d in dims]
+    except (TypeError, ValueError):
+        raise InvalidArgument(
+            f"shape of input '{input_name}': expected a sequence of sizes (integers) or "
+            f"bounds ('1..64', '1..'), got {dims!r}") from None
+
+
 def _args(device, target, cpu, shape, name, emit, specialize, precision,
           keep_intermediates) -> list[str]:
     args: list[str] = []
@@ -126,12 +150,7 @@ def _args(device, target, cpu, shape, name, emit, specialize, precision,
     if cpu is not None:
         args += ["--cpu", str(cpu)]
     for input_name, dims in (shape or {}).items():
-        try:
-            text = ",".join(str(int(d)) for d in dims)
-        except (TypeError, ValueError):
-            raise InvalidArgument(
-                f"shape of input '{input_name}': expected a sequence of integers, "
-                f"got {dims!r}") from None
+        text = ",".join(str(d) for d in shape_dims(input_name, dims))
         args += ["--shape", f"{input_name}={text}"]
     if name is not None:
         args += ["--name", str(name)]
@@ -148,7 +167,7 @@ def _args(device, target, cpu, shape, name, emit, specialize, precision,
 
 def compile(model: str | os.PathLike, output: str | os.PathLike, *,
             target: str | None = None, cpu: str | None = None,
-            shape: Mapping[str, Sequence[int]] | None = None,
+            shape: Mapping[str, Sequence[int | str]] | None = None,
             name: str | None = None, emit: str | None = None,
             specialize: Mapping[str, str | os.PathLike] | None = None,
             precision: str | None = None, device: str | None = None,
@@ -298,7 +317,7 @@ def compiled_model(onnx_path: str | os.PathLike, shape=None, cpu=None,
     if not onnx_path.is_file():
         raise InvalidArgument(f"model '{onnx_path}' does not exist")
     exe = find_kiln()
-    options = {"shape": {k: [int(d) for d in v] for k, v in (shape or {}).items()},
+    options = {"shape": {k: shape_dims(k, v) for k, v in (shape or {}).items()},
                "cpu": cpu, "device": compile_device(device)}
     # The external data is part of the model: new weights beside an unchanged .onnx
     # must not reuse the old compile.

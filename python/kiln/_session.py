@@ -11,10 +11,11 @@ import numpy as np
 from . import _compile, _kiln
 from ._errors import InvalidArgument
 
-try:  # numpy has no bfloat16; ml_dtypes (an onnx dependency) does
-    from ml_dtypes import bfloat16 as _bfloat16
+try:  # numpy has no bfloat16 or float8; ml_dtypes (an onnx dependency) does
+    import ml_dtypes as _ml_dtypes
+    _bfloat16 = _ml_dtypes.bfloat16
 except ImportError:
-    _bfloat16 = None
+    _ml_dtypes = _bfloat16 = None
 
 # kiln's dtype names -> onnxruntime's type strings and numpy dtypes.
 _ORT_TYPE = {
@@ -23,22 +24,38 @@ _ORT_TYPE = {
     "int8": "tensor(int8)", "int16": "tensor(int16)", "int32": "tensor(int32)",
     "int64": "tensor(int64)", "uint8": "tensor(uint8)", "uint16": "tensor(uint16)",
     "uint32": "tensor(uint32)", "uint64": "tensor(uint64)", "bool": "tensor(bool)",
+    "float8e4m3fn": "tensor(float8e4m3fn)", "float8e4m3fnuz": "tensor(float8e4m3fnuz)",
+    "float8e5m2": "tensor(float8e5m2)", "float8e5m2fnuz": "tensor(float8e5m2fnuz)",
 }
-_NUMPY = {name: np.dtype(name) for name in _ORT_TYPE if name not in ("bfloat16", "bool")}
+# kiln's float8 names -> ml_dtypes' (without ml_dtypes: their uint8 bit patterns).
+_FLOAT8 = {"float8e4m3fn": "float8_e4m3fn", "float8e4m3fnuz": "float8_e4m3fnuz",
+           "float8e5m2": "float8_e5m2", "float8e5m2fnuz": "float8_e5m2fnuz"}
+_NUMPY = {name: np.dtype(name) for name in _ORT_TYPE
+          if name not in ("bfloat16", "bool") and name not in _FLOAT8}
 _NUMPY["bool"] = np.dtype(np.bool_)
 _NUMPY["bfloat16"] = np.dtype(_bfloat16) if _bfloat16 is not None else np.dtype(np.uint16)
+for _name, _ml_name in _FLOAT8.items():
+    _NUMPY[_name] = (np.dtype(getattr(_ml_dtypes, _ml_name)) if _ml_dtypes is not None
+                     else np.dtype(np.uint8))
+_FLOAT8_DTYPES = {_NUMPY[name] for name in _FLOAT8} - {np.dtype(np.uint8)}
+_BIT_PATTERNS = {_NUMPY["bfloat16"]: np.uint16,
+                 **{_NUMPY[name]: np.uint8 for name in _FLOAT8}}
 
 
 class NodeArg:
     """An input or output of the model, as onnxruntime's NodeArg: `name`,
-    `type` ("tensor(float)", ...) and `shape` (a list of ints)."""
+    `type` ("tensor(float)", ...) and `shape`: a list whose entries are sizes
+    (ints) or, for a dim known only at run time, its symbol's name ("batch"), as
+    onnxruntime shows a dim_param."""
 
     __slots__ = ("name", "type", "shape", "dtype")
 
-    def __init__(self, name: str, dtype: str, shape: Sequence[int]):
+    def __init__(self, name: str, dtype: str, shape: Sequence[int],
+                 symbols: Sequence[str] = ()):
         self.name = name
         self.type = _ORT_TYPE.get(dtype, f"tensor({dtype})")
-        self.shape = list(shape)
+        # A negative dim is symbol -(dim) - 1 (model_abi.h's KILN_DIM_SYMBOL).
+        self.shape = [d if d >= 0 else symbols[-d - 1] for d in shape]
         self.dtype = _NUMPY[dtype]  # the numpy dtype of the tensor (kiln's extra)
 
     def __repr__(self) -> str:
@@ -46,10 +63,10 @@ class NodeArg:
 
 
 def _raw(a: np.ndarray) -> np.ndarray:
-    """bfloat16 travels as its uint16 bit patterns (the extension's view)."""
-    if _bfloat16 is not None and a.dtype == _NUMPY["bfloat16"]:
-        return a.view(np.uint16)
-    return a
+    """bfloat16 travels as its uint16 bit patterns, float8 as uint8 ones (the
+    extension's view: the model's dtype says which)."""
+    bits = _BIT_PATTERNS.get(a.dtype)
+    return a.view(bits) if bits is not None and a.dtype != bits else a
 
 
 class InferenceSession:
@@ -64,14 +81,16 @@ class InferenceSession:
     kiln_model_options.device); an `.onnx` model is compiled for Vulkan when it
     starts with "vulkan" (CUDA for "cuda"), for each device of a list (one artifact). `cpu_variant` opens that CPU variant of a
     multi-variant artifact (kiln_model_options.cpu_variant; None: the best).
-    `shape` fixes dynamic input dimensions and `cpu` picks the CPU to compile
-    for (kiln compile --shape / --cpu); both only apply to an `.onnx` model.
+    `shape` gives dynamic input dimensions a size (an int) or bounds ("1..64",
+    "1.."), kiln compile --shape; without it they stay symbolic and each run takes
+    any size (kiln's dynamic shapes). `cpu` picks the CPU to compile for (kiln
+    compile --cpu). Both only apply to an `.onnx` model.
     run() may be called from several threads at once; each call releases the GIL.
     """
 
     def __init__(self, path: str | os.PathLike, device: str | Sequence[str] = "auto",
                  threads: int = 0,
-                 cpu_variant: str | None = None, *, shape: Mapping[str, Sequence[int]] | None = None,
+                 cpu_variant: str | None = None, *, shape: Mapping[str, Sequence[int | str]] | None = None,
                  cpu: str | None = None):
         _compile.check_device(device)
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
@@ -97,8 +116,14 @@ class InferenceSession:
         # The runtime reads a path without '/' from the working directory.
         self._model = _kiln.Model(str(self.model_path.absolute()), threads,
                                   _compile.runtime_device(device), cpu_variant)
-        self._inputs = [NodeArg(*d) for d in self._model.inputs()]
-        self._outputs = [NodeArg(*d) for d in self._model.outputs()]
+        # (name, min, max): each symbolic dim's bounds; max -1 is unbounded.
+        self._symbols = self._model.symbols()
+        names = [name for name, _, _ in self._symbols]
+        self._inputs = [NodeArg(*d, names) for d in self._model.inputs()]
+        self._outputs = [NodeArg(*d, names) for d in self._model.outputs()]
+        self._input_by_name = {i.name: i for i in self._inputs}
+        # Outputs sized per run: the runtime allocates them (run_allocating).
+        self._sized_per_run = any(isinstance(d, str) for o in self._outputs for d in o.shape)
         self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
         self._all_output_names = [o.name for o in self._outputs]
 
@@ -117,6 +142,12 @@ class InferenceSession:
     def num_threads(self) -> int:
         """Threads of one run, the calling thread included."""
         return self._model.num_threads
+
+    def get_symbols(self) -> dict[str, tuple[int, int | None]]:
+        """kiln's extra: each symbol of the shapes (a dim known only at run time)
+        -> its bounds (min, max), max None when unbounded. Empty for static
+        shapes."""
+        return {name: (lo, None if hi < 0 else hi) for name, lo, hi in self._symbols}
 
     def get_inputs(self) -> list[NodeArg]:
         return list(self._inputs)
@@ -149,20 +180,33 @@ class InferenceSession:
             if not isinstance(name, str):
                 raise InvalidArgument(f"input names must be strings, got {name!r}")
             a = value if isinstance(value, np.ndarray) else np.asarray(value)
-            if a.dtype.kind not in "biuf" and a.dtype != _NUMPY["bfloat16"]:
+            if a.dtype.kind not in "biuf" and a.dtype not in _BIT_PATTERNS:
                 raise InvalidArgument(
                     f"input '{name}': numpy dtype {a.dtype} is not a tensor element "
                     f"type kiln runs")
+            # The float8 formats all travel as uint8: tell them apart here.
+            model_input = self._input_by_name.get(name)
+            if (a.dtype in _FLOAT8_DTYPES and model_input is not None
+                    and a.dtype != model_input.dtype):
+                raise InvalidArgument(
+                    f"input '{name}': numpy dtype {a.dtype}, but the model takes "
+                    f"{model_input.type}")
             if not a.dtype.isnative:
                 a = a.astype(a.dtype.newbyteorder("="))
             if not a.flags.c_contiguous:
                 a = np.ascontiguousarray(a)
             names.append(name)
             arrays.append(_raw(a))
-        # Every output gets a buffer: the runtime writes straight into numpy.
-        outputs = [np.empty(o.shape, o.dtype) for o in self._outputs]
-        self._model.run(names, arrays, self._all_output_names,
-                        [_raw(o) for o in outputs])
+        if self._sized_per_run:
+            # The outputs' sizes come from this run's symbols: the runtime allocates
+            # each output and the array owns that buffer.
+            outputs = [data.view(_NUMPY[dtype]).reshape(shape)
+                       for dtype, shape, data in self._model.run_allocating(names, arrays)]
+        else:
+            # Every output gets a buffer: the runtime writes straight into numpy.
+            outputs = [np.empty(o.shape, o.dtype) for o in self._outputs]
+            self._model.run(names, arrays, self._all_output_names,
+                            [_raw(o) for o in outputs])
         if wanted is None:
             return outputs
         return [outputs[i] for i in wanted]

@@ -16,6 +16,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -42,7 +43,8 @@ std::vector<Description> describe(const std::vector<kiln::TensorInfo> &infos) {
 }
 
 /// The kiln element type of an array; `model` is the model's type for the
-/// tensor, which lets uint16 bit patterns stand for bfloat16 (numpy has none).
+/// tensor, which lets uint16 bit patterns stand for bfloat16 and uint8 ones for
+/// the float8 formats (numpy has none of them).
 kiln_dtype dtypeOf(const nb::dlpack::dtype &t, kiln_dtype model,
                    const std::string &what) {
   using Code = nb::dlpack::dtype_code;
@@ -59,7 +61,16 @@ kiln_dtype dtypeOf(const nb::dlpack::dtype &t, kiln_dtype model,
       break;
     case Code::UInt:
       switch (t.bits) {
-      case 8: return KILN_DTYPE_UINT8;
+      case 8:
+        switch (model) {
+        case KILN_DTYPE_FLOAT8E4M3FN:
+        case KILN_DTYPE_FLOAT8E4M3FNUZ:
+        case KILN_DTYPE_FLOAT8E5M2:
+        case KILN_DTYPE_FLOAT8E5M2FNUZ:
+          return model;
+        default:
+          return KILN_DTYPE_UINT8;
+        }
       case 16:
         return model == KILN_DTYPE_BFLOAT16 ? KILN_DTYPE_BFLOAT16
                                             : KILN_DTYPE_UINT16;
@@ -114,14 +125,11 @@ public:
     model_ = kiln::Model::open(path, options);
   }
 
-  /// Runs with every model output given a caller buffer (numpy arrays the
-  /// caller allocated). The arrays stay referenced by the caller's frame.
-  void run(const std::vector<std::string> &inputNames,
-           const std::vector<nb::ndarray<nb::ro, nb::device::cpu>> &inputs,
-           const std::vector<std::string> &outputNames,
-           const std::vector<nb::ndarray<nb::device::cpu>> &outputs) {
-    if (inputNames.size() != inputs.size() ||
-        outputNames.size() != outputs.size())
+  /// The feeds as runtime inputs read in place (the arrays outlive the run).
+  std::vector<kiln::Input>
+  toInputs(const std::vector<std::string> &inputNames,
+           const std::vector<nb::ndarray<nb::ro, nb::device::cpu>> &inputs) {
+    if (inputNames.size() != inputs.size())
       invalid("run: names and arrays differ in number");
     std::vector<kiln::Input> in(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -141,6 +149,19 @@ public:
       in[i].data = a.data();
       in[i].byteSize = a.nbytes();
     }
+    return in;
+  }
+
+  /// Runs with every model output given a caller buffer (numpy arrays the
+  /// caller allocated). The arrays stay referenced by the caller's frame.
+  void run(const std::vector<std::string> &inputNames,
+           const std::vector<nb::ndarray<nb::ro, nb::device::cpu>> &inputs,
+           const std::vector<std::string> &outputNames,
+           const std::vector<nb::ndarray<nb::device::cpu>> &outputs) {
+    if (inputNames.size() != inputs.size() ||
+        outputNames.size() != outputs.size())
+      invalid("run: names and arrays differ in number");
+    std::vector<kiln::Input> in = toInputs(inputNames, inputs);
     std::vector<kiln::OutputBuffer> out(outputs.size());
     for (size_t j = 0; j < outputs.size(); ++j) {
       checkContiguous(outputs[j], "output '" + outputNames[j] + "'");
@@ -148,6 +169,38 @@ public:
     }
     nb::gil_scoped_release release;
     model_.run(in, out);
+  }
+
+  /// Runs with every output allocated by the runtime at this run's size (the
+  /// way to run a model whose outputs have symbolic dims). Returns, per output
+  /// in model order, (dtype name, shape, bytes): `bytes` is a 1-D uint8 array
+  /// that owns the runtime's buffer (freed with the array).
+  std::vector<std::tuple<std::string, std::vector<int64_t>,
+                         nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>>>
+  runAllocating(const std::vector<std::string> &inputNames,
+                const std::vector<nb::ndarray<nb::ro, nb::device::cpu>> &inputs) {
+    std::vector<kiln::Input> in = toInputs(inputNames, inputs);
+    std::vector<kiln::Tensor> out;
+    {
+      nb::gil_scoped_release release;
+      out = model_.run(in);
+    }
+    std::vector<std::tuple<std::string, std::vector<int64_t>,
+                           nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>>>
+        result;
+    for (kiln::Tensor &t : out) {
+      size_t bytes = t.byteSize();
+      void *data = t.release();
+      // The capsule frees the buffer when numpy drops the last view of it. An
+      // output of zero bytes has no buffer; numpy still wants a pointer.
+      static uint8_t empty = 0;
+      nb::capsule owner = data ? nb::capsule(data, [](void *p) noexcept { std::free(p); })
+                               : nb::capsule(&empty, [](void *) noexcept {});
+      result.emplace_back(t.dtypeName(), t.shape(),
+                          nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(
+                              data ? data : &empty, {bytes}, owner));
+    }
+    return result;
   }
 
   kiln::Model model_;
@@ -191,11 +244,20 @@ NB_MODULE(_kiln, m) {
       .def_prop_ro("scratch_size",
                    [](PyModel &s) { return s.model_.scratchSize(); })
       .def("inputs", [](PyModel &s) { return describe(s.model_.inputs()); })
+      .def("symbols",
+           [](PyModel &s) {
+             std::vector<std::tuple<std::string, int64_t, int64_t>> v;
+             for (const kiln::SymbolInfo &sym : s.model_.symbols())
+               v.emplace_back(sym.name, sym.min, sym.max);
+             return v;
+           })
       .def("outputs", [](PyModel &s) { return describe(s.model_.outputs()); })
       .def("find_input",
            [](PyModel &s, const std::string &n) { return s.model_.findInput(n); })
       .def("find_output",
            [](PyModel &s, const std::string &n) { return s.model_.findOutput(n); })
       .def("run", &PyModel::run, nb::arg("input_names"), nb::arg("inputs"),
-           nb::arg("output_names"), nb::arg("outputs"));
+           nb::arg("output_names"), nb::arg("outputs"))
+      .def("run_allocating", &PyModel::runAllocating, nb::arg("input_names"),
+           nb::arg("inputs"));
 }

@@ -185,10 +185,16 @@ def _file_stem(name: str, index: int, taken: set) -> str:
     return stem
 
 
+_FLOAT8 = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
+
+
 def _as_runner_array(value: np.ndarray) -> np.ndarray:
-    """What kiln-run reads: bfloat16 as its uint16 bit patterns, everything C-contiguous."""
+    """What kiln-run reads: bfloat16 as its uint16 bit patterns, the float8 formats as their
+    uint8 ones, everything C-contiguous."""
     if value.dtype.name == "bfloat16":
         value = value.view(np.uint16)
+    elif value.dtype.name in _FLOAT8:
+        value = value.view(np.uint8)
     return np.array(value, order="C", copy=True)  # ascontiguousarray would make 0-d arrays 1-d
 
 
@@ -196,13 +202,17 @@ def compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str 
     # kiln-run writes bfloat16 as numpy does for ml_dtypes ("<V2"; older: uint16)
     if want.dtype.name == "bfloat16" and (got.dtype == np.uint16 or got.dtype == np.dtype("V2")):
         got = got.view(want.dtype)
+    # and the float8 formats as V1 (the model's dtype says which)
+    if want.dtype.name in _FLOAT8 and got.dtype in (np.uint8, np.dtype("V1")):
+        got = got.view(want.dtype)
     if got.dtype != want.dtype:
         return f"dtype {got.dtype}, expected {want.dtype}"
     if got.shape != want.shape:
         return f"shape {got.shape}, expected {want.shape}"
-    if want.dtype.kind in "fc" or want.dtype.name in ("bfloat16", "float16"):
-        g = got.astype(np.float64) if want.dtype.name == "bfloat16" else got
-        w = want.astype(np.float64) if want.dtype.name == "bfloat16" else want
+    if want.dtype.kind in "fc" or want.dtype.name in ("bfloat16", "float16") + _FLOAT8:
+        widen = want.dtype.name in ("bfloat16",) + _FLOAT8
+        g = got.astype(np.float64) if widen else got
+        w = want.astype(np.float64) if widen else want
         try:
             np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
         except AssertionError as e:

@@ -565,3 +565,87 @@ def test_run_releases_the_gil(tmp_path):
     except subprocess.TimeoutExpired:
         pytest.fail("a run held the GIL: the script hung", pytrace=False)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+#===--- symbolic dims (a model compiled once, run at any size) --------------===#
+
+def test_symbolic_dims_run_at_any_size_and_match_onnxruntime(tmp_path):
+    """An .onnx with dynamic batch and sequence compiles once; NodeArg.shape names
+    the symbols as onnxruntime names dim_params; each run's outputs have that
+    run's sizes and own the runtime's buffers."""
+    import onnxruntime as ort
+    import dynamic_models
+
+    path = tmp_path / "bert.onnx"
+    dynamic_models.bert_like(path)
+    sess = kiln.InferenceSession(path, threads=1)
+    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert sess.get_symbols() == {"batch": (1, None), "seq": (1, None)}
+    assert [i.shape for i in sess.get_inputs()] == [i.shape for i in ref.get_inputs()]
+    assert [o.shape for o in sess.get_outputs()] == [["batch", "seq", 64], ["batch", 64]]
+    kept = []
+    for batch, seq in [(1, 7), (3, 33), (1, 1)]:
+        feeds = dynamic_models.bert_feeds(batch, seq)
+        got, want = sess.run(None, feeds), ref.run(None, feeds)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4)
+        kept.append((got, want))
+        pooled, = sess.run(["pooler_output"], feeds)
+        np.testing.assert_array_equal(pooled, got[1])
+    del sess  # the outputs own their buffers: they outlive the session
+    for got, want in kept:
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-3, atol=1e-4)
+
+
+def test_symbolic_dims_bounds_and_errors(tmp_path):
+    import dynamic_models
+
+    path = tmp_path / "cnn.onnx"
+    dynamic_models.cnn(path)
+    sess = kiln.InferenceSession(path, threads=1, shape={"x": ["1..4", 3, 32, 32]})
+    assert sess.get_symbols() == {"batch": (1, 4)}
+    x = np.random.default_rng(0).standard_normal((4, 3, 32, 32)).astype(np.float32)
+    assert sess.run(None, {"x": x})[0].shape == (4, 10)
+    with pytest.raises(kiln.InvalidArgument,
+                       match=r"input 'x' dim 0 \('batch'\) is 5, outside its bounds 1\.\.4"):
+        sess.run(None, {"x": np.zeros((5, 3, 32, 32), np.float32)})
+    fixed = kiln.InferenceSession(path, threads=1, shape={"x": [2, 3, 32, 32]})
+    assert fixed.get_symbols() == {} and fixed.get_outputs()[0].shape == [2, 10]
+    for bad in (["1...4", 3, 32, 32], "1..4", [1.5, 3, 32, 32], [True, 3, 32, 32]):
+        with pytest.raises(kiln.InvalidArgument, match="shape of input 'x': expected"):
+            kiln.InferenceSession(path, shape={"x": bad})
+
+    bert = tmp_path / "bert.onnx"
+    dynamic_models.bert_like(bert)
+    feeds = dynamic_models.bert_feeds(1, 7)
+    feeds["attention_mask"] = feeds["attention_mask"][:, :5]
+    with pytest.raises(kiln.InvalidArgument, match=r"input 'attention_mask' dim 1 is 5, but "
+                       r"input 'input_ids' dim 1 gave symbol 'seq' the value 7"):
+        kiln.InferenceSession(bert, threads=1).run(None, feeds)
+
+
+def test_float8_inputs_and_outputs(tmp_path):
+    """float8 tensors travel as ml_dtypes arrays (their uint8 bit patterns in the
+    extension), as bfloat16 does."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    f8 = TensorProto.FLOAT8E4M3FN
+    g = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["wide"], to=TensorProto.FLOAT),
+         helper.make_node("Cast", ["wide"], ["narrow"], to=f8)],
+        "f8", [helper.make_tensor_value_info("x", f8, [2, 3])],
+        [helper.make_tensor_value_info("wide", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("narrow", f8, [2, 3])])
+    path = tmp_path / "f8.onnx"
+    path.write_bytes(helper.make_model(g, opset_imports=OPSET).SerializeToString())
+    sess = kiln.InferenceSession(path, threads=1)
+    assert [i.type for i in sess.get_inputs()] == ["tensor(float8e4m3fn)"]
+    x = np.array([[0.5, -3, 448], [1e-3, -0.0, 240]], np.float32).astype(ml_dtypes.float8_e4m3fn)
+    wide, narrow = sess.run(None, {"x": x})
+    np.testing.assert_array_equal(wide, x.astype(np.float32))
+    assert narrow.dtype == np.dtype(ml_dtypes.float8_e4m3fn)
+    np.testing.assert_array_equal(narrow.view(np.uint8), x.view(np.uint8))
+    # Its bit patterns as uint8 are taken too; another float8 format is not.
+    np.testing.assert_array_equal(sess.run(["wide"], {"x": x.view(np.uint8)})[0], wide)
+    with pytest.raises(kiln.InvalidArgument, match="input 'x'"):
+        sess.run(None, {"x": x.astype(ml_dtypes.float8_e5m2)})

@@ -141,13 +141,28 @@ private:
   size_t pos = 0;
 };
 
+bool isFloat8(kiln_dtype dtype) {
+  switch (dtype) {
+#define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
+  case KILN_DTYPE_##NAME:                                                      \
+    return CLASS == KILN_DTYPE_CLASS_FLOAT8;
+    KILN_DTYPE_TABLE(KILN_X)
+#undef KILN_X
+  default:
+    return false;
+  }
+}
+
 /// numpy's type code of `dtype` without the byte order ("f4", "b1"), from
 /// model_abi.h's dtype table. bfloat16 has none in numpy: "V2", the 2-byte
 /// void numpy writes for ml_dtypes' bfloat16 (np.save of such an array says
-/// '<V2'; np.load(...).view(ml_dtypes.bfloat16) reads it back).
+/// '<V2'; np.load(...).view(ml_dtypes.bfloat16) reads it back). The 8-bit
+/// floats likewise are "V1" (all four formats: the model's dtype says which).
 std::string npyCode(kiln_dtype dtype) {
   if (dtype == KILN_DTYPE_BFLOAT16)
     return "V2";
+  if (isFloat8(dtype))
+    return "V1";
   switch (dtype) {
 #define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
   case KILN_DTYPE_##NAME:                                                      \
@@ -171,17 +186,21 @@ static kiln_dtype dtypeFromDescr(const std::string &descr,
   std::string code = descr.substr(1);
   kiln_dtype dtype = KILN_DTYPE_UNDEFINED;
   // The dtype whose numpy code matches: u2 is uint16, V2 bfloat16 (a
-  // bfloat16 input also takes u2 bit patterns: kiln-run.cpp).
+  // bfloat16 input also takes u2 bit patterns: kiln-run.cpp), V1 the first
+  // float8 format (kiln-run gives it the model input's).
 #define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
   if (dtype == KILN_DTYPE_UNDEFINED && npyCode(KILN_DTYPE_##NAME) == code)     \
     dtype = KILN_DTYPE_##NAME;
   KILN_DTYPE_TABLE(KILN_X)
 #undef KILN_X
+  // np.save writes ml_dtypes' float8_e5m2 as '<f1' (the other formats as V1).
+  if (code == "f1")
+    dtype = KILN_DTYPE_FLOAT8E5M2;
   if (dtype == KILN_DTYPE_UNDEFINED ||
       (order != '<' && order != '>' && order != '|' && order != '='))
     throw NpyError(path + ": unsupported .npy dtype '" + descr +
-                   "' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, and "
-                   "V2 for bfloat16)");
+                   "' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, "
+                   "V2 for bfloat16, V1 and f1 for the float8 formats)");
   size_t size = kiln_dtype_size(dtype);
   if (size > 1 && order == '>')
     throw NpyError(path + ": big-endian .npy data ('" + descr +

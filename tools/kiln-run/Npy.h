@@ -30,6 +30,9 @@ struct NpyArray {
 /// numpy's type code of `dtype` without the byte order ("f4", "b1").
 std::string npyCode(kiln_dtype dtype);
 
+/// One of the 8-bit float formats (numpy code V1: the model says which).
+bool isFloat8(kiln_dtype dtype);
+
 /// Parses a whole .npy file held in memory (`path` only names it in errors).
 NpyArray parseNpy(const char *data, size_t size, const std::string &path);
 

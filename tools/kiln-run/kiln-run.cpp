@@ -61,7 +61,8 @@ const char *const kUsage =
     "b1;\n"
     "                         a bfloat16 input takes ml_dtypes' bfloat16,\n"
     "                         which numpy saves as V2, or u2 bit patterns;\n"
-    "                         bfloat16 outputs are written as V2)\n"
+    "                         bfloat16 outputs are written as V2; float8\n"
+    "                         inputs take V1 or u1, outputs are V1)\n"
     "  --output-dir DIR       write outputs as .npy files (created if "
     "missing)\n"
     "  --threads N            threads, caller included (default 0 = one per "
@@ -753,6 +754,11 @@ int runMain(int argc, char **argv) {
     if (info.dtype == KILN_DTYPE_BFLOAT16 &&
         arrays[index].dtype == KILN_DTYPE_UINT16)
       arrays[index].dtype = KILN_DTYPE_BFLOAT16;
+    // Nor float8: V1 (ml_dtypes' float8 arrays) or uint8 bit patterns.
+    if (kiln_run::isFloat8(info.dtype) &&
+        (kiln_run::isFloat8(arrays[index].dtype) ||
+         arrays[index].dtype == KILN_DTYPE_UINT8))
+      arrays[index].dtype = info.dtype;
   }
   // Symbolic dims of the random inputs: --dim, else what a file gave the
   // symbol, else its minimum.

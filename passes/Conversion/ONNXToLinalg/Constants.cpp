@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/Conversion/ONNXToLinalg/Float8.h"
 #include "passes/Conversion/ONNXToLinalg/PopulatePatterns.h"
 #include "passes/Conversion/ONNXToLinalg/Utils.h"
 
@@ -254,6 +255,8 @@ struct SizeLowering : OpConversionPattern<onnx::SizeOp> {
 //===----------------------------------------------------------------------===//
 
 bool isCastableElementType(Type type) {
+  if (isFloat8(type))
+    return true;
   if (auto f = dyn_cast<FloatType>(type))
     return f.isF16() || f.isBF16() || f.isF32() || f.isF64();
   if (auto i = dyn_cast<IntegerType>(type))
@@ -262,10 +265,11 @@ bool isCastableElementType(Type type) {
 }
 
 /// Lowers `input` (original onnx type `origInputType`) to a tensor of
-/// `origResultType` (its signless conversion is `resultType`).
+/// `origResultType` (its signless conversion is `resultType`). `saturate` is
+/// the attribute's: how values beyond an 8-bit float's range are cast.
 LogicalResult lowerCast(Operation *op, Value input, Type origInputType,
                         Type origResultType, RankedTensorType resultType,
-                        ConversionPatternRewriter &rewriter) {
+                        bool saturate, ConversionPatternRewriter &rewriter) {
   auto inputType = dyn_cast<RankedTensorType>(input.getType());
   // Symbolic dims are allowed (the generic sizes them from the input).
   if (!inputType || !resultType)
@@ -276,8 +280,9 @@ LogicalResult lowerCast(Operation *op, Value input, Type origInputType,
     return onnx::emitNodeError(op)
            << "cast from " << getElementTypeOrSelf(origInputType)
            << " to " << getElementTypeOrSelf(origResultType)
-           << " is not supported (numeric types and bool only; no float8, "
-              "int4 or string)";
+           << " is not supported (numeric types, bool and the float8 "
+              "formats E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ; no float8e8m0, "
+              "float4, int4, int2 or string)";
   if (srcElem == dstElem && isUnsignedInt(origInputType) ==
                                 isUnsignedInt(origResultType)) {
     rewriter.replaceOp(op, input);
@@ -288,8 +293,15 @@ LogicalResult lowerCast(Operation *op, Value input, Type origInputType,
   Value result = createElementwiseGeneric(
       rewriter, op->getLoc(), resultType, ValueRange{input},
       [&](OpBuilder &b, Location loc, ValueRange args) {
-        return convertScalar(b, loc, args[0], dstElem, srcUnsigned,
-                             dstUnsigned);
+        // An 8-bit float goes through f32 (exact both ways for decoding; one
+        // rounding to the 8-bit type, except from f64: rounded twice).
+        Value v = args[0];
+        if (isFloat8(srcElem))
+          v = decodeFloat8(b, loc, v);
+        if (!isFloat8(dstElem))
+          return convertScalar(b, loc, v, dstElem, srcUnsigned, dstUnsigned);
+        v = convertScalar(b, loc, v, b.getF32Type(), srcUnsigned, false);
+        return encodeFloat8(b, loc, v, cast<FloatType>(dstElem), saturate);
       });
   if (!result)
     return onnx::emitNodeError(op)
@@ -306,7 +318,7 @@ struct CastLowering : OpConversionPattern<onnx::CastOp> {
     return lowerCast(op, adaptor.getInput(), op.getInput().getType(),
                      op.getOutput().getType(),
                      getConvertedRankedResultType(getTypeConverter(), op),
-                     rewriter);
+                     op.getSaturate() != 0, rewriter);
   }
 };
 
@@ -317,7 +329,8 @@ struct CastLikeLowering : OpConversionPattern<onnx::CastLikeOp> {
                   ConversionPatternRewriter &rewriter) const override {
     return lowerCast(op, adaptor.getInput(), op.getInput().getType(),
                      op.getOutput().getType(),
-                     getConvertedResultType(getTypeConverter(), op), rewriter);
+                     getConvertedResultType(getTypeConverter(), op),
+                     op.getSaturate() != 0, rewriter);
   }
 };
 

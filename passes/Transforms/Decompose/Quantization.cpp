@@ -8,6 +8,7 @@
 #include "passes/Transforms/Decompose/Expansion.h"
 
 #include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/DataTypes.h"
 #include "dialects/ONNX/ONNXOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -41,6 +42,16 @@ static int64_t onnxQuantType(Type t) {
   default:
     return 0;
   }
+}
+
+/// The ONNX data type of an 8-bit float element type (FLOAT8E4M3FN, ...), 0 if
+/// it is none: quantizing to one is a cast with the op's saturation, no
+/// rounding to integers or clipping.
+static int64_t onnxFloat8Type(Type t) {
+  if (!isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+           Float8E5M2FNUZType>(t))
+    return 0;
+  return onnx::getOnnxDataType(t);
 }
 
 static std::pair<double, double> quantRange(Type t) {
@@ -78,9 +89,9 @@ LogicalResult expandDequantizeLinear(Expansion &e) {
   if (!xt || !st || !onnxFloatType(st.getElementType()))
     return e.error() << "needs a ranked input and a float scale", failure();
   Type xe = xt.getElementType();
-  if (!onnxQuantType(xe) && !xe.isInteger(32))
+  if (!onnxQuantType(xe) && !xe.isInteger(32) && !onnxFloat8Type(xe))
     return e.error() << "element type " << xe << " is not supported (8/16-bit "
-                     << "integers and int32)",
+                     << "integers, int32 and the float8 formats)",
          failure();
   if (e.getInt("block_size", 0) != 0)
     return e.error() << "blocked quantization is not supported yet", failure();
@@ -146,11 +157,15 @@ LogicalResult expandQuantizeLinear(Expansion &e) {
       target = IntegerType::get(ctx, 16);
       break;
     default:
+      target = onnx::getElementTypeOfOnnxDataType(ctx, dtype);
+      if (target && !onnxFloat8Type(target))
+        target = Type();
       break;
     }
   }
-  if (!target || !onnxQuantType(target))
-    return e.error() << "only 8- and 16-bit integer quantization is supported",
+  if (!target || (!onnxQuantType(target) && !onnxFloat8Type(target)))
+    return e.error() << "only 8- and 16-bit integer and float8 quantization is "
+                        "supported",
            failure();
   int64_t axis = e.getInt("axis", 1);
   if (st.getNumElements() > 1 && failed(checkAxis(e, axis, xt.getRank())))
@@ -164,6 +179,16 @@ LogicalResult expandQuantizeLinear(Expansion &e) {
       zp.empty() ? V()
                  : e.add("Cast", {alongAxis(e, zp, axis, xt.getRank())},
                          {intAttr("to", floatType)});
+  if (int64_t float8 = onnxFloat8Type(target)) {
+    // To an 8-bit float: x / scale + zero_point, cast (rounded to nearest
+    // even) with the op's saturation.
+    if (!zpFloat.empty())
+      scaled = e.add("Add", {scaled, zpFloat});
+    e.add("Cast", {scaled},
+          {intAttr("to", float8), intAttr("saturate", e.getInt("saturate", 1))},
+          e.output(0));
+    return success();
+  }
   e.add("Identity", {quantizeValue(e, scaled, zpFloat, fe, target)}, {}, e.output(0));
   return success();
 }

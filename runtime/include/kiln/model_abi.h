@@ -41,6 +41,9 @@ extern "C" {
 #define KILN_DTYPE_CLASS_SIGNED 2   /* two's-complement integer */
 #define KILN_DTYPE_CLASS_UNSIGNED 3 /* unsigned integer */
 #define KILN_DTYPE_CLASS_BOOL 4     /* one byte per element, 0 or 1 */
+#define KILN_DTYPE_CLASS_FLOAT8 5   /* an 8-bit float of the OCP/ONNX formats; the
+                                       ONNX_ID says which (E4M3FN, E4M3FNUZ,
+                                       E5M2, E5M2FNUZ) */
 
 /* Every element type kiln knows, once: X(NAME, ONNX_ID, STRING, BYTES, CLASS,
  * CTYPE) with
@@ -50,7 +53,8 @@ extern "C" {
  *   BYTES    bytes per element;
  *   CLASS    a KILN_DTYPE_CLASS_* value (with BYTES it gives the MLIR type:
  *            FLOAT 2/4/8 = f16/f32/f64, BFLOAT = bf16, SIGNED/UNSIGNED n =
- *            an integer of 8n bits, BOOL = i1);
+ *            an integer of 8n bits, BOOL = i1, FLOAT8 = the f8E* type
+ *            the ONNX_ID names);
  *   CTYPE    the C type one element is stored as (16-bit floats: their bits).
  * Users of the table (runtime, descriptor generator, kiln-run, compiler)
  * define X and expand it, e.g. in C++:
@@ -70,7 +74,11 @@ extern "C" {
   X(FLOAT64, 11, "float64", 8, KILN_DTYPE_CLASS_FLOAT, double)                 \
   X(UINT32, 12, "uint32", 4, KILN_DTYPE_CLASS_UNSIGNED, uint32_t)              \
   X(UINT64, 13, "uint64", 8, KILN_DTYPE_CLASS_UNSIGNED, uint64_t)              \
-  X(BFLOAT16, 16, "bfloat16", 2, KILN_DTYPE_CLASS_BFLOAT, uint16_t)
+  X(BFLOAT16, 16, "bfloat16", 2, KILN_DTYPE_CLASS_BFLOAT, uint16_t)           \
+  X(FLOAT8E4M3FN, 17, "float8e4m3fn", 1, KILN_DTYPE_CLASS_FLOAT8, uint8_t)     \
+  X(FLOAT8E4M3FNUZ, 18, "float8e4m3fnuz", 1, KILN_DTYPE_CLASS_FLOAT8, uint8_t) \
+  X(FLOAT8E5M2, 19, "float8e5m2", 1, KILN_DTYPE_CLASS_FLOAT8, uint8_t)         \
+  X(FLOAT8E5M2FNUZ, 20, "float8e5m2fnuz", 1, KILN_DTYPE_CLASS_FLOAT8, uint8_t)
 
 /* Element types use ONNX's TensorProto.DataType numbering. */
 #define KILN_DTYPE_ENUMERATOR_(NAME, ID, STR, BYTES, CLASS, CTYPE)             \

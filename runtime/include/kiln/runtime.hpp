@@ -119,6 +119,14 @@ template <> constexpr kiln_dtype dtypeOf<uint32_t>() { return KILN_DTYPE_UINT32;
 template <> constexpr kiln_dtype dtypeOf<uint64_t>() { return KILN_DTYPE_UINT64; }
 template <> constexpr kiln_dtype dtypeOf<bool>() { return KILN_DTYPE_BOOL; }
 
+/// A symbol of a model compiled with symbolic dims (model-owned name): every
+/// run binds it to a size in min..max (max KILN_DIM_UNBOUNDED: no bound).
+struct SymbolInfo {
+  const char *name = nullptr;
+  int64_t min = 1;
+  int64_t max = KILN_DIM_UNBOUNDED;
+};
+
 /// A model input or output as the model describes it (model-owned strings).
 struct TensorInfo {
   const char *name = nullptr;
@@ -126,6 +134,15 @@ struct TensorInfo {
   Span<const int64_t> shape;
 
   const char *dtypeName() const { return kiln_dtype_name(dtype); }
+  /// True when a dim is a symbol (KILN_DIM_IS_SYMBOL): its size is known per
+  /// run only, so numElements()/byteSize() do not apply.
+  bool hasSymbols() const {
+    for (int64_t d : shape)
+      if (KILN_DIM_IS_SYMBOL(d))
+        return true;
+    return false;
+  }
+  /// Static shapes only (see hasSymbols()).
   int64_t numElements() const {
     int64_t n = 1;
     for (int64_t d : shape)
@@ -178,6 +195,9 @@ public:
   size_t byteSize() const { return byteSize_; }
   const void *raw() const { return data_.get(); }
   void *raw() { return data_.get(); }
+  /// Gives up ownership: the caller frees the returned buffer with std::free
+  /// (NULL for an output of zero bytes).
+  void *release() { return data_.release(); }
 
   /// The elements as T; throws if T is not the tensor's element type.
   template <typename T> Span<const T> data() const {
@@ -309,6 +329,14 @@ public:
     std::vector<TensorInfo> v;
     for (size_t i = 0; i < numOutputs(); ++i)
       v.push_back(output(i));
+    return v;
+  }
+  /// The symbols input dims name (KILN_DIM_SYMBOL_ID(dim) indexes them);
+  /// empty for a model with static shapes.
+  std::vector<SymbolInfo> symbols() const {
+    std::vector<SymbolInfo> v(kiln_model_num_symbols(model_));
+    for (size_t i = 0; i < v.size(); ++i)
+      check(kiln_model_symbol_info(model_, i, &v[i].name, &v[i].min, &v[i].max));
     return v;
   }
   /// The index of an input/output; throws NOT_FOUND naming the model's names.

@@ -32,7 +32,7 @@ TEST(DataTypes, EveryTableEntryRoundTrips) {
   }
   KILN_DTYPE_TABLE(KILN_X)
 #undef KILN_X
-  EXPECT_EQ(entries, 13);
+  EXPECT_EQ(entries, 17);
 }
 
 TEST(DataTypes, ImportedElementTypes) {
@@ -44,8 +44,12 @@ TEST(DataTypes, ImportedElementTypes) {
             IntegerType::get(ctx, 8, IntegerType::Unsigned));
   EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 9), IntegerType::get(ctx, 1));
   EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 16), BFloat16Type::get(ctx));
-  // string, complex64, float8e4m3fn, int4: no kiln dtype.
-  for (int32_t id : {0, 8, 14, 17, 22, 1000, -1})
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 17), Float8E4M3FNType::get(ctx));
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 18), Float8E4M3FNUZType::get(ctx));
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 19), Float8E5M2Type::get(ctx));
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 20), Float8E5M2FNUZType::get(ctx));
+  // string, complex64, float4e2m1, int4, float8e8m0: no kiln dtype.
+  for (int32_t id : {0, 8, 14, 21, 22, 23, 24, 1000, -1})
     EXPECT_FALSE(getElementTypeOfOnnxDataType(ctx, id)) << id;
 }
 
@@ -58,7 +62,10 @@ TEST(DataTypes, SignednessAndUnsupportedTypes) {
   EXPECT_EQ(getOnnxDataType(IntegerType::get(ctx, 16, IntegerType::Unsigned)), 4);
   EXPECT_EQ(getOnnxDataType(Float16Type::get(ctx)), 10);
   EXPECT_EQ(getOnnxDataType(Float64Type::get(ctx)), 11);
-  EXPECT_EQ(getOnnxDataType(Float8E4M3FNType::get(ctx)), 0);
+  EXPECT_EQ(getOnnxDataType(Float8E4M3FNType::get(ctx)), 17);
+  EXPECT_EQ(getOnnxDataType(Float8E5M2FNUZType::get(ctx)), 20);
+  EXPECT_EQ(getOnnxDataType(Float8E8M0FNUType::get(ctx)), 0);
+  EXPECT_EQ(getOnnxDataType(Float8E4M3Type::get(ctx)), 0);
   EXPECT_EQ(getOnnxDataType(IntegerType::get(ctx, 4)), 0);
   EXPECT_EQ(getOnnxDataType(IndexType::get(ctx)), 0);
 }

@@ -75,6 +75,21 @@ TEST(RuntimeHpp, RunsWithRuntimeAllocatedOutputs) {
   auto [code, message] = thrown([&] { out[0].data<int64_t>(); });
   EXPECT_EQ(code, KILN_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(message, "output 'sum' has dtype float32, not int64");
+  // release() hands the buffer over (the caller frees it with std::free).
+  size_t bytes = out[0].byteSize();
+  float *sum = static_cast<float *>(out[0].release());
+  ASSERT_NE(sum, nullptr);
+  EXPECT_EQ(out[0].raw(), nullptr);
+  EXPECT_EQ(bytes, 24u);
+  EXPECT_EQ(sum[2], 13);
+  std::free(sum);
+}
+
+TEST(RuntimeHpp, StaticModelHasNoSymbols) {
+  kiln::Model model = kiln::Model::open(modelPath("fake_model"), {1});
+  EXPECT_TRUE(model.symbols().empty());
+  for (const kiln::TensorInfo &t : model.inputs())
+    EXPECT_FALSE(t.hasSymbols());
 }
 
 TEST(RuntimeHpp, RunsIntoCallerBuffers) {

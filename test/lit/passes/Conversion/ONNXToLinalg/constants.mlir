@@ -177,6 +177,38 @@ func.func @cast_same(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// The 8-bit floats have no arith.extf/truncf lowering: Cast works on their bits
+// (Float8.cpp). To one: round to nearest even (a normal and a subnormal path),
+// saturate=1 maps overflow to the largest finite code (0x7E = 126 for E4M3FN).
+// CHECK-LABEL: func.func @cast_f32_f8e4m3fn
+// CHECK:         linalg.generic
+// CHECK:         ^bb0(%[[X:.*]]: f32, %{{.*}}: f8E4M3FN):
+// CHECK:           arith.bitcast %[[X]] : f32 to i32
+// CHECK:           math.roundeven
+// CHECK:           arith.constant 126 : i32
+// CHECK:           %[[B:.*]] = arith.trunci %{{.*}} : i32 to i8
+// CHECK:           %[[F:.*]] = arith.bitcast %[[B]] : i8 to f8E4M3FN
+// CHECK:           linalg.yield %[[F]] : f8E4M3FN
+func.func @cast_f32_f8e4m3fn(%a: tensor<4xf32>) -> tensor<4xf8E4M3FN> {
+  %0 = "onnx.Cast"(%a) {to = 17 : i64} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
+}
+// From one (E5M2 to f16): decoded to f32 from its bits (exponent 31 is
+// infinity or NaN), then the usual truncation.
+// CHECK-LABEL: func.func @cast_f8e5m2_f16
+// CHECK:         ^bb0(%[[Y:.*]]: f8E5M2, %{{.*}}: f16):
+// CHECK:           %[[I:.*]] = arith.bitcast %[[Y]] : f8E5M2 to i8
+// CHECK:           arith.extui %[[I]] : i8 to i32
+// CHECK:           arith.constant 31 : i32
+// CHECK:           %[[W:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK:           arith.truncf %[[W]] : f32 to f16
+func.func @cast_f8e5m2_f16(%a: tensor<4xf8E5M2>) -> tensor<4xf16> {
+  %0 = "onnx.Cast"(%a) {to = 10 : i64} : (tensor<4xf8E5M2>) -> tensor<4xf16>
+  return %0 : tensor<4xf16>
+}
+
+// -----
+
 // A constant with no elements is an empty tensor: no empty dense global reaches the
 // LLVM translation (which divides by the element count).
 // CHECK-LABEL: func.func @constant_no_elements

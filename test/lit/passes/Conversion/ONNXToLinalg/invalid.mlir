@@ -40,11 +40,11 @@ func.func @dropout_training(%a: tensor<2xf32>) -> tensor<2xf32> {
 
 // -----
 
-func.func @cast_string_like(%a: tensor<4xf32>) -> tensor<4xf8E4M3FN> {
-  // expected-error @+2 {{cast from 'f32' to 'f8E4M3FN' is not supported}}
+func.func @cast_to_int4(%a: tensor<4xf32>) -> tensor<4xi4> {
+  // expected-error @+2 {{cast from 'f32' to 'i4' is not supported}}
   // expected-error @+1 {{failed to legalize operation 'onnx.Cast'}}
-  %0 = "onnx.Cast"(%a) {to = 17 : i64} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
-  return %0 : tensor<4xf8E4M3FN>
+  %0 = "onnx.Cast"(%a) {to = 22 : i64} : (tensor<4xf32>) -> tensor<4xi4>
+  return %0 : tensor<4xi4>
 }
 
 // -----
