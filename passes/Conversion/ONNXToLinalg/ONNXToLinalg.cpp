@@ -58,6 +58,7 @@ struct ConvertONNXToLinalgPass
     populateResizePatterns(converter, patterns);
     populateScatterPatterns(converter, patterns);
     populateGridSamplePatterns(converter, patterns);
+    populateTopKPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

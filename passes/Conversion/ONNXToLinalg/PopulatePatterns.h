@@ -63,6 +63,8 @@ void populateScatterPatterns(TypeConverter &converter,
 /// Resize (nearest, linear, cubic; every coordinate transformation mode).
 void populateResizePatterns(TypeConverter &converter,
                             RewritePatternSet &patterns);
+/// TopK (static shapes, K a constant).
+void populateTopKPatterns(TypeConverter &converter, RewritePatternSet &patterns);
 
 } // namespace kiln::onnx_to_linalg
 
