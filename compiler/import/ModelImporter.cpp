@@ -1181,6 +1181,21 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
     }
   }
 
+  // A node an adapter built in the newest form inside a subgraph it made.
+  bool markedNewest = llvm::any_of(original.attribute(), [](const onnx::AttributeProto &a) {
+    return a.name() == kNewestFormMarker;
+  });
+  if (markedNewest && !importingNewestForm) {
+    onnx::NodeProto copy = original;
+    for (int i = copy.attribute_size() - 1; i >= 0; --i)
+      if (copy.attribute(i).name() == kNewestFormMarker)
+        copy.mutable_attribute()->DeleteSubrange(i, 1);
+    importingNewestForm = true;
+    LogicalResult result = importNode(copy, index);
+    importingNewestForm = false;
+    return result;
+  }
+
   // Old forms that take several ops of the newest form.
   if (!importingNewestForm) {
     bool handled = false;
@@ -1340,11 +1355,15 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef att
   llvm::StringMap<Value> enclosing = values;
   SequenceScope enclosingSequences = sequenceScope;
   std::string enclosingPrefix = namePrefix;
+  // The subgraph's own nodes are in the model's opset, whatever form its holder had.
+  bool enclosingNewestForm = importingNewestForm;
+  importingNewestForm = false;
   namePrefix = parentName + "/" + attrName.str() + "/";
   ++subgraphDepth;
   auto restore = llvm::make_scope_exit([&]() {
     values = std::move(enclosing);
     sequenceScope = std::move(enclosingSequences);
+    importingNewestForm = enclosingNewestForm;
     namePrefix = enclosingPrefix;
     --subgraphDepth;
     currentNodeName = parentName;

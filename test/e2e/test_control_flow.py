@@ -357,7 +357,25 @@ def recurrent_lengths(kind: str, direction: str, constant: bool) -> Case:
     return Case(name, m, feeds)
 
 
-CASES = [if_tensor_cond(), if_constant_cond(), if_constant_branch(), if_constant_branch_else(),
+def scan8_batched() -> Case:
+    """The opset-8 Scan: batch axis 0, sequence axis 1, one input scanned in reverse; kiln
+    scans the batch around a Scan over the sequence."""
+    body = body_graph([h.make_node("Add", ["s_in", "x"], ["s_out"]),
+                       h.make_node("Mul", ["s_out", "w"], ["y"])],
+                      [vi("s_in", F, [2]), vi("x", F, [2]), vi("w", F, [2])],
+                      [vi("s_out", F, [2]), vi("y", F, [2])])
+    graph = h.make_graph([h.make_node("Scan", ["", "init", "xs", "ws"], ["final", "ys"],
+                                      body=body, num_scan_inputs=2, directions=[0, 1])],
+                         "g", [vi("init", F, [3, 2]), vi("xs", F, [3, 4, 2]),
+                               vi("ws", F, [3, 4, 2])],
+                         [vi("final", F, [3, 2]), vi("ys", F, [3, 4, 2])])
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 8)], ir_version=4)
+    onnx.checker.check_model(m, full_check=True)
+    return Case("scan8_batched", m, {"init": rand(3, 2), "xs": rand(3, 4, 2),
+                                     "ws": rand(3, 4, 2)})
+
+
+CASES = [scan8_batched(), if_tensor_cond(), if_constant_cond(), if_constant_branch(), if_constant_branch_else(),
          loop_scan_outputs(), loop_while(),
          loop_while_trip_limit(), loop_zero_trips(), greedy_decode(), scan_cumsum(),
          scan_rnn_cell(), loop_large_body(), nested_loops(), loop_without_trip_count(),
