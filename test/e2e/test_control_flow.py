@@ -375,7 +375,26 @@ def scan8_batched() -> Case:
                                      "ws": rand(3, 4, 2)})
 
 
-CASES = [scan8_batched(), if_tensor_cond(), if_constant_cond(), if_constant_branch(), if_constant_branch_else(),
+def loop_slice_at_iteration() -> Case:
+    """x[i : i + 2] at the iteration number (a Slice at a run-time offset whose length is
+    known because every iteration's slice is in range), accumulated and stacked."""
+    body = body_graph([h.make_node("Add", ["i", "two"], ["end"]),
+                       h.make_node("Unsqueeze", ["i", "axes"], ["start1"]),
+                       h.make_node("Unsqueeze", ["end", "axes"], ["end1"]),
+                       h.make_node("Slice", ["x", "start1", "end1"], ["rows"]),
+                       h.make_node("Add", ["v_in", "rows"], ["v_out"]),
+                       h.make_node("Mul", ["rows", "rows"], ["sq"]),
+                       h.make_node("Identity", ["c_in"], ["c_out"])],
+                      [vi("i", T.INT64, []), vi("c_in", T.BOOL, []), vi("v_in", F, [2, 3])],
+                      [vi("c_out", T.BOOL, []), vi("v_out", F, [2, 3]), vi("sq", F, [2, 3])],
+                      [const("two", np.int64(2)), const("axes", np.array([0], np.int64))])
+    m = model([h.make_node("Loop", ["M", "", "v0"], ["v", "sqs"], body=body)],
+              [vi("x", F, [6, 3]), vi("v0", F, [2, 3])],
+              [vi("v", F, [2, 3]), vi("sqs", F, [5, 2, 3])], [const("M", np.int64(5))])
+    return Case("loop_slice_at_iteration", m, {"x": rand(6, 3), "v0": rand(2, 3)})
+
+
+CASES = [scan8_batched(), loop_slice_at_iteration(), if_tensor_cond(), if_constant_cond(), if_constant_branch(), if_constant_branch_else(),
          loop_scan_outputs(), loop_while(),
          loop_while_trip_limit(), loop_zero_trips(), greedy_decode(), scan_cumsum(),
          scan_rnn_cell(), loop_large_body(), nested_loops(), loop_without_trip_count(),
