@@ -809,6 +809,10 @@ FailureOr<SmallVector<int>> ModelImporter::sortNodes(const onnx::GraphProto &gra
   llvm::StringSet<> outer;
   for (const auto &entry : values)
     outer.insert(entry.getKey());
+  for (const auto &entry : sequenceScope.sequences)
+    outer.insert(entry.getKey());
+  for (const auto &entry : sequenceScope.absentOptionals)
+    outer.insert(entry.getKey());
 
   llvm::StringMap<int> producer;
   for (int i = 0; i < n; ++i) {

@@ -394,7 +394,32 @@ def loop_slice_at_iteration() -> Case:
     return Case("loop_slice_at_iteration", m, {"x": rand(6, 3), "v0": rand(2, 3)})
 
 
-CASES = [scan8_batched(), loop_slice_at_iteration(), if_tensor_cond(), if_constant_cond(), if_constant_branch(), if_constant_branch_else(),
+def loop_if_scan_output() -> Case:
+    """An If nested in a Loop whose result is both added to a carried value and a scan
+    output (its buffer's ownership is decided at run time: the deallocation helper is
+    inlined, kiln-inline-dealloc-helpers)."""
+    then_g = body_graph([h.make_node("Gather", ["st", "zero"], ["first"]),
+                         h.make_node("Add", ["item", "first"], ["t"])], [], [vi("t", F, [4])])
+    else_g = body_graph([h.make_node("Neg", ["item"], ["e"])], [], [vi("e", F, [4])])
+    body = body_graph([h.make_node("Gather", ["st", "i"], ["item"]),
+                       h.make_node("ReduceSum", ["item"], ["sum"], keepdims=0),
+                       h.make_node("Greater", ["sum", "zerof"], ["pos"]),
+                       h.make_node("If", ["pos"], ["picked"], then_branch=then_g,
+                                   else_branch=else_g),
+                       h.make_node("Add", ["acc_in", "picked"], ["acc_out"]),
+                       h.make_node("Identity", ["c_in"], ["c_out"])],
+                      [vi("i", T.INT64, []), vi("c_in", T.BOOL, []), vi("acc_in", F, [4])],
+                      [vi("c_out", T.BOOL, []), vi("acc_out", F, [4]), vi("picked", F, [4])])
+    m = model([h.make_node("Loop", ["M", "", "acc0"], ["acc", "all"], body=body)],
+              [vi("st", F, [3, 4]), vi("acc0", F, [4])],
+              [vi("acc", F, [4]), vi("all", F, [3, 4])],
+              [const("M", np.int64(3)), const("zero", np.int64(0)),
+               const("zerof", np.float32(0))])
+    st = np.stack([rand(4) + 1.0, rand(4) - 1.0, rand(4)])
+    return Case("loop_if_scan_output", m, {"st": st, "acc0": rand(4)})
+
+
+CASES = [scan8_batched(), loop_slice_at_iteration(), loop_if_scan_output(), if_tensor_cond(), if_constant_cond(), if_constant_branch(), if_constant_branch_else(),
          loop_scan_outputs(), loop_while(),
          loop_while_trip_limit(), loop_zero_trips(), greedy_decode(), scan_cumsum(),
          scan_rnn_cell(), loop_large_body(), nested_loops(), loop_without_trip_count(),

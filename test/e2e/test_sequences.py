@@ -184,7 +184,34 @@ def optionals() -> Case:
     return Case("optionals", m, {"x": rand(3)})
 
 
-CASES = [seq_straight(), seq_at_runtime(1), seq_at_runtime(-1), split_to_sequence(),
+def seq_in_nested_subgraphs() -> Case:
+    """A sequence built in the main graph, read inside a Loop body at the iteration number
+    (a run-time position) and inside an If nested in it at a constant one."""
+    then_g = h.make_graph([h.make_node("SequenceAt", ["s", "zero"], ["first"]),
+                          h.make_node("Add", ["item", "first"], ["t"])],
+                         "then", [], [vi("t", F, [4])])
+    else_g = h.make_graph([h.make_node("Neg", ["item"], ["e"])], "else", [], [vi("e", F, [4])])
+    body = h.make_graph(
+        [h.make_node("SequenceAt", ["s", "i"], ["item"]),
+         h.make_node("ReduceSum", ["item"], ["sum"], keepdims=0),
+         h.make_node("Greater", ["sum", "zerof"], ["pos"]),
+         h.make_node("If", ["pos"], ["picked"], then_branch=then_g, else_branch=else_g),
+         h.make_node("Add", ["acc_in", "picked"], ["acc_out"]),
+         h.make_node("Identity", ["c_in"], ["c_out"])],
+        "body",
+        [vi("i", T.INT64, []), vi("c_in", T.BOOL, []), vi("acc_in", F, [4])],
+        [vi("c_out", T.BOOL, []), vi("acc_out", F, [4]), vi("picked", F, [4])])
+    m = model([h.make_node("SequenceConstruct", ["a", "b", "c"], ["s"]),
+               h.make_node("Loop", ["M", "", "acc0"], ["acc", "all"], body=body)],
+              [vi("a", F, [4]), vi("b", F, [4]), vi("c", F, [4]), vi("acc0", F, [4])],
+              [vi("acc", F, [4]), vi("all", F, [3, 4])],
+              [const("M", np.int64(3)), const("zero", np.int64(0)),
+               const("zerof", np.float32(0))])
+    return Case("seq_in_nested_subgraphs", m,
+                {"a": rand(4), "b": rand(4) + 1.0, "c": rand(4) - 1.0, "acc0": rand(4)})
+
+
+CASES = [seq_in_nested_subgraphs(), seq_straight(), seq_at_runtime(1), seq_at_runtime(-1), split_to_sequence(),
          loop_append(), greedy_decode_tokens(), optionals()]
 SPECS = {c.name: harness.register(harness.CompileSpec(f"seq-{c.name}", c.save, c.compile_args))
          for c in CASES}
