@@ -82,6 +82,22 @@ def KilnDropRedundantFillsPass
   }];
 }
 
+def KilnInlineDeallocHelpersPass
+    : Pass<"kiln-inline-dealloc-helpers", "mlir::ModuleOp"> {
+  let summary = "Inline the deallocation helper functions of "
+                "bufferization-lower-deallocations";
+  let description = [{
+    Right after the deallocation pipeline. A `bufferization.dealloc` of
+    several buffers whose ownership is decided at run time (a buffer yielded
+    by one branch of an `scf.if` nested in a loop) is lowered to a call of a
+    private helper function taking `memref<?xindex>` / `memref<?xi1>`
+    arguments, which the bare-pointer calling convention of the CPU target
+    cannot lower. Every call of such a helper (a private function named
+    `dealloc_helper*` with one block) is replaced by a copy of its body and
+    the helper erased.
+  }];
+}
+
 def KilnDecomposePadsPass
     : Pass<"kiln-decompose-pads", "mlir::func::FuncOp"> {
   let summary = "Fill only the border of padded tensors and write their "

@@ -236,6 +236,9 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   pm.addPass(createKilnPlanMemoryPass());
   bufferization::BufferDeallocationPipelineOptions deallocOptions;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
+  // Its helper functions (memref<?xindex> arguments) cannot take the bare
+  // pointer calling convention: their bodies go in place of the calls.
+  pm.addPass(createKilnInlineDeallocHelpersPass());
 
   // Padded buffers sharing arena bytes got their borders refilled.
   pm.addNestedPass<func::FuncOp>(createKilnDropRedundantFillsPass());

@@ -11,6 +11,7 @@
 #include "compiler/import/ModelImporter.h"
 
 #include "compiler/import/ExternalData.h"
+#include "compiler/import/Sequences.h"
 #include "compiler/import/VersionAdapters.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/ConstantValues.h"
@@ -189,7 +190,7 @@ std::string sanitizeResourceName(llvm::StringRef name) {
 // The importer
 //===----------------------------------------------------------------------===//
 
-class ModelImporter final : public AdapterContext {
+class ModelImporter final : public SequenceContext {
 public:
   ModelImporter(MLIRContext &context, llvm::StringRef modelPath,
                 const ImportOptions &options)
@@ -218,6 +219,13 @@ public:
       return std::nullopt;
     return kiln::onnx::getConstantIntegralValues(v);
   }
+
+  // SequenceContext.
+  Value lookupValue(llvm::StringRef name) override {
+    return name.empty() ? Value() : values.lookup(name);
+  }
+  void bindValue(llvm::StringRef name, Value value) override { values[name] = value; }
+  LogicalResult importNewestNode(const onnx::NodeProto &node) override;
 
 private:
   LogicalResult readModel();
@@ -288,6 +296,8 @@ private:
   OwningOpRef<ModuleOp> module;
   func::FuncOp func;
   llvm::StringMap<Value> values; ///< ONNX value name -> SSA value
+  /// Sequences and absent optionals by name (Sequences.h), scoped like `values`.
+  SequenceScope sequenceScope;
   Value noValue;
   unsigned freshNameCounter = 0;
   /// Every value name the model mentions: names kiln invents avoid them all.
@@ -808,6 +818,10 @@ FailureOr<SmallVector<int>> ModelImporter::sortNodes(const onnx::GraphProto &gra
   llvm::StringSet<> outer;
   for (const auto &entry : values)
     outer.insert(entry.getKey());
+  for (const auto &entry : sequenceScope.sequences)
+    outer.insert(entry.getKey());
+  for (const auto &entry : sequenceScope.absentOptionals)
+    outer.insert(entry.getKey());
 
   llvm::StringMap<int> producer;
   for (int i = 0; i < n; ++i) {
@@ -1118,6 +1132,22 @@ LogicalResult ModelImporter::importConstantNode(const onnx::NodeProto &node) {
   return success();
 }
 
+LogicalResult ModelImporter::importNewestNode(const onnx::NodeProto &node) {
+  std::string name = currentNodeName, opType = currentOpType;
+  Location loc = currentLoc;
+  onnx::NodeProto copy = node;
+  if (copy.name().empty())
+    copy.set_name(currentNodeName);
+  bool saved = importingNewestForm;
+  importingNewestForm = true;
+  LogicalResult result = importNode(copy, -1);
+  importingNewestForm = saved;
+  currentNodeName = name;
+  currentOpType = opType;
+  currentLoc = loc;
+  return result;
+}
+
 LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int index) {
   currentNodeName = nodeName(original, index);
   currentOpType = original.op_type();
@@ -1130,6 +1160,54 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
     return emitNodeError() << "node has no op_type";
   if (original.op_type() == "Constant")
     return importConstantNode(original);
+  // Sequences and optionals are followed at compile time (Sequences.h).
+  if (isSequenceOrOptionalOp(original.op_type()) ||
+      (original.op_type() == "Identity" && original.input_size() == 1 &&
+       (sequenceScope.sequences.count(original.input(0)) ||
+        sequenceScope.absentOptionals.contains(original.input(0)))))
+    return importSequenceNode(original, sequenceScope, *this);
+  if (original.op_type() == "Loop" && !importingNewestForm) {
+    bool handled = false;
+    onnx::NodeProto rewritten;
+    SmallVector<LoopSequenceResult> finals;
+    if (failed(rewriteSequenceLoop(original, sequenceScope, *this, handled, rewritten,
+                                   finals)))
+      return failure();
+    if (handled) {
+      if (failed(importNode(rewritten, index)))
+        return failure();
+      for (LoopSequenceResult &r : finals) {
+        Value scan = values.lookup(r.scanOutput);
+        auto type = scan ? dyn_cast<RankedTensorType>(scan.getType()) : nullptr;
+        if (!type || type.isDynamicDim(0))
+          return emitNodeError() << "the items appended to loop-carried sequence"
+                                 << (r.finalName.empty() ? "" : " '" + r.finalName + "'")
+                                 << " stack to " << (type ? type : scan.getType())
+                                 << ": their number must be known at compile time";
+        if (r.finalName.empty())
+          continue;
+        SequenceValue seq = std::move(r.initial);
+        seq.push_back({scan, /*stacked=*/true});
+        sequenceScope.sequences[r.finalName] = std::move(seq);
+      }
+      return success();
+    }
+  }
+
+  // A node an adapter built in the newest form inside a subgraph it made.
+  bool markedNewest = llvm::any_of(original.attribute(), [](const onnx::AttributeProto &a) {
+    return a.name() == kNewestFormMarker;
+  });
+  if (markedNewest && !importingNewestForm) {
+    onnx::NodeProto copy = original;
+    for (int i = copy.attribute_size() - 1; i >= 0; --i)
+      if (copy.attribute(i).name() == kNewestFormMarker)
+        copy.mutable_attribute()->DeleteSubrange(i, 1);
+    importingNewestForm = true;
+    LogicalResult result = importNode(copy, index);
+    importingNewestForm = false;
+    return result;
+  }
 
   // Old forms that take several ops of the newest form.
   if (!importingNewestForm) {
@@ -1184,6 +1262,12 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
       continue;
     }
     Value v = values.lookup(in);
+    if (!v && sequenceScope.sequences.count(in))
+      return emitNodeError() << "input '" << in << "' is a sequence: kiln follows "
+                             << "sequences through the sequence ops only (a Loop may "
+                             << "append to one)";
+    if (!v && sequenceScope.absentOptionals.contains(in))
+      return emitNodeError() << "input '" << in << "' is an empty optional";
     if (!v)
       return emitNodeError() << "input '" << in << "' is not defined";
     operands.push_back(v);
@@ -1282,11 +1366,17 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef att
 
   // The subgraph's names live in a scope of their own on top of the enclosing graphs'.
   llvm::StringMap<Value> enclosing = values;
+  SequenceScope enclosingSequences = sequenceScope;
   std::string enclosingPrefix = namePrefix;
+  // The subgraph's own nodes are in the model's opset, whatever form its holder had.
+  bool enclosingNewestForm = importingNewestForm;
+  importingNewestForm = false;
   namePrefix = parentName + "/" + attrName.str() + "/";
   ++subgraphDepth;
   auto restore = llvm::make_scope_exit([&]() {
     values = std::move(enclosing);
+    sequenceScope = std::move(enclosingSequences);
+    importingNewestForm = enclosingNewestForm;
     namePrefix = enclosingPrefix;
     --subgraphDepth;
     currentNodeName = parentName;
@@ -1327,6 +1417,11 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef att
   SmallVector<Value> outputs;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     Value v = values.lookup(output.name());
+    if (!v && (sequenceScope.sequences.count(output.name()) ||
+               sequenceScope.absentOptionals.contains(output.name())))
+      return fail() << "output '" << output.name() << "' is a sequence or optional, "
+                    << "which kiln follows only inside one graph (not as an "
+                    << parentOpType << " output)";
     if (!v)
       return fail() << "output '" << output.name()
                     << "' is not produced by any node, input or initializer";
@@ -1476,6 +1571,10 @@ LogicalResult ModelImporter::buildResults() {
       return emitError() << "graph output '" << output.name()
                          << "' is listed twice; outputs need distinct names";
     Value v = values.lookup(output.name());
+    if (!v && (sequenceScope.sequences.count(output.name()) ||
+               sequenceScope.absentOptionals.contains(output.name())))
+      return emitError() << "graph output '" << output.name()
+                         << "' is a sequence or optional (the runtime passes tensors only)";
     if (!v)
       return emitError() << "graph output '" << output.name()
                          << "' is not produced by any node, input or initializer";

@@ -617,7 +617,7 @@ static const TypeOnlySteps kTypeOnlySteps[] = {
     {"Round", {11}},
     {"ScatterElements", {11, 13, 16}},
     {"ScatterND", {11, 13, 16}},
-    // Scan-8 (a batch axis and sequence_lens) is not: re-exported at opset >= 9.
+    // Scan-8 (a batch axis and sequence_lens) becomes two Scans (scan8ToNewest).
     {"Scan", {9, 11, 16, 19, 21, 23, 24}},
     {"Selu", {6}},
     {"Shape", {1, 13, 15, 19, 21, 23, 24}},
@@ -774,10 +774,81 @@ LogicalResult kiln::import::adaptRemovedOp(::onnx::NodeProto &node, int64_t opse
   return upsampleToResize(node, opset, ctx);
 }
 
+/// Scan-8 scans axis 1 of batched states and inputs ([batch, ...], [batch, sequence,
+/// ...]). It becomes a Scan over the batch (axis 0 of every state and input, no states of
+/// its own) whose body is one Scan of the newest form over the sequence, with the original
+/// body: final states and scan outputs come out stacked on a leading batch axis, as Scan-8
+/// gives them. A `sequence_lens` shorter than the sequence is rejected.
+static LogicalResult scan8ToNewest(const ::onnx::NodeProto &node, AdapterContext &ctx,
+                                   bool &handled,
+                                   llvm::SmallVectorImpl<::onnx::NodeProto> &out) {
+  const ::onnx::AttributeProto *body = findAttr(node, "body");
+  const ::onnx::AttributeProto *numScan = findAttr(node, "num_scan_inputs");
+  if (!body || !body->has_g() || !numScan)
+    return ctx.emitNodeError() << "the opset-8 Scan needs its 'body' and 'num_scan_inputs'";
+  int numInputs = node.input_size() - 1; // states and scan inputs, after sequence_lens
+  if (numInputs < 1 || numScan->i() < 1 || numScan->i() > numInputs)
+    return ctx.emitNodeError() << "num_scan_inputs is " << numScan->i() << " but there are "
+                               << std::max(numInputs, 0) << " states and scan inputs";
+  if (!inputName(node, 0).empty()) {
+    // Only lengths known to be the whole sequence are followed.
+    auto lengths = ctx.getConstantInts(inputName(node, 0));
+    auto first = dyn_cast_or_null<RankedTensorType>(
+        ctx.getValueType(inputName(node, 1 + numInputs - numScan->i())));
+    bool whole = lengths && first && first.getRank() >= 2 && !first.isDynamicDim(1) &&
+                 llvm::all_of(*lengths, [&](int64_t l) { return l == first.getDimSize(1); });
+    if (!whole)
+      return ctx.emitNodeError() << "sequence_lens '" << inputName(node, 0)
+                                 << "' is not a constant equal to the sequence length "
+                                    "(shorter sequences are not supported for Scan-8)";
+  }
+  handled = true;
+  std::string base = node.name().empty() ? "Scan" : node.name();
+  ::onnx::NodeProto outer;
+  outer.set_op_type("Scan");
+  outer.set_name(base);
+  ::onnx::NodeProto inner;
+  inner.set_op_type("Scan");
+  inner.set_name(base + "/sequence");
+  // Imported as it is: it is already the newest form, not another Scan-8.
+  setIntAttr(inner, kNewestFormMarker, 1);
+  setIntAttr(inner, "num_scan_inputs", numScan->i());
+  if (const ::onnx::AttributeProto *dirs = findAttr(node, "directions")) {
+    ::onnx::AttributeProto *a = inner.add_attribute();
+    *a = *dirs;
+    a->set_name("scan_input_directions");
+  }
+  *inner.add_attribute() = *body;
+  ::onnx::GraphProto batchBody;
+  batchBody.set_name(base + "_batch");
+  for (int i = 0; i < numInputs; ++i) {
+    outer.add_input(inputName(node, 1 + i).str());
+    std::string name = ctx.freshName(base + "/item");
+    batchBody.add_input()->set_name(name);
+    inner.add_input(name);
+  }
+  for (int i = 0; i < body->g().output_size(); ++i) {
+    std::string name = ctx.freshName(base + "/result");
+    inner.add_output(name);
+    batchBody.add_output()->set_name(name);
+    outer.add_output(i < node.output_size() ? node.output(i) : std::string());
+  }
+  *batchBody.add_node() = std::move(inner);
+  setIntAttr(outer, "num_scan_inputs", numInputs);
+  ::onnx::AttributeProto *g = outer.add_attribute();
+  g->set_name("body");
+  g->set_type(::onnx::AttributeProto::GRAPH);
+  *g->mutable_g() = std::move(batchBody);
+  out.push_back(std::move(outer));
+  return success();
+}
+
 LogicalResult kiln::import::adaptToNewestNodes(const ::onnx::NodeProto &node, int64_t opset,
                                                AdapterContext &ctx, bool &handled,
                                                llvm::SmallVectorImpl<::onnx::NodeProto> &out) {
   handled = false;
+  if (node.op_type() == "Scan" && opset < 9)
+    return scan8ToNewest(node, ctx, handled, out);
   if (node.op_type() != "Hardmax" || opset >= 13 || node.output_size() != 1)
     return success();
   auto input = dyn_cast_or_null<RankedTensorType>(ctx.getValueType(inputName(node, 0)));

@@ -50,6 +50,11 @@ public:
   virtual std::optional<llvm::SmallVector<int64_t>> getConstantInts(llvm::StringRef name) = 0;
 };
 
+/// An INT attribute a node made by an adapter carries when it is already in the newest
+/// form of its op although the model's opset is older (a node inside a subgraph the adapter
+/// built); the importer removes it and imports the node as it is.
+inline constexpr const char *kNewestFormMarker = "kiln.newest_form";
+
 /// Rewrites `node`, whose op is in effect at schema `version` of `schema`, into the form of
 /// the op's newest version. Emits an error naming the node, op and version and fails when no
 /// adapter chain exists.
@@ -64,7 +69,8 @@ mlir::LogicalResult adaptToNewestVersion(::onnx::NodeProto &node, const OpSchema
 mlir::LogicalResult adaptRemovedOp(::onnx::NodeProto &node, int64_t opset,
                                    AdapterContext &ctx, bool &handled);
 
-/// Old forms that take more than one op of the newest form: Hardmax before opset 13 works
+/// Old forms that take more than one op of the newest form: Scan-8 (batched; a Scan over
+/// the batch around a Scan of the newest form over the sequence), and Hardmax before opset 13 works
 /// on its input flattened to 2-D at `axis`; where opset 13's `axis` means something else
 /// (a later dimension is not 1) it becomes Flatten -> Hardmax(axis = 1) -> Reshape. When
 /// `node` is one, appends the replacement nodes (in the newest form of their ops, writing

@@ -36,6 +36,79 @@ unsigned getNumStates(ScanOp scan) {
   return scanInputs < 0 || scanInputs > operands ? 0 : operands - scanInputs;
 }
 
+/// `value` with one-element reshapes stripped.
+static Value stripReshapes(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<UnsqueezeOp, SqueezeOp, ReshapeOp, IdentityOp>(def))
+      break;
+    auto type = dyn_cast<RankedTensorType>(def->getOperand(0).getType());
+    if (!type || !type.hasStaticShape() || type.getNumElements() != 1)
+      break;
+    value = def->getOperand(0);
+  }
+  return value;
+}
+
+LoopOp getLoopOfIterationNumber(Value value) {
+  auto arg = dyn_cast<BlockArgument>(stripReshapes(value));
+  if (!arg || arg.getArgNumber() != 0)
+    return nullptr;
+  return dyn_cast_or_null<LoopOp>(arg.getOwner()->getParentOp());
+}
+
+std::optional<std::pair<int64_t, int64_t>> getIterationNumberRange(Value value) {
+  LoopOp loop = getLoopOfIterationNumber(value);
+  if (!loop || isNoneValue(loop.getM()))
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> m = getConstantIntValues(loop.getM());
+  if (!m || m->size() != 1 || (*m)[0] < 1)
+    return std::nullopt;
+  return std::make_pair(int64_t(0), (*m)[0] - 1);
+}
+
+std::optional<int64_t> getConstantOffset(Value value, Value base) {
+  base = stripReshapes(base);
+  auto add = stripReshapes(value).getDefiningOp<AddOp>();
+  if (!add)
+    return std::nullopt;
+  for (auto [x, c] : {std::make_pair(add.getA(), add.getB()),
+                      std::make_pair(add.getB(), add.getA())}) {
+    if (stripReshapes(x) != base)
+      continue;
+    std::optional<SmallVector<int64_t>> v = getConstantIntValues(c);
+    if (v && v->size() == 1)
+      return (*v)[0];
+  }
+  return std::nullopt;
+}
+
+std::optional<IterationSlice> getIterationSlice(SliceOp slice) {
+  auto data = dyn_cast<RankedTensorType>(slice.getData().getType());
+  auto starts = dyn_cast<RankedTensorType>(slice.getStarts().getType());
+  if (!data || !starts || starts.getRank() != 1 || starts.getDimSize(0) != 1)
+    return std::nullopt;
+  if (!isNoneValue(slice.getSteps())) {
+    std::optional<SmallVector<int64_t>> steps = getConstantIntValues(slice.getSteps());
+    if (!steps || steps->size() != 1 || (*steps)[0] != 1)
+      return std::nullopt;
+  }
+  int64_t axis = 0, rank = data.getRank();
+  if (!isNoneValue(slice.getAxes())) {
+    std::optional<SmallVector<int64_t>> axes = getConstantIntValues(slice.getAxes());
+    if (!axes || axes->size() != 1 || (*axes)[0] < -rank || (*axes)[0] >= rank)
+      return std::nullopt;
+    axis = (*axes)[0] < 0 ? (*axes)[0] + rank : (*axes)[0];
+  }
+  int64_t dim = data.getDimSize(axis);
+  std::optional<std::pair<int64_t, int64_t>> range =
+      getIterationNumberRange(slice.getStarts());
+  std::optional<int64_t> c = getConstantOffset(slice.getEnds(), slice.getStarts());
+  if (ShapedType::isDynamic(dim) || !range || !c || *c < 0 || range->first < 0 ||
+      range->second + *c > dim)
+    return std::nullopt;
+  return IterationSlice{axis, *c};
+}
+
 SmallVector<int64_t> getIntsOrZeros(std::optional<ArrayAttr> attr, unsigned count) {
   if (!attr || !*attr)
     return SmallVector<int64_t>(count, 0);

@@ -357,7 +357,69 @@ def recurrent_lengths(kind: str, direction: str, constant: bool) -> Case:
     return Case(name, m, feeds)
 
 
-CASES = [if_tensor_cond(), if_constant_cond(), if_constant_branch(), if_constant_branch_else(),
+def scan8_batched() -> Case:
+    """The opset-8 Scan: batch axis 0, sequence axis 1, one input scanned in reverse; kiln
+    scans the batch around a Scan over the sequence."""
+    body = body_graph([h.make_node("Add", ["s_in", "x"], ["s_out"]),
+                       h.make_node("Mul", ["s_out", "w"], ["y"])],
+                      [vi("s_in", F, [2]), vi("x", F, [2]), vi("w", F, [2])],
+                      [vi("s_out", F, [2]), vi("y", F, [2])])
+    graph = h.make_graph([h.make_node("Scan", ["", "init", "xs", "ws"], ["final", "ys"],
+                                      body=body, num_scan_inputs=2, directions=[0, 1])],
+                         "g", [vi("init", F, [3, 2]), vi("xs", F, [3, 4, 2]),
+                               vi("ws", F, [3, 4, 2])],
+                         [vi("final", F, [3, 2]), vi("ys", F, [3, 4, 2])])
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 8)], ir_version=4)
+    onnx.checker.check_model(m, full_check=True)
+    return Case("scan8_batched", m, {"init": rand(3, 2), "xs": rand(3, 4, 2),
+                                     "ws": rand(3, 4, 2)})
+
+
+def loop_slice_at_iteration() -> Case:
+    """x[i : i + 2] at the iteration number (a Slice at a run-time offset whose length is
+    known because every iteration's slice is in range), accumulated and stacked."""
+    body = body_graph([h.make_node("Add", ["i", "two"], ["end"]),
+                       h.make_node("Unsqueeze", ["i", "axes"], ["start1"]),
+                       h.make_node("Unsqueeze", ["end", "axes"], ["end1"]),
+                       h.make_node("Slice", ["x", "start1", "end1"], ["rows"]),
+                       h.make_node("Add", ["v_in", "rows"], ["v_out"]),
+                       h.make_node("Mul", ["rows", "rows"], ["sq"]),
+                       h.make_node("Identity", ["c_in"], ["c_out"])],
+                      [vi("i", T.INT64, []), vi("c_in", T.BOOL, []), vi("v_in", F, [2, 3])],
+                      [vi("c_out", T.BOOL, []), vi("v_out", F, [2, 3]), vi("sq", F, [2, 3])],
+                      [const("two", np.int64(2)), const("axes", np.array([0], np.int64))])
+    m = model([h.make_node("Loop", ["M", "", "v0"], ["v", "sqs"], body=body)],
+              [vi("x", F, [6, 3]), vi("v0", F, [2, 3])],
+              [vi("v", F, [2, 3]), vi("sqs", F, [5, 2, 3])], [const("M", np.int64(5))])
+    return Case("loop_slice_at_iteration", m, {"x": rand(6, 3), "v0": rand(2, 3)})
+
+
+def loop_if_scan_output() -> Case:
+    """An If nested in a Loop whose result is both added to a carried value and a scan
+    output (its buffer's ownership is decided at run time: the deallocation helper is
+    inlined, kiln-inline-dealloc-helpers)."""
+    then_g = body_graph([h.make_node("Gather", ["st", "zero"], ["first"]),
+                         h.make_node("Add", ["item", "first"], ["t"])], [], [vi("t", F, [4])])
+    else_g = body_graph([h.make_node("Neg", ["item"], ["e"])], [], [vi("e", F, [4])])
+    body = body_graph([h.make_node("Gather", ["st", "i"], ["item"]),
+                       h.make_node("ReduceSum", ["item"], ["sum"], keepdims=0),
+                       h.make_node("Greater", ["sum", "zerof"], ["pos"]),
+                       h.make_node("If", ["pos"], ["picked"], then_branch=then_g,
+                                   else_branch=else_g),
+                       h.make_node("Add", ["acc_in", "picked"], ["acc_out"]),
+                       h.make_node("Identity", ["c_in"], ["c_out"])],
+                      [vi("i", T.INT64, []), vi("c_in", T.BOOL, []), vi("acc_in", F, [4])],
+                      [vi("c_out", T.BOOL, []), vi("acc_out", F, [4]), vi("picked", F, [4])])
+    m = model([h.make_node("Loop", ["M", "", "acc0"], ["acc", "all"], body=body)],
+              [vi("st", F, [3, 4]), vi("acc0", F, [4])],
+              [vi("acc", F, [4]), vi("all", F, [3, 4])],
+              [const("M", np.int64(3)), const("zero", np.int64(0)),
+               const("zerof", np.float32(0))])
+    st = np.stack([rand(4) + 1.0, rand(4) - 1.0, rand(4)])
+    return Case("loop_if_scan_output", m, {"st": st, "acc0": rand(4)})
+
+
+CASES = [scan8_batched(), loop_slice_at_iteration(), loop_if_scan_output(), if_tensor_cond(), if_constant_cond(), if_constant_branch(), if_constant_branch_else(),
          loop_scan_outputs(), loop_while(),
          loop_while_trip_limit(), loop_zero_trips(), greedy_decode(), scan_cumsum(),
          scan_rnn_cell(), loop_large_body(), nested_loops(), loop_without_trip_count(),

@@ -9,6 +9,7 @@
 #include "dialects/ONNX/ShapeInference/ShapeHelpers.h"
 
 #include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/ControlFlow.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/ONNXOps.h"
 
@@ -496,6 +497,24 @@ LogicalResult inferSlice(Operation *op) {
   FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
   if (failed(data))
     return failure();
+  // x[i : i + c] at a Loop's iteration number i, in range for every i.
+  if (!getConstantIntValues(op->getOperand(1))) {
+    if (std::optional<IterationSlice> s = getIterationSlice(cast<SliceOp>(op))) {
+      SmallVector<int64_t> shape(data->getShape());
+      shape[s->axis] = s->size;
+      return setResultType(op, 0, shape, data->getElementType());
+    }
+    // At the iteration number of a Loop whose trip count is given at run time: the
+    // trip count is what would make the length known.
+    LoopOp loop = getLoopOfIterationNumber(op->getOperand(1));
+    if (loop && !isNoneValue(loop.getM()) && !getConstantIntValues(loop.getM())) {
+      emitNodeError(loop) << "a Slice at the iteration number (node '"
+                          << getNodeName(op).value_or("Slice") << "') has a length known only for a "
+                          << "known trip count: output shape depends on a non-constant "
+                          << "input 'M'";
+      return failure();
+    }
+  }
   FailureOr<SmallVector<int64_t>> starts = getConstantInts(op, 1, "starts");
   if (failed(starts))
     return failure();

@@ -355,6 +355,53 @@ struct SplitLowering : OpConversionPattern<onnx::SplitOp> {
 struct SliceLowering : OpConversionPattern<onnx::SliceOp> {
   using OpConversionPattern::OpConversionPattern;
 
+  /// x[i : i + c] at a Loop's iteration number i (onnx::getIterationSlice, which shape
+  /// inference proved for the result type): an extract_slice at the run-time offset i,
+  /// clamped into the dim as ONNX clamps (a no-op where the proof holds).
+  static LogicalResult lowerIterationSlice(onnx::SliceOp op, OpAdaptor adaptor,
+                                           RankedTensorType inputType,
+                                           RankedTensorType resultType,
+                                           ConversionPatternRewriter &rewriter) {
+    Location loc = op.getLoc();
+    auto startsType = dyn_cast<RankedTensorType>(adaptor.getStarts().getType());
+    int64_t rank = inputType.getRank(), axis = 0;
+    if (!isNoneValue(op.getAxes())) {
+      auto axes = readConstantInts(op.getAxes());
+      if (!axes || axes->size() != 1)
+        return emitNodeError(op) << "axes must be a constant", failure();
+      std::optional<int64_t> a = normalizeAxis((*axes)[0], rank);
+      if (!a)
+        return emitNodeError(op) << "invalid axis " << (*axes)[0], failure();
+      axis = *a;
+    }
+    bool unitSteps = isNoneValue(op.getSteps());
+    if (!unitSteps) {
+      auto steps = readConstantInts(op.getSteps());
+      unitSteps = steps && steps->size() == 1 && (*steps)[0] == 1;
+    }
+    int64_t dim = inputType.getDimSize(axis), size = resultType.getDimSize(axis);
+    if (!startsType || startsType.getShape() != ArrayRef<int64_t>{1} || !unitSteps ||
+        ShapedType::isDynamic(dim) || ShapedType::isDynamic(size) || size > dim)
+      return emitNodeError(op) << "starts must be a constant, or a Loop's iteration "
+                                  "number sliced over a length known at compile time",
+             failure();
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value start = tensor::ExtractOp::create(rewriter, loc, adaptor.getStarts(), {zero});
+    start = arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), start);
+    start = arith::MaxSIOp::create(rewriter, loc, start, zero);
+    start = arith::MinSIOp::create(
+        rewriter, loc, start, arith::ConstantIndexOp::create(rewriter, loc, dim - size));
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes, strides(
+        rank, rewriter.getIndexAttr(1));
+    for (int64_t d : resultType.getShape())
+      sizes.push_back(rewriter.getIndexAttr(d));
+    offsets[axis] = start;
+    rewriter.replaceOp(op, tensor::ExtractSliceOp::create(rewriter, loc, resultType,
+                                                          adaptor.getData(), offsets, sizes,
+                                                          strides));
+    return success();
+  }
+
   LogicalResult
   matchAndRewrite(onnx::SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -368,7 +415,9 @@ struct SliceLowering : OpConversionPattern<onnx::SliceOp> {
     int64_t rank = inputType.getRank();
     auto starts = readConstantInts(op.getStarts());
     auto ends = readConstantInts(op.getEnds());
-    if (!starts || !ends || starts->size() != ends->size())
+    if (!starts)
+      return lowerIterationSlice(op, adaptor, inputType, resultType, rewriter);
+    if (!ends || starts->size() != ends->size())
       return emitNodeError(op)
                  << "starts and ends must be constants of equal length",
              failure();

@@ -117,3 +117,71 @@ func.func @scan_lengths_differ(%s: tensor<2xf32>, %x: tensor<4x2xf32>, %y: tenso
   return %0#0, %0#1 : none, none
 }
 
+
+// -----
+
+// x[i : i + 2] at the iteration number i of a Loop of 5 iterations over 6 rows: every
+// slice is in range, so it has 2 rows (whatever the condition does).
+// CHECK-LABEL: func.func @slice_at_iteration_number
+// CHECK:         onnx.Slice {{.*}} -> tensor<2x3xf32>
+func.func @slice_at_iteration_number(%x: tensor<6x3xf32>, %go: tensor<i1>) -> none {
+  %none = onnx.NoValue : () -> none
+  %m = onnx.Constant {value = dense<5> : tensor<i64>} : () -> tensor<i64>
+  %two = onnx.Constant {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+  %axes = onnx.Constant {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %init = onnx.Constant {value = dense<0.0> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+  %0 = "onnx.Loop"(%m, %go, %init) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<2x3xf32>):
+    %end = "onnx.Add"(%i, %two) : (tensor<i64>, tensor<i64>) -> none
+    %s = "onnx.Unsqueeze"(%i, %axes) : (tensor<i64>, tensor<1xi64>) -> none
+    %e = "onnx.Unsqueeze"(%end, %axes) : (none, tensor<1xi64>) -> none
+    %rows = "onnx.Slice"(%x, %s, %e, %none, %none) : (tensor<6x3xf32>, none, none, none, none) -> none
+    %a = "onnx.Add"(%v, %rows) : (tensor<2x3xf32>, none) -> none
+    onnx.Yield %c, %a : tensor<i1>, none
+  }) : (tensor<i64>, tensor<i1>, tensor<2x3xf32>) -> none
+  return %0 : none
+}
+
+// -----
+
+// Six iterations would slice rows 5..7 of 6 at the last one: not a length known at
+// compile time.
+func.func @slice_at_iteration_number_out_of_range(%x: tensor<6x3xf32>) -> none {
+  %none = onnx.NoValue : () -> none
+  %m = onnx.Constant {value = dense<6> : tensor<i64>} : () -> tensor<i64>
+  %two = onnx.Constant {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+  %axes = onnx.Constant {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %init = onnx.Constant {value = dense<0.0> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+  %0 = "onnx.Loop"(%m, %none, %init) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<2x3xf32>):
+    %end = "onnx.Add"(%i, %two) : (tensor<i64>, tensor<i64>) -> none
+    %s = "onnx.Unsqueeze"(%i, %axes) : (tensor<i64>, tensor<1xi64>) -> none
+    %e = "onnx.Unsqueeze"(%end, %axes) : (none, tensor<1xi64>) -> none
+    // expected-error @+1 {{output shape depends on a non-constant input 'starts'}}
+    %rows = "onnx.Slice"(%x, %s, %e, %none, %none) : (tensor<6x3xf32>, none, none, none, none) -> none
+    %a = "onnx.Add"(%v, %rows) : (tensor<2x3xf32>, none) -> none
+    onnx.Yield %c, %a : tensor<i1>, none
+  }) : (tensor<i64>, none, tensor<2x3xf32>) -> none
+  return %0 : none
+}
+
+// -----
+
+// A trip count given at run time: the Loop is named as what the length depends on.
+func.func @slice_at_iteration_number_runtime_trips(%x: tensor<6x3xf32>, %m: tensor<i64>) -> none {
+  %none = onnx.NoValue : () -> none
+  %two = onnx.Constant {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+  %axes = onnx.Constant {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %init = onnx.Constant {value = dense<0.0> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+  // expected-error @+1 {{node (Loop): a Slice at the iteration number (node 'Slice') has a length known only for a known trip count: output shape depends on a non-constant input 'M'}}
+  %0 = "onnx.Loop"(%m, %none, %init) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<2x3xf32>):
+    %end = "onnx.Add"(%i, %two) : (tensor<i64>, tensor<i64>) -> none
+    %s = "onnx.Unsqueeze"(%i, %axes) : (tensor<i64>, tensor<1xi64>) -> none
+    %e = "onnx.Unsqueeze"(%end, %axes) : (none, tensor<1xi64>) -> none
+    %rows = "onnx.Slice"(%x, %s, %e, %none, %none) : (tensor<6x3xf32>, none, none, none, none) -> none
+    %a = "onnx.Add"(%v, %rows) : (tensor<2x3xf32>, none) -> none
+    onnx.Yield %c, %a : tensor<i1>, none
+  }) : (tensor<i64>, none, tensor<2x3xf32>) -> none
+  return %0 : none
+}

@@ -107,3 +107,32 @@ func.func @scan_reverse(%s: tensor<2xf32>, %x: tensor<2x5xf32>) -> (tensor<2xf32
   }
   return %0#0, %0#1 : tensor<2xf32>, tensor<2x5xf32>
 }
+
+// -----
+
+// x[i : i + 2] at the iteration number: an extract_slice at the run-time offset i,
+// clamped into [0, 6 - 2].
+// CHECK-LABEL: func.func @slice_at_iteration_number
+// CHECK:         scf.for
+// CHECK:           %[[I:.*]] = tensor.extract %{{.*}}[%{{.*}}] : tensor<1xi64>
+// CHECK:           %[[IDX:.*]] = arith.index_cast %[[I]] : i64 to index
+// CHECK:           %[[LO:.*]] = arith.maxsi %[[IDX]], %{{.*}} : index
+// CHECK:           %[[OFF:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CHECK:           tensor.extract_slice %{{.*}}[%[[OFF]], 0] [2, 3] [1, 1] : tensor<6x3xf32> to tensor<2x3xf32>
+func.func @slice_at_iteration_number(%x: tensor<6x3xf32>) -> tensor<2x3xf32> {
+  %none = onnx.NoValue : () -> none
+  %m = onnx.Constant {value = dense<5> : tensor<i64>} : () -> tensor<i64>
+  %two = onnx.Constant {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+  %axes = onnx.Constant {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %init = onnx.Constant {value = dense<0.0> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+  %0 = onnx.Loop %m, %none, %init : (tensor<i64>, none, tensor<2x3xf32>) -> tensor<2x3xf32> {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<2x3xf32>):
+    %end = onnx.Add %i, %two : (tensor<i64>, tensor<i64>) -> tensor<i64>
+    %s = onnx.Unsqueeze %i, %axes : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+    %e = onnx.Unsqueeze %end, %axes : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+    %rows = onnx.Slice %x, %s, %e, %none, %none : (tensor<6x3xf32>, tensor<1xi64>, tensor<1xi64>, none, none) -> tensor<2x3xf32>
+    %a = onnx.Add %v, %rows : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    onnx.Yield %c, %a : tensor<i1>, tensor<2x3xf32>
+  }
+  return %0 : tensor<2x3xf32>
+}
