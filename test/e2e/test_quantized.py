@@ -163,7 +163,12 @@ def _save_op(path, nodes, inputs, outputs, inits):
 # filters end in a masked vector; M = 5, 7 rows in a short register block.
 SIZES = {"": ((33, 1152, 40), (64, 48)),
          "k38": ((7, 38, 17), (6, 10)),
-         "k37": ((5, 37, 19), (3, 16))}
+         "k37": ((5, 37, 19), (3, 16)),
+         # depthwise (group = channels; ChannelWindow.cpp's 8-bit form): 40 channels
+         # end in a masked vector at 16 and 8 lanes, 3x3 stride 2 pad 1; 24 channels
+         # 5x5 stride 1 pad 2 (more taps than output columns reach at the edges)
+         "dw": ((0, 0, 0), (40, 40)),
+         "dw5": ((0, 0, 0), (24, 24))}
 
 
 def _op_case(kind: str, a_type, per_channel: bool, path, size: str = ""):
@@ -199,11 +204,15 @@ def _op_case(kind: str, a_type, per_channel: bool, path, size: str = ""):
             y_type = a_type
     else:
         feeds["x"] = _qrand(rng, a_type, (1, c, 12, 12))
-        w = _qrand(rng, w_type, (f, c, 3, 3))
+        kernel = 5 if size == "dw5" else 3
+        w = _qrand(rng, w_type, (f, 1 if size.startswith("dw") else c, kernel, kernel))
         xz = np.asarray(rng.integers(-5, 5) + (128 if a_np == np.uint8 else 0), a_np)
         inits += [numpy_helper.from_array(w, "w"), numpy_helper.from_array(xz, "xz")]
-        out_shape = [1, f, 6, 6]
-        attrs = dict(pads=[1, 1, 1, 1], strides=[2, 2])
+        out_shape = [1, f, 12, 12] if size == "dw5" else [1, f, 6, 6]
+        attrs = dict(pads=[2, 2, 2, 2], strides=[1, 1]) if size == "dw5" else \
+            dict(pads=[1, 1, 1, 1], strides=[2, 2])
+        if size.startswith("dw"):
+            attrs["group"] = c
         if kind == "ConvInteger":
             inits.append(numpy_helper.from_array(np.asarray(7, np.uint8), "wz"))
             node = helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], **attrs)
@@ -238,7 +247,13 @@ OP_CASES = [(kind, t, pc, "")
      for kind, t, pc in (("QLinearMatMul", TensorProto.UINT8, True),
                          ("QLinearMatMul", TensorProto.INT8, False),
                          ("QLinearConv", TensorProto.UINT8, False),
-                         ("QLinearConv", TensorProto.INT8, True))]
+                         ("QLinearConv", TensorProto.INT8, True))] + \
+    [(kind, t, pc, size) for size in ("dw", "dw5")
+     for kind, t, pc in (("QLinearConv", TensorProto.UINT8, False),
+                         ("QLinearConv", TensorProto.UINT8, True),
+                         ("QLinearConv", TensorProto.INT8, False),
+                         ("QLinearConv", TensorProto.INT8, True),
+                         ("ConvInteger", TensorProto.UINT8, False))]
 
 
 def _op_id(case):
@@ -298,7 +313,8 @@ A64_CPUS = [("sdot", "armv8.2-a+dotprod"), ("neon", "armv8-a")]
 A64_CASES = [("QLinearMatMul", TensorProto.UINT8, True, ""),
              ("QLinearConv", TensorProto.INT8, True, ""),
              ("QLinearMatMul", TensorProto.INT8, False, "k38"),
-             ("QLinearConv", TensorProto.UINT8, False, "k37")]
+             ("QLinearConv", TensorProto.UINT8, False, "k37"),
+             ("QLinearConv", TensorProto.UINT8, True, "dw")]
 
 
 def _a64_run(a64_kiln_run, artifact, feeds, work, qemu_cpu=None):

@@ -247,9 +247,18 @@ static bool isIntegerKernelMatMul(Value a, Value azp, Value b, Value bzp) {
          isPerTensor8Bit(a, azp) && isCenteredS8Constant(b, bzp, 1);
 }
 
+/// A 2-D depthwise conv: one filter per input channel (`group` = the
+/// channels, weights [C, 1, KH, KW]).
+static bool isDepthwise(RankedTensorType xt, Value w, int64_t group) {
+  auto wt = dyn_cast<RankedTensorType>(w.getType());
+  return group > 1 && wt && wt.getRank() == 4 && xt.getDimSize(1) == group &&
+         wt.getDimSize(0) == group && wt.getDimSize(1) == 1;
+}
+
 static bool isIntegerKernelConv(Value x, Value xzp, Value w, Value wzp, int64_t group) {
   auto xt = dyn_cast<RankedTensorType>(x.getType());
-  return xt && xt.getRank() == 4 && group == 1 && isPerTensor8Bit(x, xzp) &&
+  return xt && xt.getRank() == 4 && (group == 1 || isDepthwise(xt, w, group)) &&
+         isPerTensor8Bit(x, xzp) &&
          (!xzp || isa<NoneType>(xzp.getType()) || kiln::onnx::getConstantAttr(xzp)) &&
          isCenteredS8Constant(w, wzp, 0);
 }
