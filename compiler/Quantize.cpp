@@ -1,7 +1,7 @@
 //===- Quantize.cpp - `kiln compile --quantize int8` ----------------------===//
 //
-// 1. Pick the ops to quantize: Conv (group 1), MatMul and Gemm whose weights
-//    are f32 initializers, minus the ones kept in float (named by
+// 1. Pick the ops to quantize: Conv (group 1 or depthwise), MatMul and Gemm
+//    whose weights are f32 initializers, minus the ones kept in float (named by
 //    --keep-float, or whose output is a model output: the last classifier).
 // 2. Calibrate: the f32 model with each tensor to quantize as an extra output
 //    (through an Identity, so the output files have known names) is compiled
@@ -257,10 +257,17 @@ private:
       QuantizedOp op;
       op.node = i;
       const std::string &type = node.op_type();
-      if (type == "Conv" && node.input_size() >= 2 &&
-          intAttribute(node, "group", 1) == 1 &&
-          floatInitializer(node.input(1)) &&
-          floatInitializer(node.input(1))->dims_size() >= 3) {
+      // Conv: one group, or depthwise (one filter per channel: [C, 1, KH,
+      // KW] with group C, the 8-bit depthwise kernel's form).
+      const onnx::TensorProto *convWeight =
+          type == "Conv" && node.input_size() >= 2
+              ? floatInitializer(node.input(1))
+              : nullptr;
+      int64_t group = intAttribute(node, "group", 1);
+      if (convWeight && convWeight->dims_size() >= 3 &&
+          (group == 1 || (convWeight->dims_size() == 4 &&
+                          convWeight->dims(0) == group &&
+                          convWeight->dims(1) == 1))) {
         op.weightAxis = 0;
         if (node.input_size() >= 3 && floatInitializer(node.input(2), 1))
           op.bias = node.input(2);
