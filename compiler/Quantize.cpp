@@ -225,6 +225,25 @@ private:
       for (const std::string &in : graph.node(i).input())
         if (!in.empty())
           consumers[in].push_back(i);
+    // The initializer `tensor` is, through Identity nodes (exporters pass
+    // some biases so); `tensor` itself otherwise.
+    llvm::StringMap<int> producers;
+    for (int i = 0; i < graph.node_size(); ++i)
+      for (const std::string &out : graph.node(i).output())
+        producers[out] = i;
+    auto throughIdentity = [&](std::string tensor) {
+      for (int hops = 0; hops < 8 && !initializers.count(tensor); ++hops) {
+        auto it = producers.find(tensor);
+        if (it == producers.end())
+          break;
+        const onnx::NodeProto &p = graph.node(it->second);
+        if (p.op_type() != "Identity" || p.input_size() != 1 ||
+            (!p.domain().empty() && p.domain() != "ai.onnx"))
+          break;
+        tensor = p.input(0);
+      }
+      return initializers.count(tensor) ? tensor : std::string();
+    };
     // Whether `tensor` reaches a model output through ops that only reshape
     // or normalize it.
     auto feedsOutput = [&](std::string tensor) {
@@ -269,8 +288,9 @@ private:
                           convWeight->dims(0) == group &&
                           convWeight->dims(1) == 1))) {
         op.weightAxis = 0;
-        if (node.input_size() >= 3 && floatInitializer(node.input(2), 1))
-          op.bias = node.input(2);
+        if (node.input_size() >= 3 &&
+            floatInitializer(throughIdentity(node.input(2)), 1))
+          op.bias = throughIdentity(node.input(2));
       } else if (type == "MatMul" && node.input_size() == 2 &&
                  floatInitializer(node.input(1), 2) &&
                  !initializers.count(node.input(0))) {
@@ -282,8 +302,9 @@ private:
                  floatAttribute(node, "beta", 1.0f) == 1.0f &&
                  !initializers.count(node.input(0))) {
         op.weightAxis = intAttribute(node, "transB", 0) ? 0 : 1;
-        if (node.input_size() >= 3 && floatInitializer(node.input(2), 1))
-          op.bias = node.input(2);
+        if (node.input_size() >= 3 &&
+            floatInitializer(throughIdentity(node.input(2)), 1))
+          op.bias = throughIdentity(node.input(2));
       } else {
         continue;
       }
