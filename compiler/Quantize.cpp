@@ -9,7 +9,7 @@
 //    tensor's range is the min and max seen.
 // 3. Rewrite the graph in onnxruntime's QDQ form, which kiln-fold-qdq folds
 //    into integer kernels: QuantizeLinear/DequantizeLinear (u8, per tensor)
-//    on the quantized ops' inputs and outputs (the output after a Relu that
+//    on the quantized ops' inputs and outputs (the output after a Relu or Clip that
 //    alone consumes it, so the Relu folds into the requantization), weights as
 //    s8 initializers (symmetric, per output channel) behind a
 //    DequantizeLinear, a bias as int32 with scale x_scale * w_scale.
@@ -320,11 +320,13 @@ private:
       }
       op.input = node.input(0);
       op.weight = node.input(1);
-      // The output is quantized after a Relu that alone consumes it.
+      // The output is quantized after a Relu or Clip (ReLU6) that alone
+      // consumes it: kiln-fold-qdq folds either into the requantization.
       op.output = node.output(0);
       auto users = consumers.find(op.output);
       if (users != consumers.end() && users->second.size() == 1 &&
-          graph.node(users->second[0]).op_type() == "Relu")
+          llvm::is_contained({"Relu", "Clip"},
+                             graph.node(users->second[0]).op_type()))
         op.output = graph.node(users->second[0]).output(0);
       if (graphOutputs.contains(op.output))
         op.output.clear();

@@ -371,3 +371,71 @@ def test_aarch64_dotprod_checked_at_open(kiln, a64_kiln_run, tmp_path):
     result, _ = _a64_run(a64_kiln_run, artifact, feeds, tmp_path / "a76", "cortex-a76")
     if result.returncode != 0:
         fail("cortex-a76 has dotprod\n" + result.describe())
+
+
+#===----------------------------------------------------------------------===//
+# A MobileNetV2 block: ReLU6 (Clip) folded into the requantization, depthwise 8-bit
+#===----------------------------------------------------------------------===//
+
+
+def _mobile_block(path):
+    """Conv 1x1 -> Clip(0, 6) -> depthwise 3x3 stride 2 -> Clip(0, 6) -> Conv 1x1, with
+    biases: an inverted-residual block without its skip (seeded weights)."""
+    rng = np.random.default_rng(5)
+    w = lambda name, shape, s: numpy_helper.from_array(  # noqa: E731
+        (rng.standard_normal(shape) * s).astype(np.float32), name)
+    c = lambda name, v: numpy_helper.from_array(np.asarray(v, np.float32), name)  # noqa: E731
+    inits = [w("w1", (24, 8, 1, 1), 0.4), w("b1", (24,), 0.2), w("w2", (24, 1, 3, 3), 0.4),
+             w("b2", (24,), 0.2), w("w3", (8, 24, 1, 1), 0.3), w("b3", (8,), 0.1)]
+    # The bounds as Constant nodes, as torch exports ReLU6 (onnxruntime's quantizer then
+    # keeps the Clip between the Conv and its QuantizeLinear; with initializer bounds it
+    # drops it into the quantization range).
+    nodes = [helper.make_node("Constant", [], ["lo"], value=c("lo", 0.0)),
+             helper.make_node("Constant", [], ["hi"], value=c("hi", 6.0)),
+             helper.make_node("Conv", ["x", "w1", "b1"], ["c1"]),
+             helper.make_node("Clip", ["c1", "lo", "hi"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], group=24, pads=[1] * 4,
+                              strides=[2, 2]),
+             helper.make_node("Clip", ["c2", "lo", "hi"], ["r2"]),
+             helper.make_node("Conv", ["r2", "w3", "b3"], ["y"])]
+    graph = helper.make_graph(nodes, "mobile_block", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [1, 8, 12, 12])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, [1, 8, 6, 6])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                ir_version=9), path)
+
+
+@pytest.mark.parametrize("cpu", CPUS[:2], ids=[c[0] for c in CPUS[:2]])
+def test_mobile_block(cpu, kiln, tmp_path):
+    """The block quantized by `kiln compile --quantize int8 --emit onnx` (QDQ, the Clips
+    kept between each Conv and its QuantizeLinear, the depthwise conv quantized; onnxruntime's
+    own quantizer drops such Clips into the quantization range), compiled by kiln (Clips
+    folded into the requantization, the depthwise conv on the 8-bit kernel): the u8 tensor
+    the last Conv reads is within 1 quantum of onnxruntime's running the same QDQ model
+    (unoptimized: DQ -> Conv -> Clip -> Q as written; optimized: its fusions)."""
+    f32, model = tmp_path / "block.onnx", tmp_path / "block_q.onnx"
+    _mobile_block(f32)
+    r = kiln.compile(f32, model, ["--quantize", "int8", "--calibration-random", "8",
+                                  "--emit", "onnx"])
+    if r.returncode != 0:
+        fail("kiln compile --quantize int8 --emit onnx\n" + r.describe())
+    m = onnx.load(model)
+    producer = {o: n for n in m.graph.node for o in n.output}
+    convs = [n for n in m.graph.node if n.op_type == "Conv"]
+    assert sum(n.op_type == "Clip" for n in m.graph.node) == 2
+    assert producer[convs[1].input[1]].op_type == "DequantizeLinear"  # depthwise: s8
+    dq = producer[convs[2].input[0]]
+    assert dq.op_type == "DequantizeLinear"
+    m.graph.node.append(helper.make_node("Identity", [dq.input[0]], ["r2_q"]))
+    m.graph.output.append(helper.make_empty_tensor_value_info("r2_q"))
+    onnx.save(m, model)
+    feeds = {"x": np.random.default_rng(13).standard_normal((1, 8, 12, 12)).astype(np.float32)}
+    got = harness.load_outputs(_kiln_run(kiln, model, feeds, tmp_path, cpu[1]),
+                               ["r2_q"])["r2_q"]
+    try:
+        for optimized in (False, True):
+            _check_quanta(f"mobile block ({cpu[0]}, onnxruntime "
+                          f"{'optimized' if optimized else 'unoptimized'})", got,
+                          _ort(model, feeds, optimized)["r2_q"], 1.0, 1)
+    except AssertionError as e:
+        fail(f"{e}\n(files in {tmp_path})")

@@ -102,16 +102,19 @@ LogicalResult expandDequantizeLinear(Expansion &e) {
 
 /// saturate(round_half_even(v) + zero_point) as `target` (v already divided
 /// by the scale, a float tensor); `floor` raises the saturation's lower bound
-/// (a folded Relu).
+/// (a folded Relu), `ceiling` lowers its upper bound (a folded Clip).
 static V quantizeValue(Expansion &e, V v, const V &zpFloat,
                           Type floatElem, Type target,
-                          std::optional<double> floor = std::nullopt) {
+                          std::optional<double> floor = std::nullopt,
+                          std::optional<double> ceiling = std::nullopt) {
   V q = e.add("Round", {v});
   if (!zpFloat.empty())
     q = e.add("Add", {q, zpFloat});
   auto [lo, hi] = quantRange(target);
   if (floor)
     lo = std::min(std::max(lo, *floor), hi);
+  if (ceiling)
+    hi = std::max(std::min(hi, *ceiling), lo);
   q = e.add("Clip", {q, e.scalar(floatElem, lo), e.scalar(floatElem, hi)});
   return e.add("Cast", {q}, {intAttr("to", onnxQuantType(target))});
 }
@@ -313,11 +316,11 @@ V integerConv(Expansion &e, const V &x, const V &xzp, const V &w, const V &wzp,
 }
 
 V requantize(Expansion &e, const V &acc, const V &multiplier, const V &zp, Type target,
-             std::optional<double> floor) {
+             std::optional<double> floor, std::optional<double> ceiling) {
   Type f32 = Float32Type::get(e.ctx.getContext());
   V v = e.add("Mul", {e.add("Cast", {acc}, {intAttr("to", KILN_DTYPE_FLOAT32)}), multiplier});
   V zpFloat = zp.empty() ? V() : e.add("Cast", {zp}, {intAttr("to", KILN_DTYPE_FLOAT32)});
-  return quantizeValue(e, v, zpFloat, f32, target, floor);
+  return quantizeValue(e, v, zpFloat, f32, target, floor, ceiling);
 }
 
 LogicalResult expandMatMulInteger(Expansion &e) {
