@@ -1,7 +1,7 @@
 //===- Quantize.cpp - `kiln compile --quantize int8` ----------------------===//
 //
-// 1. Pick the ops to quantize: Conv (group 1), MatMul and Gemm whose weights
-//    are f32 initializers, minus the ones kept in float (named by
+// 1. Pick the ops to quantize: Conv (group 1 or depthwise), MatMul and Gemm
+//    whose weights are f32 initializers, minus the ones kept in float (named by
 //    --keep-float, or whose output is a model output: the last classifier).
 // 2. Calibrate: the f32 model with each tensor to quantize as an extra output
 //    (through an Identity, so the output files have known names) is compiled
@@ -9,7 +9,7 @@
 //    tensor's range is the min and max seen.
 // 3. Rewrite the graph in onnxruntime's QDQ form, which kiln-fold-qdq folds
 //    into integer kernels: QuantizeLinear/DequantizeLinear (u8, per tensor)
-//    on the quantized ops' inputs and outputs (the output after a Relu that
+//    on the quantized ops' inputs and outputs (the output after a Relu or Clip that
 //    alone consumes it, so the Relu folds into the requantization), weights as
 //    s8 initializers (symmetric, per output channel) behind a
 //    DequantizeLinear, a bias as int32 with scale x_scale * w_scale.
@@ -225,6 +225,25 @@ private:
       for (const std::string &in : graph.node(i).input())
         if (!in.empty())
           consumers[in].push_back(i);
+    // The initializer `tensor` is, through Identity nodes (exporters pass
+    // some biases so); `tensor` itself otherwise.
+    llvm::StringMap<int> producers;
+    for (int i = 0; i < graph.node_size(); ++i)
+      for (const std::string &out : graph.node(i).output())
+        producers[out] = i;
+    auto throughIdentity = [&](std::string tensor) {
+      for (int hops = 0; hops < 8 && !initializers.count(tensor); ++hops) {
+        auto it = producers.find(tensor);
+        if (it == producers.end())
+          break;
+        const onnx::NodeProto &p = graph.node(it->second);
+        if (p.op_type() != "Identity" || p.input_size() != 1 ||
+            (!p.domain().empty() && p.domain() != "ai.onnx"))
+          break;
+        tensor = p.input(0);
+      }
+      return initializers.count(tensor) ? tensor : std::string();
+    };
     // Whether `tensor` reaches a model output through ops that only reshape
     // or normalize it.
     auto feedsOutput = [&](std::string tensor) {
@@ -257,13 +276,21 @@ private:
       QuantizedOp op;
       op.node = i;
       const std::string &type = node.op_type();
-      if (type == "Conv" && node.input_size() >= 2 &&
-          intAttribute(node, "group", 1) == 1 &&
-          floatInitializer(node.input(1)) &&
-          floatInitializer(node.input(1))->dims_size() >= 3) {
+      // Conv: one group, or depthwise (one filter per channel: [C, 1, KH,
+      // KW] with group C, the 8-bit depthwise kernel's form).
+      const onnx::TensorProto *convWeight =
+          type == "Conv" && node.input_size() >= 2
+              ? floatInitializer(node.input(1))
+              : nullptr;
+      int64_t group = intAttribute(node, "group", 1);
+      if (convWeight && convWeight->dims_size() >= 3 &&
+          (group == 1 || (convWeight->dims_size() == 4 &&
+                          convWeight->dims(0) == group &&
+                          convWeight->dims(1) == 1))) {
         op.weightAxis = 0;
-        if (node.input_size() >= 3 && floatInitializer(node.input(2), 1))
-          op.bias = node.input(2);
+        if (node.input_size() >= 3 &&
+            floatInitializer(throughIdentity(node.input(2)), 1))
+          op.bias = throughIdentity(node.input(2));
       } else if (type == "MatMul" && node.input_size() == 2 &&
                  floatInitializer(node.input(1), 2) &&
                  !initializers.count(node.input(0))) {
@@ -275,8 +302,9 @@ private:
                  floatAttribute(node, "beta", 1.0f) == 1.0f &&
                  !initializers.count(node.input(0))) {
         op.weightAxis = intAttribute(node, "transB", 0) ? 0 : 1;
-        if (node.input_size() >= 3 && floatInitializer(node.input(2), 1))
-          op.bias = node.input(2);
+        if (node.input_size() >= 3 &&
+            floatInitializer(throughIdentity(node.input(2)), 1))
+          op.bias = throughIdentity(node.input(2));
       } else {
         continue;
       }
@@ -292,11 +320,13 @@ private:
       }
       op.input = node.input(0);
       op.weight = node.input(1);
-      // The output is quantized after a Relu that alone consumes it.
+      // The output is quantized after a Relu or Clip (ReLU6) that alone
+      // consumes it: kiln-fold-qdq folds either into the requantization.
       op.output = node.output(0);
       auto users = consumers.find(op.output);
       if (users != consumers.end() && users->second.size() == 1 &&
-          graph.node(users->second[0]).op_type() == "Relu")
+          llvm::is_contained({"Relu", "Clip"},
+                             graph.node(users->second[0]).op_type()))
         op.output = graph.node(users->second[0]).output(0);
       if (graphOutputs.contains(op.output))
         op.output.clear();

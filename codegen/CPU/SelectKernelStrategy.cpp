@@ -149,6 +149,23 @@ bool isInt8Kernel(linalg::LinalgOp op) {
          elem(op.getDpsInits()[0]).isSignlessInteger(32);
 }
 
+/// A depthwise NHWC conv of i8 input and filter into i32 (a depthwise
+/// ConvInteger of a quantized model), static shapes, nothing empty.
+bool isInt8Depthwise(linalg::LinalgOp op) {
+  if (!isa<linalg::DepthwiseConv2DNhwcHwcOp>(op.getOperation()) ||
+      op.getNumDpsInputs() != 2)
+    return false;
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<ShapedType>(operand.getType());
+    if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
+      return false;
+  }
+  auto elem = [](Value v) { return getElementTypeOrSelf(v.getType()); };
+  return elem(op.getDpsInputs()[0]).isSignlessInteger(8) &&
+         elem(op.getDpsInputs()[1]).isSignlessInteger(8) &&
+         elem(op.getDpsInits()[0]).isSignlessInteger(32);
+}
+
 /// A matmul, batch matmul or NHWC conv of f16 or bf16 operands (one type)
 /// into f32 (f16 / bf16 models, --precision), static shapes, nothing empty.
 bool isNarrowFloatKernel(linalg::LinalgOp op) {
@@ -169,10 +186,10 @@ bool isNarrowFloatKernel(linalg::LinalgOp op) {
 
 /// Static shapes, no empty dimension, and operands of one element type the
 /// kernels implement: f32, or i32 for matmuls and convolutions (the int32
-/// products of quantized models; pooling stays f32); or the 8-bit and
-/// narrow-float products above. Other types keep the generic lowering.
+/// products of quantized models; pooling stays f32); or the 8-bit
+/// (depthwise included) and narrow-float products above. Other types keep the generic lowering.
 bool kernelOperands(linalg::LinalgOp op) {
-  if (isInt8Kernel(op) || isNarrowFloatKernel(op))
+  if (isInt8Kernel(op) || isInt8Depthwise(op) || isNarrowFloatKernel(op))
     return true;
   Type elementType;
   for (Value operand : op->getOperands()) {
@@ -248,6 +265,12 @@ struct SelectKernelStrategyPass
           op->setAttr(kiln::kernels::kInt8DotAttrName,
                       StringAttr::get(op->getContext(), int8Dot));
       }
+      // 8-bit depthwise: the lane product of the same instruction set
+      // (vpdpwssd with VNNI, pmaddwd without; ChannelWindow.cpp).
+      if ((int8Dot == "vpdpbusd" || int8Dot == "pmaddwd") &&
+          isInt8Depthwise(op))
+        op->setAttr(kiln::kernels::kInt8DotAttrName,
+                    StringAttr::get(op->getContext(), int8Dot));
       // bf16 x bf16 -> f32 matmuls and convs: the pair product where the
       // contiguous reduction dim (K, the channels) comes in pairs and B is a
       // constant (packed with each pair side by side).

@@ -3,7 +3,7 @@
 // Models made by onnxruntime.quantization in QDQ format compute every Conv,
 // MatMul and Gemm on DequantizeLinear'd inputs and quantize the result again.
 // Computed as written, kiln would run them in float. This pass rewrites
-//   QuantizeLinear(Relu?(Conv|MatMul|Gemm(DequantizeLinear(x),
+//   QuantizeLinear(Relu|Clip?(Conv|MatMul|Gemm(DequantizeLinear(x),
 //   DequantizeLinear(w),
 //                                        DequantizeLinear(int32 bias)?)))
 // into the integer product (kiln-decompose's integerConv / integerMatMul: int32
@@ -11,7 +11,8 @@
 // requantized as onnxruntime's QLinearConv / QLinearMatMul / QGemm do
 // (multiplier x_scale * w_scale / y_scale in float32, round half to even, zero
 // point, saturation; a Relu raises the lower saturation bound to the zero
-// point, exactly). Without a QuantizeLinear after it, the product is
+// point, exactly; a Clip with constant bounds (ReLU6) clamps to the bounds'
+// quantized values, exactly too: quantization is monotonic). Without a QuantizeLinear after it, the product is
 // dequantized: float(acc) * x_scale * w_scale (onnxruntime's
 // MatMulIntegerToFloat).
 //
@@ -313,12 +314,34 @@ struct KilnFoldQDQPass : public impl::KilnFoldQDQPassBase<KilnFoldQDQPass> {
           !outType.getElementType().isF32())
         continue;
       int64_t rank = outType.getRank();
-      // Relu? -> QuantizeLinear (per tensor, 8-bit): requantize.
+      // Relu|Clip? -> QuantizeLinear (per tensor, 8-bit): requantize.
       Operation *user = out.hasOneUse() ? *out.getUsers().begin() : nullptr;
-      bool relu = false;
+      bool relu = false, clip = false;
+      std::optional<float> clipMin, clipMax; // a Clip's constant bounds
       if (user && isa<onnx::ReluOp>(user) && user->getResult(0).hasOneUse()) {
         relu = true;
         user = *user->getResult(0).getUsers().begin();
+      } else if (auto c = dyn_cast_or_null<onnx::ClipOp>(user);
+                 c && c->getResult(0).hasOneUse()) {
+        // Clip(min, max) with constant scalar bounds (ReLU6): quantization is
+        // monotonic, so Q(clip(v, lo, hi)) = clamp(Q(v), Q(lo), Q(hi)) and
+        // the bounds fold into the saturation.
+        bool constant = true;
+        auto bound = [&](Value v, std::optional<float> &out) {
+          if (onnx::isNoneValue(v))
+            return;
+          auto values = onnx::getConstantFloatValues(v);
+          if (!values || values->size() != 1)
+            constant = false;
+          else
+            out = float((*values)[0]);
+        };
+        bound(c.getMin(), clipMin);
+        bound(c.getMax(), clipMax);
+        if (constant) {
+          clip = true;
+          user = *c->getResult(0).getUsers().begin();
+        }
       }
       auto q = dyn_cast_or_null<onnx::QuantizeLinearOp>(user);
       if (q) {
@@ -326,18 +349,34 @@ struct KilnFoldQDQPass : public impl::KilnFoldQDQPassBase<KilnFoldQDQPass> {
         auto yt = dyn_cast<RankedTensorType>(q.getY().getType());
         Value yzp =
             onnx::isNoneValue(q.getYZeroPoint()) ? Value() : q.getYZeroPoint();
-        std::optional<double> floor;
-        if (relu) {
-          auto z =
-              yzp ? onnx::getConstantIntValues(yzp) : SmallVector<int64_t>{0};
-          if (z && z->size() == 1)
-            floor = double((*z)[0]);
+        std::optional<double> floor, ceiling;
+        std::optional<SmallVector<int64_t>> z =
+            yzp ? onnx::getConstantIntValues(yzp) : SmallVector<int64_t>{0};
+        if (relu && z && z->size() == 1)
+          floor = double((*z)[0]);
+        bool clipBounds = !clip;
+        if (clip && z && z->size() == 1) {
+          // The bounds quantized as QuantizeLinear does (float32, round half
+          // to even, the zero point added; saturation by requantize).
+          auto scale = onnx::getConstantFloatValues(q.getYScale());
+          if (scale && scale->size() == 1 && float((*scale)[0]) > 0) {
+            float s = float((*scale)[0]);
+            auto quantized = [&](float v) {
+              return double(std::nearbyint(v / s)) + double((*z)[0]);
+            };
+            if (clipMin)
+              floor = quantized(*clipMin);
+            if (clipMax)
+              ceiling = quantized(*clipMax);
+            clipBounds = !clipMin || !clipMax || *clipMin <= *clipMax;
+          }
         }
         if (ys && ys.hasStaticShape() && ys.getNumElements() == 1 &&
             ys.getElementType().isF32() && yt &&
             is8BitInt(yt.getElementType()) && q.getBlockSize() == 0 &&
-            (!relu || floor)) {
-          Operation *reluOp = relu ? *out.getUsers().begin() : nullptr;
+            (!relu || floor) && clipBounds) {
+          Operation *reluOp =
+              relu || clip ? *out.getUsers().begin() : nullptr;
           if (replaceWith(q, noValue, [&](Expansion &e) -> V {
                 V acc = buildAccumulator(e, *p);
                 if (acc.empty())
@@ -346,7 +385,8 @@ struct KilnFoldQDQPass : public impl::KilnFoldQDQPassBase<KilnFoldQDQPass> {
                     e.add("Div", {productScale(e, *p, rank), V(q.getYScale())});
                 return decompose::requantize(e, acc, multiplier,
                                              yzp ? V(yzp) : V(),
-                                             yt.getElementType(), floor);
+                                             yt.getElementType(), floor,
+                                             ceiling);
               })) {
             if (reluOp && reluOp->use_empty())
               reluOp->erase();

@@ -62,7 +62,9 @@ def test_qdq_model_form(small_cnn):
     inits = {t.name: t for t in m.graph.initializer}
     nodes = {n.name: n for n in m.graph.node}
     producer = {o: n for n in m.graph.node for o in n.output}
-    for name in ("Conv_1", "Conv_7"):  # quantized: DQ(s8 weights per channel)
+    # quantized: DQ(s8 weights per channel); Conv_5 is depthwise (the 8-bit depthwise
+    # kernel)
+    for name in ("Conv_1", "Conv_5", "Conv_7"):
         dq = producer[nodes[name].input[1]]
         assert dq.op_type == "DequantizeLinear", dq
         assert inits[dq.input[0]].data_type == TensorProto.INT8
@@ -73,9 +75,7 @@ def test_qdq_model_form(small_cnn):
         assert x.op_type == "DequantizeLinear" and inits[x.input[2]].data_type == TensorProto.UINT8
         assert len(nodes[name].input) < 3 or producer[nodes[name].input[2]].op_type == \
             "DequantizeLinear"  # int32 bias
-    # Conv_5 is depthwise (kiln's int8 kernels take one group): float; so is the Gemm whose
-    # output is the model's.
-    assert nodes["Conv_5"].input[1] in inits
+    # The Gemm whose output is the model's stays float.
     assert nodes["Gemm_11"].input[1] in inits
 
 
@@ -139,6 +139,44 @@ def test_keep_float(kiln, tmp_path):
     assert conv7.input[1] in {t.name for t in m.graph.initializer}
     conv1 = next(n for n in m.graph.node if n.name == "Conv_1")
     assert conv1.input[1] not in {t.name for t in m.graph.initializer}
+
+
+def test_bias_through_identity(kiln, tmp_path):
+    """A Conv whose bias reaches it through an Identity (as some exporters write it) is
+    quantized with an int32 bias, so kiln-fold-qdq folds it (a float bias kept the conv in
+    float); its int8 artifact agrees with onnxruntime running the QDQ model."""
+    rng = np.random.default_rng(3)
+    init = lambda name, shape: numpy_helper.from_array(  # noqa: E731
+        rng.uniform(-0.5, 0.5, shape).astype(np.float32), name)
+    nodes = [helper.make_node("Identity", ["b1"], ["b1_id"], name="Identity_0"),
+             helper.make_node("Conv", ["x", "w1", "b1_id"], ["c1"], name="Conv_1", pads=[1] * 4),
+             helper.make_node("Relu", ["c1"], ["r1"], name="Relu_2"),
+             helper.make_node("Conv", ["r1", "w2"], ["y"], name="Conv_3")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [1, 3, 8, 8])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [init("w1", [8, 3, 3, 3]), init("b1", [8]), init("w2", [4, 8, 1, 1])])
+    model = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                ir_version=9), model)
+    qdq, lib = tmp_path / "q.onnx", tmp_path / "q.so"
+    for out, extra in ((qdq, ("--emit", "onnx")), (lib, ())):
+        r = _quantize(kiln, model, out, "--calibration-random", "4", *extra)
+        assert r.returncode == 0, r.describe()
+    m = onnx.load(qdq)
+    producer = {o: n for n in m.graph.node for o in n.output}
+    conv1 = next(n for n in m.graph.node if n.name == "Conv_1")
+    dq = producer[conv1.input[2]]
+    assert dq.op_type == "DequantizeLinear", dq
+    assert {t.name: t for t in m.graph.initializer}[dq.input[0]].data_type == TensorProto.INT32
+    # Conv_3 is the model's output: float. Conv_1 runs on integers, requantized.
+    x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    inputs = harness.save_inputs({"x": x}, tmp_path / "in")
+    r = kiln.run(lib, inputs, tmp_path / "out")
+    assert r.returncode == 0, r.describe()
+    (y,) = harness.load_outputs(tmp_path / "out", ["y"]).values()
+    expect = _ort(qdq).run(None, {"x": x})[0]
+    assert np.abs(y - expect).max() <= 0.03 * np.abs(expect).max()
 
 
 def _relu_model(path: Path, opset: int = 17) -> Path:

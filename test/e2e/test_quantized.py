@@ -163,7 +163,12 @@ def _save_op(path, nodes, inputs, outputs, inits):
 # filters end in a masked vector; M = 5, 7 rows in a short register block.
 SIZES = {"": ((33, 1152, 40), (64, 48)),
          "k38": ((7, 38, 17), (6, 10)),
-         "k37": ((5, 37, 19), (3, 16))}
+         "k37": ((5, 37, 19), (3, 16)),
+         # depthwise (group = channels; ChannelWindow.cpp's 8-bit form): 40 channels
+         # end in a masked vector at 16 and 8 lanes, 3x3 stride 2 pad 1; 24 channels
+         # 5x5 stride 1 pad 2 (more taps than output columns reach at the edges)
+         "dw": ((0, 0, 0), (40, 40)),
+         "dw5": ((0, 0, 0), (24, 24))}
 
 
 def _op_case(kind: str, a_type, per_channel: bool, path, size: str = ""):
@@ -199,11 +204,15 @@ def _op_case(kind: str, a_type, per_channel: bool, path, size: str = ""):
             y_type = a_type
     else:
         feeds["x"] = _qrand(rng, a_type, (1, c, 12, 12))
-        w = _qrand(rng, w_type, (f, c, 3, 3))
+        kernel = 5 if size == "dw5" else 3
+        w = _qrand(rng, w_type, (f, 1 if size.startswith("dw") else c, kernel, kernel))
         xz = np.asarray(rng.integers(-5, 5) + (128 if a_np == np.uint8 else 0), a_np)
         inits += [numpy_helper.from_array(w, "w"), numpy_helper.from_array(xz, "xz")]
-        out_shape = [1, f, 6, 6]
-        attrs = dict(pads=[1, 1, 1, 1], strides=[2, 2])
+        out_shape = [1, f, 12, 12] if size == "dw5" else [1, f, 6, 6]
+        attrs = dict(pads=[2, 2, 2, 2], strides=[1, 1]) if size == "dw5" else \
+            dict(pads=[1, 1, 1, 1], strides=[2, 2])
+        if size.startswith("dw"):
+            attrs["group"] = c
         if kind == "ConvInteger":
             inits.append(numpy_helper.from_array(np.asarray(7, np.uint8), "wz"))
             node = helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], **attrs)
@@ -238,7 +247,13 @@ OP_CASES = [(kind, t, pc, "")
      for kind, t, pc in (("QLinearMatMul", TensorProto.UINT8, True),
                          ("QLinearMatMul", TensorProto.INT8, False),
                          ("QLinearConv", TensorProto.UINT8, False),
-                         ("QLinearConv", TensorProto.INT8, True))]
+                         ("QLinearConv", TensorProto.INT8, True))] + \
+    [(kind, t, pc, size) for size in ("dw", "dw5")
+     for kind, t, pc in (("QLinearConv", TensorProto.UINT8, False),
+                         ("QLinearConv", TensorProto.UINT8, True),
+                         ("QLinearConv", TensorProto.INT8, False),
+                         ("QLinearConv", TensorProto.INT8, True),
+                         ("ConvInteger", TensorProto.UINT8, False))]
 
 
 def _op_id(case):
@@ -298,7 +313,8 @@ A64_CPUS = [("sdot", "armv8.2-a+dotprod"), ("neon", "armv8-a")]
 A64_CASES = [("QLinearMatMul", TensorProto.UINT8, True, ""),
              ("QLinearConv", TensorProto.INT8, True, ""),
              ("QLinearMatMul", TensorProto.INT8, False, "k38"),
-             ("QLinearConv", TensorProto.UINT8, False, "k37")]
+             ("QLinearConv", TensorProto.UINT8, False, "k37"),
+             ("QLinearConv", TensorProto.UINT8, True, "dw")]
 
 
 def _a64_run(a64_kiln_run, artifact, feeds, work, qemu_cpu=None):
@@ -355,3 +371,71 @@ def test_aarch64_dotprod_checked_at_open(kiln, a64_kiln_run, tmp_path):
     result, _ = _a64_run(a64_kiln_run, artifact, feeds, tmp_path / "a76", "cortex-a76")
     if result.returncode != 0:
         fail("cortex-a76 has dotprod\n" + result.describe())
+
+
+#===----------------------------------------------------------------------===//
+# A MobileNetV2 block: ReLU6 (Clip) folded into the requantization, depthwise 8-bit
+#===----------------------------------------------------------------------===//
+
+
+def _mobile_block(path):
+    """Conv 1x1 -> Clip(0, 6) -> depthwise 3x3 stride 2 -> Clip(0, 6) -> Conv 1x1, with
+    biases: an inverted-residual block without its skip (seeded weights)."""
+    rng = np.random.default_rng(5)
+    w = lambda name, shape, s: numpy_helper.from_array(  # noqa: E731
+        (rng.standard_normal(shape) * s).astype(np.float32), name)
+    c = lambda name, v: numpy_helper.from_array(np.asarray(v, np.float32), name)  # noqa: E731
+    inits = [w("w1", (24, 8, 1, 1), 0.4), w("b1", (24,), 0.2), w("w2", (24, 1, 3, 3), 0.4),
+             w("b2", (24,), 0.2), w("w3", (8, 24, 1, 1), 0.3), w("b3", (8,), 0.1)]
+    # The bounds as Constant nodes, as torch exports ReLU6 (onnxruntime's quantizer then
+    # keeps the Clip between the Conv and its QuantizeLinear; with initializer bounds it
+    # drops it into the quantization range).
+    nodes = [helper.make_node("Constant", [], ["lo"], value=c("lo", 0.0)),
+             helper.make_node("Constant", [], ["hi"], value=c("hi", 6.0)),
+             helper.make_node("Conv", ["x", "w1", "b1"], ["c1"]),
+             helper.make_node("Clip", ["c1", "lo", "hi"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], group=24, pads=[1] * 4,
+                              strides=[2, 2]),
+             helper.make_node("Clip", ["c2", "lo", "hi"], ["r2"]),
+             helper.make_node("Conv", ["r2", "w3", "b3"], ["y"])]
+    graph = helper.make_graph(nodes, "mobile_block", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [1, 8, 12, 12])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, [1, 8, 6, 6])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                ir_version=9), path)
+
+
+@pytest.mark.parametrize("cpu", CPUS[:2], ids=[c[0] for c in CPUS[:2]])
+def test_mobile_block(cpu, kiln, tmp_path):
+    """The block quantized by `kiln compile --quantize int8 --emit onnx` (QDQ, the Clips
+    kept between each Conv and its QuantizeLinear, the depthwise conv quantized; onnxruntime's
+    own quantizer drops such Clips into the quantization range), compiled by kiln (Clips
+    folded into the requantization, the depthwise conv on the 8-bit kernel): the u8 tensor
+    the last Conv reads is within 1 quantum of onnxruntime's running the same QDQ model
+    (unoptimized: DQ -> Conv -> Clip -> Q as written; optimized: its fusions)."""
+    f32, model = tmp_path / "block.onnx", tmp_path / "block_q.onnx"
+    _mobile_block(f32)
+    r = kiln.compile(f32, model, ["--quantize", "int8", "--calibration-random", "8",
+                                  "--emit", "onnx"])
+    if r.returncode != 0:
+        fail("kiln compile --quantize int8 --emit onnx\n" + r.describe())
+    m = onnx.load(model)
+    producer = {o: n for n in m.graph.node for o in n.output}
+    convs = [n for n in m.graph.node if n.op_type == "Conv"]
+    assert sum(n.op_type == "Clip" for n in m.graph.node) == 2
+    assert producer[convs[1].input[1]].op_type == "DequantizeLinear"  # depthwise: s8
+    dq = producer[convs[2].input[0]]
+    assert dq.op_type == "DequantizeLinear"
+    m.graph.node.append(helper.make_node("Identity", [dq.input[0]], ["r2_q"]))
+    m.graph.output.append(helper.make_empty_tensor_value_info("r2_q"))
+    onnx.save(m, model)
+    feeds = {"x": np.random.default_rng(13).standard_normal((1, 8, 12, 12)).astype(np.float32)}
+    got = harness.load_outputs(_kiln_run(kiln, model, feeds, tmp_path, cpu[1]),
+                               ["r2_q"])["r2_q"]
+    try:
+        for optimized in (False, True):
+            _check_quanta(f"mobile block ({cpu[0]}, onnxruntime "
+                          f"{'optimized' if optimized else 'unoptimized'})", got,
+                          _ort(model, feeds, optimized)["r2_q"], 1.0, 1)
+    except AssertionError as e:
+        fail(f"{e}\n(files in {tmp_path})")

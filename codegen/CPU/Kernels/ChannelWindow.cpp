@@ -7,6 +7,16 @@
 // input vector load per FMA (depthwise) or per max / add (pooling). A task
 // is one output row x one channel panel.
 //
+// 8-bit depthwise (ConvInteger of quantized models: i8 input and filter, i32
+// accumulator): the channels stay the lanes; each input vector is vw bytes
+// sign-extended to i32 as it is loaded (vpmovsxbd), each filter vector vw
+// bytes widened to i16 in the low half of each i32 lane (high half 0), and
+// one multiply-add per tap (kiln.int8_dot, Int8.cpp int8LaneProduct):
+// vpdpwssd on x86 VNNI (s16 pairs summed into the i32 lane: the input's
+// high half times the filter's 0 adds nothing), vpmaddwd and an add on x86
+// without VNNI, a multiply and an add elsewhere. The input reads 1/4 of the
+// bytes of the int32 form it replaces.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/Kernels/Kernels.h"
@@ -24,6 +34,8 @@ struct ChannelWindow {
   SmallVector<int64_t> strides, dilations;
   /// Pooling's combiner (BlockSpec::combine); null: FMA with w.
   std::function<Value(KernelBuilder &, Value, Value)> combine;
+  /// i8 input and filter into an i32 accumulator (8-bit depthwise).
+  bool int8 = false;
 };
 } // namespace
 
@@ -33,13 +45,16 @@ static LogicalResult channelWindow(const ChannelWindow &cw,
 LogicalResult emitDepthwise(linalg::DepthwiseConv2DNhwcHwcOp op,
                             KernelStrategyAttr strategy) {
   Value w = op.getInputs()[1];
-  if (!innerUnitStride(w))
+  bool int8 = getElementTypeOrSelf(op.getInputs()[0].getType())
+                  .isSignlessInteger(8);
+  if (!innerUnitStride(w, /*allowBytes=*/int8))
     return failure();
   ArrayRef<int64_t> wShape = cast<MemRefType>(w.getType()).getShape();
   return channelWindow(
       {op, op.getInputs()[0], w, op.getOutputs()[0], wShape[0], wShape[1],
        llvm::to_vector(op.getStrides().getValues<int64_t>()),
-       llvm::to_vector(op.getDilations().getValues<int64_t>()), nullptr},
+       llvm::to_vector(op.getDilations().getValues<int64_t>()), nullptr,
+       int8},
       strategy);
 }
 
@@ -72,7 +87,7 @@ static LogicalResult channelWindow(const ChannelWindow &cw,
                                    KernelStrategyAttr strategy) {
   Operation *op = cw.op;
   Value in = cw.in, w = cw.w, out = cw.out;
-  if (!innerUnitStride(in) || !innerUnitStride(out))
+  if (!innerUnitStride(in, /*allowBytes=*/cw.int8) || !innerUnitStride(out))
     return failure();
   ArrayRef<int64_t> oShape = cast<MemRefType>(out.getType()).getShape();
   int64_t nb = oShape[0], oh = oShape[1], ow = oShape[2], ch = oShape[3];
@@ -95,6 +110,8 @@ static LogicalResult channelWindow(const ChannelWindow &cw,
   InitFill fill = fusableFill(op, out);
   Value fillValue = fill.value;
   std::optional<Epilogue> epilogue = findEpilogue(op, out, fill.copy);
+  Int8Dot form = cw.int8 ? int8DotOf(op) : Int8Dot::Bytes;
+  std::string laneProduct = cw.int8 ? declareInt8LaneProduct(op, vw, form) : "";
 
   int64_t fullPanels = ch / cb, tailCols = ch % cb;
   int64_t panels = fullPanels + (tailCols ? 1 : 0);
@@ -126,12 +143,21 @@ static LogicalResult channelWindow(const ChannelWindow &cw,
         Value iy = z.add(iy0, z.mul(ivs[0], dilations[0]));
         Value ix = z.add(z.mul(z.add(ow0, i), strides[1]),
                          z.mul(ivs[1], dilations[1]));
-        return z.load(in, {bi, iy, ix, z.add(col0, v * vw)}, msk);
+        Value a = z.load(in, {bi, iy, ix, z.add(col0, v * vw)}, msk);
+        return cw.int8 ? arith::ExtSIOp::create(z.b, z.loc, z.vt, a)
+                             .getResult()
+                       : a;
       };
       if (w)
         spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,
                          Value msk) -> Value {
-          return z.load(w, {ivs[0], ivs[1], z.add(col0, v * vw)}, msk);
+          Value f = z.load(w, {ivs[0], ivs[1], z.add(col0, v * vw)}, msk);
+          return cw.int8 ? int8LaneOperand(z, f, form) : f;
+        };
+      if (cw.int8)
+        spec.multiplyAdd = [&](KernelBuilder &z, Value a, Value bv,
+                               Value acc) -> Value {
+          return int8LaneProduct(z, form, laneProduct, a, bv, acc);
         };
       spec.combine = cw.combine;
       emitBlock(x, spec);

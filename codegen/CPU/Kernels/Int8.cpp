@@ -160,4 +160,60 @@ Value int8DotAccumulate(KernelBuilder &kb, Int8Dot form, StringRef name,
   return arith::AddIOp::create(kb.b, kb.loc, acc, pairs);
 }
 
+//===----------------------------------------------------------------------===//
+// Lane-wise products (8-bit depthwise)
+//===----------------------------------------------------------------------===//
+
+/// Whether `form` has a lane product: s16 pairs multiplied and summed into
+/// each i32 lane (vpdpwssd adds the accumulator too).
+static bool hasLaneProduct(Int8Dot form) {
+  return form == Int8Dot::Vpdpbusd || form == Int8Dot::Pmaddwd;
+}
+
+Value int8LaneOperand(KernelBuilder &kb, Value bytes, Int8Dot form) {
+  if (!hasLaneProduct(form))
+    return arith::ExtSIOp::create(kb.b, kb.loc, kb.vt, bytes);
+  Value halves = arith::ExtSIOp::create(
+      kb.b, kb.loc, VectorType::get({kb.vw}, kb.b.getI16Type()), bytes);
+  return arith::ExtUIOp::create(kb.b, kb.loc, kb.vt, halves);
+}
+
+std::string declareInt8LaneProduct(Operation *kernel, int64_t vw,
+                                   Int8Dot form) {
+  if (!hasLaneProduct(form))
+    return "";
+  if (form == Int8Dot::Pmaddwd)
+    return declareInt8Dot(kernel, vw, form);
+  // The 256-bit form is AVX-VNNI's too, like vpdpbusd's.
+  std::string name = "llvm.x86.avx512.vpdpwssd." + std::to_string(vw * 32);
+  auto module = kernel->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol<func::FuncOp>(name)) {
+    OpBuilder mb(module.getBodyRegion());
+    auto vt = VectorType::get({vw}, mb.getI32Type());
+    auto halves = VectorType::get({vw * 2}, mb.getI16Type());
+    auto decl = func::FuncOp::create(
+        mb, kernel->getLoc(), name,
+        mb.getFunctionType({vt, halves, halves}, {vt}));
+    decl.setPrivate();
+  }
+  return name;
+}
+
+Value int8LaneProduct(KernelBuilder &kb, Int8Dot form, StringRef name, Value a,
+                      Value b, Value acc) {
+  if (!hasLaneProduct(form))
+    return kb.multiplyAdd(a, b, acc);
+  auto halves = VectorType::get({kb.vw * 2}, kb.b.getI16Type());
+  Value ah = vector::BitCastOp::create(kb.b, kb.loc, halves, a);
+  Value bh = vector::BitCastOp::create(kb.b, kb.loc, halves, b);
+  if (form == Int8Dot::Vpdpbusd)
+    return func::CallOp::create(kb.b, kb.loc, name, TypeRange{kb.vt},
+                                ValueRange{acc, ah, bh})
+        .getResult(0);
+  Value pairs = func::CallOp::create(kb.b, kb.loc, name, TypeRange{kb.vt},
+                                     ValueRange{ah, bh})
+                    .getResult(0);
+  return arith::AddIOp::create(kb.b, kb.loc, acc, pairs);
+}
+
 } // namespace kiln::kernels

@@ -176,6 +176,19 @@ std::string declareInt8Dot(Operation *kernel, int64_t vw, Int8Dot form);
 Value int8DotAccumulate(KernelBuilder &kb, Int8Dot form, StringRef name,
                         Value a, Value b, Value acc);
 
+/// 8-bit depthwise (lane-wise products, ChannelWindow.cpp): the filter
+/// vector `bytes` (vw x i8) as vw i32 lanes for int8LaneProduct: for
+/// Vpdpbusd / Pmaddwd each value sign-extended to i16 in the low half of its
+/// lane with a high half of 0, otherwise sign-extended to i32.
+Value int8LaneOperand(KernelBuilder &kb, Value bytes, Int8Dot form);
+/// Declares the lane product of `form` at `vw` i32 lanes (vpdpwssd for
+/// Vpdpbusd, pmaddwd for Pmaddwd) in `kernel`'s module; "" for the others.
+std::string declareInt8LaneProduct(Operation *kernel, int64_t vw, Int8Dot form);
+/// acc + a * b per i32 lane, `a` sign-extended bytes, `b` from
+/// int8LaneOperand (exact: |a * b| <= 2^14).
+Value int8LaneProduct(KernelBuilder &kb, Int8Dot form, StringRef name, Value a,
+                      Value b, Value acc);
+
 //===----------------------------------------------------------------------===//
 // f16 / bf16 operands (NarrowFloat.cpp)
 //===----------------------------------------------------------------------===//

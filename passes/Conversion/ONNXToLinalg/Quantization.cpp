@@ -204,7 +204,7 @@ struct MatMulIntegerLowering : OpConversionPattern<onnx::MatMulIntegerOp> {
 };
 
 //===----------------------------------------------------------------------===//
-// ConvInteger (2-D, group 1)
+// ConvInteger (2-D, group 1 or depthwise)
 //===----------------------------------------------------------------------===//
 
 SmallVector<int64_t> getI64s(std::optional<ArrayAttr> attr, size_t size,
@@ -227,8 +227,15 @@ struct ConvIntegerLowering : OpConversionPattern<onnx::ConvIntegerOp> {
     RankedTensorType xType = getStaticTensorType(adaptor.getX());
     RankedTensorType wType = getStaticTensorType(adaptor.getW());
     auto wValues = centeredWeights(op.getW(), op.getWZeroPoint(), 0);
+    int64_t group = op.getGroup();
+    // Depthwise (one filter per channel, [C, 1, KH, KW]):
+    // linalg.depthwise_conv_2d_nhwc_hwc on bytes (ChannelWindow.cpp).
+    bool depthwise = group > 1 && wType && xType && wType.getRank() == 4 &&
+                     xType.getRank() == 4 && wType.getDimSize(0) == group &&
+                     wType.getDimSize(1) == 1 &&
+                     xType.getDimSize(1) == group;
     if (!resultType || !xType || !wType || xType.getRank() != 4 ||
-        wType.getRank() != 4 || !wValues || op.getGroup() != 1)
+        wType.getRank() != 4 || !wValues || (group != 1 && !depthwise))
       return emitNodeError(op)
                  << "ConvInteger reached the lowering in a form it does not "
                     "compute (internal error: kiln-decompose expands it)",
@@ -239,7 +246,7 @@ struct ConvIntegerLowering : OpConversionPattern<onnx::ConvIntegerOp> {
     SmallVector<int64_t> dilations = getI64s(op.getDilations(), 2, 1);
     SmallVector<int64_t> pads = getI64s(op.getPads(), 4, 0);
     if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 ||
-        xType.getDimSize(1) != c)
+        xType.getDimSize(1) != (depthwise ? f : c))
       return emitNodeError(op) << "ConvInteger attributes do not match its "
                                   "2-D operands",
              failure();
@@ -268,10 +275,12 @@ struct ConvIntegerLowering : OpConversionPattern<onnx::ConvIntegerOp> {
     Value nhwc = createTranspose(rewriter, loc, x, {0, 2, 3, 1});
     // Channels padded to a multiple of 4 (the input with the zero point, the
     // filters with 0: nothing added), so a 4-way dot product covers them (a
-    // network's first conv has 3).
-    int64_t c4 = (c + 3) / 4 * 4;
+    // network's first conv has 3). A depthwise conv's channels are its
+    // vector lanes: not padded.
+    int64_t xc = depthwise ? f : c; // the input's channels
+    int64_t c4 = depthwise ? f : (c + 3) / 4 * 4;
     if (llvm::any_of(lo, [](int64_t p) { return p; }) ||
-        llvm::any_of(hi, [](int64_t p) { return p; }) || c4 != c) {
+        llvm::any_of(hi, [](int64_t p) { return p; }) || c4 != xc) {
       auto t = cast<RankedTensorType>(nhwc.getType());
       SmallVector<int64_t> shape(t.getShape());
       shape[1] += lo[0] + hi[0];
@@ -285,9 +294,37 @@ struct ConvIntegerLowering : OpConversionPattern<onnx::ConvIntegerOp> {
                  getAsIndexOpFoldResult(rewriter.getContext(),
                                         {0, lo[0], lo[1], 0}),
                  getAsIndexOpFoldResult(rewriter.getContext(),
-                                        {0, hi[0], hi[1], c4 - c}),
+                                        {0, hi[0], hi[1], c4 - xc}),
                  padValue)
                  .getResult();
+    }
+    if (depthwise) {
+      // [C, 1, KH, KW] -> HWC at compile time; per channel, the sum of its
+      // taps for the zero point's term.
+      int64_t taps = kh * kw;
+      SmallVector<int8_t> hwc(f * taps);
+      SmallVector<int32_t> sums(f, 0);
+      for (int64_t j = 0; j < f; ++j)
+        for (int64_t t = 0; t < taps; ++t) {
+          hwc[t * f + j] = (*wValues)[j * taps + t];
+          sums[j] += int32_t((*wValues)[j * taps + t]);
+        }
+      Value filter = arith::ConstantOp::create(
+          rewriter, loc,
+          cast<TypedAttr>(bytesAttr(rewriter.getContext(), {kh, kw, f}, hwc,
+                                    "kiln_depthwise")));
+      Value acc = createFilledTensor(
+          rewriter, loc, RankedTensorType::get({n, oh, ow, f}, i32), 0.0);
+      Value conv = linalg::DepthwiseConv2DNhwcHwcOp::create(
+                       rewriter, loc, TypeRange{acc.getType()},
+                       ValueRange{nhwc, filter}, ValueRange{acc},
+                       rewriter.getI64TensorAttr(strides),
+                       rewriter.getI64TensorAttr(dilations))
+                       .getResult(0);
+      conv = subtractZeroPointTerm(rewriter, loc, conv, zp, zpConstant, sums);
+      rewriter.replaceOp(op,
+                         createTranspose(rewriter, loc, conv, {0, 3, 1, 2}));
+      return success();
     }
     // OIHW (channels padded with zeros) -> HWIO at compile time.
     SmallVector<int8_t> padded(f * c4 * kh * kw, 0);

@@ -241,9 +241,11 @@ V integerConv(Expansion &e, const V &x, const V &xzp, const V &w, const V &wzp,
               llvm::ArrayRef<Attr> convAttrs);
 /// The int32 accumulator `acc` requantized as onnxruntime does: saturate(round half
 /// to even(float(acc) * multiplier) + zp) as `target`; `floor` (a folded Relu or
-/// Clip) raises the lower saturation bound.
+/// Clip) raises the lower saturation bound, `ceiling` (a folded Clip) lowers the
+/// upper one.
 V requantize(Expansion &e, const V &acc, const V &multiplier, const V &zp,
-             mlir::Type target, std::optional<double> floor = std::nullopt);
+             mlir::Type target, std::optional<double> floor = std::nullopt,
+             std::optional<double> ceiling = std::nullopt);
 
 /// Helpers shared by families.
 /// The ONNX TensorProto data type of a float element type; 0 if none.

@@ -113,16 +113,19 @@ LogicalResult expandDequantizeLinear(Expansion &e) {
 
 /// saturate(round_half_even(v) + zero_point) as `target` (v already divided
 /// by the scale, a float tensor); `floor` raises the saturation's lower bound
-/// (a folded Relu).
+/// (a folded Relu), `ceiling` lowers its upper bound (a folded Clip).
 static V quantizeValue(Expansion &e, V v, const V &zpFloat,
                           Type floatElem, Type target,
-                          std::optional<double> floor = std::nullopt) {
+                          std::optional<double> floor = std::nullopt,
+                          std::optional<double> ceiling = std::nullopt) {
   V q = e.add("Round", {v});
   if (!zpFloat.empty())
     q = e.add("Add", {q, zpFloat});
   auto [lo, hi] = quantRange(target);
   if (floor)
     lo = std::min(std::max(lo, *floor), hi);
+  if (ceiling)
+    hi = std::max(std::min(hi, *ceiling), lo);
   q = e.add("Clip", {q, e.scalar(floatElem, lo), e.scalar(floatElem, hi)});
   return e.add("Cast", {q}, {intAttr("to", onnxQuantType(target))});
 }
@@ -272,9 +275,18 @@ static bool isIntegerKernelMatMul(Value a, Value azp, Value b, Value bzp) {
          isPerTensor8Bit(a, azp) && isCenteredS8Constant(b, bzp, 1);
 }
 
+/// A 2-D depthwise conv: one filter per input channel (`group` = the
+/// channels, weights [C, 1, KH, KW]).
+static bool isDepthwise(RankedTensorType xt, Value w, int64_t group) {
+  auto wt = dyn_cast<RankedTensorType>(w.getType());
+  return group > 1 && wt && wt.getRank() == 4 && xt.getDimSize(1) == group &&
+         wt.getDimSize(0) == group && wt.getDimSize(1) == 1;
+}
+
 static bool isIntegerKernelConv(Value x, Value xzp, Value w, Value wzp, int64_t group) {
   auto xt = dyn_cast<RankedTensorType>(x.getType());
-  return xt && xt.getRank() == 4 && group == 1 && isPerTensor8Bit(x, xzp) &&
+  return xt && xt.getRank() == 4 && (group == 1 || isDepthwise(xt, w, group)) &&
+         isPerTensor8Bit(x, xzp) &&
          (!xzp || isa<NoneType>(xzp.getType()) || kiln::onnx::getConstantAttr(xzp)) &&
          isCenteredS8Constant(w, wzp, 0);
 }
@@ -329,11 +341,11 @@ V integerConv(Expansion &e, const V &x, const V &xzp, const V &w, const V &wzp,
 }
 
 V requantize(Expansion &e, const V &acc, const V &multiplier, const V &zp, Type target,
-             std::optional<double> floor) {
+             std::optional<double> floor, std::optional<double> ceiling) {
   Type f32 = Float32Type::get(e.ctx.getContext());
   V v = e.add("Mul", {e.add("Cast", {acc}, {intAttr("to", KILN_DTYPE_FLOAT32)}), multiplier});
   V zpFloat = zp.empty() ? V() : e.add("Cast", {zp}, {intAttr("to", KILN_DTYPE_FLOAT32)});
-  return quantizeValue(e, v, zpFloat, f32, target, floor);
+  return quantizeValue(e, v, zpFloat, f32, target, floor, ceiling);
 }
 
 LogicalResult expandMatMulInteger(Expansion &e) {

@@ -197,3 +197,45 @@ module {
     return
   }
 }
+
+// -----
+
+// 8-bit depthwise, VNNI (kiln.int8_dot = "vpdpbusd"): per tap, each input
+// vector is 16 bytes sign-extended to i32, each filter vector 16 bytes
+// sign-extended to i16 and zero-extended to i32 (the high half 0), and one
+// vpdpwssd (s16 pairs into the i32 lane: the input's high half times 0).
+// CHECK-DAG: func.func private @llvm.x86.avx512.vpdpwssd.512(vector<16xi32>, vector<32xi16>, vector<32xi16>) -> vector<16xi32>
+// CHECK-LABEL: func.func @depthwise_vnni
+// CHECK: scf.parallel
+// CHECK: vector.load %{{.*}} : memref<3x3x16xi8>, vector<16xi8>
+// CHECK: arith.extsi %{{.*}} : vector<16xi8> to vector<16xi16>
+// CHECK: arith.extui %{{.*}} : vector<16xi16> to vector<16xi32>
+// CHECK: vector.load %{{.*}} : memref<1x6x6x16xi8>, vector<16xi8>
+// CHECK: arith.extsi %{{.*}} : vector<16xi8> to vector<16xi32>
+// CHECK: func.call @llvm.x86.avx512.vpdpwssd.512
+// CHECK-NOT: linalg.depthwise_conv_2d_nhwc_hwc
+func.func @depthwise_vnni(%x: memref<1x6x6x16xi8>, %w: memref<3x3x16xi8>, %y: memref<1x4x4x16xi32>) {
+  %zero = arith.constant 0 : i32
+  linalg.fill ins(%zero : i32) outs(%y : memref<1x4x4x16xi32>)
+  linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, kiln.int8_dot = "vpdpbusd", kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 16, registers = 32, rows = 4, vectors = 1, reduction_block = 9>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x6x6x16xi8>, memref<3x3x16xi8>) outs(%y : memref<1x4x4x16xi32>)
+  return
+}
+
+// -----
+
+// 8-bit depthwise without a lane product (AArch64): both operands
+// sign-extended to i32, a multiply and an add; 6 channels at 4 lanes: one
+// full vector and a masked one of 2.
+// CHECK-LABEL: func.func @depthwise_bytes
+// CHECK: vector.maskedload %{{.*}} : memref<3x3x6xi8>, vector<4xi1>, vector<4xi8> into vector<4xi8>
+// CHECK: arith.extsi %{{.*}} : vector<4xi8> to vector<4xi32>
+// CHECK: arith.muli %{{.*}} : vector<4xi32>
+// CHECK: arith.addi %{{.*}} : vector<4xi32>
+// CHECK-NOT: func.call
+// CHECK-NOT: linalg.depthwise_conv_2d_nhwc_hwc
+func.func @depthwise_bytes(%x: memref<1x6x6x6xi8>, %w: memref<3x3x6xi8>, %y: memref<1x4x4x6xi32>) {
+  %zero = arith.constant 0 : i32
+  linalg.fill ins(%zero : i32) outs(%y : memref<1x4x4x6xi32>)
+  linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 4, registers = 32, rows = 4, vectors = 2, reduction_block = 9>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x6x6x6xi8>, memref<3x3x6xi8>) outs(%y : memref<1x4x4x6xi32>)
+  return
+}

@@ -72,3 +72,20 @@ func.func @matmul_i16(%a: memref<8x8xi16>, %b: memref<8x8xi16>, %c: memref<8x8xi
   linalg.matmul ins(%a, %b : memref<8x8xi16>, memref<8x8xi16>) outs(%c : memref<8x8xi32>)
   return
 }
+
+// -----
+
+// 8-bit depthwise (i8 input and filter into i32): the depthwise strategy, and
+// the lane product of the target's instruction set where it has one (with VNNI
+// vpdpwssd, named by kiln.int8_dot = "vpdpbusd"; pmaddwd); none on AArch64.
+// CHECK-LABEL: func.func @depthwise_i8
+// VNNI: linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, kiln.int8_dot = "vpdpbusd", kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 16, {{.*}}reduction_block = 9>
+// AVX2: linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, kiln.int8_dot = "pmaddwd", kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 8, {{.*}}reduction_block = 9>
+// SDOT: linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 4
+// NEON: linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 4
+// SDOT-NOT: kiln.int8_dot
+// NEON-NOT: kiln.int8_dot
+func.func @depthwise_i8(%x: memref<1x10x10x32xi8>, %w: memref<3x3x32xi8>, %y: memref<1x8x8x32xi32>) {
+  linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x10x10x32xi8>, memref<3x3x32xi8>) outs(%y : memref<1x8x8x32xi32>)
+  return
+}

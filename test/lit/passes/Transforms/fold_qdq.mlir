@@ -130,3 +130,57 @@ func.func @weights_16bit(%a: tensor<2x2xui8>, %b: tensor<2x2xi16>) -> tensor<2x2
   %q = onnx.QuantizeLinear %m, %s, %none : (tensor<2x2xf32>, tensor<f32>, none) -> tensor<2x2xui8>
   return %q : tensor<2x2xui8>
 }
+
+// -----
+
+// DQ -> Conv -> Clip(0, 6) -> Q (ReLU6): the Clip folds into the saturation
+// bounds, its bounds quantized with y_scale 0.75 and y_zp 5: [0 / 0.75 + 5,
+// 6 / 0.75 + 5] = [5, 13]. A Clip whose bound is not a constant stays, after
+// the dequantized product.
+// CHECK-LABEL: func.func @conv_relu6
+// CHECK-DAG: %[[LO:.*]] = onnx.Constant {value = dense<5.000000e+00> : tensor<f32>}
+// CHECK-DAG: %[[HI:.*]] = onnx.Constant {value = dense<1.300000e+01> : tensor<f32>}
+// CHECK-NOT: onnx.DequantizeLinear
+// CHECK: onnx.ConvInteger
+// CHECK: onnx.Round
+// CHECK: onnx.Clip %{{.*}}, %[[LO]], %[[HI]] : (tensor<1x3x4x4xf32>, tensor<f32>, tensor<f32>) -> tensor<1x3x4x4xf32>
+// CHECK: onnx.Cast {{.*}} {to = 2 : i64} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xui8>
+// CHECK-NOT: onnx.QuantizeLinear
+// CHECK-LABEL: func.func @conv_clip_runtime_bound
+// CHECK: onnx.ConvInteger
+// CHECK: %[[D:.*]] = onnx.Mul
+// CHECK: %[[C:.*]] = onnx.Clip %[[D]], %{{.*}}, %arg1
+// CHECK: onnx.QuantizeLinear %[[C]]
+func.func @conv_relu6(%x: tensor<1x2x4x4xui8>) -> tensor<1x3x4x4xui8> {
+  %none = onnx.NoValue : () -> none
+  %xs = onnx.Constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %xz = onnx.Constant {value = dense<3> : tensor<ui8>} : () -> tensor<ui8>
+  %wq = onnx.Constant {value = dense<[[[[1]], [[-2]]], [[[3]], [[4]]], [[[-5]], [[6]]]]> : tensor<3x2x1x1xi8>} : () -> tensor<3x2x1x1xi8>
+  %ws = onnx.Constant {value = dense<[0.25, 0.125, 0.5]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %ys = onnx.Constant {value = dense<0.75> : tensor<f32>} : () -> tensor<f32>
+  %yz = onnx.Constant {value = dense<5> : tensor<ui8>} : () -> tensor<ui8>
+  %lo = onnx.Constant {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %hi = onnx.Constant {value = dense<6.0> : tensor<f32>} : () -> tensor<f32>
+  %xd = onnx.DequantizeLinear %x, %xs, %xz : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xf32>
+  %wd = onnx.DequantizeLinear %wq, %ws, %none {axis = 0 : i64} : (tensor<3x2x1x1xi8>, tensor<3xf32>, none) -> tensor<3x2x1x1xf32>
+  %c = onnx.Conv %xd, %wd, %none : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>, none) -> tensor<1x3x4x4xf32>
+  %r = onnx.Clip %c, %lo, %hi : (tensor<1x3x4x4xf32>, tensor<f32>, tensor<f32>) -> tensor<1x3x4x4xf32>
+  %q = onnx.QuantizeLinear %r, %ys, %yz : (tensor<1x3x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x3x4x4xui8>
+  return %q : tensor<1x3x4x4xui8>
+}
+func.func @conv_clip_runtime_bound(%x: tensor<1x2x4x4xui8>, %hi: tensor<f32>) -> tensor<1x3x4x4xui8> {
+  %none = onnx.NoValue : () -> none
+  %xs = onnx.Constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %xz = onnx.Constant {value = dense<3> : tensor<ui8>} : () -> tensor<ui8>
+  %wq = onnx.Constant {value = dense<[[[[1]], [[-2]]], [[[3]], [[4]]], [[[-5]], [[6]]]]> : tensor<3x2x1x1xi8>} : () -> tensor<3x2x1x1xi8>
+  %ws = onnx.Constant {value = dense<[0.25, 0.125, 0.5]> : tensor<3xf32>} : () -> tensor<3xf32>
+  %ys = onnx.Constant {value = dense<0.75> : tensor<f32>} : () -> tensor<f32>
+  %yz = onnx.Constant {value = dense<5> : tensor<ui8>} : () -> tensor<ui8>
+  %lo = onnx.Constant {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %xd = onnx.DequantizeLinear %x, %xs, %xz : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xf32>
+  %wd = onnx.DequantizeLinear %wq, %ws, %none {axis = 0 : i64} : (tensor<3x2x1x1xi8>, tensor<3xf32>, none) -> tensor<3x2x1x1xf32>
+  %c = onnx.Conv %xd, %wd, %none : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>, none) -> tensor<1x3x4x4xf32>
+  %r = onnx.Clip %c, %lo, %hi : (tensor<1x3x4x4xf32>, tensor<f32>, tensor<f32>) -> tensor<1x3x4x4xf32>
+  %q = onnx.QuantizeLinear %r, %ys, %yz : (tensor<1x3x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x3x4x4xui8>
+  return %q : tensor<1x3x4x4xui8>
+}

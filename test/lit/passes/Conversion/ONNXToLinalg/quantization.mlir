@@ -69,3 +69,26 @@ func.func @matmul_integer_u8_weights(%a: tensor<3x2xi8>) -> tensor<3x2xi32> {
   %0 = onnx.MatMulInteger %a, %w, %none, %wz : (tensor<3x2xi8>, tensor<2x2xui8>, none, tensor<ui8>) -> tensor<3x2xi32>
   return %0 : tensor<3x2xi32>
 }
+
+// -----
+
+// Depthwise ConvInteger (u8 activations, zero point 130, i.e. 2 once signed):
+// the channels are the lanes (not padded), the input padded with the zero point,
+// filters [C, 1, KH, KW] -> HWC bytes at compile time, the product
+// linalg.depthwise_conv_2d_nhwc_hwc of i8 into i32, then - zp * (sum of each
+// channel's taps): [1*9, 2*9, 3*9] * -2.
+// CHECK-LABEL: func.func @conv_integer_depthwise
+// CHECK: arith.xori %{{.*}}, %c-128_i8 : i8
+// CHECK: tensor.pad %{{.*}} low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK: tensor.yield %c2_i8 : i8
+// CHECK: %[[W:.*]] = arith.constant dense<{{\[\[\[}}1, 2, 3]{{.*}}> : tensor<3x3x3xi8>
+// CHECK: linalg.depthwise_conv_2d_nhwc_hwc {{.*}} ins(%{{.*}}, %[[W]] : tensor<1x6x6x3xi8>, tensor<3x3x3xi8>) outs(%{{.*}} : tensor<1x2x2x3xi32>)
+// CHECK: arith.constant dense<[-18, -36, -54]> : tensor<3xi32>
+// CHECK: linalg.transpose
+func.func @conv_integer_depthwise(%x: tensor<1x3x4x4xui8>) -> tensor<1x3x2x2xi32> {
+  %w = onnx.Constant {value = dense<[[[[1, 1, 1], [1, 1, 1], [1, 1, 1]]], [[[2, 2, 2], [2, 2, 2], [2, 2, 2]]], [[[3, 3, 3], [3, 3, 3], [3, 3, 3]]]]> : tensor<3x1x3x3xi8>} : () -> tensor<3x1x3x3xi8>
+  %xz = onnx.Constant {value = dense<130> : tensor<ui8>} : () -> tensor<ui8>
+  %none = onnx.NoValue : () -> none
+  %0 = onnx.ConvInteger %x, %w, %xz, %none {group = 3 : i64, pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x3x4x4xui8>, tensor<3x1x3x3xi8>, tensor<ui8>, none) -> tensor<1x3x2x2xi32>
+  return %0 : tensor<1x3x2x2xi32>
+}

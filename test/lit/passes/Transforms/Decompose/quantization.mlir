@@ -168,3 +168,28 @@ func.func @matmul_integer_not_kept(%a: tensor<3x2xui8>) -> tensor<3x2xi32> {
   %0 = onnx.MatMulInteger %a, %w, %none, %wz : (tensor<3x2xui8>, tensor<2x2xui8>, none, tensor<ui8>) -> tensor<3x2xi32>
   return %0 : tensor<3x2xi32>
 }
+
+// -----
+
+// A depthwise ConvInteger (group = channels, one filter each) with constant s8
+// weights and a constant zero point stays for the 8-bit depthwise kernel; a
+// grouped one (2 channels per group) becomes the int32 centered Conv.
+// CHECK-LABEL: func.func @conv_integer_depthwise
+// CHECK: onnx.ConvInteger {{.*}}group = 3 : i64{{.*}} -> tensor<1x3x4x4xi32>
+// CHECK-LABEL: func.func @conv_integer_grouped
+// CHECK-NOT: onnx.ConvInteger
+// CHECK: onnx.Conv {{.*}}group = 2 : i64{{.*}} -> tensor<1x4x4x4xi32>
+func.func @conv_integer_depthwise(%x: tensor<1x3x4x4xui8>) -> tensor<1x3x4x4xi32> {
+  %w = onnx.Constant {value = dense<5> : tensor<3x1x3x3xi8>} : () -> tensor<3x1x3x3xi8>
+  %xz = onnx.Constant {value = dense<128> : tensor<ui8>} : () -> tensor<ui8>
+  %none = onnx.NoValue : () -> none
+  %0 = onnx.ConvInteger %x, %w, %xz, %none {group = 3 : i64, pads = [1, 1, 1, 1]} : (tensor<1x3x4x4xui8>, tensor<3x1x3x3xi8>, tensor<ui8>, none) -> tensor<1x3x4x4xi32>
+  return %0 : tensor<1x3x4x4xi32>
+}
+func.func @conv_integer_grouped(%x: tensor<1x4x4x4xui8>) -> tensor<1x4x4x4xi32> {
+  %w = onnx.Constant {value = dense<5> : tensor<4x2x3x3xi8>} : () -> tensor<4x2x3x3xi8>
+  %xz = onnx.Constant {value = dense<128> : tensor<ui8>} : () -> tensor<ui8>
+  %none = onnx.NoValue : () -> none
+  %0 = onnx.ConvInteger %x, %w, %xz, %none {group = 2 : i64, pads = [1, 1, 1, 1]} : (tensor<1x4x4x4xui8>, tensor<4x2x3x3xi8>, tensor<ui8>, none) -> tensor<1x4x4x4xi32>
+  return %0 : tensor<1x4x4x4xi32>
+}
