@@ -319,6 +319,15 @@ struct SelectKernelStrategyPass
       ArrayRef<int64_t> w = shape(conv.getInputs()[1]);
       int64_t pixels = out[0] * out[1] * out[2];
       int64_t groups = out[3], f = out[4], cg = w[4];
+      // Groups of as many inputs as outputs, several to a vector
+      // (ResNeXt's 4 and 8, RegNet-Y's 8 at 16 lanes): the shuffle form,
+      // one vector of rows x 1; each row holds its input vector and its
+      // accumulator (2 x rows + B + the shuffled A registers).
+      if (kiln::kernels::groupedShuffleForm(f, cg, vectorWidth)) {
+        int64_t rows = std::min<int64_t>(vectorRegisters == 16 ? 6 : 12,
+                                         (vectorRegisters - 2) / 2);
+        return get(o, std::min(rows, pixels), 1, w[2] * w[3] * cg);
+      }
       int64_t maxVecs = vectorRegisters == 16 ? 2 : 4;
       int64_t bestVecs = 1, bestCost = INT64_MAX;
       for (int64_t vecs = 1; vecs <= maxVecs; ++vecs) {

@@ -10,6 +10,10 @@
 // channels, zeros at the others'). With F = Cg = 4 and 16 lanes a panel
 // does 4x the multiply-adds a group needs, but as full broadcast-FMA
 // vectors where the generic loops ran scalar (ResNeXt-50, RegNet-Y).
+// Groups of as many inputs as outputs, several to a vector (Cg = F = 4 or
+// 8 at 16 lanes) run the shuffle form instead: each row's input vector is
+// loaded once per tap and each of its Cg channels spread over its group's
+// lanes by a static shuffle, Cg multiply-adds per vector (no zeros).
 // Constant f32 / i32 filters only; others keep the generic lowering.
 //
 //===----------------------------------------------------------------------===//
@@ -50,14 +54,15 @@ LogicalResult emitGroupedConv(linalg::Conv2DNhwgcGfhwcOp op,
 
   int64_t vw = strategy.getVectorWidth();
   int64_t nr = strategy.getVectors() * vw;
-  int64_t span = groupedPanelChannels(groups, f, cg, nr);
+  bool shuffle = groupedShuffleForm(f, cg, vw) && strategy.getVectors() == 1;
+  int64_t span = shuffle ? cg : groupedPanelChannels(groups, f, cg, nr);
   // The kernel runs the whole reduction per block (no K blocking).
   if (strategy.getReductionBlock() < kh * kw * span)
     return failure();
 
   OpBuilder b(op);
   Location loc = op->getLoc();
-  Value packed = packer.packGrouped(b, loc, w, nr, span);
+  Value packed = packer.packGrouped(b, loc, w, nr, span, shuffle);
   if (!packed)
     return failure();
   KernelBuilder kb{b, loc, vw, VectorType::get({vw}, elementType)};
@@ -118,7 +123,64 @@ LogicalResult emitGroupedConv(linalg::Conv2DNhwgcGfhwcOp op,
             return SmallVector<Value>{bIdx[i], yIdx[i], xIdx[i],
                                       z.add(col0, v * vw)};
           };
+          // The shuffle form: a row's input vector at the panel's channels
+          // (its groups' inputs), then per input channel c of a group, c
+          // spread over the group's lanes (a static shuffle) times the
+          // lanes' weights at c: Cg multiply-adds per vector of Cg-wide
+          // groups where the block-diagonal panel does vw.
+          auto shuffleKernel = [&](KernelBuilder &y, int64_t, int64_t lastLanes) {
+            BlockSpec spec;
+            spec.rows = rows;
+            spec.vecs = 1;
+            spec.lastLanes = lastLanes;
+            setConvOutput(spec, fillValue, out4, epilogue, oIdx);
+            Value msk = y.mask(lastLanes);
+            SmallVector<Value> acc;
+            for (int64_t i = 0; i < rows; ++i)
+              acc.push_back(spec.init(y, i, 0, msk));
+            SmallVector<SmallVector<int64_t>> masks(cg);
+            for (int64_t c = 0; c < cg; ++c)
+              for (int64_t j = 0; j < vw; ++j)
+                masks[c].push_back(j / cg * cg + c);
+            auto outer = scf::ForOp::create(y.b, loc, y.idx(0), y.idx(kh),
+                                            y.idx(1), acc);
+            {
+              OpBuilder::InsertionGuard g1(y.b);
+              y.b.setInsertionPointToStart(outer.getBody());
+              Value ky = outer.getInductionVar();
+              auto inner =
+                  scf::ForOp::create(y.b, loc, y.idx(0), y.idx(kw), y.idx(1),
+                                     outer.getRegionIterArgs());
+              {
+                OpBuilder::InsertionGuard g2(y.b);
+                y.b.setInsertionPointToStart(inner.getBody());
+                Value kx = inner.getInductionVar();
+                SmallVector<Value> next(inner.getRegionIterArgs());
+                SmallVector<Value> xs;
+                for (int64_t i = 0; i < rows; ++i) {
+                  Value iy = y.add(iyIdx[i], y.mul(ky, dilations[0]));
+                  Value ix = y.add(ixIdx[i], y.mul(kx, dilations[1]));
+                  xs.push_back(y.load(in4, {bIdx[i], iy, ix, col0}, msk));
+                }
+                for (int64_t c = 0; c < cg; ++c) {
+                  Value bv =
+                      y.load(packed, {p, ky, kx, y.idx(c), y.idx(0)}, Value());
+                  for (int64_t i = 0; i < rows; ++i) {
+                    Value av = vector::ShuffleOp::create(y.b, loc, xs[i],
+                                                         xs[i], masks[c]);
+                    next[i] = y.multiplyAdd(av, bv, next[i]);
+                  }
+                }
+                scf::YieldOp::create(y.b, loc, next);
+              }
+              scf::YieldOp::create(y.b, loc, inner.getResults());
+            }
+            for (int64_t i = 0; i < rows; ++i)
+              spec.store(y, i, 0, outer.getResult(i), msk);
+          };
           auto kernel = [&](KernelBuilder &y, int64_t vecs, int64_t lastLanes) {
+            if (shuffle)
+              return shuffleKernel(y, vecs, lastLanes);
             BlockSpec spec;
             spec.rows = rows;
             spec.vecs = vecs;
@@ -153,11 +215,17 @@ LogicalResult emitGroupedConv(linalg::Conv2DNhwgcGfhwcOp op,
           x.b.setInsertionPointToStart(loop.getBody());
           p = loop.getInductionVar();
           col0 = x.mul(p, nr);
-          // groupedPanelStart: min(col0 / f * cg, groups * cg - span).
-          start = arith::MinUIOp::create(
-              x.b, loc,
-              x.mul(arith::DivUIOp::create(x.b, loc, col0, x.idx(f)), cg),
-              x.idx(groups * cg - span));
+          // groupedPanelStart: min(col0 / f * cg, groups * cg - span)
+          // (the shuffle form reads the panel's own channels: f == cg).
+          start = shuffle
+                      ? col0
+                      : arith::MinUIOp::create(
+                            x.b, loc,
+                            x.mul(arith::DivUIOp::create(x.b, loc, col0,
+                                                         x.idx(f)),
+                                  cg),
+                            x.idx(groups * cg - span))
+                            .getResult();
           emitColumnShapes(x, p, fullPanels, tailCols, strategy.getVectors(),
                            kernel);
         };

@@ -420,10 +420,12 @@ public:
   /// packed per column panel of `nr` output channels (G * F columns) into
   /// [NP][KH][KW][span][nr]: panel p reduces over input channels
   /// [start, start + span) (groupedPanelStart), a column's weights at its
-  /// own group's channels and zeros at the others'. Null when `weights` is
-  /// not such a constant.
+  /// own group's channels and zeros at the others'. With `ownChannels`
+  /// (span = Cg) each column's Cg weights instead, [NP][KH][KW][Cg][nr]
+  /// (the shuffle form: GroupedConv.cpp). Null when `weights` is not such
+  /// a constant.
   Value packGrouped(OpBuilder &b, Location loc, Value weights, int64_t nr,
-                    int64_t span);
+                    int64_t span, bool ownChannels = false);
 
 private:
   ModuleOp module;
@@ -448,6 +450,13 @@ inline int64_t groupedPanelChannels(int64_t groups, int64_t f, int64_t cg,
     most = std::max(most, g1 - g0 + 1);
   }
   return most * cg;
+}
+
+/// Whether a grouped conv of `f` output and `cg` input channels per group
+/// runs in the shuffle form at `vw` lanes (GroupedConv.cpp): as many of
+/// each as several groups fill one vector.
+inline bool groupedShuffleForm(int64_t f, int64_t cg, int64_t vw) {
+  return f == cg && cg < vw && vw % cg == 0;
 }
 
 /// The first input channel column panel `p` of a grouped conv reads (see

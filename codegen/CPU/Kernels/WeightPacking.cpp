@@ -104,7 +104,7 @@ static memref::GlobalOp createConstantGlobal(OpBuilder &b, Location loc,
 }
 
 Value WeightPacker::packGrouped(OpBuilder &b, Location loc, Value weights,
-                                int64_t nr, int64_t span) {
+                                int64_t nr, int64_t span, bool ownChannels) {
   auto getGlobal = weights.getDefiningOp<memref::GetGlobalOp>();
   if (!getGlobal)
     return {};
@@ -118,12 +118,12 @@ Value WeightPacker::packGrouped(OpBuilder &b, Location loc, Value weights,
   ArrayRef<int64_t> ws = global.getType().getShape();
   int64_t groups = ws[0], f = ws[1], kh = ws[2], kw = ws[3], cg = ws[4];
   int64_t m = groups * f, np = (m + nr - 1) / nr;
-  if (span < cg || span > groups * cg)
+  if (span < cg || span > groups * cg || (ownChannels && span != cg))
     return {};
   SmallVector<int64_t> shape = {np, kh, kw, span, nr};
   auto type = MemRefType::get(shape, elementType);
   std::string key = (getGlobal.getName() + "/grouped/" + Twine(nr) + "/" +
-                     Twine(span))
+                     Twine(span) + (ownChannels ? "/own" : ""))
                         .str();
   memref::GlobalOp packed = packedGlobals.lookup(key);
   if (!packed) {
@@ -137,8 +137,9 @@ Value WeightPacker::packGrouped(OpBuilder &b, Location loc, Value weights,
       for (int64_t j = 0; j < nr && p * nr + j < m; ++j) {
         int64_t col = p * nr + j, g = col / f;
         // The column's own channels within the panel's span (all of them:
-        // groupedPanelChannels covers every group the panel touches).
-        int64_t first = g * cg - start;
+        // groupedPanelChannels covers every group the panel touches), or
+        // at 0 with `ownChannels`.
+        int64_t first = ownChannels ? 0 : g * cg - start;
         for (int64_t y = 0; y < kh; ++y)
           for (int64_t x = 0; x < kw; ++x)
             for (int64_t c = 0; c < cg; ++c)
