@@ -192,9 +192,9 @@ def conv_cases():
 @cases
 def grouped_conv_cases():
     # Grouped convs (1 < group, not depthwise) run the grouped micro-kernel
-    # (codegen/CPU/Kernels/GroupedConv.cpp): column panels spanning several
-    # groups (4 and 8 channels per group: ResNeXt, RegNet-Y), panels inside one
-    # group (16 and 32), channel counts that fill no vector, strides, pads,
+    # (codegen/CPU/Kernels/GroupedConv.cpp): the shuffle form (2 per group; 4
+    # at 16 lanes), column panels spanning several groups (4 and 8 channels
+    # per group: ResNeXt, RegNet-Y), panels inside one group (16 and 32), channel counts that fill no vector, strides, pads,
     # dilations, bias, fused Relu and residual Add; a filter that is an input
     # keeps the generic loops.
     def conv(name, x_shape, w_shape, group, bias=True, relu=False, residual=False,
@@ -216,6 +216,10 @@ def grouped_conv_cases():
     return [
         # 4 channels per group (ResNeXt-50's first stage), Relu fused.
         conv("grouped_conv_cpg4_relu", [1, 32, 14, 14], [32, 4, 3, 3], 8, relu=True,
+             pads=[1, 1, 1, 1]),
+        # 2 per group (the shuffle form at 8 and 16 lanes), 9 groups: a last
+        # vector of 2 of 8 / 16 lanes.
+        conv("grouped_conv_cpg2_shuffle_tail", [1, 18, 8, 8], [18, 2, 3, 3], 9, relu=True,
              pads=[1, 1, 1, 1]),
         # 8 per group, 13 groups (104 channels: RegNet-Y-400MF), stride 2.
         conv("grouped_conv_cpg8_stride2", [1, 104, 15, 15], [104, 8, 3, 3], 13, relu=True,

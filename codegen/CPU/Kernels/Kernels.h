@@ -454,9 +454,13 @@ inline int64_t groupedPanelChannels(int64_t groups, int64_t f, int64_t cg,
 
 /// Whether a grouped conv of `f` output and `cg` input channels per group
 /// runs in the shuffle form at `vw` lanes (GroupedConv.cpp): as many of
-/// each as several groups fill one vector.
+/// each, at least 4 groups to a vector. With 2 (RegNet-Y's 8 per group at
+/// 16 lanes) the block-diagonal form's 2x products ran as fast (RegNet-Y
+/// 1 thread, AVX-512: kiln / onnxruntime 0.74 vs 0.71, within the noise)
+/// from a smaller loop body (the shuffle form unrolls rows x Cg shuffles
+/// and FMAs per tap).
 inline bool groupedShuffleForm(int64_t f, int64_t cg, int64_t vw) {
-  return f == cg && cg < vw && vw % cg == 0;
+  return f == cg && vw % cg == 0 && vw / cg >= 4;
 }
 
 /// The first input channel column panel `p` of a grouped conv reads (see

@@ -4,17 +4,16 @@
 // RUN: kiln-opt %s --split-input-file --kiln-select-kernel-strategy="vector-width=8 vector-registers=16" --kiln-emit-microkernels | FileCheck %s --check-prefix=EMIT
 
 // Grouped conv (8 groups of 4 input and 4 output channels, ResNeXt-50's
-// first stage): the columns are the 32 output channels. With 4 lanes (SSE)
-// a panel is one group (reduction 3 x 3 x 4). With 8 and 16 the shuffle
-// form: each row's input vector (2 or 4 groups) is loaded once per tap and
-// each channel c of a group spread over its lanes (vector.shuffle) times the
-// lanes' weights at c: reduction 3 x 3 x 4, rows x 1 with 2 x rows + 2
-// registers.
+// first stage): the columns are the 32 output channels, one vector per
+// panel. With 4 and 8 lanes the block-diagonal form: a panel of 8 (AVX2)
+// covers 2 groups and reduces over their 8 input channels (reduction
+// 3 x 3 x 8 = 72). With 16 lanes (4 groups to a vector) the shuffle form
+// (reduction 3 x 3 x 4; rows x 1 with 2 x rows + 2 registers).
 // SSE:    linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 4, registers = 16, rows = 12, vectors = 1, reduction_block = 36>
-// AVX2:   linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 8, registers = 16, rows = 6, vectors = 1, reduction_block = 36>
+// AVX2:   linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 8, registers = 16, rows = 12, vectors = 1, reduction_block = 72>
 // AVX512: linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 16, registers = 32, rows = 12, vectors = 1, reduction_block = 36>
-// The filters packed per panel with each column's own 4 weights: [4 panels][3][3][4][8].
-// EMIT: memref.global "private" constant @gw_packed : memref<4x3x3x4x8xf32>
+// The filters packed block-diagonally per panel: [4 panels][3][3][8][8].
+// EMIT: memref.global "private" constant @gw_packed : memref<4x3x3x8x8xf32>
 // EMIT-LABEL: func.func @grouped
 // EMIT-NOT: linalg.fill
 // EMIT-DAG: %[[P:.*]] = memref.get_global @gw_packed
@@ -22,13 +21,15 @@
 // EMIT-DAG: %[[O:.*]] = memref.collapse_shape %arg1 {{\[\[}}0], [1], [2], [3, 4]] : memref<1x12x12x8x4xf32> into memref<1x12x12x32xf32>
 // EMIT: scf.parallel
 // EMIT: %[[C0:.*]] = arith.muli %{{.*}}, %c8
+// EMIT: %[[G:.*]] = arith.divui %[[C0]], %c4
+// EMIT: %[[S0:.*]] = arith.muli %[[G]], %c4
+// EMIT: %[[S:.*]] = arith.minui %[[S0]], %c24
 // EMIT: scf.for {{.*}} iter_args
 // EMIT: scf.for {{.*}} iter_args
-// EMIT: vector.load %[[I]][%{{.*}}, %{{.*}}, %{{.*}}, %[[C0]]] : memref<1x14x14x32xf32>, vector<8xf32>
+// EMIT: scf.for %[[K:[^ ]*]] = %c0{{.*}} to %c8{{.*}} iter_args
 // EMIT: vector.load %[[P]]
-// EMIT: vector.shuffle %{{.*}}, %{{.*}} [0, 0, 0, 0, 4, 4, 4, 4]
-// EMIT: vector.fma
-// EMIT: vector.shuffle %{{.*}}, %{{.*}} [3, 3, 3, 3, 7, 7, 7, 7]
+// EMIT: %[[CH:.*]] = arith.addi %[[S]], %[[K]]
+// EMIT: memref.load %[[I]][%{{.*}}, %{{.*}}, %{{.*}}, %[[CH]]]
 // EMIT: vector.fma
 // EMIT: vector.store %{{.*}}, %[[O]]
 // EMIT: kiln.parallel
@@ -80,17 +81,28 @@ func.func @grouped_odd_epilogue(%i: memref<1x11x11x3x3xf32>, %bias: memref<15xf3
 
 // -----
 
-// The shuffle form's last panel (3 groups of 4: 12 columns, 8 + 4): the
-// input vector is loaded masked and the accumulators stored masked.
+// The shuffle form at 8 lanes: 5 groups of 2 (4 groups to a vector; 10
+// columns, 8 + 2). Each row's input vector is loaded once per tap (masked
+// in the last panel), channel c of each group spread over its 2 lanes, the
+// accumulators stored masked in the last panel. The filters: each column's
+// own 2 weights, [2 panels][3][3][2][8].
+// AVX2:   linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 8, registers = 16, rows = 6, vectors = 1, reduction_block = 18>
+// EMIT: memref.global "private" constant @tw_packed : memref<2x3x3x2x8xf32>
 // EMIT-LABEL: func.func @grouped_shuffle_tail
-// EMIT: vector.maskedload %{{.*}} : memref<1x6x6x12xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// EMIT: vector.load %{{.*}} : memref<1x6x6x10xf32>, vector<8xf32>
+// EMIT: vector.shuffle %{{.*}}, %{{.*}} [0, 0, 2, 2, 4, 4, 6, 6]
+// EMIT: vector.fma
+// EMIT: vector.shuffle %{{.*}}, %{{.*}} [1, 1, 3, 3, 5, 5, 7, 7]
+// EMIT: vector.fma
+// EMIT: vector.store
+// EMIT: vector.maskedload %{{.*}} : memref<1x6x6x10xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // EMIT: vector.shuffle
 // EMIT: vector.fma
 // EMIT: vector.maskedstore
-memref.global "private" constant @tw : memref<3x4x3x3x4xf32> = dense<1.0> {alignment = 64 : i64}
-func.func @grouped_shuffle_tail(%i: memref<1x6x6x3x4xf32>, %o: memref<1x4x4x3x4xf32>) {
-  %w = memref.get_global @tw : memref<3x4x3x3x4xf32>
-  linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x3x4xf32>, memref<3x4x3x3x4xf32>) outs(%o : memref<1x4x4x3x4xf32>)
+memref.global "private" constant @tw : memref<5x2x3x3x2xf32> = dense<1.0> {alignment = 64 : i64}
+func.func @grouped_shuffle_tail(%i: memref<1x6x6x5x2xf32>, %o: memref<1x4x4x5x2xf32>) {
+  %w = memref.get_global @tw : memref<5x2x3x3x2xf32>
+  linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x6x6x5x2xf32>, memref<5x2x3x3x2xf32>) outs(%o : memref<1x4x4x5x2xf32>)
   return
 }
 
