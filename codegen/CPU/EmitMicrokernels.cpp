@@ -43,7 +43,7 @@ struct EmitMicrokernelsPass
           kiln::KernelStrategyAttr::kAttrName);
       if (strategy && op.hasPureBufferSemantics() &&
           isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp,
-              linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcMaxOp,
+              linalg::Conv2DNhwgcGfhwcOp, linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcMaxOp,
               linalg::PoolingNhwcSumOp>(op.getOperation()))
         work.push_back({op, strategy});
     });
@@ -55,6 +55,8 @@ struct EmitMicrokernelsPass
         (void)emitMatmul(bmm, /*batched=*/true, strategy, packer);
       else if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op))
         (void)emitConv(conv, strategy, packer);
+      else if (auto grouped = dyn_cast<linalg::Conv2DNhwgcGfhwcOp>(op))
+        (void)emitGroupedConv(grouped, strategy, packer);
       else if (auto dw = dyn_cast<linalg::DepthwiseConv2DNhwcHwcOp>(op))
         (void)emitDepthwise(dw, strategy);
       else

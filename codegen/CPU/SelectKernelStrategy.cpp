@@ -1,7 +1,7 @@
 //===- SelectKernelStrategy.cpp - register blocking chosen per target -----===//
 //
-// Records on each matmul, batch matmul, NHWC convolution, depthwise
-// convolution and NHWC pooling with static shapes and f32 operands how its
+// Records on each matmul, batch matmul, NHWC convolution, grouped NHWC
+// convolution, depthwise convolution and NHWC pooling with static shapes and f32 operands how its
 // micro-kernel is blocked for the target (#kiln.kernel_strategy, read by
 // kiln-emit-microkernels): the vector width and register count (pass
 // options, from the resolved CPU target), the register block (rows x
@@ -331,6 +331,46 @@ struct SelectKernelStrategyPass
           chooseBlocking(out[3], vectorWidth, vectorRegisters, pixels);
       return get(o, std::min(blk.rows, pixels), blk.vecs, w[0] * w[1] * w[2],
                  chooseWinograd(conv));
+    }
+    if (auto conv = dyn_cast<linalg::Conv2DNhwgcGfhwcOp>(o)) {
+      // Output pixels are the rows, the G * F output channels the columns;
+      // a column panel reduces over the input channels of the groups it
+      // covers (its filters packed block-diagonally, zeros elsewhere), so
+      // the panel width is chosen for the fewest multiply-adds (panels x
+      // panel width x the panel's input channels), then the widest.
+      ArrayRef<int64_t> out = shape(conv.getOutputs()[0]);
+      ArrayRef<int64_t> w = shape(conv.getInputs()[1]);
+      int64_t pixels = out[0] * out[1] * out[2];
+      int64_t groups = out[3], f = out[4], cg = w[4];
+      // Groups of as many inputs as outputs, several to a vector
+      // (ResNeXt's 4 and 8, RegNet-Y's 8 at 16 lanes): the shuffle form,
+      // one vector of rows x 1; each row holds its input vector and its
+      // accumulator (2 x rows + B + the shuffled A registers).
+      if (kiln::kernels::groupedShuffleForm(f, cg, vectorWidth)) {
+        int64_t rows = std::min<int64_t>(vectorRegisters == 16 ? 6 : 12,
+                                         (vectorRegisters - 2) / 2);
+        return get(o, std::min(rows, pixels), 1, w[2] * w[3] * cg);
+      }
+      int64_t maxVecs = vectorRegisters == 16 ? 2 : 4;
+      int64_t bestVecs = 1, bestCost = INT64_MAX;
+      for (int64_t vecs = 1; vecs <= maxVecs; ++vecs) {
+        int64_t nr = vecs * vectorWidth;
+        int64_t span = kiln::kernels::groupedPanelChannels(groups, f, cg, nr);
+        int64_t cost = (groups * f + nr - 1) / nr * nr * span;
+        if (cost <= bestCost) {
+          bestCost = cost;
+          bestVecs = vecs;
+        }
+        if (nr >= groups * f)
+          break;
+      }
+      int64_t rows = (vectorRegisters - 1 - bestVecs) / bestVecs;
+      rows = std::min<int64_t>(rows, vectorRegisters == 16
+                                         ? 12 / bestVecs
+                                         : 24 / bestVecs);
+      int64_t span = kiln::kernels::groupedPanelChannels(
+          groups, f, cg, bestVecs * vectorWidth);
+      return get(o, std::min(rows, pixels), bestVecs, w[2] * w[3] * span);
     }
     if (isa<linalg::DepthwiseConv2DNhwcHwcOp, linalg::PoolingNhwcMaxOp,
             linalg::PoolingNhwcSumOp>(o)) {

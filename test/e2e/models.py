@@ -190,6 +190,68 @@ def conv_cases():
 
 
 @cases
+def grouped_conv_cases():
+    # Grouped convs (1 < group, not depthwise) run the grouped micro-kernel
+    # (codegen/CPU/Kernels/GroupedConv.cpp): the shuffle form (2 per group; 4
+    # at 16 lanes), column panels spanning several groups (4 and 8 channels
+    # per group: ResNeXt, RegNet-Y), panels inside one group (16 and 32), channel counts that fill no vector, strides, pads,
+    # dilations, bias, fused Relu and residual Add; a filter that is an input
+    # keeps the generic loops.
+    def conv(name, x_shape, w_shape, group, bias=True, relu=False, residual=False,
+             weight_input=False, **attrs):
+        g = G(name)
+        x = g.input("x", x_shape)
+        w = g.input("w", w_shape) if weight_input else g.weight("w", w_shape, -0.5, 0.5)
+        ins = [x, w]
+        if bias:
+            ins.append(g.weight("b", [w_shape[0]]))
+        y = g.node("Conv", ins, group=group, **attrs)
+        if residual:
+            y = g.node("Add", [y, x])
+        if relu:
+            y = g.node("Relu", [y])
+        g.output(y)
+        return g.case()
+
+    return [
+        # 4 channels per group (ResNeXt-50's first stage), Relu fused.
+        conv("grouped_conv_cpg4_relu", [1, 32, 14, 14], [32, 4, 3, 3], 8, relu=True,
+             pads=[1, 1, 1, 1]),
+        # 2 per group (the shuffle form at 8 and 16 lanes), 9 groups: a last
+        # vector of 2 of 8 / 16 lanes.
+        conv("grouped_conv_cpg2_shuffle_tail", [1, 18, 8, 8], [18, 2, 3, 3], 9, relu=True,
+             pads=[1, 1, 1, 1]),
+        # 8 per group, 13 groups (104 channels: RegNet-Y-400MF), stride 2.
+        conv("grouped_conv_cpg8_stride2", [1, 104, 15, 15], [104, 8, 3, 3], 13, relu=True,
+             strides=[2, 2], pads=[1, 1, 1, 1]),
+        # 16 per group, dilation 2, residual Add.
+        conv("grouped_conv_cpg16_dilated_residual", [1, 48, 11, 11], [48, 16, 3, 3], 3,
+             residual=True, dilations=[2, 2], pads=[2, 2, 2, 2]),
+        # 32 per group, stride 2 without padding, no bias, batch 2.
+        conv("grouped_conv_cpg32_batch2", [2, 64, 9, 9], [64, 32, 3, 3], 2, bias=False,
+             strides=[2, 2]),
+        # 1 channel per group with a multiplier of 2 (the depthwise path).
+        conv("grouped_conv_cpg1_multiplier", [1, 6, 8, 8], [12, 1, 3, 3], 6, pads=[1, 1, 1, 1]),
+        # Odd counts: 3 groups of 3 inputs and 5 outputs, rect kernel, asymmetric pads.
+        conv("grouped_conv_odd_rect", [1, 9, 10, 9], [15, 3, 3, 2], 3,
+             pads=[0, 1, 2, 1], strides=[1, 2]),
+        # More outputs than inputs per group (4 -> 8), 1x1 kernel.
+        conv("grouped_conv_pointwise_expand", [1, 16, 7, 7], [32, 4, 1, 1], 4, relu=True),
+        # One output per group (2 inputs each), 5x5 pads.
+        conv("grouped_conv_one_output_per_group", [1, 8, 9, 9], [4, 2, 5, 5], 4,
+             pads=[2, 2, 2, 2]),
+        # 55 groups of 8 (RegNet-Y-400MF's last stage: 440 channels, 7x7).
+        conv("grouped_conv_cpg8_wide", [1, 440, 7, 7], [440, 8, 3, 3], 55, relu=True,
+             pads=[1, 1, 1, 1]),
+        # 1-D grouped conv.
+        conv("grouped_conv_1d", [1, 12, 20], [12, 4, 3], 3, pads=[1, 1]),
+        # A filter that is an input: the generic loops.
+        conv("grouped_conv_weight_input", [1, 8, 6, 6], [8, 4, 3, 3], 2, weight_input=True,
+             pads=[1, 1, 1, 1]),
+    ]
+
+
+@cases
 def winograd_conv_cases():
     # 3x3 stride-1 convs with constant weights and enough tiles and channels run as
     # Winograd F(2x2, 3x3) (kiln-winograd-convs): even and odd sizes, channel counts

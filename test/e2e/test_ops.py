@@ -38,7 +38,8 @@ def _run_case(case: models.Case, spec: harness.CompileSpec, compile_cache, tmp_p
 # execute. On an AVX2 host the AVX-512 form can only be compiled (a compile
 # failure or crash in the 32-register paths still fails here).
 OTHER_CPU = "x86-64-v3" if harness.host_has_avx512() else "x86-64-v4"
-WIDTH_CASES = [c for fn in (models.conv_cases, models.winograd_conv_cases, models.gemm_cases,
+WIDTH_CASES = [c for fn in (models.conv_cases, models.grouped_conv_cases,
+                            models.winograd_conv_cases, models.gemm_cases,
                             models.matmul_cases, models.pool_cases, models.nhwc_pool_cases)
                for c in fn()] + [c for c in CASES if c.name in ("small_cnn", "small_attention")]
 WIDTH_SPECS = {c.name: harness.register(harness.CompileSpec(

@@ -155,7 +155,8 @@ static bool isLaneType(Type type) {
 }
 
 std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
-                                     Operation *initCopy) {
+                                     Operation *initCopy,
+                                     bool mergedLastDims) {
   if (!out.getDefiningOp<memref::AllocOp>())
     return std::nullopt;
   auto root = [](Value v) {
@@ -210,7 +211,22 @@ std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
   auto accType = cast<MemRefType>(acc.getType());
   SmallVector<int64_t> kernelDims =
       llvm::to_vector(llvm::seq<int64_t>(0, accType.getRank()));
-  if (reshape) {
+  if (mergedLastDims) {
+    // Only the collapse [0], ..., [r - 2, r - 1] (identity on its dims).
+    auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(reshape);
+    if (!collapse)
+      return std::nullopt;
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    int64_t rank = collapse.getSrcType().getRank();
+    for (auto [i, group] : llvm::enumerate(groups)) {
+      ReassociationIndices expected = {int64_t(i)};
+      if (int64_t(i) == rank - 2)
+        expected.push_back(rank - 1);
+      if (group != expected || int64_t(groups.size()) != rank - 1)
+        return std::nullopt;
+    }
+  } else if (reshape) {
     std::optional<SmallVector<int64_t>> dims = unitReshapeDims(reshape);
     if (!dims)
       return std::nullopt;

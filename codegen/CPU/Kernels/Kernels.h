@@ -346,8 +346,13 @@ struct Epilogue {
 
 /// Finds the epilogue of a kernel writing `out` (see Epilogue); `initCopy`
 /// is the copy of a filled buffer into `out` that the kernel folds, if any.
+/// With `mergedLastDims` the kernel stores `out` viewed with its last two
+/// dims merged (a grouped conv's G and F as NHWC's channels): the generic
+/// must read that collapse_shape of `out`, and the indices the kernel hands
+/// Epilogue::store are the collapsed view's.
 std::optional<Epilogue> findEpilogue(Operation *kernel, Value out,
-                                     Operation *initCopy);
+                                     Operation *initCopy,
+                                     bool mergedLastDims = false);
 
 /// The output side of a conv / depthwise block: accumulator (i, v) starts
 /// from the fill value (or what `out` holds) and is stored at `outIndex(i,
@@ -424,6 +429,17 @@ public:
                  ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
                  int64_t group, int64_t batch = 0);
 
+  /// Grouped conv filters `weights` ([G][F][KH][KW][Cg], f32 or i32)
+  /// packed per column panel of `nr` output channels (G * F columns) into
+  /// [NP][KH][KW][span][nr]: panel p reduces over input channels
+  /// [start, start + span) (groupedPanelStart), a column's weights at its
+  /// own group's channels and zeros at the others'. With `ownChannels`
+  /// (span = Cg) each column's Cg weights instead, [NP][KH][KW][Cg][nr]
+  /// (the shuffle form: GroupedConv.cpp). Null when `weights` is not such
+  /// a constant.
+  Value packGrouped(OpBuilder &b, Location loc, Value weights, int64_t nr,
+                    int64_t span, bool ownChannels = false);
+
 private:
   ModuleOp module;
   SymbolTable symbols;
@@ -434,12 +450,48 @@ private:
 // Kernel families (Matmul.cpp, Conv.cpp, ChannelWindow.cpp)
 //===----------------------------------------------------------------------===//
 
+/// Input channels one column panel of `nr` output channels of a grouped
+/// conv (`groups` groups of `f` output and `cg` input channels each)
+/// reduces over: the most groups any panel's columns touch, times `cg`
+/// (every panel reads that many channels, from a start that keeps them in
+/// the input; its filters are packed block-diagonally with zeros).
+inline int64_t groupedPanelChannels(int64_t groups, int64_t f, int64_t cg,
+                                    int64_t nr) {
+  int64_t m = groups * f, most = 1;
+  for (int64_t c0 = 0; c0 < m; c0 += nr) {
+    int64_t g0 = c0 / f, g1 = (std::min(m, c0 + nr) - 1) / f;
+    most = std::max(most, g1 - g0 + 1);
+  }
+  return most * cg;
+}
+
+/// Whether a grouped conv of `f` output and `cg` input channels per group
+/// runs in the shuffle form at `vw` lanes (GroupedConv.cpp): as many of
+/// each, at least 4 groups to a vector. With 2 (RegNet-Y's 8 per group at
+/// 16 lanes) the block-diagonal form's 2x products ran as fast (RegNet-Y
+/// 1 thread, AVX-512: kiln / onnxruntime 0.74 vs 0.71, within the noise)
+/// from a smaller loop body (the shuffle form unrolls rows x Cg shuffles
+/// and FMAs per tap).
+inline bool groupedShuffleForm(int64_t f, int64_t cg, int64_t vw) {
+  return f == cg && vw % cg == 0 && vw / cg >= 4;
+}
+
+/// The first input channel column panel `p` of a grouped conv reads (see
+/// groupedPanelChannels: `span` channels).
+inline int64_t groupedPanelStart(int64_t p, int64_t nr, int64_t groups,
+                                 int64_t f, int64_t cg, int64_t span) {
+  return std::min(p * nr / f * cg, groups * cg - span);
+}
+
 /// Each replaces `op` (on buffers) by its kernel blocked as `strategy` says,
 /// or fails and leaves `op` unchanged (unsupported layout or element type).
 LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
                          KernelStrategyAttr strategy, WeightPacker &packer);
 LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                        WeightPacker &packer);
+LogicalResult emitGroupedConv(linalg::Conv2DNhwgcGfhwcOp op,
+                              KernelStrategyAttr strategy,
+                              WeightPacker &packer);
 LogicalResult emitDepthwise(linalg::DepthwiseConv2DNhwcHwcOp op,
                             KernelStrategyAttr strategy);
 LogicalResult emitPooling(linalg::LinalgOp op, KernelStrategyAttr strategy);

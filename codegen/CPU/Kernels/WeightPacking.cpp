@@ -103,6 +103,61 @@ static memref::GlobalOp createConstantGlobal(OpBuilder &b, Location loc,
       TypeAttr::get(type), init, mb.getUnitAttr(), mb.getI64IntegerAttr(64));
 }
 
+Value WeightPacker::packGrouped(OpBuilder &b, Location loc, Value weights,
+                                int64_t nr, int64_t span, bool ownChannels) {
+  auto getGlobal = weights.getDefiningOp<memref::GetGlobalOp>();
+  if (!getGlobal)
+    return {};
+  auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
+  if (!global || !global.getConstant() || !global.getInitialValue() ||
+      global.getType().getRank() != 5)
+    return {};
+  Type elementType = global.getType().getElementType();
+  if (!elementType.isF32() && !elementType.isSignlessInteger(32))
+    return {};
+  ArrayRef<int64_t> ws = global.getType().getShape();
+  int64_t groups = ws[0], f = ws[1], kh = ws[2], kw = ws[3], cg = ws[4];
+  int64_t m = groups * f, np = (m + nr - 1) / nr;
+  if (span < cg || span > groups * cg || (ownChannels && span != cg))
+    return {};
+  SmallVector<int64_t> shape = {np, kh, kw, span, nr};
+  auto type = MemRefType::get(shape, elementType);
+  std::string key = (getGlobal.getName() + "/grouped/" + Twine(nr) + "/" +
+                     Twine(span) + (ownChannels ? "/own" : ""))
+                        .str();
+  memref::GlobalOp packed = packedGlobals.lookup(key);
+  if (!packed) {
+    std::optional<SmallVector<uint32_t>> data =
+        kiln::word32ConstantData(*global.getInitialValue());
+    if (!data || (int64_t)data->size() != m * kh * kw * cg)
+      return {};
+    SmallVector<uint32_t> out(np * kh * kw * span * nr, 0); // 0.0f and 0
+    for (int64_t p = 0; p < np; ++p) {
+      int64_t start = groupedPanelStart(p, nr, groups, f, cg, span);
+      for (int64_t j = 0; j < nr && p * nr + j < m; ++j) {
+        int64_t col = p * nr + j, g = col / f;
+        // The column's own channels within the panel's span (all of them:
+        // groupedPanelChannels covers every group the panel touches), or
+        // at 0 with `ownChannels`.
+        int64_t first = ownChannels ? 0 : g * cg - start;
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t x = 0; x < kw; ++x)
+            for (int64_t c = 0; c < cg; ++c)
+              out[(((p * kh + y) * kw + x) * span + first + c) * nr + j] =
+                  (*data)[((col * kh + y) * kw + x) * cg + c];
+      }
+    }
+    Attribute init = kiln::word32ConstantAttr(
+        RankedTensorType::get(shape, elementType), out, "kiln_packed");
+    packed = createConstantGlobal(b, loc, module, global,
+                                  (global.getSymName() + "_packed").str(),
+                                  type, init);
+    symbols.insert(packed); // renames on collision
+    packedGlobals[key] = packed;
+  }
+  return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
+}
+
 Value WeightPacker::packBytes(OpBuilder &b, Location loc, Value weights,
                               ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
                               int64_t group, Value *columnTerm) {

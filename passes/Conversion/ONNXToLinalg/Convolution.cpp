@@ -6,7 +6,9 @@
 //   - depthwise (group = C_in, C_out = C_in * m):
 //                          W -> HWC, linalg.depthwise_conv_2d_nhwc_hwc (m = 1)
 //                          or HWCM, linalg.depthwise_conv_2d_nhwc_hwcm (m > 1);
-//   - other groups:        stays NCHW, linalg.conv_2d_ngchw_fgchw.
+//   - other groups:        X NHWC viewed as NHWGC, W -> GFHWC,
+//                          linalg.conv_2d_nhwgc_gfhwc (result NHWGF viewed
+//                          as NHWC).
 // Constant weights are re-laid out at compile time (new resource constants);
 // others through linalg.transpose. Accumulators are linalg.fill'ed with 0; the
 // bias is added by a following elementwise linalg.generic; the NHWC result is
@@ -200,109 +202,87 @@ struct ConvLowering : OpConversionPattern<onnx::ConvOp> {
 
     bool depthwise = group == c && cg == 1 && group > 1;
 
-    Value nchwResult;
-    if (group == 1 || depthwise) {
-      // Channels-last.
-      Value xNhwc = createTranspose(rewriter, loc, x, {0, 2, 3, 1});
-      xNhwc = pad(xNhwc, {0, padBegin[0], padBegin[1], 0},
-                  {0, padEnd[0], padEnd[1], 0});
-      int64_t kh = kernel[0], kw = kernel[1];
-      SmallVector<int64_t> nhwcOut = {n, outSpatial[0], outSpatial[1], m};
-      Value conv;
-      if (group == 1) {
-        Value filter = relayoutWeights(rewriter, loc, w, op.getW(), wShape4,
-                                       {2, 3, 1, 0});
-        Value acc = createFilledTensor(
-            rewriter, loc, RankedTensorType::get(nhwcOut, accElem), accZero);
-        conv = narrowProduct(
-            rewriter, loc,
-            linalg::Conv2DNhwcHwcfOp::create(
-                rewriter, loc, TypeRange{acc.getType()},
-                ValueRange{xNhwc, filter}, ValueRange{acc}, stridesAttr,
-                dilationsAttr)
-                .getResult(0),
-            elemType);
-      } else if (m == c) {
-        Value filter = relayoutWeights(rewriter, loc, w, op.getW(),
-                                       {c, kh, kw}, {1, 2, 0});
-        Value acc = createFilledTensor(
-            rewriter, loc, RankedTensorType::get(nhwcOut, elemType), zero);
-        conv = linalg::DepthwiseConv2DNhwcHwcOp::create(
-                   rewriter, loc, TypeRange{acc.getType()},
-                   ValueRange{xNhwc, filter}, ValueRange{acc}, stridesAttr,
-                   dilationsAttr)
-                   .getResult(0);
-      } else {
-        int64_t mult = m / c;
-        Value filter = relayoutWeights(rewriter, loc, w, op.getW(),
-                                       {c, mult, kh, kw}, {2, 3, 0, 1});
-        auto accType = RankedTensorType::get(
-            {n, outSpatial[0], outSpatial[1], c, mult}, elemType);
-        Value acc = createFilledTensor(rewriter, loc, accType, zero);
-        conv = linalg::DepthwiseConv2DNhwcHwcmOp::create(
-                   rewriter, loc, TypeRange{accType},
-                   ValueRange{xNhwc, filter}, ValueRange{acc}, stridesAttr,
-                   dilationsAttr)
-                   .getResult(0);
-        conv = createReshape(rewriter, loc, conv,
-                             RankedTensorType::get(nhwcOut, elemType));
-      }
-      if (bias)
-        conv = createElementwiseGeneric(
-            rewriter, loc, RankedTensorType::get(nhwcOut, elemType),
-            ValueRange{conv, bias},
-            [](OpBuilder &b, Location l, ValueRange args) -> Value {
-              return isa<FloatType>(args[0].getType())
-                         ? arith::AddFOp::create(b, l, args[0], args[1])
-                               .getResult()
-                         : arith::AddIOp::create(b, l, args[0], args[1])
-                               .getResult();
-            });
-      nchwResult = createTranspose(rewriter, loc, conv, {0, 3, 1, 2});
-    } else {
-      // Grouped: NCHW viewed as NGCHW.
-      int64_t f = m / group;
-      Value xPadded = pad(x, {0, 0, padBegin[0], padBegin[1]},
-                          {0, 0, padEnd[0], padEnd[1]});
-      auto paddedType = cast<RankedTensorType>(xPadded.getType());
-      Value xGroups = createReshape(
-          rewriter, loc, xPadded,
-          RankedTensorType::get({n, group, cg, paddedType.getDimSize(2),
-                                 paddedType.getDimSize(3)},
-                                elemType));
-      Value filter =
-          relayoutWeights(rewriter, loc, w, op.getW(),
-                          {group, f, cg, kernel[0], kernel[1]},
-                          {1, 0, 2, 3, 4});
-      auto accType = RankedTensorType::get(
-          {n, group, f, outSpatial[0], outSpatial[1]}, elemType);
-      accType = accType.clone(accElem);
-      Value acc = createFilledTensor(rewriter, loc, accType, accZero);
-      Value conv = narrowProduct(
+    // Channels-last.
+    Value xNhwc = createTranspose(rewriter, loc, x, {0, 2, 3, 1});
+    xNhwc = pad(xNhwc, {0, padBegin[0], padBegin[1], 0},
+                {0, padEnd[0], padEnd[1], 0});
+    int64_t kh = kernel[0], kw = kernel[1];
+    SmallVector<int64_t> nhwcOut = {n, outSpatial[0], outSpatial[1], m};
+    Value conv;
+    if (group == 1) {
+      Value filter = relayoutWeights(rewriter, loc, w, op.getW(), wShape4,
+                                     {2, 3, 1, 0});
+      Value acc = createFilledTensor(
+          rewriter, loc, RankedTensorType::get(nhwcOut, accElem), accZero);
+      conv = narrowProduct(
           rewriter, loc,
-          linalg::Conv2DNgchwFgchwOp::create(rewriter, loc, TypeRange{accType},
-                                             ValueRange{xGroups, filter},
-                                             ValueRange{acc}, stridesAttr,
-                                             dilationsAttr)
+          linalg::Conv2DNhwcHwcfOp::create(
+              rewriter, loc, TypeRange{acc.getType()},
+              ValueRange{xNhwc, filter}, ValueRange{acc}, stridesAttr,
+              dilationsAttr)
               .getResult(0),
           elemType);
-      nchwResult = createReshape(rewriter, loc, conv,
-                                 RankedTensorType::get(nchwOut, elemType));
-      if (bias) {
-        Value bias3 = createReshape(rewriter, loc, bias,
-                                    RankedTensorType::get({m, 1, 1}, elemType));
-        nchwResult = createElementwiseGeneric(
-            rewriter, loc, RankedTensorType::get(nchwOut, elemType),
-            ValueRange{nchwResult, bias3},
-            [](OpBuilder &b, Location l, ValueRange args) -> Value {
-              return isa<FloatType>(args[0].getType())
-                         ? arith::AddFOp::create(b, l, args[0], args[1])
-                               .getResult()
-                         : arith::AddIOp::create(b, l, args[0], args[1])
-                               .getResult();
-            });
-      }
+    } else if (depthwise && m == c) {
+      Value filter = relayoutWeights(rewriter, loc, w, op.getW(), {c, kh, kw},
+                                     {1, 2, 0});
+      Value acc = createFilledTensor(
+          rewriter, loc, RankedTensorType::get(nhwcOut, elemType), zero);
+      conv = linalg::DepthwiseConv2DNhwcHwcOp::create(
+                 rewriter, loc, TypeRange{acc.getType()},
+                 ValueRange{xNhwc, filter}, ValueRange{acc}, stridesAttr,
+                 dilationsAttr)
+                 .getResult(0);
+    } else if (depthwise) {
+      int64_t mult = m / c;
+      Value filter = relayoutWeights(rewriter, loc, w, op.getW(),
+                                     {c, mult, kh, kw}, {2, 3, 0, 1});
+      auto accType = RankedTensorType::get(
+          {n, outSpatial[0], outSpatial[1], c, mult}, elemType);
+      Value acc = createFilledTensor(rewriter, loc, accType, zero);
+      conv = linalg::DepthwiseConv2DNhwcHwcmOp::create(
+                 rewriter, loc, TypeRange{accType}, ValueRange{xNhwc, filter},
+                 ValueRange{acc}, stridesAttr, dilationsAttr)
+                 .getResult(0);
+      conv = createReshape(rewriter, loc, conv,
+                           RankedTensorType::get(nhwcOut, elemType));
+    } else {
+      // Grouped: NHWC viewed as NHWGC, W [G * F][Cg][KH][KW] -> GFHWC, the
+      // result NHWGF viewed as NHWM (kiln-emit-microkernels packs each
+      // column panel's filters block-diagonally).
+      int64_t f = m / group;
+      auto paddedType = cast<RankedTensorType>(xNhwc.getType());
+      Value xGroups = createReshape(
+          rewriter, loc, xNhwc,
+          RankedTensorType::get({n, paddedType.getDimSize(1),
+                                 paddedType.getDimSize(2), group, cg},
+                                elemType));
+      Value filter = relayoutWeights(rewriter, loc, w, op.getW(),
+                                     {group, f, cg, kh, kw}, {0, 1, 3, 4, 2});
+      auto accType = RankedTensorType::get(
+          {n, outSpatial[0], outSpatial[1], group, f}, accElem);
+      Value acc = createFilledTensor(rewriter, loc, accType, accZero);
+      conv = narrowProduct(
+          rewriter, loc,
+          linalg::Conv2DNhwgcGfhwcOp::create(
+              rewriter, loc, TypeRange{accType}, ValueRange{xGroups, filter},
+              ValueRange{acc}, stridesAttr, dilationsAttr)
+              .getResult(0),
+          elemType);
+      conv = createReshape(rewriter, loc, conv,
+                           RankedTensorType::get(nhwcOut, elemType));
     }
+    if (bias)
+      conv = createElementwiseGeneric(
+          rewriter, loc, RankedTensorType::get(nhwcOut, elemType),
+          ValueRange{conv, bias},
+          [](OpBuilder &b, Location l, ValueRange args) -> Value {
+            return isa<FloatType>(args[0].getType())
+                       ? arith::AddFOp::create(b, l, args[0], args[1])
+                             .getResult()
+                       : arith::AddIOp::create(b, l, args[0], args[1])
+                             .getResult();
+          });
+    Value nchwResult = createTranspose(rewriter, loc, conv, {0, 3, 1, 2});
     rewriter.replaceOp(op,
                        createReshape(rewriter, loc, nchwResult, resultType));
     return success();

@@ -56,14 +56,17 @@ func.func @conv_depthwise_same(%x: tensor<1x8x5x5xf32>, %w: tensor<8x1x3x3xf32>)
 
 // -----
 
-// Other groups stay NCHW: linalg.conv_2d_ngchw_fgchw.
+// Other groups: channels-last too, the input viewed as NHWGC, the filters
+// as GFHWC, linalg.conv_2d_nhwgc_gfhwc, the NHWGF result viewed as NHWC.
 // CHECK-LABEL: func.func @conv_grouped
-// CHECK:         %[[X:.*]] = tensor.expand_shape %{{.*}} into tensor<1x2x2x6x6xf32>
+// CHECK:         %[[XT:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x4x6x6xf32>) outs(%{{.*}} : tensor<1x6x6x4xf32>) permutation = [0, 2, 3, 1]
+// CHECK:         %[[X:.*]] = tensor.expand_shape %[[XT]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 6, 6, 2, 2]
 // CHECK:         %[[W5:.*]] = tensor.expand_shape %{{.*}} into tensor<2x3x2x3x3xf32>
-// CHECK:         %[[WT:.*]] = linalg.transpose ins(%[[W5]] : {{.*}}) outs(%{{.*}} : tensor<3x2x2x3x3xf32>) permutation = [1, 0, 2, 3, 4]
-// CHECK:         %[[CONV:.*]] = linalg.conv_2d_ngchw_fgchw {{.*}} ins(%[[X]], %[[WT]] : {{.*}}) outs(%{{.*}} : tensor<1x2x3x4x4xf32>)
-// CHECK:         %[[Y:.*]] = tensor.collapse_shape %[[CONV]] {{.*}} into tensor<1x6x4x4xf32>
-// CHECK:         linalg.generic {{.*}} ins(%[[Y]], %{{.*}} : tensor<1x6x4x4xf32>, tensor<6x1x1xf32>)
+// CHECK:         %[[WT:.*]] = linalg.transpose ins(%[[W5]] : {{.*}}) outs(%{{.*}} : tensor<2x3x3x3x2xf32>) permutation = [0, 1, 3, 4, 2]
+// CHECK:         %[[CONV:.*]] = linalg.conv_2d_nhwgc_gfhwc {{.*}} ins(%[[X]], %[[WT]] : {{.*}}) outs(%{{.*}} : tensor<1x4x4x2x3xf32>)
+// CHECK:         %[[Y:.*]] = tensor.collapse_shape %[[CONV]] {{.*}} into tensor<1x4x4x6xf32>
+// CHECK:         %[[B:.*]] = linalg.generic {{.*}} ins(%[[Y]], %{{.*}} : tensor<1x4x4x6xf32>, tensor<6xf32>)
+// CHECK:         linalg.transpose ins(%[[B]] : tensor<1x4x4x6xf32>) outs(%{{.*}} : tensor<1x6x4x4xf32>) permutation = [0, 3, 1, 2]
 func.func @conv_grouped(%x: tensor<1x4x6x6xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf32>) -> tensor<1x6x4x4xf32> {
   %0 = "onnx.Conv"(%x, %w, %b) <{group = 2 : i64}> : (tensor<1x4x6x6xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<1x6x4x4xf32>
   return %0 : tensor<1x6x4x4xf32>
