@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 
@@ -63,6 +64,10 @@ Value createZeroAccumulator(OpBuilder &b, Location loc,
   return createFilledTensor(b, loc, RankedTensorType::get(shape, elemType),
                             0.0);
 }
+
+/// The longest static row (elements) lowerSymbolicBatchMatMul updates as one
+/// vector value (4 zmm registers of f32).
+constexpr int64_t kMaxVectorRow = 64;
 
 /// Rows per block of a product with a symbolic M (createSymbolicRowsMatmul).
 constexpr int64_t kSymbolicRowBlock = 64;
@@ -232,6 +237,13 @@ LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
         nk = dimOf(lhs, lhsType, 2);
   OpFoldResult nn = tensor::getMixedSize(rewriter, loc, rhs, 2);
   auto rowType = RankedTensorType::get({rhsType.getDimSize(2)}, elemType);
+  // A static N of a few vectors (scores x V: N is the head size) is updated
+  // as a vector: the generic over n would be fully unrolled by LLVM into
+  // scalar multiply-adds that it does not vectorize.
+  VectorType rowVector;
+  if (!rhsType.isDynamicDim(2) && rhsType.getDimSize(2) <= kMaxVectorRow &&
+      (elemType.isF32() || elemType.isF64()))
+    rowVector = VectorType::get({rhsType.getDimSize(2)}, elemType);
   MLIRContext *ctx = rewriter.getContext();
   SmallVector<AffineMap> maps(2, AffineMap::getMultiDimIdentityMap(1, ctx));
   auto one = rewriter.getIndexAttr(1), zeroAttr = rewriter.getIndexAttr(0);
@@ -246,6 +258,37 @@ LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
               SmallVector<OpFoldResult> strides = {one, one, one};
               Value row = tensor::ExtractSliceOp::create(
                   b2, l2, rowType, cm[0], offsets, sizes, strides);
+              if (rowVector) {
+                // C[b, m, :] as a vector accumulator over k: one register
+                // (or a few) holding the row, A's element broadcast, B's row
+                // read as one vector per k.
+                Value init = arith::ConstantOp::create(
+                    b2, l2, rowVector, DenseElementsAttr::get(
+                                           rowVector, b2.getZeroAttr(elemType)));
+                auto kLoop = scf::ForOp::create(
+                    b2, l2, c0, nk, c1, ValueRange{init},
+                    [&](OpBuilder &b3, Location l3, Value ik, ValueRange r) {
+                      Value a = tensor::ExtractOp::create(
+                          b3, l3, lhs, ValueRange{ib, im, ik});
+                      Value aRow =
+                          vector::BroadcastOp::create(b3, l3, rowVector, a);
+                      Value bRow = vector::TransferReadOp::create(
+                          b3, l3, rowVector, rhs, ValueRange{ib, ik, c0},
+                          /*padding=*/zero,
+                          /*inBounds=*/ArrayRef<bool>{true});
+                      scf::YieldOp::create(
+                          b3, l3,
+                          vector::FMAOp::create(b3, l3, aRow, bRow, r[0])
+                              .getResult());
+                    });
+                Value written =
+                    vector::TransferWriteOp::create(
+                        b2, l2, kLoop.getResult(0), cm[0],
+                        ValueRange{ib, im, c0}, ArrayRef<bool>{true})
+                        .getResult();
+                scf::YieldOp::create(b2, l2, written);
+                return;
+              }
               auto kLoop = scf::ForOp::create(
                   b2, l2, c0, nk, c1, ValueRange{row},
                   [&](OpBuilder &b3, Location l3, Value ik, ValueRange r) {
