@@ -68,15 +68,17 @@ Value createZeroAccumulator(OpBuilder &b, Location loc,
 /// The longest static row (elements) lowerSymbolicBatchMatMul updates as one
 /// vector value (4 zmm registers of f32).
 constexpr int64_t kMaxVectorRow = 64;
+/// Rows of C lowerSymbolicBatchMatMul computes at once with vector rows.
+constexpr int64_t kVectorRows = 4;
 
 /// Rows per block of a product with a symbolic M (createSymbolicRowsMatmul).
 constexpr int64_t kSymbolicRowBlock = 64;
 
 /// `lhs` [?, K] x a static `rhs` [K, N] as products of static shapes, so that
 /// a target's matmul kernels (chosen for static shapes) compute them: an
-/// scf.for over blocks of kSymbolicRowBlock rows, then one over the
-/// remaining rows one at a time, each block a linalg.matmul of static shape
-/// into a slice of the result.
+/// scf.for over blocks of kSymbolicRowBlock rows, then the remaining rows as
+/// at most one block of each smaller power of two (32, 16, ..., 1), each
+/// block a linalg.matmul of static shape into a slice of the result.
 Value createSymbolicRowsMatmul(OpBuilder &b, Location loc, Value lhs,
                                Value rhs, Type elemType) {
   auto lhsType = cast<RankedTensorType>(lhs.getType());
@@ -94,7 +96,11 @@ Value createSymbolicRowsMatmul(OpBuilder &b, Location loc, Value lhs,
   Value full = arith::MulIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, m, block), block);
   auto rows = [&](Value from, Value to, int64_t step, Value init) {
-    Value stepValue = step == 1 ? c1 : block;
+    Value stepValue = step == 1                    ? c1
+                      : step == kSymbolicRowBlock ? block
+                                                  : arith::ConstantIndexOp::create(
+                                                        b, loc, step)
+                                                        .getResult();
     auto loop = scf::ForOp::create(
         b, loc, from, to, stepValue, ValueRange{init},
         [&](OpBuilder &lb, Location l, Value i, ValueRange iter) {
@@ -124,7 +130,20 @@ Value createSymbolicRowsMatmul(OpBuilder &b, Location loc, Value lhs,
     return loop.getResult(0);
   };
   Value blocks = rows(c0, full, kSymbolicRowBlock, result);
-  return rows(full, m, 1, blocks);
+  // The rows left (fewer than a block): at most one block of each power of
+  // two below it, largest first (33 rows: 32 + 1), each a static product.
+  for (int64_t step = kSymbolicRowBlock / 2; step >= 1; step /= 2) {
+    Value stepValue = arith::ConstantIndexOp::create(b, loc, step);
+    Value left = arith::SubIOp::create(b, loc, m, full);
+    Value end = arith::AddIOp::create(
+        b, loc, full,
+        arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, left, stepValue),
+            stepValue));
+    blocks = rows(full, end, step, blocks);
+    full = end;
+  }
+  return blocks;
 }
 
 /// 2-D product `lhs` [M,K] x `rhs` [K,N] with linalg.matmul. A symbolic M
@@ -247,9 +266,68 @@ LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
   MLIRContext *ctx = rewriter.getContext();
   SmallVector<AffineMap> maps(2, AffineMap::getMultiDimIdentityMap(1, ctx));
   auto one = rewriter.getIndexAttr(1), zeroAttr = rewriter.getIndexAttr(0);
+  // `rows` rows of C[b] from row `im` with vector accumulators over k: the
+  // rows in registers, A's elements broadcast, B's row read once per k for
+  // all of them (independent multiply-adds: the chain of one row is bound by
+  // the multiply-add's latency).
+  auto vectorRows = [&](OpBuilder &b2, Location l2, Value ib, Value im,
+                        int64_t rows, Value c) -> Value {
+    SmallVector<Value> rowIndices;
+    for (int64_t r = 0; r < rows; ++r)
+      rowIndices.push_back(
+          r == 0 ? im
+                 : arith::AddIOp::create(
+                       b2, l2, im, arith::ConstantIndexOp::create(b2, l2, r))
+                       .getResult());
+    Value init = arith::ConstantOp::create(
+        b2, l2, rowVector,
+        DenseElementsAttr::get(rowVector, b2.getZeroAttr(elemType)));
+    auto kLoop = scf::ForOp::create(
+        b2, l2, c0, nk, c1, SmallVector<Value>(rows, init),
+        [&](OpBuilder &b3, Location l3, Value ik, ValueRange accs) {
+          Value bRow = vector::TransferReadOp::create(
+              b3, l3, rowVector, rhs, ValueRange{ib, ik, c0},
+              /*padding=*/zero, /*inBounds=*/ArrayRef<bool>{true});
+          SmallVector<Value> updated;
+          for (int64_t r = 0; r < rows; ++r) {
+            Value a = tensor::ExtractOp::create(
+                b3, l3, lhs, ValueRange{ib, rowIndices[r], ik});
+            Value aRow = vector::BroadcastOp::create(b3, l3, rowVector, a);
+            updated.push_back(
+                vector::FMAOp::create(b3, l3, aRow, bRow, accs[r]));
+          }
+          scf::YieldOp::create(b3, l3, updated);
+        });
+    for (int64_t r = 0; r < rows; ++r)
+      c = vector::TransferWriteOp::create(b2, l2, kLoop.getResult(r), c,
+                                          ValueRange{ib, rowIndices[r], c0},
+                                          ArrayRef<bool>{true})
+              .getResult();
+    return c;
+  };
   auto batchLoop = scf::ForOp::create(
       rewriter, loc, c0, nb, c1, ValueRange{acc},
       [&](OpBuilder &b1, Location l1, Value ib, ValueRange c) {
+        if (rowVector) {
+          // Blocks of kVectorRows rows, then the rows left one at a time.
+          Value block = arith::ConstantIndexOp::create(b1, l1, kVectorRows);
+          Value full = arith::MulIOp::create(
+              b1, l1, arith::DivUIOp::create(b1, l1, nm, block), block);
+          auto blocks = scf::ForOp::create(
+              b1, l1, c0, full, block, ValueRange{c[0]},
+              [&](OpBuilder &b2, Location l2, Value im, ValueRange cm) {
+                scf::YieldOp::create(
+                    b2, l2, vectorRows(b2, l2, ib, im, kVectorRows, cm[0]));
+              });
+          auto rest = scf::ForOp::create(
+              b1, l1, full, nm, c1, ValueRange{blocks.getResult(0)},
+              [&](OpBuilder &b2, Location l2, Value im, ValueRange cm) {
+                scf::YieldOp::create(b2, l2,
+                                     vectorRows(b2, l2, ib, im, 1, cm[0]));
+              });
+          scf::YieldOp::create(b1, l1, rest.getResult(0));
+          return;
+        }
         auto rowLoop = scf::ForOp::create(
             b1, l1, c0, nm, c1, ValueRange{c[0]},
             [&](OpBuilder &b2, Location l2, Value im, ValueRange cm) {
@@ -258,37 +336,6 @@ LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
               SmallVector<OpFoldResult> strides = {one, one, one};
               Value row = tensor::ExtractSliceOp::create(
                   b2, l2, rowType, cm[0], offsets, sizes, strides);
-              if (rowVector) {
-                // C[b, m, :] as a vector accumulator over k: one register
-                // (or a few) holding the row, A's element broadcast, B's row
-                // read as one vector per k.
-                Value init = arith::ConstantOp::create(
-                    b2, l2, rowVector, DenseElementsAttr::get(
-                                           rowVector, b2.getZeroAttr(elemType)));
-                auto kLoop = scf::ForOp::create(
-                    b2, l2, c0, nk, c1, ValueRange{init},
-                    [&](OpBuilder &b3, Location l3, Value ik, ValueRange r) {
-                      Value a = tensor::ExtractOp::create(
-                          b3, l3, lhs, ValueRange{ib, im, ik});
-                      Value aRow =
-                          vector::BroadcastOp::create(b3, l3, rowVector, a);
-                      Value bRow = vector::TransferReadOp::create(
-                          b3, l3, rowVector, rhs, ValueRange{ib, ik, c0},
-                          /*padding=*/zero,
-                          /*inBounds=*/ArrayRef<bool>{true});
-                      scf::YieldOp::create(
-                          b3, l3,
-                          vector::FMAOp::create(b3, l3, aRow, bRow, r[0])
-                              .getResult());
-                    });
-                Value written =
-                    vector::TransferWriteOp::create(
-                        b2, l2, kLoop.getResult(0), cm[0],
-                        ValueRange{ib, im, c0}, ArrayRef<bool>{true})
-                        .getResult();
-                scf::YieldOp::create(b2, l2, written);
-                return;
-              }
               auto kLoop = scf::ForOp::create(
                   b2, l2, c0, nk, c1, ValueRange{row},
                   [&](OpBuilder &b3, Location l3, Value ik, ValueRange r) {
