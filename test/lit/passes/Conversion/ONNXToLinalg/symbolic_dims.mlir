@@ -1,7 +1,9 @@
 // RUN: kiln-opt %s -convert-onnx-to-linalg -split-input-file | FileCheck %s
 
 // Symbolic (`?`) dims in the lowering (docs/dynamic-shapes.md): attention's batch
-// MatMul with symbols on both sides (loops over batch, m, k around a generic over n) and a Softmax over a symbolic axis; Conv over a
+// MatMul with symbols on both sides (loops over batch, m, k around a generic over n; with
+// a static N, vector rows) and a Softmax over a symbolic axis; a product with a symbolic
+// M in static row blocks; Conv over a
 // symbolic batch, one static image at a time; Range of a symbolic length sized from the
 // entry's dims (kiln.result_dims, kiln.input_dims); an embedding Gather of symbolic
 // indices.
@@ -24,6 +26,53 @@ func.func @attention(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x4x?xf32>) -> tensor
   %0 = "onnx.MatMul"(%q, %k) : (tensor<?x2x?x4xf32>, tensor<?x2x4x?xf32>) -> tensor<?x2x?x?xf32>
   %1 = "onnx.Softmax"(%0) {axis = -1 : i64} : (tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
   return %1 : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+// Scores x V: N (the head size, 16) static: 4 rows of C at once as vector
+// accumulators over k (B's row read once per k for the 4), then the rows left
+// one at a time.
+// CHECK-LABEL: func.func @scores_v
+// CHECK: scf.for %[[IB:[a-z0-9_]+]] = {{.*}} iter_args
+// CHECK:   %[[FULL:[a-z0-9_]+]] = arith.muli
+// CHECK:   scf.for %[[IM:[a-z0-9_]+]] = %{{.*}} to %[[FULL]] step %c4{{.*}} iter_args
+// CHECK:     %[[R:[a-z0-9_]+]]:4 = scf.for %[[IK:[a-z0-9_]+]] = {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:       %[[BROW:[a-z0-9_]+]] = vector.transfer_read %{{.*}}[%[[IB]], %[[IK]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<?x?x16xf32>, vector<16xf32>
+// CHECK:       tensor.extract %{{.*}}[%[[IB]], %[[IM]], %[[IK]]]
+// CHECK:       vector.broadcast
+// CHECK:       vector.fma %{{.*}}, %[[BROW]]
+// CHECK-COUNT-3: vector.fma
+// CHECK:     vector.transfer_write %[[R]]#0
+// CHECK-COUNT-3: vector.transfer_write
+// CHECK:   scf.for %{{.*}} = %[[FULL]] to
+// CHECK:     scf.for {{.*}} -> (vector<16xf32>)
+// CHECK:       vector.fma
+// CHECK: tensor.expand_shape {{.*}} into tensor<?x2x?x16xf32>
+func.func @scores_v(%p: tensor<?x2x?x?xf32>, %v: tensor<?x2x?x16xf32>) -> tensor<?x2x?x16xf32> {
+  %0 = "onnx.MatMul"(%p, %v) : (tensor<?x2x?x?xf32>, tensor<?x2x?x16xf32>) -> tensor<?x2x?x16xf32>
+  return %0 : tensor<?x2x?x16xf32>
+}
+
+// -----
+
+// A product with a symbolic M and a static B: 64-row blocks of static
+// linalg.matmul, then at most one block of each power of two below 64.
+// CHECK-LABEL: func.func @rows_matmul
+// CHECK: scf.for {{.*}} step %c64
+// CHECK:   linalg.matmul {{.*}} -> tensor<64x8xf32>
+// CHECK: scf.for {{.*}} step %c32
+// CHECK:   linalg.matmul {{.*}} -> tensor<32x8xf32>
+// CHECK: scf.for {{.*}} step %c16
+// CHECK: scf.for {{.*}} step %c8
+// CHECK: scf.for {{.*}} step %c4
+// CHECK: scf.for {{.*}} step %c2
+// CHECK: scf.for {{.*}} step %c1
+// CHECK:   linalg.matmul {{.*}} -> tensor<1x8xf32>
+func.func @rows_matmul(%x: tensor<?x4xf32>) -> tensor<?x8xf32> {
+  %w = onnx.Constant {value = dense<1.0> : tensor<4x8xf32>} : () -> tensor<4x8xf32>
+  %0 = "onnx.MatMul"(%x, %w) : (tensor<?x4xf32>, tensor<4x8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
 }
 
 // -----
