@@ -259,10 +259,19 @@ LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
   // A static N of a few vectors (scores x V: N is the head size) is updated
   // as a vector: the generic over n would be fully unrolled by LLVM into
   // scalar multiply-adds that it does not vectorize.
+  // A symbolic N (Q x K^T: N is the sequence) is updated as tiles of one
+  // 512-bit vector (see rowBlock).
   VectorType rowVector;
-  if (!rhsType.isDynamicDim(2) && rhsType.getDimSize(2) <= kMaxVectorRow &&
-      (elemType.isF32() || elemType.isF64()))
-    rowVector = VectorType::get({rhsType.getDimSize(2)}, elemType);
+  bool tiledN = false;
+  if (elemType.isF32() || elemType.isF64()) {
+    if (!rhsType.isDynamicDim(2) && rhsType.getDimSize(2) <= kMaxVectorRow) {
+      rowVector = VectorType::get({rhsType.getDimSize(2)}, elemType);
+    } else if (rhsType.isDynamicDim(2)) {
+      rowVector = VectorType::get({512 / elemType.getIntOrFloatBitWidth()},
+                                  elemType);
+      tiledN = true;
+    }
+  }
   MLIRContext *ctx = rewriter.getContext();
   SmallVector<AffineMap> maps(2, AffineMap::getMultiDimIdentityMap(1, ctx));
   auto one = rewriter.getIndexAttr(1), zeroAttr = rewriter.getIndexAttr(0);
@@ -271,7 +280,8 @@ LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
   // all of them (independent multiply-adds: the chain of one row is bound by
   // the multiply-add's latency).
   auto vectorRows = [&](OpBuilder &b2, Location l2, Value ib, Value im,
-                        int64_t rows, Value c) -> Value {
+                        int64_t rows, Value c, Value n0,
+                        bool inBounds) -> Value {
     SmallVector<Value> rowIndices;
     for (int64_t r = 0; r < rows; ++r)
       rowIndices.push_back(
@@ -286,8 +296,8 @@ LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
         b2, l2, c0, nk, c1, SmallVector<Value>(rows, init),
         [&](OpBuilder &b3, Location l3, Value ik, ValueRange accs) {
           Value bRow = vector::TransferReadOp::create(
-              b3, l3, rowVector, rhs, ValueRange{ib, ik, c0},
-              /*padding=*/zero, /*inBounds=*/ArrayRef<bool>{true});
+              b3, l3, rowVector, rhs, ValueRange{ib, ik, n0},
+              /*padding=*/zero, /*inBounds=*/ArrayRef<bool>{inBounds});
           SmallVector<Value> updated;
           for (int64_t r = 0; r < rows; ++r) {
             Value a = tensor::ExtractOp::create(
@@ -300,10 +310,101 @@ LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
         });
     for (int64_t r = 0; r < rows; ++r)
       c = vector::TransferWriteOp::create(b2, l2, kLoop.getResult(r), c,
-                                          ValueRange{ib, rowIndices[r], c0},
-                                          ArrayRef<bool>{true})
+                                          ValueRange{ib, rowIndices[r], n0},
+                                          ArrayRef<bool>{inBounds})
               .getResult();
     return c;
+  };
+  // Row m of C[b] as row updates C[b, m, :] += A[b, m, k] * B[b, k, :], a
+  // generic over n per k (LLVM vectorizes it along a symbolic N).
+  auto genericRow = [&](OpBuilder &b2, Location l2, Value ib, Value im,
+                        Value c) -> Value {
+    SmallVector<OpFoldResult> offsets = {ib, im, zeroAttr};
+    SmallVector<OpFoldResult> sizes = {one, one, nn};
+    SmallVector<OpFoldResult> strides = {one, one, one};
+    Value row = tensor::ExtractSliceOp::create(
+        b2, l2, rowType, c, offsets, sizes, strides);
+    auto kLoop = scf::ForOp::create(
+        b2, l2, c0, nk, c1, ValueRange{row},
+        [&](OpBuilder &b3, Location l3, Value ik, ValueRange r) {
+          Value a = tensor::ExtractOp::create(b3, l3, lhs,
+                                              ValueRange{ib, im, ik});
+          Value bRow = tensor::ExtractSliceOp::create(
+              b3, l3, rowType, rhs,
+              SmallVector<OpFoldResult>{ib, ik, zeroAttr}, sizes,
+              strides);
+          Value updated =
+              linalg::GenericOp::create(
+                  b3, l3, TypeRange{rowType}, ValueRange{bRow},
+                  ValueRange{r[0]}, maps,
+                  getParallelIterators(1),
+                  [&](OpBuilder &b4, Location l4, ValueRange args) {
+                    Value mul =
+                        arith::MulFOp::create(b4, l4, a, args[0]);
+                    linalg::YieldOp::create(
+                        b4, l4,
+                        arith::AddFOp::create(b4, l4, mul, args[1])
+                            .getResult());
+                  })
+                  .getResult(0);
+          scf::YieldOp::create(b3, l3, updated);
+        });
+    Value inserted = tensor::InsertSliceOp::create(
+        b2, l2, kLoop.getResult(0), c, offsets, sizes, strides);
+    return inserted;
+  };
+  // `rows` rows from `im`: the whole row (a static N), or tiles of the
+  // vector's width along a symbolic N (the columns left after the whole
+  // tiles: the row's last tile again; an N below one vector: row updates).
+  auto rowBlock = [&](OpBuilder &b2, Location l2, Value ib, Value im,
+                      int64_t rows, Value c) -> Value {
+    if (!tiledN)
+      return vectorRows(b2, l2, ib, im, rows, c, c0, /*inBounds=*/true);
+    Value n = tensor::DimOp::create(b2, l2, rhs, 2);
+    Value width =
+        arith::ConstantIndexOp::create(b2, l2, rowVector.getDimSize(0));
+    Value wide = arith::CmpIOp::create(b2, l2, arith::CmpIPredicate::uge, n,
+                                       width);
+    auto ifOp = scf::IfOp::create(
+        b2, l2, wide,
+        [&](OpBuilder &b3, Location l3) {
+          Value nFull = arith::MulIOp::create(
+              b3, l3, arith::DivUIOp::create(b3, l3, n, width), width);
+          auto tiles = scf::ForOp::create(
+              b3, l3, c0, nFull, width, ValueRange{c},
+              [&](OpBuilder &b4, Location l4, Value n0, ValueRange cn) {
+                scf::YieldOp::create(b4, l4,
+                                     vectorRows(b4, l4, ib, im, rows, cn[0],
+                                                n0, /*inBounds=*/true));
+              });
+          // N % width columns left: the last whole vector of the row,
+          // [N - width, N), again (each tile is computed from zero, so the
+          // columns it shares with the previous one get the same values).
+          auto last = scf::ForOp::create(
+              b3, l3, nFull, n, width, ValueRange{tiles.getResult(0)},
+              [&](OpBuilder &b4, Location l4, Value, ValueRange cn) {
+                Value n0 = arith::SubIOp::create(b4, l4, n, width);
+                scf::YieldOp::create(b4, l4,
+                                     vectorRows(b4, l4, ib, im, rows, cn[0],
+                                                n0, /*inBounds=*/true));
+              });
+          scf::YieldOp::create(b3, l3, last.getResult(0));
+        },
+        [&](OpBuilder &b3, Location l3) {
+          // N below one vector: row updates.
+          Value rowsDone = c;
+          for (int64_t r = 0; r < rows; ++r) {
+            Value row =
+                r == 0 ? im
+                       : arith::AddIOp::create(
+                             b3, l3, im,
+                             arith::ConstantIndexOp::create(b3, l3, r))
+                             .getResult();
+            rowsDone = genericRow(b3, l3, ib, row, rowsDone);
+          }
+          scf::YieldOp::create(b3, l3, rowsDone);
+        });
+    return ifOp.getResult(0);
   };
   auto batchLoop = scf::ForOp::create(
       rewriter, loc, c0, nb, c1, ValueRange{acc},
@@ -317,13 +418,13 @@ LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
               b1, l1, c0, full, block, ValueRange{c[0]},
               [&](OpBuilder &b2, Location l2, Value im, ValueRange cm) {
                 scf::YieldOp::create(
-                    b2, l2, vectorRows(b2, l2, ib, im, kVectorRows, cm[0]));
+                    b2, l2, rowBlock(b2, l2, ib, im, kVectorRows, cm[0]));
               });
           auto rest = scf::ForOp::create(
               b1, l1, full, nm, c1, ValueRange{blocks.getResult(0)},
               [&](OpBuilder &b2, Location l2, Value im, ValueRange cm) {
                 scf::YieldOp::create(b2, l2,
-                                     vectorRows(b2, l2, ib, im, 1, cm[0]));
+                                     rowBlock(b2, l2, ib, im, 1, cm[0]));
               });
           scf::YieldOp::create(b1, l1, rest.getResult(0));
           return;
@@ -331,39 +432,8 @@ LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
         auto rowLoop = scf::ForOp::create(
             b1, l1, c0, nm, c1, ValueRange{c[0]},
             [&](OpBuilder &b2, Location l2, Value im, ValueRange cm) {
-              SmallVector<OpFoldResult> offsets = {ib, im, zeroAttr};
-              SmallVector<OpFoldResult> sizes = {one, one, nn};
-              SmallVector<OpFoldResult> strides = {one, one, one};
-              Value row = tensor::ExtractSliceOp::create(
-                  b2, l2, rowType, cm[0], offsets, sizes, strides);
-              auto kLoop = scf::ForOp::create(
-                  b2, l2, c0, nk, c1, ValueRange{row},
-                  [&](OpBuilder &b3, Location l3, Value ik, ValueRange r) {
-                    Value a = tensor::ExtractOp::create(b3, l3, lhs,
-                                                        ValueRange{ib, im, ik});
-                    Value bRow = tensor::ExtractSliceOp::create(
-                        b3, l3, rowType, rhs,
-                        SmallVector<OpFoldResult>{ib, ik, zeroAttr}, sizes,
-                        strides);
-                    Value updated =
-                        linalg::GenericOp::create(
-                            b3, l3, TypeRange{rowType}, ValueRange{bRow},
-                            ValueRange{r[0]}, maps,
-                            getParallelIterators(1),
-                            [&](OpBuilder &b4, Location l4, ValueRange args) {
-                              Value mul =
-                                  arith::MulFOp::create(b4, l4, a, args[0]);
-                              linalg::YieldOp::create(
-                                  b4, l4,
-                                  arith::AddFOp::create(b4, l4, mul, args[1])
-                                      .getResult());
-                            })
-                            .getResult(0);
-                    scf::YieldOp::create(b3, l3, updated);
-                  });
-              Value inserted = tensor::InsertSliceOp::create(
-                  b2, l2, kLoop.getResult(0), cm[0], offsets, sizes, strides);
-              scf::YieldOp::create(b2, l2, inserted);
+              scf::YieldOp::create(b2, l2,
+                                   genericRow(b2, l2, ib, im, cm[0]));
             });
         scf::YieldOp::create(b1, l1, rowLoop.getResult(0));
       });

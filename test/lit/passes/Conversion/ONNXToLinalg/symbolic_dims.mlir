@@ -1,8 +1,9 @@
 // RUN: kiln-opt %s -convert-onnx-to-linalg -split-input-file | FileCheck %s
 
 // Symbolic (`?`) dims in the lowering (docs/dynamic-shapes.md): attention's batch
-// MatMul with symbols on both sides (loops over batch, m, k around a generic over n; with
-// a static N, vector rows) and a Softmax over a symbolic axis; a product with a symbolic
+// MatMul with symbols on both sides (4 rows of C at once as vector accumulators over k,
+// along a symbolic N in 16-wide tiles, the last one [N - 16, N) again; an N below 16 as
+// row updates: a generic over n per (batch, m, k); a static N as whole vector rows) and a Softmax over a symbolic axis; a product with a symbolic
 // M in static row blocks; Conv over a
 // symbolic batch, one static image at a time; Range of a symbolic length sized from the
 // entry's dims (kiln.result_dims, kiln.input_dims); an embedding Gather of symbolic
@@ -11,14 +12,25 @@
 // CHECK-LABEL: func.func @attention
 // CHECK: %[[A:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2], [3]] : tensor<?x2x?x4xf32> into tensor<?x?x4xf32>
 // CHECK: %[[B:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1], [2], [3]] : tensor<?x2x4x?xf32> into tensor<?x4x?xf32>
-// CHECK: scf.for %[[IB:.*]] = {{.*}} iter_args
-// CHECK:   scf.for %[[IM:.*]] = {{.*}} iter_args
-// CHECK:     scf.for %[[IK:.*]] = {{.*}} iter_args(%[[ROW:.*]] = %{{.*}}) -> (tensor<?xf32>)
-// CHECK:       %[[AV:.*]] = tensor.extract %[[A]][%[[IB]], %[[IM]], %[[IK]]] : tensor<?x?x4xf32>
-// CHECK:       %[[BROW:.*]] = tensor.extract_slice %[[B]][%[[IB]], %[[IK]], 0] [1, 1, %{{.*}}] [1, 1, 1] : tensor<?x4x?xf32> to tensor<?xf32>
-// CHECK:       linalg.generic {{.*}} ins(%[[BROW]] : tensor<?xf32>) outs(%[[ROW]] : tensor<?xf32>)
-// CHECK:         arith.mulf %[[AV]]
-// CHECK:         arith.addf
+// CHECK: scf.for %[[IB:[a-z0-9_]+]] = {{.*}} iter_args
+// CHECK:   scf.for %[[IM:[a-z0-9_]+]] = {{.*}} step %c4{{.*}} iter_args
+// CHECK:     %[[N:.*]] = tensor.dim %[[B]], %c2
+// CHECK:     %[[WIDE:.*]] = arith.cmpi uge, %[[N]], %c16
+// CHECK:     scf.if %[[WIDE]] -> (tensor<?x?x?xf32>) {
+// CHECK:       scf.for %[[N0:[a-z0-9_]+]] = {{.*}} step %c16
+// CHECK:         scf.for %[[IK:[a-z0-9_]+]] = {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:           vector.transfer_read %[[B]][%[[IB]], %[[IK]], %[[N0]]]
+// CHECK:           tensor.extract %[[A]][%[[IB]], %[[IM]], %[[IK]]]
+// CHECK:           vector.fma
+// CHECK:       scf.for {{.*}} step %c16
+// CHECK:         arith.subi %[[N]], %c16
+// CHECK:     } else {
+// CHECK:       scf.for %[[IK2:[a-z0-9_]+]] = {{.*}} iter_args(%[[ROW:.*]] = %{{.*}}) -> (tensor<?xf32>)
+// CHECK:         %[[AV:.*]] = tensor.extract %[[A]][%[[IB]], %[[IM]], %[[IK2]]] : tensor<?x?x4xf32>
+// CHECK:         %[[BROW:.*]] = tensor.extract_slice %[[B]][%[[IB]], %[[IK2]], 0] [1, 1, %{{.*}}] [1, 1, 1] : tensor<?x4x?xf32> to tensor<?xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[BROW]] : tensor<?xf32>) outs(%[[ROW]] : tensor<?xf32>)
+// CHECK:           arith.mulf %[[AV]]
+// CHECK:           arith.addf
 // CHECK: tensor.expand_shape {{.*}} into tensor<?x2x?x?xf32>
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x2x?x?xf32>)
 // CHECK: math.exp
