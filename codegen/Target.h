@@ -67,6 +67,10 @@ struct ExecutableInfo {
   std::string runtimeFeatures;
   /// Bytes of the scratch arena the entry takes (0: none).
   int64_t scratchSize = 0;
+  /// A model with symbolic dims: the bytes the arena needs past
+  /// `scratchSize`, a C expression over `symbols[i]` (kiln-plan-memory's
+  /// `kiln.dynamic_scratch_size`); empty when none.
+  std::string dynamicScratchSize;
   /// Message of run-time check N at position N - 1.
   std::vector<std::string> checkMessages;
   /// The ONNX nodes each kernel of the host code computes (an outlined

@@ -310,8 +310,9 @@ std::string generateDescriptorSource(const ModelInfo &model,
   if (symbolic) {
     // Symbols, and the shape function: every symbol is bound from the inputs
     // (the runtime checks them), so it fills in the outputs' dims and the
-    // scratch arena's size (planned at compile time: dynamically sized
-    // intermediates are allocated by the entry itself).
+    // scratch arena's size: the static part planned at compile time, plus
+    // the buffers sized from the symbols (kiln-plan-memory), for which the
+    // runtime grows the arena before the run.
     os << "static const kiln_dim_symbol kiln_symbols[] = {\n";
     for (const SymbolInfo &sym : model.symbols)
       os << "  {" << cString(sym.name) << ", " << sym.min << "ll, " << sym.max
@@ -329,7 +330,10 @@ std::string generateDescriptorSource(const ModelInfo &model,
                    ? "symbols[" + std::to_string(KILN_DIM_SYMBOL_ID(dim)) + "]"
                    : std::to_string(dim) + "ll")
            << ";\n";
-    os << "  memory_sizes[0] = " << model.scratchSize << "ull;\n"
+    os << "  memory_sizes[0] = " << model.scratchSize << "ull";
+    if (!model.dynamicScratchSize.empty())
+      os << " + (uint64_t)" << model.dynamicScratchSize;
+    os << ";\n"
        << "  return 0;\n}\n\n";
   }
   // The adapter is linked into the model's own LLVM module; the call must not

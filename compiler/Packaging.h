@@ -56,6 +56,9 @@ struct ModelInfo {
   std::vector<std::string> kernelNames;
   /// Bytes of the scratch arena the entry needs (kiln-plan-memory).
   uint64_t scratchSize = 0;
+  /// Bytes the arena needs past scratchSize at a run of a model with
+  /// symbolic dims: a C expression over `symbols[i]` (ExecutableInfo).
+  std::string dynamicScratchSize;
   /// Alignment the entry assumes of the arena's base (a power of two).
   uint64_t scratchAlignment = 64;
   /// C text the header adds after the tensor macros (a multi-variant

@@ -347,6 +347,7 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   info.cpu = cpu.starts_with("armv") ? cpu.str() : executable.cpu;
   info.runtimeFeatures = executable.runtimeFeatures;
   info.scratchSize = executable.scratchSize;
+  info.dynamicScratchSize = executable.dynamicScratchSize;
   info.checkMessages = std::move(executable.checkMessages);
   for (const std::string &kernel : executable.kernelNames)
     info.kernelNames.push_back(annotateOpTypes(kernel, opTypes));
@@ -605,6 +606,18 @@ LogicalResult compileModel(MLIRContext &context,
     return fail(error);
   ModelInfo shared = variants.front().info;
   shared.prefix = prefix;
+  // The shape function serves every variant: the largest dynamic arena.
+  for (const auto &variant : variants)
+    if (variant.info.dynamicScratchSize != shared.dynamicScratchSize) {
+      const std::string &a = shared.dynamicScratchSize.empty()
+                                 ? std::string("0ll")
+                                 : shared.dynamicScratchSize;
+      const std::string &b = variant.info.dynamicScratchSize.empty()
+                                 ? std::string("0ll")
+                                 : variant.info.dynamicScratchSize;
+      shared.dynamicScratchSize =
+          "(" + a + " > " + b + " ? " + a + " : " + b + ")";
+    }
   if (!packageVariants(shared, variants,
                        weights.definitions(/*hiddenGlobal=*/true), kind,
                        workDir, options.outputPath, error))

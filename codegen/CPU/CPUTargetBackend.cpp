@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -47,6 +48,32 @@ bool computesOnFloat8(Operation *op) {
          llvm::any_of(op->getResultTypes(), isF8);
 }
 
+/// `expr` (over symbols only) as a C expression of `int64_t symbols[]`
+/// (the shape function's argument; docs/dynamic-shapes.md).
+std::string getSymbolExprC(AffineExpr expr) {
+  if (auto c = dyn_cast<AffineConstantExpr>(expr))
+    return std::to_string(c.getValue()) + "ll";
+  if (auto s = dyn_cast<AffineSymbolExpr>(expr))
+    return "symbols[" + std::to_string(s.getPosition()) + "]";
+  auto binary = cast<AffineBinaryOpExpr>(expr);
+  std::string lhs = getSymbolExprC(binary.getLHS());
+  std::string rhs = getSymbolExprC(binary.getRHS());
+  switch (expr.getKind()) {
+  case AffineExprKind::Add:
+    return "(" + lhs + " + " + rhs + ")";
+  case AffineExprKind::Mul:
+    return "(" + lhs + " * " + rhs + ")";
+  case AffineExprKind::FloorDiv: // sizes: non-negative operands
+    return "(" + lhs + " / " + rhs + ")";
+  case AffineExprKind::CeilDiv:
+    return "((" + lhs + " + " + rhs + " - 1) / " + rhs + ")";
+  case AffineExprKind::Mod:
+    return "(" + lhs + " % " + rhs + ")";
+  default:
+    return "0ll";
+  }
+}
+
 class CPUTargetBackend final : public TargetBackend {
 public:
   explicit CPUTargetBackend(CPUTarget target) : target(std::move(target)) {}
@@ -84,6 +111,9 @@ public:
     info.cpu = target.cpu;
     info.runtimeFeatures = target.runtimeFeatures;
     info.scratchSize = getScratchSize(module).value_or(0);
+    if (auto bytes = module->getAttrOfType<AffineMapAttr>(
+            "kiln.dynamic_scratch_size"))
+      info.dynamicScratchSize = getSymbolExprC(bytes.getValue().getResult(0));
     for (std::string &message : getCheckMessages(module))
       info.checkMessages.push_back(std::move(message));
     for (KernelName &kernel : getKernelNames(module))

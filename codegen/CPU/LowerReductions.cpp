@@ -19,6 +19,7 @@
 #include "codegen/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -34,14 +35,12 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `op` is a reduction this pass lowers: static shapes, at least one
-/// reduction loop, all of them after every parallel loop, and outputs indexed
-/// by parallel loops only (one element per parallel iteration).
+/// Whether `op` is a reduction this pass lowers: at least one reduction
+/// loop, all of them after every parallel loop, and outputs indexed by
+/// parallel loops only (one element per parallel iteration). Loop ranges
+/// known at run time only (symbolic dims) are read from the operands.
 bool isInnermostReduction(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() == 0)
-    return false;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
     return false;
   auto iterators = op.getIteratorTypesArray();
   unsigned numParallel = op.getNumParallelLoops();
@@ -78,14 +77,42 @@ Operation *maxCombiner(OpBuilder &b, Operation &op, IRMapping &mapping) {
   return LLVM::MinimumOp::create(b, op.getLoc(), lhs, rhs, flags);
 }
 
+/// Whether `op` has a loop range known at run time only (symbolic dims).
+bool hasDynamicLoops(linalg::GenericOp op) {
+  return llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic);
+}
+
+/// An elementwise generic over run-time ranges (symbolic dims), lowered here
+/// too so that what its innermost loop reads at one place (softmax's row max
+/// and sum, layernorm's mean, a bias) is loaded once before that loop: the
+/// views of the arena it reads and writes have offsets computed at run time,
+/// so LLVM cannot hoist that load past the loop's stores itself, and the
+/// load in the loop stops the vectorizer.
+bool isDynamicElementwise(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() != 0 ||
+      op.getNumLoops() == 0 || !hasDynamicLoops(op))
+    return false;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (!op.getMatchingIndexingMap(&init).isProjectedPermutation())
+      return false;
+  return true;
+}
+
 /// Emits `op`'s loop nest at `b`: scf.for over the parallel loops, then the
-/// reduction loops carrying one accumulator per output.
+/// reduction loops carrying one accumulator per output. With run-time loop
+/// ranges, the inputs the innermost loop reads at one place are loaded
+/// before it (isDynamicElementwise).
 void lowerReduction(OpBuilder &b, linalg::GenericOp op) {
   Location loc = op.getLoc();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<Value> ranges;
+  for (Range range : cast<linalg::LinalgOp>(op.getOperation())
+                          .createLoopRanges(b, loc))
+    ranges.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
   unsigned numLoops = ranges.size();
   unsigned numParallel = op.getNumParallelLoops();
   SmallVector<Value> ivs(numLoops);
+  bool hoist = hasDynamicLoops(op);
+  DenseMap<OpOperand *, Value> hoisted;
   auto index = [&](OpBuilder &ib, AffineMap map) {
     SmallVector<Value> indices;
     for (AffineExpr e : map.getResults()) {
@@ -99,6 +126,24 @@ void lowerReduction(OpBuilder &b, linalg::GenericOp op) {
                             .getResult());
     }
     return indices;
+  };
+
+  // Before the innermost loop: loads of the inputs it reads at one place
+  // (not written by the op: a buffer both read and written stays in the
+  // loop).
+  auto hoistInvariants = [&](OpBuilder &hb, unsigned level) {
+    if (!hoist || level + 1 != numLoops)
+      return;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(input);
+      if (!isa<MemRefType>(input->get().getType()) ||
+          map.isFunctionOfDim(level) ||
+          llvm::any_of(op.getDpsInits(),
+                       [&](Value init) { return init == input->get(); }))
+        continue;
+      hoisted[input] = memref::LoadOp::create(hb, loc, input->get(),
+                                              index(hb, map));
+    }
   };
 
   // Builds loops [level, numParallel) of the parallel nest, then the
@@ -115,7 +160,9 @@ void lowerReduction(OpBuilder &b, linalg::GenericOp op) {
       for (OpOperand *input : op.getDpsInputOperands()) {
         Value arg = op.getMatchingBlockArgument(input);
         Value v = input->get();
-        if (isa<MemRefType>(v.getType()))
+        if (Value loaded = hoisted.lookup(input))
+          v = loaded;
+        else if (isa<MemRefType>(v.getType()))
           v = memref::LoadOp::create(
               rb, loc, v, index(rb, op.getMatchingIndexingMap(input)));
         mapping.map(arg, v);
@@ -138,9 +185,9 @@ void lowerReduction(OpBuilder &b, linalg::GenericOp op) {
         results.push_back(mapping.lookupOrDefault(v));
       return results;
     }
+    hoistInvariants(rb, level);
     auto loop = scf::ForOp::create(
-        rb, loc, arith::ConstantIndexOp::create(rb, loc, 0),
-        arith::ConstantIndexOp::create(rb, loc, ranges[level]),
+        rb, loc, arith::ConstantIndexOp::create(rb, loc, 0), ranges[level],
         arith::ConstantIndexOp::create(rb, loc, 1), accs,
         [&](OpBuilder &lb, Location, Value iv, ValueRange iterArgs) {
           ivs[level] = iv;
@@ -160,8 +207,9 @@ void lowerReduction(OpBuilder &b, linalg::GenericOp op) {
                                 index(pb, op.getMatchingIndexingMap(&init)));
       return;
     }
+    hoistInvariants(pb, level);
     scf::ForOp::create(pb, loc, arith::ConstantIndexOp::create(pb, loc, 0),
-                       arith::ConstantIndexOp::create(pb, loc, ranges[level]),
+                       ranges[level],
                        arith::ConstantIndexOp::create(pb, loc, 1), ValueRange{},
                        [&](OpBuilder &lb, Location, Value iv, ValueRange) {
                          ivs[level] = iv;
@@ -177,7 +225,7 @@ struct LowerReductionsPass
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (isInnermostReduction(op))
+      if (isInnermostReduction(op) || isDynamicElementwise(op))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());

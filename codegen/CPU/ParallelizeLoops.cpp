@@ -18,11 +18,17 @@
 // before kiln-plan-memory, which then sees the buffers used inside the loop
 // as live together.
 //
+// An op with run-time loop ranges (symbolic dims) gets a parallel loop over
+// its leading parallel loops, behind a run-time check that the run's work
+// is worth the hand-off (parallelizeDynamic); no row fusion and no loop
+// interchange for those yet.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
 #include "dialects/Kiln/ABIAttributes.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
@@ -334,10 +340,15 @@ struct ParallelizeLoopsPass
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    SmallVector<linalg::LinalgOp> prepared;
-    for (linalg::LinalgOp op : ops)
+    SmallVector<linalg::LinalgOp> prepared, dynamic;
+    for (linalg::LinalgOp op : ops) {
       if (std::optional<linalg::LinalgOp> p = prepare(rewriter, op))
         prepared.push_back(*p);
+      else if (!op.getStaticLoopRanges().empty())
+        dynamic.push_back(op);
+    }
+    for (linalg::LinalgOp op : dynamic)
+      parallelizeDynamic(rewriter, op);
 
     // Row groups of consecutive ops, then one loop per group or per op.
     SmallVector<RowGroup> groups;
@@ -483,6 +494,80 @@ struct ParallelizeLoopsPass
     kiln::setParallelLoop(par);
     for (linalg::LinalgOp op : group.ops)
       rewriter.eraseOp(op);
+  }
+
+  /// An op with run-time loop ranges (symbolic dims): when the run's work
+  /// (the product of its ranges) reaches kMinParallelWork, a parallel loop
+  /// over its leading distributable loops but the innermost (one iteration
+  /// per index of them, the pool chunks them); below that, the op as it is.
+  void parallelizeDynamic(IRRewriter &rewriter, linalg::LinalgOp op) {
+    unsigned n = op.getNumLoops();
+    auto iterators = op.getIteratorTypesArray();
+    SmallVector<AffineMap> initMaps;
+    for (OpOperand &init : op.getDpsInitsMutable())
+      initMaps.push_back(op.getMatchingIndexingMap(&init));
+    unsigned run = 0;
+    while (run + 1 < n && iterators[run] == utils::IteratorType::parallel &&
+           llvm::all_of(initMaps, [&](AffineMap m) {
+             return isPureDimResult(m, run);
+           }))
+      ++run;
+    if (run == 0)
+      return;
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    SmallVector<OpFoldResult> bounds;
+    SmallVector<Value> sizes;
+    for (Range range : op.createLoopRanges(rewriter, loc)) {
+      bounds.push_back(range.size);
+      sizes.push_back(
+          getValueOrCreateConstantIndexOp(rewriter, loc, range.size));
+    }
+    Value work = sizes[0], iterations = sizes[0];
+    for (unsigned i = 1; i < n; ++i) {
+      work = arith::MulIOp::create(rewriter, loc, work, sizes[i]);
+      if (i < run)
+        iterations = arith::MulIOp::create(rewriter, loc, iterations, sizes[i]);
+    }
+    Value enough = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::uge, work,
+        arith::ConstantIndexOp::create(rewriter, loc, kMinParallelWork));
+    auto ifOp = scf::IfOp::create(rewriter, loc, enough, /*withElse=*/true);
+    {
+      OpBuilder b = ifOp.getThenBodyBuilder();
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      auto par = scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{iterations}, ValueRange{one},
+          [&](OpBuilder &pb, Location l, ValueRange ivs) {
+            // Delinearized over the leading `run` loops, innermost fastest.
+            SmallVector<OpFoldResult> offsets(n, pb.getIndexAttr(0));
+            SmallVector<OpFoldResult> lbs, tiles(n, pb.getIndexAttr(0));
+            Value rest = ivs[0];
+            for (int i = run - 1; i >= 0; --i) {
+              Value idx = rest;
+              if (i > 0) {
+                idx = arith::RemUIOp::create(pb, l, rest, sizes[i]);
+                rest = arith::DivUIOp::create(pb, l, rest, sizes[i]);
+              }
+              offsets[i] = idx;
+              tiles[i] = pb.getIndexAttr(1);
+            }
+            for (unsigned i = 0; i < run; ++i)
+              lbs.push_back(offsets[i]);
+            SmallVector<Value> operands = linalg::makeTiledShapes(
+                pb, l, op, op->getOperands(), lbs, tiles, bounds,
+                /*omitPartialTileCheck=*/true);
+            Operation *tiled = mlir::clone(pb, op, TypeRange{}, operands);
+            linalg::offsetIndices(pb, cast<linalg::LinalgOp>(tiled), offsets);
+          });
+      kiln::setParallelLoop(par);
+    }
+    {
+      OpBuilder b = ifOp.getElseBodyBuilder();
+      b.clone(*op);
+    }
+    rewriter.eraseOp(op);
   }
 
   void parallelize(IRRewriter &rewriter, linalg::LinalgOp op) {

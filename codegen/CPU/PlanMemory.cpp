@@ -25,6 +25,8 @@
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/Limits.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace kiln {
@@ -42,6 +44,124 @@ struct Buffer {
   int64_t first, last; // top-level op indices
   int64_t offset = -1;
 };
+
+/// A buffer with `?` sizes: `unit` bytes (64-byte aligned) per unit of
+/// `expr`, the product of its `?` sizes over the symbols; `offset` in units.
+struct SymbolicBuffer {
+  memref::AllocOp alloc;
+  int64_t unit;
+  AffineExpr expr;
+  int64_t first, last;
+  int64_t offset = -1;
+};
+
+std::optional<AffineExpr> getSymbolExpr(Value value, Value symbols,
+                                        unsigned depth);
+
+/// Dim `index` of the buffer `memref` as an expression over the symbols:
+/// through the views that say their sizes (reinterpret_cast, expand_shape,
+/// collapse_shape, view, alloc).
+std::optional<AffineExpr> getDimExpr(Value memref, int64_t index,
+                                     Value symbols, unsigned depth) {
+  MLIRContext *ctx = memref.getContext();
+  auto type = dyn_cast<MemRefType>(memref.getType());
+  if (!type || index < 0 || index >= type.getRank() || depth > 32)
+    return std::nullopt;
+  if (!type.isDynamicDim(index))
+    return getAffineConstantExpr(type.getDimSize(index), ctx);
+  auto fromFold = [&](OpFoldResult size) -> std::optional<AffineExpr> {
+    if (std::optional<int64_t> c = getConstantIntValue(size))
+      return getAffineConstantExpr(*c, ctx);
+    return getSymbolExpr(cast<Value>(size), symbols, depth + 1);
+  };
+  Operation *def = memref.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto cast = dyn_cast<memref::ReinterpretCastOp>(def))
+    return fromFold(cast.getMixedSizes()[index]);
+  if (auto expand = dyn_cast<memref::ExpandShapeOp>(def))
+    return fromFold(expand.getMixedOutputShape()[index]);
+  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def)) {
+    AffineExpr product = getAffineConstantExpr(1, ctx);
+    for (int64_t d : collapse.getReassociationIndices()[index]) {
+      std::optional<AffineExpr> e =
+          getDimExpr(collapse.getSrc(), d, symbols, depth + 1);
+      if (!e)
+        return std::nullopt;
+      product = product * *e;
+    }
+    return product;
+  }
+  if (isa<memref::AllocOp, memref::ViewOp>(def)) {
+    unsigned dynamicIndex = type.getDynamicDimIndex(index);
+    ValueRange sizes = isa<memref::AllocOp>(def)
+                           ? cast<memref::AllocOp>(def).getDynamicSizes()
+                           : cast<memref::ViewOp>(def).getSizes();
+    return getSymbolExpr(sizes[dynamicIndex], symbols, depth + 1);
+  }
+  return std::nullopt;
+}
+
+/// `value` (an index) as an expression over the entry's symbols (`symbols`:
+/// the `memref<Nxi64>` argument kiln-bind-symbolic-dims added), or nullopt
+/// when it is computed from anything else.
+std::optional<AffineExpr> getSymbolExpr(Value value, Value symbols,
+                                        unsigned depth) {
+  MLIRContext *ctx = value.getContext();
+  if (std::optional<int64_t> c = getConstantIntValue(value))
+    return getAffineConstantExpr(*c, ctx);
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > 32)
+    return std::nullopt;
+  auto operand = [&](unsigned i) {
+    return getSymbolExpr(def->getOperand(i), symbols, depth + 1);
+  };
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def)) {
+    auto load = def->getOperand(0).getDefiningOp<memref::LoadOp>();
+    if (!load || load.getMemRef() != symbols || load.getIndices().size() != 1)
+      return std::nullopt;
+    std::optional<int64_t> id = getConstantIntValue(load.getIndices()[0]);
+    if (!id)
+      return std::nullopt;
+    return getAffineSymbolExpr(*id, ctx);
+  }
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivUIOp,
+          arith::DivSIOp, arith::CeilDivUIOp, arith::CeilDivSIOp>(def)) {
+    std::optional<AffineExpr> lhs = operand(0), rhs = operand(1);
+    if (!lhs || !rhs)
+      return std::nullopt;
+    if (isa<arith::AddIOp>(def))
+      return *lhs + *rhs;
+    if (isa<arith::SubIOp>(def))
+      return *lhs - *rhs;
+    if (isa<arith::MulIOp>(def))
+      return *lhs * *rhs;
+    auto divisor = dyn_cast<AffineConstantExpr>(*rhs);
+    if (!divisor || divisor.getValue() <= 0)
+      return std::nullopt;
+    if (isa<arith::DivUIOp, arith::DivSIOp>(def))
+      return lhs->floorDiv(divisor.getValue());
+    return lhs->ceilDiv(divisor.getValue());
+  }
+  if (auto dim = dyn_cast<memref::DimOp>(def)) {
+    std::optional<int64_t> index = getConstantIntValue(dim.getIndex());
+    if (!index)
+      return std::nullopt;
+    return getDimExpr(dim.getSource(), *index, symbols, depth + 1);
+  }
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+    AffineMap map = apply.getAffineMap();
+    SmallVector<AffineExpr> dims, syms;
+    for (auto [i, v] : llvm::enumerate(apply.getMapOperands())) {
+      std::optional<AffineExpr> e = operand(i);
+      if (!e)
+        return std::nullopt;
+      (i < map.getNumDims() ? dims : syms).push_back(*e);
+    }
+    return map.getResult(0).replaceDimsAndSymbols(dims, syms);
+  }
+  return std::nullopt;
+}
 
 /// The live range of `alloc` in top-level op indices, or nullopt if it may
 /// escape.
@@ -112,6 +232,81 @@ FailureOr<int64_t> getBufferBytes(Operation *op, MemRefType type,
 struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
   using Base::Base;
 
+  /// The buffers with `?` sizes after the `staticBytes` of the arena: one
+  /// region per expression, planned first fit in its units (see the file
+  /// comment); sets `kiln.dynamic_scratch_size`.
+  void planSymbolic(ModuleOp module, func::FuncOp func, Value symbols,
+                    unsigned numSymbols, MutableArrayRef<SymbolicBuffer> buffers,
+                    Value scratch, int64_t staticBytes) {
+    MLIRContext *ctx = module.getContext();
+    // Regions in order of first appearance (deterministic output).
+    SmallVector<AffineExpr> exprs;
+    for (SymbolicBuffer &buffer : buffers)
+      if (!llvm::is_contained(exprs, buffer.expr))
+        exprs.push_back(buffer.expr);
+    AffineExpr regionStart = getAffineConstantExpr(staticBytes, ctx);
+    SmallVector<AffineExpr> starts;
+    for (AffineExpr expr : exprs) {
+      SmallVector<SymbolicBuffer *> order;
+      for (SymbolicBuffer &buffer : buffers)
+        if (buffer.expr == expr)
+          order.push_back(&buffer);
+      llvm::stable_sort(order, [](SymbolicBuffer *a, SymbolicBuffer *b) {
+        return a->unit > b->unit;
+      });
+      SmallVector<SymbolicBuffer *> placed;
+      int64_t units = 0;
+      for (SymbolicBuffer *buffer : order) {
+        SmallVector<std::pair<int64_t, int64_t>> taken;
+        for (SymbolicBuffer *other : placed)
+          if (other->first <= buffer->last && buffer->first <= other->last)
+            taken.push_back({other->offset, other->offset + other->unit});
+        llvm::sort(taken);
+        int64_t offset = 0;
+        for (auto [lo, hi] : taken) {
+          if (offset + buffer->unit <= lo)
+            break;
+          offset = std::max(offset, hi);
+        }
+        buffer->offset = offset;
+        units = std::max(units, offset + buffer->unit);
+        placed.push_back(buffer);
+      }
+      starts.push_back(regionStart);
+      regionStart = regionStart + expr * units;
+    }
+    AffineExpr dynamicBytes = simplifyAffineExpr(
+        regionStart - staticBytes, 0, numSymbols);
+    module->setAttr("kiln.dynamic_scratch_size",
+                    AffineMapAttr::get(AffineMap::get(0, numSymbols,
+                                                      dynamicBytes)));
+
+    // The symbols' values, read once at the entry's start.
+    OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+    Location loc = func.getLoc();
+    SmallVector<Value> symbolValues;
+    for (unsigned i = 0; i < numSymbols; ++i) {
+      Value id = arith::ConstantIndexOp::create(b, loc, i);
+      Value v = memref::LoadOp::create(b, loc, symbols, ValueRange{id});
+      symbolValues.push_back(
+          arith::IndexCastOp::create(b, loc, b.getIndexType(), v));
+    }
+    for (SymbolicBuffer &buffer : buffers) {
+      unsigned region = llvm::find(exprs, buffer.expr) - exprs.begin();
+      AffineExpr offset = simplifyAffineExpr(
+          starts[region] + buffer.expr * buffer.offset, 0, numSymbols);
+      b.setInsertionPoint(buffer.alloc);
+      Location l = buffer.alloc.getLoc();
+      Value at = affine::expandAffineExpr(b, l, offset, ValueRange{},
+                                          symbolValues);
+      Value view = memref::ViewOp::create(b, l, buffer.alloc.getType(),
+                                          scratch, at,
+                                          buffer.alloc.getDynamicSizes());
+      buffer.alloc.replaceAllUsesWith(view);
+      buffer.alloc.erase();
+    }
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -135,8 +330,47 @@ struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
             return;
         allocs.push_back(alloc);
       });
+      // The symbols' argument (kiln-bind-symbolic-dims) of an entry with
+      // symbolic dims.
+      Value symbols;
+      auto symbolNames = func->getAttrOfType<ArrayAttr>("kiln.symbols");
+      if (symbolNames && func.getNumArguments() > 0 &&
+          func.getArgument(0).getType() ==
+              MemRefType::get({static_cast<int64_t>(symbolNames.size())},
+                              IntegerType::get(ctx, 64)))
+        symbols = func.getArgument(0);
+      SmallVector<SymbolicBuffer> symbolic;
       for (memref::AllocOp alloc : allocs) {
         MemRefType type = alloc.getType();
+        if (symbols && !type.hasStaticShape() &&
+            type.getLayout().isIdentity() &&
+            type.getElementType().isIntOrFloat() && !type.getMemorySpace()) {
+          std::optional<AffineExpr> expr =
+              getAffineConstantExpr(1, ctx);
+          for (Value size : alloc.getDynamicSizes()) {
+            std::optional<AffineExpr> e = getSymbolExpr(size, symbols, 0);
+            expr = e ? std::optional<AffineExpr>(*expr * *e) : std::nullopt;
+            if (!expr)
+              break;
+          }
+          SmallVector<int64_t> staticDims;
+          for (int64_t d : type.getShape())
+            if (!ShapedType::isDynamic(d))
+              staticDims.push_back(d);
+          auto unitType = MemRefType::get(staticDims, type.getElementType());
+          FailureOr<int64_t> unit =
+              expr ? getBufferBytes(alloc, unitType, alignment)
+                   : FailureOr<int64_t>(failure());
+          std::optional<std::pair<int64_t, int64_t>> range =
+              expr && succeeded(unit) ? liveRange(alloc, body, index)
+                                      : std::nullopt;
+          if (range)
+            symbolic.push_back({alloc, *unit,
+                                simplifyAffineExpr(*expr, 0,
+                                                   symbolNames.size()),
+                                range->first, range->second});
+          continue;
+        }
         if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
             !type.getElementType().isIntOrIndexOrFloat() ||
             type.getElementType().isIndex() || type.getMemorySpace())
@@ -207,6 +441,9 @@ struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
         buffer.alloc.replaceAllUsesWith(view);
         buffer.alloc.erase();
       }
+      if (!symbolic.empty())
+        planSymbolic(module, func, symbols, symbolNames.size(), symbolic,
+                     scratch, total);
       // One entry per module in practice; the largest arena serves any.
       if (std::optional<int64_t> previous = kiln::getScratchSize(module))
         total = std::max<int64_t>(total, *previous);

@@ -19,7 +19,7 @@ def ConvertONNXToLinalgPass : Pass<"convert-onnx-to-linalg", "mlir::ModuleOp"> {
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect", "mlir::tensor::TensorDialect",
     "mlir::scf::SCFDialect", "mlir::bufferization::BufferizationDialect",
-    "kiln::KilnDialect"
+    "mlir::vector::VectorDialect", "kiln::KilnDialect"
   ];
 }
 

@@ -30,6 +30,7 @@ struct kiln_model {
   uint64_t scratch_size; /* the host-scratch need (0 when none) */
   size_t scratch_align;  /* at least KILN_ALIGNMENT */
   void *caller_scratch;  /* options.scratch, or NULL */
+  size_t caller_scratch_size; /* options.scratch_size */
   const char *variant;   /* the variant opened from a table, or "" */
   const kiln_artifact_desc *artifact; /* that table, or NULL */
   const char *profile_label; /* KILN_PROFILE is on: the runs' label */
@@ -46,6 +47,10 @@ struct kiln_run_context {
   kiln_model *model;
   void *scratch;
   int owns_scratch; /* 0: no scratch, or the caller's arena */
+  /* The arena's bytes: the model's scratch_size, or more once a run of a
+   * model with symbols needed more (the shape function's size; the arena
+   * grows and stays grown). */
+  uint64_t scratch_capacity;
   void **input_ptrs;
   void **output_ptrs;
   unsigned char *input_seen;
@@ -278,6 +283,7 @@ static kiln_status kiln_context_new(kiln_model *model,
     if (!model->caller_scratch_held) {
       model->caller_scratch_held = 1;
       rc->scratch = model->caller_scratch;
+      rc->scratch_capacity = model->caller_scratch_size;
     }
     pthread_mutex_unlock(&model->lock);
   }
@@ -296,6 +302,7 @@ static kiln_status kiln_context_new(kiln_model *model,
                               kiln_model_name(model));
     }
     rc->owns_scratch = 1;
+    rc->scratch_capacity = model->scratch_size;
   }
   *out_context = rc;
   return NULL;
@@ -473,6 +480,7 @@ static kiln_status kiln_model_create(const kiln_model_desc *desc, void *library,
   model->scratch_size = scratch_size;
   model->scratch_align = scratch_align;
   model->caller_scratch = options->scratch;
+  model->caller_scratch_size = options->scratch ? options->scratch_size : 0;
   model->variant = "";
   if (kiln_profile_enabled())
     model->profile_label = kiln_profile_register_model(desc);
@@ -1197,14 +1205,32 @@ static kiln_status kiln_run_in(kiln_run_context *rc, const kiln_tensor *inputs,
               ? desc->check_messages[shaped - 1]
               : "the shape function failed");
     const kiln_memory_need *scratch = kiln_host_scratch_need(desc);
-    if (scratch && memory[scratch - desc->memory_needs] > model->scratch_size)
-      return kiln_make_status(KILN_STATUS_INTERNAL,
-                              "model '%s' needs %llu scratch bytes for this "
-                              "run, above its arena's %llu",
-                              kiln_model_name(model),
-                              (unsigned long long)memory[scratch -
-                                                         desc->memory_needs],
-                              (unsigned long long)model->scratch_size);
+    uint64_t need = scratch ? memory[scratch - desc->memory_needs] : 0;
+    if (need > rc->scratch_capacity) {
+      /* Buffers sized from the symbols (kiln-plan-memory) follow the static
+       * part: the arena grows to this run's size, once per larger size. A
+       * caller's arena (options.scratch) cannot grow. */
+      if (!rc->owns_scratch && rc->scratch)
+        return kiln_make_status(
+            KILN_STATUS_OUT_OF_MEMORY,
+            "model '%s' needs %llu scratch bytes for this run, above the "
+            "%llu of options.scratch",
+            kiln_model_name(model), (unsigned long long)need,
+            (unsigned long long)rc->scratch_capacity);
+      void *grown = need <= SIZE_MAX ? kiln_arena_alloc((size_t)need,
+                                                        model->scratch_align)
+                                     : NULL;
+      if (!grown)
+        return kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
+                                "cannot allocate the %llu-byte scratch arena "
+                                "model '%s' needs for this run",
+                                (unsigned long long)need,
+                                kiln_model_name(model));
+      free(rc->scratch);
+      rc->scratch = grown;
+      rc->owns_scratch = 1;
+      rc->scratch_capacity = need;
+    }
   }
   status = kiln_bind_outputs(rc, outputs, n_outputs);
   if (status)

@@ -92,12 +92,13 @@ def compile_model(kiln, model: Path, out: Path, args=()) -> Path:
     return out
 
 
-def run_at(kiln, model: Path, artifact: Path, feeds, work: Path):
+def run_at(kiln, model: Path, artifact: Path, feeds, work: Path, threads=None):
     reference = harness.ort_run(model, feeds)
     inputs = harness.save_inputs(feeds, work / "inputs")
     out_dir = work / "outputs"
     out_dir.mkdir(parents=True, exist_ok=True)
-    r = kiln.run(artifact, inputs, out_dir)
+    args = ["--threads", str(threads)] if threads else []
+    r = kiln.run(artifact, inputs, out_dir, args)
     if r.returncode != 0:
         raise AssertionError("kiln run failed\n" + r.describe())
     got = harness.load_outputs(out_dir, list(reference))
@@ -124,6 +125,16 @@ def mlp_artifacts(kiln, tmp_path_factory):
 def test_mlp_dynamic_batch(kiln, mlp_artifacts, tmp_path, batch):
     model, unbounded, _ = mlp_artifacts
     run_at(kiln, model, unbounded, {"x": rand(batch, batch, 32)}, tmp_path)
+
+
+# Rows of a product with a symbolic M (batch): 64-row blocks, then at most one block of
+# each power of two below 64 (130 = 2 x 64 + 2, 33 = 32 + 1, 7 = 4 + 2 + 1), each a static
+# kernel; on one thread and on two (the blocks' parallel loops).
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("batch", [1, 7, 33, 130])
+def test_mlp_row_remainders(kiln, mlp_artifacts, tmp_path, batch, threads):
+    model, unbounded, _ = mlp_artifacts
+    run_at(kiln, model, unbounded, {"x": rand(batch + 10, batch, 32)}, tmp_path, threads)
 
 
 @pytest.mark.parametrize("batch", [1, 5, 64])
@@ -273,6 +284,19 @@ def test_bert_like_dynamic_batch_and_seq(kiln, bert_artifact, tmp_path, batch, s
     run_at(kiln, model, artifact, dynamic_models.bert_feeds(batch, seq, seed=seq), tmp_path)
 
 
+# Attention's scores x V with symbols on both sides runs 4 rows of a head at once, then
+# the rows left one by one (seq 33: 8 blocks + 1, 130: 32 + 2); ops on symbolic shapes
+# run over the thread pool when a run's work is large enough (3 x 130 x 64 elements and
+# up), sequentially below (2 x 7); intermediates sized from the symbols live in the arena,
+# grown to each run's size.
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("batch,seq", [(2, 7), (1, 33), (3, 130)])
+def test_bert_like_remainders_and_threads(kiln, bert_artifact, tmp_path, batch, seq, threads):
+    model, artifact = bert_artifact
+    run_at(kiln, model, artifact, dynamic_models.bert_feeds(batch, seq, seed=seq + threads),
+           tmp_path, threads)
+
+
 def test_bert_like_inspect_shows_symbols(kiln, bert_artifact):
     _, artifact = bert_artifact
     r = harness.run_command([kiln.kiln, "inspect", artifact], 60)
@@ -307,6 +331,12 @@ def cnn_artifacts(kiln, tmp_path_factory):
 def test_cnn_dynamic_batch(kiln, cnn_artifacts, tmp_path, batch):
     model, unbounded, _ = cnn_artifacts
     run_at(kiln, model, unbounded, {"x": rand(batch, batch, 3, 32, 32)}, tmp_path)
+
+
+@pytest.mark.parametrize("batch", [3, 7])
+def test_cnn_dynamic_batch_two_threads(kiln, cnn_artifacts, tmp_path, batch):
+    model, unbounded, _ = cnn_artifacts
+    run_at(kiln, model, unbounded, {"x": rand(batch + 1, batch, 3, 32, 32)}, tmp_path, 2)
 
 
 def test_cnn_above_bound(kiln, cnn_artifacts, tmp_path):

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 
@@ -64,14 +65,20 @@ Value createZeroAccumulator(OpBuilder &b, Location loc,
                             0.0);
 }
 
+/// The longest static row (elements) lowerSymbolicBatchMatMul updates as one
+/// vector value (4 zmm registers of f32).
+constexpr int64_t kMaxVectorRow = 64;
+/// Rows of C lowerSymbolicBatchMatMul computes at once with vector rows.
+constexpr int64_t kVectorRows = 4;
+
 /// Rows per block of a product with a symbolic M (createSymbolicRowsMatmul).
 constexpr int64_t kSymbolicRowBlock = 64;
 
 /// `lhs` [?, K] x a static `rhs` [K, N] as products of static shapes, so that
 /// a target's matmul kernels (chosen for static shapes) compute them: an
-/// scf.for over blocks of kSymbolicRowBlock rows, then one over the
-/// remaining rows one at a time, each block a linalg.matmul of static shape
-/// into a slice of the result.
+/// scf.for over blocks of kSymbolicRowBlock rows, then the remaining rows as
+/// at most one block of each smaller power of two (32, 16, ..., 1), each
+/// block a linalg.matmul of static shape into a slice of the result.
 Value createSymbolicRowsMatmul(OpBuilder &b, Location loc, Value lhs,
                                Value rhs, Type elemType) {
   auto lhsType = cast<RankedTensorType>(lhs.getType());
@@ -89,7 +96,11 @@ Value createSymbolicRowsMatmul(OpBuilder &b, Location loc, Value lhs,
   Value full = arith::MulIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, m, block), block);
   auto rows = [&](Value from, Value to, int64_t step, Value init) {
-    Value stepValue = step == 1 ? c1 : block;
+    Value stepValue = step == 1                    ? c1
+                      : step == kSymbolicRowBlock ? block
+                                                  : arith::ConstantIndexOp::create(
+                                                        b, loc, step)
+                                                        .getResult();
     auto loop = scf::ForOp::create(
         b, loc, from, to, stepValue, ValueRange{init},
         [&](OpBuilder &lb, Location l, Value i, ValueRange iter) {
@@ -119,7 +130,20 @@ Value createSymbolicRowsMatmul(OpBuilder &b, Location loc, Value lhs,
     return loop.getResult(0);
   };
   Value blocks = rows(c0, full, kSymbolicRowBlock, result);
-  return rows(full, m, 1, blocks);
+  // The rows left (fewer than a block): at most one block of each power of
+  // two below it, largest first (33 rows: 32 + 1), each a static product.
+  for (int64_t step = kSymbolicRowBlock / 2; step >= 1; step /= 2) {
+    Value stepValue = arith::ConstantIndexOp::create(b, loc, step);
+    Value left = arith::SubIOp::create(b, loc, m, full);
+    Value end = arith::AddIOp::create(
+        b, loc, full,
+        arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, left, stepValue),
+            stepValue));
+    blocks = rows(full, end, step, blocks);
+    full = end;
+  }
+  return blocks;
 }
 
 /// 2-D product `lhs` [M,K] x `rhs` [K,N] with linalg.matmul. A symbolic M
@@ -232,48 +256,184 @@ LogicalResult lowerSymbolicBatchMatMul(onnx::MatMulOp op, Value a, Value bv,
         nk = dimOf(lhs, lhsType, 2);
   OpFoldResult nn = tensor::getMixedSize(rewriter, loc, rhs, 2);
   auto rowType = RankedTensorType::get({rhsType.getDimSize(2)}, elemType);
+  // A static N of a few vectors (scores x V: N is the head size) is updated
+  // as a vector: the generic over n would be fully unrolled by LLVM into
+  // scalar multiply-adds that it does not vectorize.
+  // A symbolic N (Q x K^T: N is the sequence) is updated as tiles of one
+  // 512-bit vector (see rowBlock).
+  VectorType rowVector;
+  bool tiledN = false;
+  if (elemType.isF32() || elemType.isF64()) {
+    if (!rhsType.isDynamicDim(2) && rhsType.getDimSize(2) <= kMaxVectorRow) {
+      rowVector = VectorType::get({rhsType.getDimSize(2)}, elemType);
+    } else if (rhsType.isDynamicDim(2)) {
+      rowVector = VectorType::get({512 / elemType.getIntOrFloatBitWidth()},
+                                  elemType);
+      tiledN = true;
+    }
+  }
   MLIRContext *ctx = rewriter.getContext();
   SmallVector<AffineMap> maps(2, AffineMap::getMultiDimIdentityMap(1, ctx));
   auto one = rewriter.getIndexAttr(1), zeroAttr = rewriter.getIndexAttr(0);
+  // `rows` rows of C[b] from row `im` with vector accumulators over k: the
+  // rows in registers, A's elements broadcast, B's row read once per k for
+  // all of them (independent multiply-adds: the chain of one row is bound by
+  // the multiply-add's latency).
+  auto vectorRows = [&](OpBuilder &b2, Location l2, Value ib, Value im,
+                        int64_t rows, Value c, Value n0,
+                        bool inBounds) -> Value {
+    SmallVector<Value> rowIndices;
+    for (int64_t r = 0; r < rows; ++r)
+      rowIndices.push_back(
+          r == 0 ? im
+                 : arith::AddIOp::create(
+                       b2, l2, im, arith::ConstantIndexOp::create(b2, l2, r))
+                       .getResult());
+    Value init = arith::ConstantOp::create(
+        b2, l2, rowVector,
+        DenseElementsAttr::get(rowVector, b2.getZeroAttr(elemType)));
+    auto kLoop = scf::ForOp::create(
+        b2, l2, c0, nk, c1, SmallVector<Value>(rows, init),
+        [&](OpBuilder &b3, Location l3, Value ik, ValueRange accs) {
+          Value bRow = vector::TransferReadOp::create(
+              b3, l3, rowVector, rhs, ValueRange{ib, ik, n0},
+              /*padding=*/zero, /*inBounds=*/ArrayRef<bool>{inBounds});
+          SmallVector<Value> updated;
+          for (int64_t r = 0; r < rows; ++r) {
+            Value a = tensor::ExtractOp::create(
+                b3, l3, lhs, ValueRange{ib, rowIndices[r], ik});
+            Value aRow = vector::BroadcastOp::create(b3, l3, rowVector, a);
+            updated.push_back(
+                vector::FMAOp::create(b3, l3, aRow, bRow, accs[r]));
+          }
+          scf::YieldOp::create(b3, l3, updated);
+        });
+    for (int64_t r = 0; r < rows; ++r)
+      c = vector::TransferWriteOp::create(b2, l2, kLoop.getResult(r), c,
+                                          ValueRange{ib, rowIndices[r], n0},
+                                          ArrayRef<bool>{inBounds})
+              .getResult();
+    return c;
+  };
+  // Row m of C[b] as row updates C[b, m, :] += A[b, m, k] * B[b, k, :], a
+  // generic over n per k (LLVM vectorizes it along a symbolic N).
+  auto genericRow = [&](OpBuilder &b2, Location l2, Value ib, Value im,
+                        Value c) -> Value {
+    SmallVector<OpFoldResult> offsets = {ib, im, zeroAttr};
+    SmallVector<OpFoldResult> sizes = {one, one, nn};
+    SmallVector<OpFoldResult> strides = {one, one, one};
+    Value row = tensor::ExtractSliceOp::create(
+        b2, l2, rowType, c, offsets, sizes, strides);
+    auto kLoop = scf::ForOp::create(
+        b2, l2, c0, nk, c1, ValueRange{row},
+        [&](OpBuilder &b3, Location l3, Value ik, ValueRange r) {
+          Value a = tensor::ExtractOp::create(b3, l3, lhs,
+                                              ValueRange{ib, im, ik});
+          Value bRow = tensor::ExtractSliceOp::create(
+              b3, l3, rowType, rhs,
+              SmallVector<OpFoldResult>{ib, ik, zeroAttr}, sizes,
+              strides);
+          Value updated =
+              linalg::GenericOp::create(
+                  b3, l3, TypeRange{rowType}, ValueRange{bRow},
+                  ValueRange{r[0]}, maps,
+                  getParallelIterators(1),
+                  [&](OpBuilder &b4, Location l4, ValueRange args) {
+                    Value mul =
+                        arith::MulFOp::create(b4, l4, a, args[0]);
+                    linalg::YieldOp::create(
+                        b4, l4,
+                        arith::AddFOp::create(b4, l4, mul, args[1])
+                            .getResult());
+                  })
+                  .getResult(0);
+          scf::YieldOp::create(b3, l3, updated);
+        });
+    Value inserted = tensor::InsertSliceOp::create(
+        b2, l2, kLoop.getResult(0), c, offsets, sizes, strides);
+    return inserted;
+  };
+  // `rows` rows from `im`: the whole row (a static N), or tiles of the
+  // vector's width along a symbolic N (the columns left after the whole
+  // tiles: the row's last tile again; an N below one vector: row updates).
+  auto rowBlock = [&](OpBuilder &b2, Location l2, Value ib, Value im,
+                      int64_t rows, Value c) -> Value {
+    if (!tiledN)
+      return vectorRows(b2, l2, ib, im, rows, c, c0, /*inBounds=*/true);
+    Value n = tensor::DimOp::create(b2, l2, rhs, 2);
+    Value width =
+        arith::ConstantIndexOp::create(b2, l2, rowVector.getDimSize(0));
+    Value wide = arith::CmpIOp::create(b2, l2, arith::CmpIPredicate::uge, n,
+                                       width);
+    auto ifOp = scf::IfOp::create(
+        b2, l2, wide,
+        [&](OpBuilder &b3, Location l3) {
+          Value nFull = arith::MulIOp::create(
+              b3, l3, arith::DivUIOp::create(b3, l3, n, width), width);
+          auto tiles = scf::ForOp::create(
+              b3, l3, c0, nFull, width, ValueRange{c},
+              [&](OpBuilder &b4, Location l4, Value n0, ValueRange cn) {
+                scf::YieldOp::create(b4, l4,
+                                     vectorRows(b4, l4, ib, im, rows, cn[0],
+                                                n0, /*inBounds=*/true));
+              });
+          // N % width columns left: the last whole vector of the row,
+          // [N - width, N), again (each tile is computed from zero, so the
+          // columns it shares with the previous one get the same values).
+          auto last = scf::ForOp::create(
+              b3, l3, nFull, n, width, ValueRange{tiles.getResult(0)},
+              [&](OpBuilder &b4, Location l4, Value, ValueRange cn) {
+                Value n0 = arith::SubIOp::create(b4, l4, n, width);
+                scf::YieldOp::create(b4, l4,
+                                     vectorRows(b4, l4, ib, im, rows, cn[0],
+                                                n0, /*inBounds=*/true));
+              });
+          scf::YieldOp::create(b3, l3, last.getResult(0));
+        },
+        [&](OpBuilder &b3, Location l3) {
+          // N below one vector: row updates.
+          Value rowsDone = c;
+          for (int64_t r = 0; r < rows; ++r) {
+            Value row =
+                r == 0 ? im
+                       : arith::AddIOp::create(
+                             b3, l3, im,
+                             arith::ConstantIndexOp::create(b3, l3, r))
+                             .getResult();
+            rowsDone = genericRow(b3, l3, ib, row, rowsDone);
+          }
+          scf::YieldOp::create(b3, l3, rowsDone);
+        });
+    return ifOp.getResult(0);
+  };
   auto batchLoop = scf::ForOp::create(
       rewriter, loc, c0, nb, c1, ValueRange{acc},
       [&](OpBuilder &b1, Location l1, Value ib, ValueRange c) {
+        if (rowVector) {
+          // Blocks of kVectorRows rows, then the rows left one at a time.
+          Value block = arith::ConstantIndexOp::create(b1, l1, kVectorRows);
+          Value full = arith::MulIOp::create(
+              b1, l1, arith::DivUIOp::create(b1, l1, nm, block), block);
+          auto blocks = scf::ForOp::create(
+              b1, l1, c0, full, block, ValueRange{c[0]},
+              [&](OpBuilder &b2, Location l2, Value im, ValueRange cm) {
+                scf::YieldOp::create(
+                    b2, l2, rowBlock(b2, l2, ib, im, kVectorRows, cm[0]));
+              });
+          auto rest = scf::ForOp::create(
+              b1, l1, full, nm, c1, ValueRange{blocks.getResult(0)},
+              [&](OpBuilder &b2, Location l2, Value im, ValueRange cm) {
+                scf::YieldOp::create(b2, l2,
+                                     rowBlock(b2, l2, ib, im, 1, cm[0]));
+              });
+          scf::YieldOp::create(b1, l1, rest.getResult(0));
+          return;
+        }
         auto rowLoop = scf::ForOp::create(
             b1, l1, c0, nm, c1, ValueRange{c[0]},
             [&](OpBuilder &b2, Location l2, Value im, ValueRange cm) {
-              SmallVector<OpFoldResult> offsets = {ib, im, zeroAttr};
-              SmallVector<OpFoldResult> sizes = {one, one, nn};
-              SmallVector<OpFoldResult> strides = {one, one, one};
-              Value row = tensor::ExtractSliceOp::create(
-                  b2, l2, rowType, cm[0], offsets, sizes, strides);
-              auto kLoop = scf::ForOp::create(
-                  b2, l2, c0, nk, c1, ValueRange{row},
-                  [&](OpBuilder &b3, Location l3, Value ik, ValueRange r) {
-                    Value a = tensor::ExtractOp::create(b3, l3, lhs,
-                                                        ValueRange{ib, im, ik});
-                    Value bRow = tensor::ExtractSliceOp::create(
-                        b3, l3, rowType, rhs,
-                        SmallVector<OpFoldResult>{ib, ik, zeroAttr}, sizes,
-                        strides);
-                    Value updated =
-                        linalg::GenericOp::create(
-                            b3, l3, TypeRange{rowType}, ValueRange{bRow},
-                            ValueRange{r[0]}, maps,
-                            getParallelIterators(1),
-                            [&](OpBuilder &b4, Location l4, ValueRange args) {
-                              Value mul =
-                                  arith::MulFOp::create(b4, l4, a, args[0]);
-                              linalg::YieldOp::create(
-                                  b4, l4,
-                                  arith::AddFOp::create(b4, l4, mul, args[1])
-                                      .getResult());
-                            })
-                            .getResult(0);
-                    scf::YieldOp::create(b3, l3, updated);
-                  });
-              Value inserted = tensor::InsertSliceOp::create(
-                  b2, l2, kLoop.getResult(0), cm[0], offsets, sizes, strides);
-              scf::YieldOp::create(b2, l2, inserted);
+              scf::YieldOp::create(b2, l2,
+                                   genericRow(b2, l2, ib, im, cm[0]));
             });
         scf::YieldOp::create(b1, l1, rowLoop.getResult(0));
       });

@@ -93,7 +93,7 @@ struct ConvertONNXToLinalgPass
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect,
                            scf::SCFDialect, bufferization::BufferizationDialect,
-                           kiln::KilnDialect>();
+                           vector::VectorDialect, kiln::KilnDialect>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
       return converter.isSignatureLegal(func.getFunctionType());
     });

@@ -202,7 +202,10 @@ typedef struct kiln_model_options {
    * opened (so a single-threaded caller runs in it, as before), or, once
    * that is destroyed, the next one created. Contexts created while it is
    * held allocate their own arena. NULL (default): every context allocates
-   * its own, the first when the model is opened. */
+   * its own, the first when the model is opened. A model with symbolic dims
+   * may need more at a run (buffers sized from the symbols): a context
+   * owning its arena grows it (and keeps it grown); a run needing more than
+   * `scratch_size` of this arena fails with KILN_STATUS_OUT_OF_MEMORY. */
   void *scratch;
   size_t scratch_size;
   /* Where the model runs (borrowed during kiln_model_open*):
@@ -317,7 +320,9 @@ const kiln_artifact_desc *kiln_model_get_artifact(const kiln_model *model);
 int32_t kiln_model_num_threads(const kiln_model *model);
 
 /* Bytes of scratch the model needs per run context (the size of the
- * descriptor's host-scratch memory need; 0 when it has none). */
+ * descriptor's host-scratch memory need; 0 when it has none). A model with
+ * symbolic dims needs more at large sizes: its shape function gives each
+ * run's size (docs/dynamic-shapes.md). */
 uint64_t kiln_model_scratch_size(const kiln_model *model);
 
 size_t kiln_model_num_inputs(const kiln_model *model);
