@@ -321,6 +321,7 @@ TEST(CPUTarget, PipelineOrder) {
                 "canonicalize",
                 "kiln-drop-redundant-fills",
                 "kiln-outline-parallel-loops",
+                "kiln-merge-kernels",
                 "kiln-replace-empty-entry-buffers",
                 // to the LLVM dialect
                 "kiln-lower-strided-copies",
