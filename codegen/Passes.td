@@ -229,6 +229,22 @@ def KilnOutlineParallelLoopsPass
                            "::kiln::KilnDialect"];
 }
 
+def KilnMergeKernelsPass : Pass<"kiln-merge-kernels", "mlir::ModuleOp"> {
+  let summary = "One body for outlined kernels that differ only in the "
+                "globals they read";
+  let description = [{
+    After kiln-outline-parallel-loops. Kernel bodies (the module's
+    `kiln.kernels`) equal op for op (types, attributes, operands, regions;
+    locations aside) except for the names of the `memref.get_global`s they
+    read become thunks calling one private noinline function
+    `<first>_merged(closure, begin, end, globals...)` that takes the globals
+    differing between them as memref arguments. The kernels keep their
+    symbols, call sites and closures; LLVM optimizes and compiles the shared
+    body once (a transformer's layers, a ResNet stage's blocks).
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect"];
+}
+
 def KilnOutlineSerialCodePass
     : Pass<"kiln-outline-serial-code", "mlir::ModuleOp"> {
   let summary = "Cut functions of more than max-ops ops into noinline "

@@ -246,6 +246,9 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   // entry's `_ctx` form takes a trailing `kiln_exec_context *`). After
   // deallocation: the closure's stores would hide later uses of buffers.
   pm.addPass(createKilnOutlineParallelLoopsPass());
+  // Kernels that differ only in their weights share one body (a model's
+  // repeated layers): LLVM compiles it once.
+  pm.addPass(createKilnMergeKernelsPass());
   // Entry arguments with zero elements: bare pointers cannot describe them.
   pm.addPass(createKilnReplaceEmptyEntryBuffersPass());
 

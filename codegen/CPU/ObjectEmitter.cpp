@@ -24,6 +24,7 @@
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -197,6 +198,21 @@ LogicalResult emitObjectFile(ModuleOp module, const CPUTarget &target,
                              bool releaseConstants,
                              WeightPool *sharedWeights,
                              WeightReadersFn describeReaders) {
+  // LLVM options, set once per process: the post-RA list scheduler off
+  // (on znver4 it took 9 of DenseNet-121's 29 s of code generation, being
+  // quadratic in a block's instructions, for no measured run-time gain on
+  // an out-of-order core: docs/benchmarks.md), and KILN_LLVM_ARGS, LLVM's
+  // own options (-time-passes, -post-RA-scheduler=true), a debugging aid.
+  static bool parsedLLVMArgs = [] {
+    const char *env = std::getenv("KILN_LLVM_ARGS");
+    SmallVector<const char *> argv = {"kiln"};
+    if (!env || !StringRef(env).contains("post-RA-scheduler"))
+      argv.push_back("-post-RA-scheduler=false");
+    llvm::cl::ParseCommandLineOptions(argv.size(), argv.data(), "", nullptr,
+                                      nullptr, "KILN_LLVM_ARGS");
+    return true;
+  }();
+  (void)parsedLLVMArgs;
   std::unique_ptr<llvm::TargetMachine> machine =
       createCPUTargetMachine(target, error);
   if (!machine)

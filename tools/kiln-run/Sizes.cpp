@@ -231,9 +231,12 @@ void printSizes(const std::string &path, const kiln_model_desc *desc) {
           ? &desc->executables[desc->entry_executable]
           : nullptr;
   std::map<uint64_t, const Symbol *> functions;
+  std::map<std::string, uint64_t> functionSizes;
   for (const Symbol &sym : file.symbols)
-    if (sym.type == STT_FUNC && sym.size)
+    if (sym.type == STT_FUNC && sym.size) {
       functions[sym.value] = &sym;
+      functionSizes[sym.name] = sym.size;
+    }
   const Symbol *anchor = nullptr;
   if (host && host->format == KILN_EXECUTABLE_HOST && host->data) {
     const void *const *bodies = (const void *const *)host->data;
@@ -257,6 +260,13 @@ void printSizes(const std::string &path, const kiln_model_desc *desc) {
     for (uint32_t k = 0; k < host->num_kernels; ++k) {
       auto it = functions.find((uintptr_t)bodies[k] - base);
       uint64_t size = it == functions.end() ? 0 : it->second->size;
+      // Kernels merged by kiln-merge-kernels are thunks calling one shared
+      // `<first>_merged` body: its code counts under the first of them.
+      if (it != functions.end()) {
+        auto merged = functionSizes.find(it->second->name + "_merged");
+        if (merged != functionSizes.end())
+          size += merged->second;
+      }
       kernelBytes += size;
       kernels.emplace_back(size, host->kernel_names[k]);
     }

@@ -322,6 +322,7 @@ TEST(CPUTarget, PipelineOrder) {
                 "kiln-inline-dealloc-helpers",
                 "kiln-drop-redundant-fills",
                 "kiln-outline-parallel-loops",
+                "kiln-merge-kernels",
                 "kiln-replace-empty-entry-buffers",
                 // to the LLVM dialect
                 "kiln-lower-strided-copies",
