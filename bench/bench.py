@@ -660,7 +660,8 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None
                 shutil.rmtree(base_round[1], ignore_errors=True)
             if dyn_round is not None:
                 dcmp = compare(load_kiln_outputs(dyn_round[1], names), names, expected)
-                rounds[-1].update(dyn_median=dyn_round[0], dyn_match=dcmp["match"])
+                rounds[-1].update(dyn_median=dyn_round[0], dyn_match=dcmp["match"],
+                                  dyn_problems=dcmp["problems"])
                 shutil.rmtree(dyn_round[1], ignore_errors=True)
             shutil.rmtree(out_dir, ignore_errors=True)
         del sess
@@ -706,6 +707,9 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None
                 "matched": all(r_["dyn_match"] for r_ in rounds),
                 "round_ratios": [round(x, 3) for x in dyn_ratios],
                 "ratio": round(statistics.median(dyn_ratios), 3) if both else None}
+            dyn_problems = sorted({p for r_ in rounds for p in r_["dyn_problems"]})
+            if dyn_problems:
+                entry["dynamic"]["problems"] = dyn_problems
         problems = sorted({p for r_ in rounds for p in r_["problems"]})
         if problems:
             entry["problems"] = problems
