@@ -23,8 +23,7 @@ from onnx import numpy_helper
 
 import dynamic_models
 import harness
-from conftest import fail
-from test_concurrency import clang
+from conftest import clang, fail
 
 OPSET = 17
 F = T.FLOAT
