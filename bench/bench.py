@@ -31,6 +31,10 @@ For each model, in one process, one model at a time:
      a Python process running onnxruntime; each also minus its own baseline process
      (kiln-run that exits before loading a model; Python that imports numpy + onnxruntime
      and reads the inputs but creates no session).
+With --dynamic, each model is also compiled with dim 0 of its inputs (and of the outputs
+of that size) symbolic (docs/dynamic-shapes.md), run in the same rounds at the bench size
+right before or after kiln (alternating), and reported as kiln-dynamic ms and dynamic /
+static in a table of its own.
 Writes results.json, results.md and ratios.png (kiln/onnxruntime latency) to --out.
 """
 from __future__ import annotations
@@ -201,6 +205,8 @@ class Config:
         self.compile_only = args.compile_only
         self.seed = args.seed
         self.chart = not args.no_chart
+        # Also the model compiled with a symbolic batch, timed in the same rounds.
+        self.dynamic = getattr(args, "dynamic", False)
         # Another kiln build (e.g. main before a change) timed in the same rounds.
         self.baseline = None
         if getattr(args, "baseline_build", None):
@@ -312,6 +318,41 @@ def snapshot_tools(cfg: Config) -> None:
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)
     cfg.kiln, cfg.kiln_run = folder / "bin" / "kiln", folder / "bin" / "kiln-run"
+
+
+def symbolic_batch_model(cfg: Config, name: str, model: pathlib.Path, digest: str) -> pathlib.Path:
+    """MODEL with dim 0 of its inputs symbolic ("batch"): every graph input whose dim 0 has
+    the first such input's size, and every output whose dim 0 has that size too; the
+    intermediate value_info shapes dropped (kiln infers them). Written once to
+    WORK/dynamic/NAME-DIGEST.onnx."""
+    import onnx
+    out = cfg.work / "dynamic" / f"{name}-{digest[:16]}.onnx"
+    if out.is_file():
+        return out
+    m = onnx.load(str(model))
+    weights = {t.name for t in m.graph.initializer}
+    size = None
+    changed = 0
+    for is_input, values in ((True, m.graph.input), (False, m.graph.output)):
+        for v in values:
+            if v.name in weights or not v.type.HasField("tensor_type"):
+                continue
+            dims = v.type.tensor_type.shape.dim
+            if not dims or not dims[0].HasField("dim_value"):
+                continue
+            if size is None and is_input:
+                size = dims[0].dim_value
+            if size is not None and dims[0].dim_value == size:
+                dims[0].dim_param = "batch"  # clears dim_value (a oneof)
+                changed += is_input
+    if not changed:
+        raise StageError("dynamic", "no input with a static dim 0 to make symbolic")
+    del m.graph.value_info[:]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    onnx.save(m, str(tmp))
+    tmp.rename(out)
+    return out
 
 
 def compile_model(cfg: Config, name: str, model: pathlib.Path, digest: str) -> dict:
@@ -527,7 +568,7 @@ def measure_startup(cfg, so, path, result):
         "runs": cfg.startup_runs}
 
 
-def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None):
+def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None, dyn_so=None):
     names = None
     result["latency"] = {}
     for threads in cfg.threads:
@@ -562,6 +603,23 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None
                 raise StageError("run (baseline)", "no latency line:\n" + tail(br.stdout), bcmd)
             return float(bm.group(1)), base_dir
 
+        def run_dynamic(rnd):
+            """The symbolic-batch model's round (same kiln-run): (median ms, its output
+            folder), or None once it has failed (its error goes to the result)."""
+            if "dynamic_error" in result:
+                return None
+            dyn_dir = tmp / f"dyn-t{threads}-r{rnd}"
+            dcmd = (kiln_run_cmd(cfg, dyn_so, input_files, threads)
+                    + ["--repeat", str(repeat), "--output-dir", str(dyn_dir)])
+            dr = subprocess.run(dcmd, capture_output=True, text=True, timeout=cfg.run_timeout)
+            dm = LAT_RE.search(dr.stdout) if dr.returncode == 0 else None
+            if not dm:
+                result["dynamic_error"] = (f"{shlex.join(dcmd)}\n"
+                                           + tail(dr.stderr if dr.returncode else dr.stdout))
+                print(f"  dynamic run FAILED: {tail(dr.stderr or dr.stdout, 6)}", flush=True)
+                return None
+            return float(dm.group(1)), dyn_dir
+
         for rnd in range(cfg.rounds):
             out_dir = tmp / f"out-t{threads}-r{rnd}"
             base_round = None
@@ -569,6 +627,9 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None
             # runs right after the other's process (caches, frequency).
             if base_so is not None and rnd % 2 == 1:
                 base_round = run_baseline(rnd)
+            dyn_round = None
+            if dyn_so is not None and rnd % 2 == 1:
+                dyn_round = run_dynamic(rnd)
             cmd = base + ["--repeat", str(repeat), "--output-dir", str(out_dir)]
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=cfg.run_timeout)
             if r.returncode != 0:
@@ -578,6 +639,8 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None
                 raise StageError("run", "no latency line in kiln-run's output:\n" + tail(r.stdout), cmd)
             k_med, k_min, k_max = (float(m.group(i)) for i in (1, 2, 3))
             kiln_threads = int(m.group(5))
+            if dyn_so is not None and rnd % 2 == 0:
+                dyn_round = run_dynamic(rnd)
             if base_so is not None and rnd % 2 == 0:
                 base_round = run_baseline(rnd)
             times = []
@@ -595,6 +658,11 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None
                 bcmp = compare(load_kiln_outputs(base_round[1], names), names, expected)
                 rounds[-1].update(base_median=base_round[0], base_match=bcmp["match"])
                 shutil.rmtree(base_round[1], ignore_errors=True)
+            if dyn_round is not None:
+                dcmp = compare(load_kiln_outputs(dyn_round[1], names), names, expected)
+                rounds[-1].update(dyn_median=dyn_round[0], dyn_match=dcmp["match"],
+                                  dyn_problems=dcmp["problems"])
+                shutil.rmtree(dyn_round[1], ignore_errors=True)
             shutil.rmtree(out_dir, ignore_errors=True)
         del sess
         k = statistics.median(r_["kiln_median"] for r_ in rounds)
@@ -629,6 +697,19 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None
                 "matched": all(r_["base_match"] for r_ in rounds),
                 "round_ratios": [round(x, 3) for x in base_ratios],
                 "ratio": round(statistics.median(base_ratios), 3) if both else None}
+        if dyn_so is not None and all("dyn_median" in r_ for r_ in rounds):
+            # dynamic / static: each round's two kiln-run processes ran back to back (in
+            # alternating order), at the same size.
+            dyn_ratios = [r_["dyn_median"] / r_["kiln_median"] for r_ in rounds]
+            both = matched and all(r_["dyn_match"] for r_ in rounds)
+            entry["dynamic"] = {
+                "ms": statistics.median(r_["dyn_median"] for r_ in rounds),
+                "matched": all(r_["dyn_match"] for r_ in rounds),
+                "round_ratios": [round(x, 3) for x in dyn_ratios],
+                "ratio": round(statistics.median(dyn_ratios), 3) if both else None}
+            dyn_problems = sorted({p for r_ in rounds for p in r_["dyn_problems"]})
+            if dyn_problems:
+                entry["dynamic"]["problems"] = dyn_problems
         problems = sorted({p for r_ in rounds for p in r_["problems"]})
         if problems:
             entry["problems"] = problems
@@ -640,6 +721,11 @@ def measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so=None
             b = entry["baseline"]
             print(f"    baseline kiln {ms(b['ms'])} ms: kiln / baseline "
                   f"{'%.3f' % b['ratio'] if b['ratio'] is not None else 'OUTPUTS DIFFER'}",
+                  flush=True)
+        if "dynamic" in entry:
+            d = entry["dynamic"]
+            print(f"    kiln-dynamic {ms(d['ms'])} ms: dynamic / static "
+                  f"{'%.3f' % d['ratio'] if d['ratio'] is not None else 'OUTPUTS DIFFER'}",
                   flush=True)
     lat = result["latency"].values()
     result["max_abs_err"] = max(e["max_abs_err"] for e in lat)
@@ -686,6 +772,30 @@ def measure_rss(cfg, so, path, input_files, npz, result):
                              "ort_net": mb(o_rss - o_base)}
 
 
+def compile_dynamic(cfg: Config, name: str, path: pathlib.Path, digest: str,
+                    result: dict) -> pathlib.Path | None:
+    """--dynamic: compiles NAME with a symbolic batch (symbolic_batch_model); its .so, or
+    None with result["dynamic_error"] set. A failure here leaves the static row alone."""
+    try:
+        dyn = symbolic_batch_model(cfg, name, path, digest)
+        comp = compile_model(cfg, f"{name}_dynamic", dyn, sha256(dyn))
+    except Exception as e:  # an odd model (e.g. no static dim 0): a note, not a failure
+        result["dynamic_error"] = f"{type(e).__name__}: {e}"
+        print(f"  dynamic: FAILED: {e}", flush=True)
+        return None
+    result["dynamic_compile"] = {k: comp.get(k) for k in
+                                 ("ok", "seconds", "cpu_seconds", "peak_rss_mb", "cached")
+                                 if k in comp}
+    if not comp["ok"]:
+        result["dynamic_error"] = (f"{shlex.join(comp['command'])}\n"
+                                   + comp.get("error", "failed"))
+        print(f"  dynamic compile FAILED: {tail(comp.get('error', ''), 6)}", flush=True)
+        return None
+    print(f"  dynamic (symbolic batch) compiled in {comp['seconds']} s"
+          f"{' (cached)' if comp['cached'] else ''}", flush=True)
+    return pathlib.Path(comp["command"][comp["command"].index("-o") + 1])
+
+
 def bench_model(cfg: Config, name: str, source) -> dict:
     result = {"model": name, "source": f"{source[0]}:{source[1]}", "ok": False}
     t_start = time.monotonic()
@@ -719,6 +829,9 @@ def bench_model(cfg: Config, name: str, source) -> dict:
             base_so = pathlib.Path(bcomp["command"][bcomp["command"].index("-o") + 1])
             print(f"  baseline compiled in {bcomp['seconds']} s"
                   f"{' (cached)' if bcomp['cached'] else ''}", flush=True)
+        dyn_so = None
+        if cfg.dynamic:
+            dyn_so = compile_dynamic(cfg, name, path, digest, result)
         if cfg.compile_only:
             result["ok"] = True
             return result
@@ -739,7 +852,7 @@ def bench_model(cfg: Config, name: str, source) -> dict:
                   f"(kiln_model_open {result['startup_ms'].get('kiln_open')} ms; "
                   f"a minimal process {result['startup_ms'].get('process_floor')} ms), "
                   f"onnxruntime {result['startup_ms']['ort']} ms", flush=True)
-            measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so)
+            measure_latency(cfg, so, path, feeds, input_files, tmp, result, base_so, dyn_so)
             measure_rss(cfg, so, path, input_files, npz, result)
             r = result["peak_rss_mb"]
             print(f"  peak RSS: kiln {r['kiln']} MB (net {r['kiln_net']}), "
@@ -878,7 +991,40 @@ def report_markdown(doc: dict) -> str:
     text += markdown_table(doc["results"], threads)
     if any("baseline_compile" in r for r in doc["results"]):
         text += "\n" + baseline_table(doc["results"], threads)
+    if any("dynamic_compile" in r or "dynamic_error" in r for r in doc["results"]):
+        text += "\n" + dynamic_table(doc["results"], threads)
     return text
+
+
+def dynamic_table(results: list[dict], threads: list[int]) -> str:
+    """kiln with a symbolic batch (--dynamic) against kiln static, in the same rounds."""
+    head = ["model", "compile s static / dynamic"]
+    for t in threads:
+        head += [f"kiln-dynamic {t}t ms", f"dynamic/static {t}t"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    notes = []
+    for r in results:
+        if not r.get("ok") or not ("dynamic_compile" in r or "dynamic_error" in r):
+            continue
+        d = r.get("dynamic_compile") or {}
+        cells = [r["model"], f"{fmt(r.get('compile_s'), 1)} / {fmt(d.get('seconds'), 1)}"]
+        for t in threads:
+            e = r.get("latency", {}).get(str(t), {}).get("dynamic")
+            if not e:
+                cells += ["-", "failed" if "dynamic_error" in r else "-"]
+                continue
+            ratio = ("outputs differ" if e["ratio"] is None else
+                     f"{e['ratio']:.3f} ({min(e['round_ratios']):.3f}-{max(e['round_ratios']):.3f})")
+            cells += [ms(e["ms"]), ratio]
+        lines.append("| " + " | ".join(cells) + " |")
+        if "dynamic_error" in r:
+            err_lines = r["dynamic_error"].strip().splitlines() or ["failed"]
+            first = next((l for l in err_lines if "error:" in l), err_lines[-1])
+            notes.append(f"- **{r['model']}** dynamic: {first.strip()}")
+    return ("kiln-dynamic: the model with dim 0 of its inputs symbolic (--dynamic), run at the "
+            "bench size; dynamic/static: median over rounds of the two kiln-run round medians, "
+            "run back to back, only when both matched onnxruntime in every round.\n\n"
+            + "\n".join(lines) + "\n" + ("\n" + "\n".join(notes) + "\n" if notes else ""))
 
 
 def baseline_table(results: list[dict], threads: list[int]) -> str:
@@ -1003,6 +1149,9 @@ def main(argv=None) -> int:
                    help="another kiln build folder (e.g. main before a change): each model is "
                    "also compiled with it and timed in the same rounds, right after kiln; "
                    "reports kiln / baseline per thread count")
+    p.add_argument("--dynamic", action="store_true",
+                   help="also compile each model with dim 0 of its inputs symbolic and time it in "
+                   "the same rounds at the bench size: reports kiln-dynamic ms and dynamic/static")
     p.add_argument("--models-dir", default=None, help="shared models (default $KILN_MODELS_DIR or ../shared/models)")
     p.add_argument("--threads", default="1,2", help="thread counts (default 1,2)")
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds per thread count (default 7)")
@@ -1074,6 +1223,8 @@ def main(argv=None) -> int:
                         "kiln_sha256": cfg.kiln_sha256, "kiln_build_mtime": cfg.kiln_build_mtime,
                         "kiln_snapshot": str(cfg.kiln.parent)},
            "results": []}
+    if cfg.dynamic:
+        doc["settings"]["dynamic"] = True
     if args.notes:
         doc["notes"] = pathlib.Path(args.notes).read_text()
     for name, source in todo:

@@ -79,6 +79,15 @@ def fail(message: str) -> None:
     pytest.fail(message, pytrace=False)
 
 
+def clang() -> str:
+    """clang-22, which builds the C drivers of test_concurrency.py and
+    test_dynamic_shapes.py with the runtime's sources under ThreadSanitizer."""
+    for candidate in ("/usr/bin/clang-22", shutil.which("clang-22"), "/usr/lib/llvm-22/bin/clang"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    fail("clang-22 not found: install it (scripts/setup.sh)")
+
+
 #===----------------------------------------------------------------------===//
 # AArch64 Linux: cross tools, qemu and a cross-built kiln-run (test_embedding.py,
 # test_quantized.py)

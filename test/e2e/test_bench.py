@@ -108,6 +108,47 @@ def test_bench_harness_smoke(kiln, tmp_path):
     assert doc2["results"][0]["compile"]["cached"] is True
 
 
+def test_bench_dynamic_column(kiln, tmp_path):
+    """--dynamic: the tiny model is also compiled with its batch dim symbolic, timed in the
+    same rounds at the bench size, its outputs checked against onnxruntime, and reported as
+    kiln-dynamic ms and dynamic/static (results.json and a table of its own in results.md);
+    a model whose inputs have no static dim 0 gets a note, its static row stays."""
+    tiny_model(tmp_path / "tiny.onnx")
+    scalar = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "bench_scalar",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+    (tmp_path / "scalar.onnx").write_bytes(helper.make_model(
+        scalar, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString())
+    out = tmp_path / "out"
+    env = dict(os.environ, KILN_BENCH_PYTHON=str(tmp_path / "no-bench-python"))
+    cmd = [sys.executable, str(BENCH), "--build", str(harness.build_dir()),
+           "--model", f"tiny={tmp_path / 'tiny.onnx'}",
+           "--model", f"scalar={tmp_path / 'scalar.onnx'}", "--dynamic",
+           "--out", str(out), "--work", str(tmp_path / "work"), "--threads", "1",
+           "--rounds", "2", "--repeat", "3", "--startup-runs", "1", "--no-chart"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                       timeout=600 * harness.timeout_scale())
+    log = f"command: {' '.join(cmd)}\nstdout:\n{r.stdout[-4000:]}\nstderr:\n{r.stderr[-4000:]}"
+    assert r.returncode == 0, log
+    doc = json.loads((out / "results.json").read_text())
+    rows = {row["model"]: row for row in doc["results"]}
+    tiny = rows["tiny"]
+    assert tiny["ok"] and tiny["dynamic_compile"]["ok"] and "dynamic_error" not in tiny, log
+    d = tiny["latency"]["1"]["dynamic"]
+    assert d["matched"] and d["ms"] > 0 and d["ratio"] > 0 and len(d["round_ratios"]) == 2, d
+    # The compiled model really has the symbol.
+    so = next((tmp_path / "work" / "cache").glob("tiny_dynamic-*/tiny_dynamic.so"))
+    inspect = harness.run_command([kiln.kiln, "inspect", so], 60)
+    assert "input input_ids int64 [batch,8]" in inspect.stdout, inspect.describe()
+    scalar_row = rows["scalar"]
+    assert scalar_row["ok"] and "no input with a static dim 0" in scalar_row["dynamic_error"]
+    md = (out / "results.md").read_text()
+    assert "| model | compile s static / dynamic | kiln-dynamic 1t ms | dynamic/static 1t |" \
+        in md, md
+    assert "| tiny |" in md.split("kiln-dynamic:")[1] and "**scalar** dynamic:" in md, md
+
+
 def test_loop_times(kiln, tmp_path):
     """bench/loop_times.py lists every thread-pool loop of a run (a matmul and a
     softmax here) with its times, and the run's total."""

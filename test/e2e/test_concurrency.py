@@ -13,7 +13,6 @@ onnxruntime.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 
@@ -22,7 +21,7 @@ import pytest
 
 import harness
 import models
-from conftest import fail
+from conftest import clang, fail
 
 REPO = harness.REPO
 THREADS = 4
@@ -42,13 +41,6 @@ def concurrency_model() -> models.Case:
     g.node("MatMul", [h, g.weight("w3", (576, 64), -0.1, 0.1)], outputs=["y"])
     g.output("y")
     return g.case()
-
-
-def clang() -> str:
-    for candidate in ("/usr/bin/clang-22", shutil.which("clang-22"), "/usr/lib/llvm-22/bin/clang"):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    fail("clang-22 not found: install it (scripts/setup.sh)")
 
 
 def test_concurrent_runs_on_one_model_under_tsan(kiln, tmp_path):

@@ -2,10 +2,16 @@
 whose batch (and sequence) dims are ONNX dim_params, compiled once by kiln without --shape
 (or with bounds) and run at several sizes against onnxruntime; bad dims at run time (out of
 bounds, two inputs disagreeing on one symbol) and ops that cannot take a symbolic dim yet
-give clear errors."""
+give clear errors. The scratch arena across runs of one opened model (dynamic_arena.c,
+through the C API): it grows to each larger run's size and is kept for smaller ones, per
+run context with threads running different sizes at once, and a caller's options.scratch
+cannot grow (OUT_OF_MEMORY naming both sizes)."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +23,7 @@ from onnx import numpy_helper
 
 import dynamic_models
 import harness
+from conftest import clang, fail
 
 OPSET = 17
 F = T.FLOAT
@@ -347,3 +354,129 @@ def test_cnn_above_bound(kiln, cnn_artifacts, tmp_path):
     assert r.returncode != 0
     assert "input 'x' dim 0 ('batch') is 9, outside its bounds 1..8" in r.stderr, r.describe()
     assert harness.crash_marker(r.stdout + r.stderr) is None, r.describe()
+
+
+# The scratch arena across runs in one process (docs/dynamic-shapes.md, "The runtime"):
+# buffers sized from the symbols live in the arena past its static part; a run context's
+# arena grows when a run needs more and stays grown; options.scratch cannot grow.
+# dynamic_arena.c drives the C API, built with the runtime's sources under
+# ThreadSanitizer as test_concurrency.py builds concurrent_runs.c.
+
+ARENA_SIZES = ["1", "64", "7", "130", "2"]  # up, down, up past the last, down
+NEEDS = re.compile(r"^(\S+) error: model '(\w+)' needs (\d+) scratch bytes for this run, "
+                   r"above the (\d+) of options\.scratch$")
+
+
+@pytest.fixture(scope="module")
+def arena_driver(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dynamic_arena")
+    runner = folder / "dynamic_arena"
+    sources = sorted((harness.REPO / "runtime" / "src").rglob("*.c"))
+    build = harness.run_command(
+        [clang(), "-std=c11", "-O1", "-g", "-fsanitize=thread", "-D_GNU_SOURCE",
+         "-I", harness.REPO / "runtime" / "include", "-I", harness.REPO / "runtime" / "src",
+         harness.REPO / "test" / "e2e" / "dynamic_arena.c", *sources,
+         "-o", runner, "-lpthread", "-ldl", "-lm"], 300 * harness.timeout_scale())
+    if build.returncode != 0:
+        fail("building dynamic_arena.c failed\n" + build.describe())
+    return runner
+
+
+def outputs_of(kiln, artifact: Path) -> list[str]:
+    """The artifact's output names, in index order (kiln inspect)."""
+    r = harness.run_command([kiln.kiln, "inspect", artifact], 60)
+    assert r.returncode == 0, r.describe()
+    return [line.split()[1] for line in r.stdout.splitlines() if line.startswith("output ")]
+
+
+def static_scratch(kiln, artifact: Path) -> int:
+    r = harness.run_command([kiln.kiln, "inspect", artifact], 60)
+    lines = [line for line in r.stdout.splitlines() if line.startswith("scratch_bytes:")]
+    assert r.returncode == 0 and lines, r.describe()
+    return int(lines[0].split()[1])
+
+
+def arena_runs(driver, artifact: Path, work: Path, feeds_of, labels, scratch=0,
+               threads=2, rounds=3):
+    """Writes each run's inputs (feeds_of(label)) under work/<label>/ and runs the driver
+    over the labels in order; returns its stdout lines."""
+    for label in labels:
+        folder = work / label
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, value in feeds_of(label).items():
+            (folder / f"{name}.bin").write_bytes(np.ascontiguousarray(value).tobytes())
+    env = dict(os.environ, TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1")
+    cmd = [str(driver), str(artifact), str(work), "2", str(threads), str(rounds), str(scratch),
+           *labels]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                          timeout=240 * harness.timeout_scale())
+    if proc.returncode != 0 or "WARNING: ThreadSanitizer" in proc.stderr:
+        fail(f"dynamic_arena failed (exit {proc.returncode})\n$ {' '.join(cmd)}\n"
+             f"--- stderr ---\n{proc.stderr[-6000:]}\n--- stdout ---\n{proc.stdout[-2000:]}")
+    return proc.stdout.splitlines()
+
+
+def check_against_ort(model: Path, outputs, work: Path, feeds_of, labels):
+    problems = []
+    for label in labels:
+        want = harness.ort_run(model, feeds_of(label))
+        for k, name in enumerate(outputs):
+            got = np.fromfile(work / label / f"out{k}.bin", dtype=want[name].dtype)
+            got = got.reshape(want[name].shape)
+            if (p := harness.compare(f"{name} at {label}", got, want[name], 1e-3, 1e-4)):
+                problems.append(p)
+    assert not problems, "\n".join(problems)
+
+
+def mlp_feeds(label):
+    return {"x": rand(int(label), int(label), 32)}
+
+
+def test_arena_grows_across_runs_and_threads(kiln, mlp_artifacts, arena_driver, tmp_path):
+    # One process: runs at 1, 64, 7, 130, 2 (the arena grows at 1, 64 and 130, and the
+    # smaller runs reuse it), then two threads running those sizes at once, through
+    # kiln_model_run and each in its own run context, bit-equal to the first runs.
+    model, unbounded, _ = mlp_artifacts
+    assert arena_runs(arena_driver, unbounded, tmp_path, mlp_feeds, ARENA_SIZES) == ["ok"]
+    check_against_ort(model, outputs_of(kiln, unbounded), tmp_path, mlp_feeds, ARENA_SIZES)
+
+
+def test_bert_like_arena_across_runs_and_threads(kiln, bert_artifact, arena_driver, tmp_path):
+    # Batch and sequence symbolic, attention scores [batch, heads, seq, seq] in the arena.
+    labels = ["1x7", "2x64", "1x5", "3x130", "2x33"]
+
+    def feeds(label):
+        batch, seq = map(int, label.split("x"))
+        return dynamic_models.bert_feeds(batch, seq, seed=seq)
+
+    model, artifact = bert_artifact
+    assert arena_runs(arena_driver, artifact, tmp_path, feeds, labels, rounds=2) == ["ok"]
+    check_against_ort(model, outputs_of(kiln, artifact), tmp_path, feeds, labels)
+
+
+def test_caller_scratch_cannot_grow(kiln, mlp_artifacts, arena_driver, tmp_path):
+    model, unbounded, _ = mlp_artifacts
+    static = static_scratch(kiln, unbounded)
+    # options.scratch of the static size: every run needs more (its batch rows).
+    lines = arena_runs(arena_driver, unbounded, tmp_path / "static", mlp_feeds, ARENA_SIZES,
+                       scratch=static)
+    needs = {}
+    for line in lines:
+        m = NEEDS.match(line)
+        assert m and m[2] == "mlp" and int(m[4]) == static, "\n".join(lines)
+        needs[m[1]] = int(m[3])
+    assert list(needs) == ARENA_SIZES, "\n".join(lines)
+    sizes = sorted(ARENA_SIZES, key=int)
+    assert static < needs[sizes[0]] and all(
+        needs[a] < needs[b] for a, b in zip(sizes, sizes[1:])), needs
+    # options.scratch of the size batch 130 needs: every run up to 130 succeeds (in the
+    # caller's arena: the driver checks the bytes past it), 131 fails naming both sizes.
+    labels = ARENA_SIZES + ["131"]
+    lines = arena_runs(arena_driver, unbounded, tmp_path / "fits", mlp_feeds, labels,
+                       scratch=needs["130"])
+    assert lines[:-1] == [f"{label} ok" for label in ARENA_SIZES], "\n".join(lines)
+    m = NEEDS.match(lines[-1])
+    assert m and m[1] == "131" and int(m[3]) > needs["130"] and int(m[4]) == needs["130"], \
+        "\n".join(lines)
+    check_against_ort(model, outputs_of(kiln, unbounded), tmp_path / "fits", mlp_feeds,
+                      ARENA_SIZES)

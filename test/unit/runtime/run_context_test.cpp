@@ -4,6 +4,7 @@
 // arena would show in their outputs. test/e2e/test_concurrency.py does the
 // same with a real compiled model under ThreadSanitizer.
 #include "kiln/runtime.h"
+#include "fake_dynamic_model.h"
 #include "test_util.h"
 
 #include <gtest/gtest.h>
@@ -213,6 +214,145 @@ TEST(RunContext, CallerScratchServesOneContextAtATime) {
             "OK");
   EXPECT_EQ(r.check(), "");
   EXPECT_EQ(scratch[0], 0);
+  kiln_run_context_destroy(ctx);
+}
+
+//===----------------------------------------------------------------------===//
+// The arena of a model with symbolic dims (fake_dynamic_model.c): a run whose
+// shape function asks for more than a context's arena grows it, and the
+// context keeps it; a caller's options.scratch cannot grow.
+//===----------------------------------------------------------------------===//
+
+ModelPtr openDynamic(int32_t threads, void *scratch = nullptr,
+                     size_t scratchSize = 0) {
+  kiln_model_options options;
+  kiln_model_options_init(&options);
+  options.num_threads = threads;
+  options.scratch = scratch;
+  options.scratch_size = scratchSize;
+  kiln_model *model = nullptr;
+  EXPECT_EQ(statusString(kiln_model_open_descriptor(fake_dynamic_descriptor(),
+                                                    &options, &model)),
+            "OK");
+  return ModelPtr(model);
+}
+
+/// Runs the fake dynamic model at `batch` (inputs from `seed`) with `ctx`
+/// (NULL: kiln_model_run); "" when it succeeded with y = 2 x + 1 and shape
+/// [batch, 4], else the status or what differed.
+std::string runDynamic(kiln_model *model, kiln_run_context *ctx, int64_t batch,
+                       int seed) {
+  std::vector<float> x((size_t)batch * 4), y((size_t)batch * 4, -1.0f);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = (float)(seed * 131 + (int)i % 97) * 0.5f;
+  const int64_t shape[] = {batch, 4};
+  kiln_tensor in = {"x", KILN_DTYPE_FLOAT32, 2, shape, x.data(), 0};
+  kiln_tensor out = {"y", KILN_DTYPE_UNDEFINED, 0, nullptr, y.data(),
+                     y.size() * sizeof(float)};
+  std::string s = statusString(
+      ctx ? kiln_model_run_with_context(model, ctx, &in, 1, &out, 1)
+          : kiln_model_run(model, &in, 1, &out, 1));
+  if (s != "OK")
+    return s;
+  if (out.rank != 2 || out.shape[0] != batch || out.shape[1] != 4)
+    return "batch " + std::to_string(batch) + ": wrong output shape";
+  for (size_t i = 0; i < x.size(); ++i)
+    if (y[i] != 2.0f * x[i] + 1.0f)
+      return "batch " + std::to_string(batch) + ": y[" + std::to_string(i) +
+             "] = " + std::to_string(y[i]) + ", want " +
+             std::to_string(2.0f * x[i] + 1.0f);
+  return "";
+}
+
+TEST(DynamicArena, GrowsWithTheRunAndIsKept) {
+  ModelPtr model = openDynamic(1);
+  ASSERT_TRUE(model);
+  EXPECT_EQ(kiln_model_scratch_size(model.get()),
+            (uint64_t)FAKE_DYNAMIC_STATIC_BYTES);
+  for (bool ownContext : {false, true}) {
+    SCOPED_TRACE(ownContext ? "own context" : "kiln_model_run");
+    kiln_run_context *ctx = nullptr;
+    if (ownContext)
+      ASSERT_EQ(statusString(kiln_run_context_create(model.get(), &ctx)), "OK");
+    // Each larger size gets a new arena (allocated before the old one is
+    // freed, so a new address); a smaller one runs in the arena kept.
+    void *arena = nullptr;
+    const struct {
+      int64_t batch;
+      bool grows;
+    } steps[] = {{1, true},  {64, true},  {7, false},  {130, true},
+                 {2, false}, {130, false}, {131, true}};
+    for (const auto &step : steps) {
+      SCOPED_TRACE("batch " + std::to_string(step.batch));
+      ASSERT_EQ(runDynamic(model.get(), ctx, step.batch, (int)step.batch), "");
+      void *used = fake_dynamic_last_scratch();
+      if (step.grows)
+        EXPECT_NE(used, arena) << "the arena should have grown";
+      else
+        EXPECT_EQ(used, arena) << "the arena kept should serve this run";
+      arena = used;
+    }
+    kiln_run_context_destroy(ctx);
+  }
+}
+
+TEST(DynamicArena, EachThreadsContextGrowsItsOwn) {
+  ModelPtr model = openDynamic(2);
+  ASSERT_TRUE(model);
+  for (bool ownContext : {false, true}) {
+    SCOPED_TRACE(ownContext ? "own contexts" : "kiln_model_run");
+    EXPECT_EQ(onThreads(3,
+                        [&](int t) -> std::string {
+                          kiln_run_context *ctx = nullptr;
+                          if (ownContext) {
+                            std::string s = statusString(
+                                kiln_run_context_create(model.get(), &ctx));
+                            if (s != "OK")
+                              return s;
+                          }
+                          // Threads at different sizes at once, growing and
+                          // shrinking.
+                          const int64_t sizes[] = {1, 64, 7, 130, 2, 300, 5};
+                          std::string error;
+                          for (int i = 0; i < 60 && error.empty(); ++i)
+                            error = runDynamic(model.get(), ctx,
+                                               sizes[(i + 2 * t) % 7] + t,
+                                               t * 1000 + i);
+                          kiln_run_context_destroy(ctx);
+                          return error;
+                        }),
+              "");
+  }
+}
+
+TEST(DynamicArena, CallerScratchCannotGrow) {
+  // Room for 8 rows, then a canary the runs must not touch.
+  const size_t size = (size_t)fake_dynamic_scratch_bytes(8);
+  alignas(64) static unsigned char scratch[FAKE_DYNAMIC_STATIC_BYTES +
+                                           8 * FAKE_DYNAMIC_ROW_BYTES + 64];
+  memset(scratch, 0x11, sizeof(scratch));
+  ModelPtr model = openDynamic(1, scratch, size);
+  ASSERT_TRUE(model);
+  EXPECT_EQ(runDynamic(model.get(), nullptr, 8, 1), "");
+  EXPECT_EQ(fake_dynamic_last_scratch(), (void *)scratch);
+  EXPECT_EQ(scratch[0], 0xAB);
+  EXPECT_EQ(runDynamic(model.get(), nullptr, 9, 2),
+            "OUT_OF_MEMORY: model 'fake_dynamic' needs " +
+                std::to_string(fake_dynamic_scratch_bytes(9)) +
+                " scratch bytes for this run, above the " +
+                std::to_string(size) + " of options.scratch");
+  // The failed run leaves the caller's arena in use, as it was.
+  EXPECT_EQ(runDynamic(model.get(), nullptr, 3, 3), "");
+  EXPECT_EQ(fake_dynamic_last_scratch(), (void *)scratch);
+  for (size_t i = size; i < sizeof(scratch); ++i)
+    ASSERT_EQ(scratch[i], 0x11) << "byte " << i << " past options.scratch";
+  // A context created while the caller's arena is held owns its arena, which
+  // grows.
+  kiln_run_context *ctx = nullptr;
+  ASSERT_EQ(statusString(kiln_run_context_create(model.get(), &ctx)), "OK");
+  EXPECT_EQ(runDynamic(model.get(), ctx, 9, 4), "");
+  EXPECT_NE(fake_dynamic_last_scratch(), (void *)scratch);
+  EXPECT_EQ(runDynamic(model.get(), ctx, 200, 5), "");
   kiln_run_context_destroy(ctx);
 }
 

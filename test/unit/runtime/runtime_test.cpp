@@ -1,6 +1,7 @@
 // Tests of the public runtime API (runtime.h) against the fake models.
 #include "kiln/runtime.h"
 #include "artifact.h"
+#include "fake_dynamic_model.h"
 #include "test_util.h"
 
 #include <sys/stat.h>
@@ -244,6 +245,29 @@ TEST(Model, CallerProvidedScratch) {
                                                     &options, &model)),
             "INVALID_ARGUMENT: options.num_threads must be >= 0 (0 = one per "
             "CPU), got -2");
+}
+
+TEST(Model, DynamicArenaThatCannotBeAllocated) {
+  // A run of a model with symbolic dims whose arena cannot grow to its size
+  // (fake_dynamic_model.c: 64 bytes a row) fails with OUT_OF_MEMORY; the
+  // context keeps the arena it had and serves the next run.
+  kiln_model *model = nullptr;
+  ASSERT_EQ(statusString(kiln_model_open_descriptor(fake_dynamic_descriptor(),
+                                                    nullptr, &model)),
+            "OK");
+  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8] = {0};
+  const int64_t huge = INT64_C(1) << 52, two = 2;
+  int64_t shape[] = {huge, 4};
+  kiln_tensor in = {"x", KILN_DTYPE_FLOAT32, 2, shape, x, 0};
+  kiln_tensor out = {"y", KILN_DTYPE_UNDEFINED, 0, nullptr, y, sizeof(y)};
+  EXPECT_EQ(statusString(kiln_model_run(model, &in, 1, &out, 1)),
+            "OUT_OF_MEMORY: cannot allocate the " +
+                std::to_string(fake_dynamic_scratch_bytes(huge)) +
+                "-byte scratch arena model 'fake_dynamic' needs for this run");
+  shape[0] = two;
+  ASSERT_EQ(statusString(kiln_model_run(model, &in, 1, &out, 1)), "OK");
+  EXPECT_EQ(y[7], 17.0f);
+  kiln_model_close(model);
 }
 
 //===----------------------------------------------------------------------===//
