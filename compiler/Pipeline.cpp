@@ -278,19 +278,6 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
     return fail("symbolic dims (first: '" + info.symbols.front().name +
                 "') are supported on the cpu device only so far; fix them "
                 "with --shape NAME=D0,D1,... for --device " + options.device);
-  // TopK's lowering (ONNXToLinalg/TopK.cpp) is one serial loop nest that
-  // reads back what it stored; compiled for lavapipe it returned wrong rows,
-  // so the GPU targets refuse it until that is understood.
-  if (options.device != "cpu") {
-    WalkResult found = module.walk([&](onnx::TopKOp topk) {
-      onnx::emitNodeError(topk)
-          << "TopK runs on the cpu device only so far (--device "
-          << options.device << ")";
-      return WalkResult::interrupt();
-    });
-    if (found.wasInterrupted())
-      return failure();
-  }
 
   // Three pass managers run one after the other (the same passes as one):
   // --time-report shows each group's time and memory.

@@ -159,6 +159,21 @@ def KilnSPIRVLegalizeRemFPass
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
 }
 
+def KilnSPIRVGuardZeroTripLoopsPass
+    : Pass<"kiln-spirv-guard-zero-trip-loops", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Give scf.for loops that may run zero times their init values";
+  let description = [{
+    Right before convert-gpu-to-spirv. MLIR 22's scf.for lowering carries
+    the loop's results in a Function variable that only the body's yield
+    stores: a loop that runs zero times returns whatever the variable held
+    (undefined, or the value of an earlier run of the same loop), not its
+    init values. Each scf.for with results and a trip count not known to be
+    at least one is wrapped in an scf.if on `lb < ub` (`ult` for an unsigned
+    loop) whose else branch yields the init values.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
+}
+
 def KilnSPIRVLowerWorkgroupMemoryPass
     : Pass<"kiln-spirv-lower-workgroup-memory", "mlir::gpu::GPUModuleOp"> {
   let summary = "Turn gpu.func workgroup attributions into Workgroup allocs";

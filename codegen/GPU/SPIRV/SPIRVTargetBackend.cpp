@@ -88,6 +88,10 @@ public:
     pm.addPass(memref::createFoldMemRefAliasOpsPass());
     // convert-gpu-to-spirv has no math patterns: GLSL.std.450 ops first.
     pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToSPIRVPass());
+    // Results of scf.for loops that may run zero times: MLIR 22 leaves them
+    // undefined (see the pass); nothing may fold the guards before the
+    // conversion.
+    pm.addNestedPass<gpu::GPUModuleOp>(createKilnSPIRVGuardZeroTripLoopsPass());
     pm.addPass(createConvertGPUToSPIRVPass());
     OpPassManager &spirvModule = pm.nest<spirv::ModuleOp>();
     spirvModule.addPass(spirv::createSPIRVLowerABIAttributesPass());
