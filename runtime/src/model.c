@@ -1286,6 +1286,45 @@ static kiln_status kiln_check_run_args(const kiln_tensor *inputs,
   return NULL;
 }
 
+/* The calling thread's copy of the output dims of its last kiln_model_run:
+ * the pooled context that ran it may serve another thread's run as soon as
+ * it is given back, so output shapes cannot point into it. Grown as needed,
+ * freed when the thread exits. */
+typedef struct kiln_thread_dims {
+  size_t capacity;
+  int64_t dims[];
+} kiln_thread_dims;
+
+static pthread_key_t kiln_thread_dims_key;
+static pthread_once_t kiln_thread_dims_once = PTHREAD_ONCE_INIT;
+static int kiln_thread_dims_key_ok;
+
+static void kiln_thread_dims_init(void) {
+  kiln_thread_dims_key_ok = pthread_key_create(&kiln_thread_dims_key, free) == 0;
+}
+
+/* This thread's buffer of at least `n` dims, NULL when it cannot be had. */
+static int64_t *kiln_thread_dims_get(size_t n) {
+  pthread_once(&kiln_thread_dims_once, kiln_thread_dims_init);
+  if (!kiln_thread_dims_key_ok)
+    return NULL;
+  kiln_thread_dims *held =
+      (kiln_thread_dims *)pthread_getspecific(kiln_thread_dims_key);
+  if (held && held->capacity >= n)
+    return held->dims;
+  kiln_thread_dims *grown = (kiln_thread_dims *)malloc(
+      sizeof(kiln_thread_dims) + (n ? n : 1) * sizeof(int64_t));
+  if (!grown)
+    return NULL;
+  grown->capacity = n;
+  if (pthread_setspecific(kiln_thread_dims_key, grown) != 0) {
+    free(grown);
+    return NULL;
+  }
+  free(held);
+  return grown->dims;
+}
+
 kiln_status kiln_model_run(kiln_model *model, const kiln_tensor *inputs,
                            size_t n_inputs, kiln_tensor *outputs,
                            size_t n_outputs) {
@@ -1294,12 +1333,42 @@ kiln_status kiln_model_run(kiln_model *model, const kiln_tensor *inputs,
   kiln_status status = kiln_check_run_args(inputs, n_inputs, outputs, n_outputs);
   if (status)
     return status;
+  /* With symbols, the outputs' shapes are copied to this thread's buffer
+   * before the context goes back to the pool (taken before the run, so a
+   * failure to get it loses nothing). */
+  const kiln_model_desc *desc = model->desc;
+  int64_t *thread_dims = NULL;
+  if (desc->num_symbols > 0) {
+    size_t total = 0;
+    for (size_t k = 0; k < n_outputs; ++k) {
+      size_t i = 0;
+      if (kiln_find(desc->outputs, desc->num_outputs, outputs[k].name, &i))
+        total += (size_t)desc->outputs[i].rank;
+    }
+    thread_dims = kiln_thread_dims_get(total);
+    if (!thread_dims)
+      return kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
+                              "model '%s': cannot allocate this thread's copy "
+                              "of the output dims",
+                              kiln_model_name(model));
+  }
   kiln_run_context *rc = NULL;
   status = kiln_take_context(model, &rc);
   if (status)
     return status;
   /* A pooled context is this thread's alone until it is given back. */
   status = kiln_run_in(rc, inputs, n_inputs, outputs, n_outputs);
+  if (!status && thread_dims) {
+    size_t at = 0;
+    for (size_t k = 0; k < n_outputs; ++k) {
+      if (!outputs[k].shape)
+        continue;
+      memcpy(thread_dims + at, outputs[k].shape,
+             (size_t)outputs[k].rank * sizeof(int64_t));
+      outputs[k].shape = thread_dims + at;
+      at += (size_t)outputs[k].rank;
+    }
+  }
   kiln_give_context(model, rc);
   return status;
 }

@@ -158,8 +158,10 @@ size_t kiln_tensor_info_byte_size(const kiln_tensor_info *info);
  *    kiln_tensor_free_data() (which calls free(); plain free(data) is
  *    equivalent).
  * The caller's `dtype`, `rank` and `shape` are ignored; on success the runtime
- * sets `dtype`, `rank`, `shape` (model-owned pointer) and `byte_size` (the
- * output's size). On failure, buffers the runtime allocated are freed and
+ * sets `dtype`, `rank`, `shape` (runtime-owned pointer: the model's for static
+ * shapes; with symbolic dims, this run's dims, valid until the calling
+ * thread's next kiln_model_run, or the context's next run for
+ * kiln_model_run_with_context) and `byte_size` (the output's size). On failure, buffers the runtime allocated are freed and
  * their `data` set back to NULL; caller buffers hold unspecified contents. */
 typedef struct kiln_tensor {
   const char *name;
