@@ -16,7 +16,6 @@
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/Limits.h"
 #include "dialects/ONNX/ONNXDialect.h"
-#include "dialects/ONNX/ONNXOps.h"
 #include "dialects/ONNX/ShapeInference/ShapeInference.h"
 #include "passes/Conversion/Passes.h"
 #include "passes/Transforms/Passes.h"

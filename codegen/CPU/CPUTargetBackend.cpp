@@ -4,6 +4,7 @@
 
 #include "codegen/CPU/CPUPipeline.h"
 #include "dialects/Kiln/ABIAttributes.h"
+#include "dialects/ONNX/DataTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -21,20 +22,13 @@ constexpr llvm::StringLiteral kLoweredDialects[] = {
     "builtin",       "func",   "arith",  "math",   "linalg", "tensor", "scf",
     "bufferization", "affine", "memref", "vector", "cf",     "ub",     "kiln"};
 
-/// The 8-bit floats of ONNX: LLVM stores them as i8; kiln only moves and
-/// bitcasts them (Cast computes on their bits: ONNXToLinalg/Float8.cpp).
-bool isFloat8(Type type) {
-  return isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
-             Float8E5M2FNUZType>(type);
-}
-
 /// Element types the kernels and the LLVM lowering compute with (bf16 and
 /// f16 arithmetic runs in f32), or at least store (the 8-bit floats).
 bool isSupportedElementType(Type type) {
   if (auto integer = dyn_cast<IntegerType>(type))
     return integer.getWidth() <= 64;
   return type.isIndex() || type.isF16() || type.isBF16() || type.isF32() ||
-         type.isF64() || isFloat8(type);
+         type.isF64() || onnx::isFloat8Type(type);
 }
 
 /// Arithmetic on an 8-bit float (anything but a constant, a select or a
@@ -43,7 +37,9 @@ bool computesOnFloat8(Operation *op) {
   if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
       isa<arith::ConstantOp, arith::SelectOp, arith::BitcastOp>(op))
     return false;
-  auto isF8 = [](Type t) { return isFloat8(getElementTypeOrSelf(t)); };
+  auto isF8 = [](Type t) {
+    return onnx::isFloat8Type(getElementTypeOrSelf(t));
+  };
   return llvm::any_of(op->getOperandTypes(), isF8) ||
          llvm::any_of(op->getResultTypes(), isF8);
 }

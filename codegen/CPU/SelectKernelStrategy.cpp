@@ -132,38 +132,40 @@ bool chooseWinograd(linalg::Conv2DNhwcHwcfOp conv) {
   return tiles >= kMinTiles && ch * f >= kMinChannelRatio * (ch + f);
 }
 
-/// A matmul or NHWC conv of i8 operands into i32 (MatMulInteger /
-/// ConvInteger of quantized models), static shapes, nothing empty.
-bool isInt8Kernel(linalg::LinalgOp op) {
-  if (!isa<linalg::MatmulOp, linalg::Conv2DNhwcHwcfOp>(op.getOperation()) ||
-      op.getNumDpsInputs() != 2)
+/// Static shapes, no empty dimension, two inputs.
+bool hasStaticBinaryOperands(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2)
     return false;
   for (Value operand : op->getOperands()) {
     auto type = dyn_cast<ShapedType>(operand.getType());
     if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
       return false;
   }
+  return true;
+}
+
+/// Whether `op` reads two i8 operands into i32, static shapes, nothing empty.
+bool hasInt8Operands(linalg::LinalgOp op) {
+  if (!hasStaticBinaryOperands(op))
+    return false;
   auto elem = [](Value v) { return getElementTypeOrSelf(v.getType()); };
   return elem(op.getDpsInputs()[0]).isSignlessInteger(8) &&
          elem(op.getDpsInputs()[1]).isSignlessInteger(8) &&
          elem(op.getDpsInits()[0]).isSignlessInteger(32);
 }
 
+/// A matmul or NHWC conv of i8 operands into i32 (MatMulInteger /
+/// ConvInteger of quantized models).
+bool isInt8Kernel(linalg::LinalgOp op) {
+  return isa<linalg::MatmulOp, linalg::Conv2DNhwcHwcfOp>(op.getOperation()) &&
+         hasInt8Operands(op);
+}
+
 /// A depthwise NHWC conv of i8 input and filter into i32 (a depthwise
-/// ConvInteger of a quantized model), static shapes, nothing empty.
+/// ConvInteger of a quantized model).
 bool isInt8Depthwise(linalg::LinalgOp op) {
-  if (!isa<linalg::DepthwiseConv2DNhwcHwcOp>(op.getOperation()) ||
-      op.getNumDpsInputs() != 2)
-    return false;
-  for (Value operand : op->getOperands()) {
-    auto type = dyn_cast<ShapedType>(operand.getType());
-    if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
-      return false;
-  }
-  auto elem = [](Value v) { return getElementTypeOrSelf(v.getType()); };
-  return elem(op.getDpsInputs()[0]).isSignlessInteger(8) &&
-         elem(op.getDpsInputs()[1]).isSignlessInteger(8) &&
-         elem(op.getDpsInits()[0]).isSignlessInteger(32);
+  return isa<linalg::DepthwiseConv2DNhwcHwcOp>(op.getOperation()) &&
+         hasInt8Operands(op);
 }
 
 /// A matmul, batch matmul or NHWC conv of f16 or bf16 operands (one type)
@@ -171,13 +173,8 @@ bool isInt8Depthwise(linalg::LinalgOp op) {
 bool isNarrowFloatKernel(linalg::LinalgOp op) {
   if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp>(
           op.getOperation()) ||
-      op.getNumDpsInputs() != 2)
+      !hasStaticBinaryOperands(op))
     return false;
-  for (Value operand : op->getOperands()) {
-    auto type = dyn_cast<ShapedType>(operand.getType());
-    if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
-      return false;
-  }
   auto elem = [](Value v) { return getElementTypeOrSelf(v.getType()); };
   Type a = elem(op.getDpsInputs()[0]);
   return (a.isF16() || a.isBF16()) && elem(op.getDpsInputs()[1]) == a &&

@@ -81,6 +81,16 @@ int32_t getOnnxDataType(Type elementType) {
   return 0;
 }
 
+bool isFloat8Type(Type elementType) {
+#define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
+  if (CLASS == KILN_DTYPE_CLASS_FLOAT8 &&                                      \
+      matchesDtype(elementType, ID, CLASS, BYTES))                             \
+    return true;
+  KILN_DTYPE_TABLE(KILN_X)
+#undef KILN_X
+  return false;
+}
+
 Type getElementTypeOfOnnxDataType(MLIRContext *context, int32_t dataType) {
   switch (dataType) {
 #define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \

@@ -19,6 +19,10 @@ namespace kiln::onnx {
 /// dtype for it (signless integers count as signed, i1 as bool).
 int32_t getOnnxDataType(mlir::Type elementType);
 
+/// Whether `elementType` is one of the 8-bit float formats of the dtype table
+/// (KILN_DTYPE_CLASS_FLOAT8): stored and converted, never computed with.
+bool isFloat8Type(mlir::Type elementType);
+
 /// The element type of an ONNX TensorProto.DataType, or null when kiln has no
 /// dtype for it (string, complex, int4, float8e8m0, ...).
 mlir::Type getElementTypeOfOnnxDataType(mlir::MLIRContext *context,

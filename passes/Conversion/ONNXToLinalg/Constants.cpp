@@ -11,6 +11,7 @@
 #include "passes/Conversion/ONNXToLinalg/Utils.h"
 
 #include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/DataTypes.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/ONNXOps.h"
 
@@ -255,7 +256,7 @@ struct SizeLowering : OpConversionPattern<onnx::SizeOp> {
 //===----------------------------------------------------------------------===//
 
 bool isCastableElementType(Type type) {
-  if (isFloat8(type))
+  if (onnx::isFloat8Type(type))
     return true;
   if (auto f = dyn_cast<FloatType>(type))
     return f.isF16() || f.isBF16() || f.isF32() || f.isF64();
@@ -296,9 +297,9 @@ LogicalResult lowerCast(Operation *op, Value input, Type origInputType,
         // An 8-bit float goes through f32 (exact both ways for decoding; one
         // rounding to the 8-bit type, except from f64: rounded twice).
         Value v = args[0];
-        if (isFloat8(srcElem))
+        if (onnx::isFloat8Type(srcElem))
           v = decodeFloat8(b, loc, v);
-        if (!isFloat8(dstElem))
+        if (!onnx::isFloat8Type(dstElem))
           return convertScalar(b, loc, v, dstElem, srcUnsigned, dstUnsigned);
         v = convertScalar(b, loc, v, b.getF32Type(), srcUnsigned, false);
         return encodeFloat8(b, loc, v, cast<FloatType>(dstElem), saturate);

@@ -70,11 +70,6 @@ struct Ops {
 
 } // namespace
 
-bool isFloat8(Type type) {
-  return isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
-             Float8E5M2FNUZType>(type);
-}
-
 Value decodeFloat8(OpBuilder &b, Location loc, Value value) {
   Format f = formatOf(value.getType());
   Ops o{b, loc};

@@ -14,9 +14,6 @@
 
 namespace kiln::onnx_to_linalg {
 
-/// One of the four 8-bit float types above.
-bool isFloat8(mlir::Type type);
-
 /// `value` (a scalar of 8-bit float type) as the f32 it stands for.
 mlir::Value decodeFloat8(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value value);

@@ -48,10 +48,7 @@ static int64_t onnxQuantType(Type t) {
 /// it is none: quantizing to one is a cast with the op's saturation, no
 /// rounding to integers or clipping.
 static int64_t onnxFloat8Type(Type t) {
-  if (!isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
-           Float8E5M2FNUZType>(t))
-    return 0;
-  return onnx::getOnnxDataType(t);
+  return onnx::isFloat8Type(t) ? onnx::getOnnxDataType(t) : 0;
 }
 
 static std::pair<double, double> quantRange(Type t) {

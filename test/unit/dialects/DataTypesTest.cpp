@@ -66,6 +66,9 @@ TEST(DataTypes, SignednessAndUnsupportedTypes) {
   EXPECT_EQ(getOnnxDataType(Float8E5M2FNUZType::get(ctx)), 20);
   EXPECT_EQ(getOnnxDataType(Float8E8M0FNUType::get(ctx)), 0);
   EXPECT_EQ(getOnnxDataType(Float8E4M3Type::get(ctx)), 0);
+  EXPECT_TRUE(kiln::onnx::isFloat8Type(Float8E5M2Type::get(ctx)));
+  EXPECT_FALSE(kiln::onnx::isFloat8Type(Float8E4M3Type::get(ctx)));
+  EXPECT_FALSE(kiln::onnx::isFloat8Type(IntegerType::get(ctx, 8)));
   EXPECT_EQ(getOnnxDataType(IntegerType::get(ctx, 4)), 0);
   EXPECT_EQ(getOnnxDataType(IndexType::get(ctx)), 0);
 }
