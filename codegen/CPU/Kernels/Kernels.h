@@ -441,6 +441,14 @@ public:
                     int64_t span, bool ownChannels = false);
 
 private:
+  /// The constant global (with its data) `weights` reads, or null.
+  memref::GlobalOp constantSource(Value weights);
+  /// A new private constant global `<source>_<suffix>` of `type` holding
+  /// `init`, recorded under `key`.
+  memref::GlobalOp addPacked(Location loc, memref::GlobalOp source,
+                             StringRef suffix, MemRefType type, Attribute init,
+                             const std::string &key);
+
   ModuleOp module;
   SymbolTable symbols;
   llvm::StringMap<memref::GlobalOp> packedGlobals;

@@ -13,21 +13,43 @@
 
 namespace kiln::kernels {
 
-Value WeightPacker::pack(OpBuilder &b, Location loc, Value weights,
-                         ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
-                         int64_t batch) {
+memref::GlobalOp WeightPacker::constantSource(Value weights) {
   auto getGlobal = weights.getDefiningOp<memref::GetGlobalOp>();
   if (!getGlobal)
     return {};
   auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
   if (!global || !global.getConstant() || !global.getInitialValue())
     return {};
+  return global;
+}
+
+memref::GlobalOp WeightPacker::addPacked(Location loc, memref::GlobalOp source,
+                                         StringRef suffix, MemRefType type,
+                                         Attribute init,
+                                         const std::string &key) {
+  OpBuilder mb(module.getBodyRegion());
+  mb.setInsertionPoint(source);
+  auto packed = memref::GlobalOp::create(
+      mb, loc, mb.getStringAttr(source.getSymName() + "_" + suffix),
+      mb.getStringAttr("private"), TypeAttr::get(type), init, mb.getUnitAttr(),
+      mb.getI64IntegerAttr(64));
+  symbols.insert(packed); // renames on collision
+  packedGlobals[key] = packed;
+  return packed;
+}
+
+Value WeightPacker::pack(OpBuilder &b, Location loc, Value weights,
+                         ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
+                         int64_t batch) {
+  memref::GlobalOp global = constantSource(weights);
+  if (!global)
+    return {};
   // The panels are built from 32-bit values, f32 or i32 (other element types
   // are not packed: their kernels read B in place, if any).
   Type elementType = global.getType().getElementType();
   if (!elementType.isF32() && !elementType.isSignlessInteger(32))
     return {};
-  std::string key = (getGlobal.getName() + "/" + Twine(nr) + "/" +
+  std::string key = (global.getSymName() + "/" + Twine(nr) + "/" +
                      Twine(redShape.size()) + "/" + Twine(batch))
                         .str();
   memref::GlobalOp packed = packedGlobals.lookup(key);
@@ -59,14 +81,7 @@ Value WeightPacker::pack(OpBuilder &b, Location loc, Value weights,
     }
     Attribute init = kiln::word32ConstantAttr(
         RankedTensorType::get(shape, elementType), out, "kiln_packed");
-    OpBuilder mb(module.getBodyRegion());
-    mb.setInsertionPoint(global);
-    packed = memref::GlobalOp::create(
-        mb, loc, mb.getStringAttr(global.getSymName() + "_packed"),
-        mb.getStringAttr("private"), TypeAttr::get(type), init,
-        mb.getUnitAttr(), mb.getI64IntegerAttr(64));
-    symbols.insert(packed); // renames on collision
-    packedGlobals[key] = packed;
+    packed = addPacked(loc, global, "packed", type, init, key);
   }
   return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
 }
@@ -90,27 +105,10 @@ static std::optional<SmallVector<int8_t>> int8ConstantData(Attribute attr) {
   return std::nullopt;
 }
 
-/// A new private constant global holding `init` of `type`, after `anchor`.
-static memref::GlobalOp createConstantGlobal(OpBuilder &b, Location loc,
-                                             ModuleOp module,
-                                             memref::GlobalOp anchor,
-                                             StringRef name, MemRefType type,
-                                             Attribute init) {
-  OpBuilder mb(module.getBodyRegion());
-  mb.setInsertionPoint(anchor);
-  return memref::GlobalOp::create(
-      mb, loc, mb.getStringAttr(name), mb.getStringAttr("private"),
-      TypeAttr::get(type), init, mb.getUnitAttr(), mb.getI64IntegerAttr(64));
-}
-
 Value WeightPacker::packGrouped(OpBuilder &b, Location loc, Value weights,
                                 int64_t nr, int64_t span, bool ownChannels) {
-  auto getGlobal = weights.getDefiningOp<memref::GetGlobalOp>();
-  if (!getGlobal)
-    return {};
-  auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
-  if (!global || !global.getConstant() || !global.getInitialValue() ||
-      global.getType().getRank() != 5)
+  memref::GlobalOp global = constantSource(weights);
+  if (!global || global.getType().getRank() != 5)
     return {};
   Type elementType = global.getType().getElementType();
   if (!elementType.isF32() && !elementType.isSignlessInteger(32))
@@ -122,7 +120,7 @@ Value WeightPacker::packGrouped(OpBuilder &b, Location loc, Value weights,
     return {};
   SmallVector<int64_t> shape = {np, kh, kw, span, nr};
   auto type = MemRefType::get(shape, elementType);
-  std::string key = (getGlobal.getName() + "/grouped/" + Twine(nr) + "/" +
+  std::string key = (global.getSymName() + "/grouped/" + Twine(nr) + "/" +
                      Twine(span) + (ownChannels ? "/own" : ""))
                         .str();
   memref::GlobalOp packed = packedGlobals.lookup(key);
@@ -149,11 +147,7 @@ Value WeightPacker::packGrouped(OpBuilder &b, Location loc, Value weights,
     }
     Attribute init = kiln::word32ConstantAttr(
         RankedTensorType::get(shape, elementType), out, "kiln_packed");
-    packed = createConstantGlobal(b, loc, module, global,
-                                  (global.getSymName() + "_packed").str(),
-                                  type, init);
-    symbols.insert(packed); // renames on collision
-    packedGlobals[key] = packed;
+    packed = addPacked(loc, global, "packed", type, init, key);
   }
   return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
 }
@@ -161,11 +155,8 @@ Value WeightPacker::packGrouped(OpBuilder &b, Location loc, Value weights,
 Value WeightPacker::packBytes(OpBuilder &b, Location loc, Value weights,
                               ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
                               int64_t group, Value *columnTerm) {
-  auto getGlobal = weights.getDefiningOp<memref::GetGlobalOp>();
-  if (!getGlobal || redShape.empty() || redShape.back() % group)
-    return {};
-  auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
-  if (!global || !global.getConstant() || !global.getInitialValue() ||
+  memref::GlobalOp global = constantSource(weights);
+  if (!global || redShape.empty() || redShape.back() % group ||
       !global.getType().getElementType().isSignlessInteger(8))
     return {};
   int64_t r = 1;
@@ -178,7 +169,7 @@ Value WeightPacker::packBytes(OpBuilder &b, Location loc, Value weights,
   shape.push_back(nr * group);
   auto type = MemRefType::get(shape, b.getI8Type());
   auto termType = MemRefType::get({np * nr}, b.getI32Type());
-  std::string key = (getGlobal.getName() + "/bytes/" + Twine(nr) + "/" +
+  std::string key = (global.getSymName() + "/bytes/" + Twine(nr) + "/" +
                      Twine(redShape.size()) + "/" + Twine(group))
                         .str();
   memref::GlobalOp packed = packedGlobals.lookup(key);
@@ -207,25 +198,19 @@ Value WeightPacker::packBytes(OpBuilder &b, Location loc, Value weights,
                   tensorType, "kiln_packed",
                   HeapAsmResourceBlob::allocateAndCopyInferAlign<int8_t>(out)));
     if (!packed) {
-      packed = createConstantGlobal(b, loc, module, global,
-                                    (global.getSymName() + "_packed").str(),
-                                    type, init);
-      symbols.insert(packed); // renames on collision
-      packedGlobals[key] = packed;
+      packed = addPacked(loc, global, "packed", type, init, key);
     }
     if (!columnTerm)
       return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
     auto termTensor = RankedTensorType::get({np * nr}, b.getI32Type());
-    term = createConstantGlobal(
-        b, loc, module, global, (global.getSymName() + "_colterm").str(),
-        termType,
+    term = addPacked(
+        loc, global, "colterm", termType,
         kiln::word32ConstantAttr(
             termTensor,
             ArrayRef<uint32_t>(reinterpret_cast<const uint32_t *>(sums.data()),
                                sums.size()),
-            "kiln_colterm"));
-    symbols.insert(term);
-    packedGlobals[key + "/term"] = term;
+            "kiln_colterm"),
+        key + "/term");
   }
   if (columnTerm)
     *columnTerm =
@@ -236,11 +221,8 @@ Value WeightPacker::packBytes(OpBuilder &b, Location loc, Value weights,
 Value WeightPacker::packHalf(OpBuilder &b, Location loc, Value weights,
                              ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
                              int64_t group, int64_t batch) {
-  auto getGlobal = weights.getDefiningOp<memref::GetGlobalOp>();
-  if (!getGlobal || redShape.empty() || redShape.back() % group)
-    return {};
-  auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
-  if (!global || !global.getConstant() || !global.getInitialValue())
+  memref::GlobalOp global = constantSource(weights);
+  if (!global || redShape.empty() || redShape.back() % group)
     return {};
   Type elementType = global.getType().getElementType();
   if (!elementType.isF16() && !elementType.isBF16())
@@ -258,7 +240,7 @@ Value WeightPacker::packHalf(OpBuilder &b, Location loc, Value weights,
   shape.back() /= group;
   shape.push_back(nr * group);
   auto type = MemRefType::get(shape, elementType);
-  std::string key = (getGlobal.getName() + "/half/" + Twine(nr) + "/" +
+  std::string key = (global.getSymName() + "/half/" + Twine(nr) + "/" +
                      Twine(redShape.size()) + "/" + Twine(group) + "/" +
                      Twine(batch))
                         .str();
@@ -282,11 +264,7 @@ Value WeightPacker::packHalf(OpBuilder &b, Location loc, Value weights,
     }
     Attribute init = kiln::word16ConstantAttr(
         RankedTensorType::get(shape, elementType), out, "kiln_packed");
-    packed = createConstantGlobal(b, loc, module, global,
-                                  (global.getSymName() + "_packed").str(),
-                                  type, init);
-    symbols.insert(packed); // renames on collision
-    packedGlobals[key] = packed;
+    packed = addPacked(loc, global, "packed", type, init, key);
   }
   return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
 }
