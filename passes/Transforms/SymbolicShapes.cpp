@@ -520,7 +520,7 @@ struct KilnSymbolicShapesPass
              "onnx.Identity",    "onnx.Relu",      "onnx.Sigmoid",
              "onnx.Softplus",    "onnx.Elu",       "onnx.Gelu",
              "onnx.HardSigmoid", "onnx.HardSwish", "onnx.LeakyRelu",
-             "onnx.Selu",        "onnx.Cast"},
+             "onnx.Selu",        "onnx.Cast",      "onnx.Clip"},
             name))
       return set(op, 0, x);
 
@@ -534,6 +534,21 @@ struct KilnSymbolicShapesPass
       if (failed(out))
         return failure();
       return set(op, 0, *out);
+    }
+
+    // Split and Pad along static axes (shape inference refuses a symbolic
+    // one): the other dims are the input's.
+    if (name == "onnx.Split" || name == "onnx.Pad") {
+      for (auto [i, r] : llvm::enumerate(op->getResults())) {
+        auto type = cast<RankedTensorType>(r.getType());
+        Dims out = x;
+        for (int64_t a = 0; a < rank; ++a)
+          if (!type.isDynamicDim(a))
+            out[a] = getAffineConstantExpr(type.getDimSize(a), ctx);
+        if (failed(set(op, i, out)))
+          return failure();
+      }
+      return success();
     }
 
     if (name == "onnx.Softmax" || name == "onnx.LogSoftmax")

@@ -182,3 +182,27 @@ def cnn(path, classes=10, seed=0):
                                name="fc", transB=1))
     return g.save(path, [h.make_tensor_value_info("x", T.FLOAT, ["batch", 3, 32, 32])],
                   [h.make_tensor_value_info("logits", T.FLOAT, ["batch", classes])])
+
+
+
+def branchy_cnn(path, classes=10, seed=1):
+    """The ops torchvision's CNNs add around Conv with a symbolic batch: ReLU6 (Clip),
+    a channel Split into branches, spatial Pad (constant and reflect), a channel Concat."""
+    g = _Graph(seed)
+    r = g.rng
+    y = g.op("Conv", ["x", g.const(_w(r, 16, 3, 3, 3, scale=0.3)), g.const(_w(r, 16))],
+             kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    y = g.op("Clip", [y, g.const(np.float32(0)), g.const(np.float32(6))])
+    a, b = g.op("Split", [y, g.const(np.array([6, 10], np.int64))], outputs=2, axis=1)
+    a = g.op("Pad", [a, g.const(np.array([0, 0, 1, 2, 0, 0, 1, 0], np.int64))])
+    a = g.op("Conv", [a, g.const(_w(r, 8, 6, 3, 3, scale=0.3))], kernel_shape=[3, 3])
+    b = g.op("Pad", [b, g.const(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64))], mode="reflect")
+    b = g.op("MaxPool", [b], kernel_shape=[3, 3], strides=[1, 1])
+    y = g.op("Concat", [a, b, a], axis=1)
+    y = g.op("Clip", [y, g.const(np.float32(-1)), g.const(np.float32(3))])
+    y = g.op("GlobalAveragePool", [y])
+    y = g.op("Flatten", [y], axis=1)
+    g.nodes.append(h.make_node("Gemm", [y, g.const(_w(r, classes, 26)), g.const(_w(r, classes))],
+                               ["logits"], name="fc", transB=1))
+    return g.save(path, [h.make_tensor_value_info("x", T.FLOAT, ["batch", 3, 16, 16])],
+                  [h.make_tensor_value_info("logits", T.FLOAT, ["batch", classes])])

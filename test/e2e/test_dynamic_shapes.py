@@ -356,6 +356,14 @@ def test_cnn_above_bound(kiln, cnn_artifacts, tmp_path):
     assert harness.crash_marker(r.stdout + r.stderr) is None, r.describe()
 
 
+@pytest.mark.parametrize("batch", [1, 4])
+def test_branchy_cnn_dynamic_batch(kiln, tmp_path, batch):
+    # Clip, Split, Pad (constant, reflect) and Concat around convs with a symbolic batch.
+    model = dynamic_models.branchy_cnn(tmp_path / "branchy.onnx")
+    artifact = compile_model(kiln, model, tmp_path / "branchy.so")
+    run_at(kiln, model, artifact, {"x": rand(batch, batch, 3, 16, 16)}, tmp_path)
+
+
 # The scratch arena across runs in one process (docs/dynamic-shapes.md, "The runtime"):
 # buffers sized from the symbols live in the arena past its static part; a run context's
 # arena grows when a run needs more and stays grown; options.scratch cannot grow.

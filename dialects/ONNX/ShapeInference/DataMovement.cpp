@@ -298,6 +298,11 @@ LogicalResult inferSplit(Operation *op) {
   if (failed(axis))
     return failure();
   int64_t dim = x->getDimSize(*axis);
+  if (ShapedType::isDynamic(dim)) {
+    emitNodeError(op) << "splitting along axis " << *axis
+                      << ", a symbolic dimension, is not supported yet";
+    return failure();
+  }
   int64_t numResults = op->getNumResults();
   FailureOr<std::optional<SmallVector<int64_t>>> split =
       getOptionalConstantInts(op, 1, "split");
@@ -721,9 +726,19 @@ LogicalResult inferPad(Operation *op) {
   }
   SmallVector<int64_t> shape(x->getShape());
   CheckedDims dims;
-  for (int64_t i = 0; i < n; ++i)
+  for (int64_t i = 0; i < n; ++i) {
+    // A symbolic dim (a batch) may be padded by nothing only.
+    if (ShapedType::isDynamic(shape[axes[i]])) {
+      if ((*pads)[i] || (*pads)[i + n]) {
+        emitNodeError(op) << "padding axis " << axes[i]
+                          << ", a symbolic dimension, is not supported yet";
+        return failure();
+      }
+      continue;
+    }
     shape[axes[i]] =
         dims.add(shape[axes[i]], dims.add((*pads)[i], (*pads)[i + n]));
+  }
   if (failed(dims.check(op, "input shape plus pads")))
     return failure();
   return setResultType(op, 0, shape, x->getElementType());

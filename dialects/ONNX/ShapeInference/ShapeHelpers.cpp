@@ -97,7 +97,7 @@ bool acceptsSymbolicDims(Operation *op) {
       // Elementwise, unary and activations.
       "onnx.Abs", "onnx.Ceil", "onnx.Cos", "onnx.Erf", "onnx.Exp", "onnx.Floor",
       "onnx.Log", "onnx.Neg", "onnx.Reciprocal", "onnx.Sin", "onnx.Sqrt",
-      "onnx.Tanh", "onnx.Identity", "onnx.Relu", "onnx.Sigmoid",
+      "onnx.Tanh", "onnx.Identity", "onnx.Relu", "onnx.Sigmoid", "onnx.Clip",
       "onnx.Softplus", "onnx.Elu", "onnx.Gelu", "onnx.HardSigmoid",
       "onnx.HardSwish", "onnx.LeakyRelu", "onnx.Selu", "onnx.Cast",
       // Broadcasting binary / variadic ops.
@@ -110,7 +110,7 @@ bool acceptsSymbolicDims(Operation *op) {
       "onnx.MatMul", "onnx.Gemm",
       // Data movement.
       "onnx.Transpose", "onnx.Reshape", "onnx.Flatten", "onnx.Unsqueeze",
-      "onnx.Squeeze", "onnx.Gather", "onnx.Concat",
+      "onnx.Squeeze", "onnx.Gather", "onnx.Concat", "onnx.Split", "onnx.Pad",
       // Shapes of symbolic tensors (Shape -> Gather -> Concat -> Reshape).
       "onnx.Shape", "onnx.Range",
       // A symbolic batch (dim 0) of images.

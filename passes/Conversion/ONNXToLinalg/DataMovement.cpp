@@ -27,6 +27,7 @@
 #include "dialects/ONNX/ONNXOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
@@ -47,13 +48,17 @@ SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
   return getAsIndexOpFoldResult(b.getContext(), values);
 }
 
-/// A linalg.generic over the static `resultType` with no inputs whose body
-/// gets the loop indices and returns the element.
+/// A linalg.generic over `resultType` with no inputs whose body gets the loop
+/// indices and returns the element; `?` result dims take their sizes from
+/// `sources` (createEmptyTensorLike).
 Value createIndexedGeneric(
     OpBuilder &b, Location loc, RankedTensorType resultType,
+    ValueRange sources,
     function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)> body) {
   int64_t rank = resultType.getRank();
-  Value empty = createEmptyTensor(b, loc, resultType);
+  Value empty = resultType.hasStaticShape()
+                    ? createEmptyTensor(b, loc, resultType)
+                    : createEmptyTensorLike(b, loc, resultType, sources);
   SmallVector<AffineMap> maps = {
       AffineMap::getMultiDimIdentityMap(rank, b.getContext())};
   return linalg::GenericOp::create(
@@ -66,6 +71,13 @@ Value createIndexedGeneric(
                linalg::YieldOp::create(nb, nloc, body(nb, nloc, ivs));
              })
       .getResult(0);
+}
+
+/// As above over a static `resultType`.
+Value createIndexedGeneric(
+    OpBuilder &b, Location loc, RankedTensorType resultType,
+    function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)> body) {
+  return createIndexedGeneric(b, loc, resultType, ValueRange{}, body);
 }
 
 //===----------------------------------------------------------------------===//
@@ -265,44 +277,79 @@ struct ConcatLowering : OpConversionPattern<onnx::ConcatOp> {
   matchAndRewrite(onnx::ConcatOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    // Symbolic dims (kiln-symbolic-shapes proved them equal across the
+    // inputs, and the concatenated one the sum) are read with tensor.dim.
     RankedTensorType resultType =
-        getConvertedResultType(getTypeConverter(), op);
+        getConvertedRankedResultType(getTypeConverter(), op);
     if (!resultType)
-      return emitNodeError(op) << "needs static shapes", failure();
+      return emitNodeError(op) << "needs a ranked result", failure();
     int64_t rank = resultType.getRank();
     std::optional<int64_t> axis = normalizeAxis(op.getAxis(), rank);
     if (!axis)
       return emitNodeError(op) << "axis " << op.getAxis() << " out of range",
              failure();
-    Value result = createEmptyTensor(rewriter, loc, resultType);
-    int64_t offset = 0;
+    auto dimOf = [&](Value v, int64_t d) -> OpFoldResult {
+      auto type = cast<RankedTensorType>(v.getType());
+      if (!type.isDynamicDim(d))
+        return rewriter.getIndexAttr(type.getDimSize(d));
+      return tensor::DimOp::create(rewriter, loc, v, d).getResult();
+    };
     for (Value input : adaptor.getInputs()) {
-      RankedTensorType inputType = getStaticTensorType(input);
+      auto inputType = dyn_cast<RankedTensorType>(input.getType());
       if (!inputType || inputType.getRank() != rank)
-        return emitNodeError(op) << "inputs need static shapes of rank "
-                                 << rank,
-               failure();
+        return emitNodeError(op) << "inputs need rank " << rank, failure();
       for (int64_t d = 0; d < rank; ++d)
         if (d != *axis && inputType.getDimSize(d) != resultType.getDimSize(d))
           return emitNodeError(op) << "input " << inputType
                                    << " does not match the result "
                                    << resultType,
                  failure();
-      int64_t size = inputType.getDimSize(*axis);
-      if (size == 0)
-        continue;
-      SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
-      offsets[*axis] = offset;
-      result = tensor::InsertSliceOp::create(
-          rewriter, loc, input, result, indexAttrs(rewriter, offsets),
-          indexAttrs(rewriter, inputType.getShape()),
-          indexAttrs(rewriter, strides));
-      offset += size;
     }
-    if (offset != resultType.getDimSize(*axis))
+    // The offset along the axis: a constant while the inputs before are
+    // static there, then a sum of tensor.dims.
+    SmallVector<OpFoldResult> resultSizes;
+    for (int64_t d = 0; d < rank; ++d)
+      resultSizes.push_back(d == *axis ? OpFoldResult()
+                                       : dimOf(adaptor.getInputs()[0], d));
+    OpFoldResult offset = rewriter.getIndexAttr(0);
+    SmallVector<std::pair<Value, OpFoldResult>> pieces;
+    for (Value input : adaptor.getInputs()) {
+      OpFoldResult size = dimOf(input, *axis);
+      if (isConstantIntValue(size, 0))
+        continue;
+      pieces.push_back({input, offset});
+      std::optional<int64_t> a = getConstantIntValue(offset),
+                             b = getConstantIntValue(size);
+      if (a && *a == 0)
+        offset = size;
+      else
+        offset = a && b ? OpFoldResult(rewriter.getIndexAttr(*a + *b))
+                        : OpFoldResult(arith::AddIOp::create(
+                            rewriter, loc,
+                            getValueOrCreateConstantIndexOp(rewriter, loc,
+                                                            offset),
+                            getValueOrCreateConstantIndexOp(rewriter, loc,
+                                                            size)));
+    }
+    resultSizes[*axis] = offset;
+    if (!resultType.isDynamicDim(*axis) &&
+        getConstantIntValue(offset) != resultType.getDimSize(*axis))
       return emitNodeError(op) << "inputs do not add up to the result "
                                << resultType,
              failure();
+    Value result = tensor::EmptyOp::create(rewriter, loc, resultSizes,
+                                           resultType.getElementType());
+    if (result.getType() != resultType)
+      result = tensor::CastOp::create(rewriter, loc, resultType, result);
+    for (auto [input, at] : pieces) {
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+          sizes, strides(rank, rewriter.getIndexAttr(1));
+      offsets[*axis] = at;
+      for (int64_t d = 0; d < rank; ++d)
+        sizes.push_back(dimOf(input, d));
+      result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
+                                             offsets, sizes, strides);
+    }
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -315,28 +362,37 @@ struct SplitLowering : OpConversionPattern<onnx::SplitOp> {
   matchAndRewrite(onnx::SplitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType inputType = getStaticTensorType(adaptor.getInput());
+    auto inputType = dyn_cast<RankedTensorType>(adaptor.getInput().getType());
     if (!inputType)
-      return emitNodeError(op) << "needs static shapes", failure();
+      return emitNodeError(op) << "needs a ranked input", failure();
     int64_t rank = inputType.getRank();
     std::optional<int64_t> axis = normalizeAxis(op.getAxis(), rank);
-    if (!axis)
-      return emitNodeError(op) << "axis " << op.getAxis() << " out of range",
+    if (!axis || inputType.isDynamicDim(*axis))
+      return emitNodeError(op) << "axis " << op.getAxis()
+                               << " out of range or symbolic",
              failure();
-    // The sizes come from the inferred output types.
+    // The sizes come from the inferred output types; a symbolic dim (not
+    // the split axis: shape inference) is the input's, read with tensor.dim.
     SmallVector<Value> results;
     int64_t offset = 0;
     for (unsigned i = 0, e = op->getNumResults(); i < e; ++i) {
       RankedTensorType type =
-          getConvertedResultType(getTypeConverter(), op, i);
-      if (!type || type.getRank() != rank)
-        return emitNodeError(op) << "outputs need static shapes", failure();
-      SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
-      offsets[*axis] = offset;
+          getConvertedRankedResultType(getTypeConverter(), op, i);
+      if (!type || type.getRank() != rank || type.isDynamicDim(*axis))
+        return emitNodeError(op) << "outputs need static split sizes",
+               failure();
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+          sizes, strides(rank, rewriter.getIndexAttr(1));
+      offsets[*axis] = rewriter.getIndexAttr(offset);
+      for (int64_t d = 0; d < rank; ++d)
+        sizes.push_back(type.isDynamicDim(d)
+                            ? OpFoldResult(tensor::DimOp::create(
+                                  rewriter, loc, adaptor.getInput(), d)
+                                  .getResult())
+                            : OpFoldResult(
+                                  rewriter.getIndexAttr(type.getDimSize(d))));
       results.push_back(tensor::ExtractSliceOp::create(
-          rewriter, loc, type, adaptor.getInput(),
-          indexAttrs(rewriter, offsets), indexAttrs(rewriter, type.getShape()),
-          indexAttrs(rewriter, strides)));
+          rewriter, loc, type, adaptor.getInput(), offsets, sizes, strides));
       offset += type.getDimSize(*axis);
     }
     if (offset != inputType.getDimSize(*axis))
@@ -1002,12 +1058,21 @@ struct PadLowering : OpConversionPattern<onnx::PadOp> {
       low[*axis] = (*pads)[i];
       high[*axis] = (*pads)[axes.size() + i];
     }
-    for (int64_t d = 0; d < rank; ++d)
+    for (int64_t d = 0; d < rank; ++d) {
+      // A symbolic dim (a batch) is never padded (shape inference).
+      if (inputType.isDynamicDim(d) || resultType.isDynamicDim(d)) {
+        if (inputType.isDynamicDim(d) != resultType.isDynamicDim(d) ||
+            low[d] || high[d])
+          return emitNodeError(op) << "cannot pad symbolic axis " << d,
+                 failure();
+        continue;
+      }
       if (inputType.getDimSize(d) + low[d] + high[d] !=
           resultType.getDimSize(d))
         return emitNodeError(op) << "result type " << resultType
                                  << " does not match the pads",
                failure();
+    }
 
     // Negative pads crop first.
     Value data = adaptor.getData();
@@ -1026,6 +1091,10 @@ struct PadLowering : OpConversionPattern<onnx::PadOp> {
         crop = true;
       }
     }
+    if (crop && !inputType.hasStaticShape())
+      return emitNodeError(op) << "negative pads with symbolic dims are not "
+                                  "supported yet",
+             failure();
     if (crop) {
       data = tensor::ExtractSliceOp::create(
           rewriter, loc, RankedTensorType::get(cropSizes, elemType), data,
@@ -1077,7 +1146,7 @@ struct PadLowering : OpConversionPattern<onnx::PadOp> {
     rewriter.replaceOp(
         op,
         createIndexedGeneric(
-            rewriter, loc, resultType,
+            rewriter, loc, resultType, data,
             [&](OpBuilder &b, Location l, ArrayRef<Value> ivs) -> Value {
               SmallVector<Value> coords;
               for (int64_t d = 0; d < rank; ++d) {

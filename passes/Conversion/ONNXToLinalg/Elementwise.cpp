@@ -267,12 +267,13 @@ struct ClipLowering : OpConversionPattern<onnx::ClipOp> {
   LogicalResult
   matchAndRewrite(onnx::ClipOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    // A symbolic batch (MobileNet's ReLU6) is sized from the input.
     RankedTensorType resultType =
-        getConvertedResultType(getTypeConverter(), op);
+        getConvertedRankedResultType(getTypeConverter(), op);
     auto inputType = dyn_cast<RankedTensorType>(adaptor.getInput().getType());
     if (!resultType || !inputType || inputType != resultType)
       return onnx::emitNodeError(op)
-             << "input and result must be the same static tensor type";
+             << "input and result must be the same tensor type";
     Type elem = resultType.getElementType();
     bool isU = isUnsignedInt(op.getInput().getType());
     if (!isa<FloatType>(elem) && !isIntNotBool(elem))

@@ -271,3 +271,24 @@ func.func @window_size(%x: tensor<2xi64>) {
   %0 = "onnx.HannWindow"(%s) : (tensor<i64>) -> none
   return
 }
+
+// -----
+
+func.func @pad_symbolic_axis(%a: tensor<?x4xf32> {kiln.dims = array<i64: -1, 4>}) -> none
+    attributes {kiln.symbols = [["n", 1, -1]]} {
+  %pads = onnx.Constant {value = dense<[1, 0, 0, 0]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{node (Pad): padding axis 0, a symbolic dimension, is not supported yet}}
+  %0 = "onnx.Pad"(%a, %pads, %none, %none) {mode = "constant"} : (tensor<?x4xf32>, tensor<4xi64>, none, none) -> none
+  return %0 : none
+}
+
+// -----
+
+func.func @split_symbolic_axis(%a: tensor<?x4xf32> {kiln.dims = array<i64: -1, 4>}) -> (none, none)
+    attributes {kiln.symbols = [["n", 1, -1]]} {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{node (Split): splitting along axis 0, a symbolic dimension, is not supported yet}}
+  %0:2 = "onnx.Split"(%a, %none) {axis = 0 : i64, num_outputs = 2 : i64} : (tensor<?x4xf32>, none) -> (none, none)
+  return %0#0, %0#1 : none, none
+}

@@ -135,3 +135,29 @@ func.func @cnn(%x: tensor<?x3x8x8xf32> {kiln.dims = array<i64: -1, 3, 8, 8>}) ->
   %4 = "onnx.Flatten"(%3) {axis = 1 : i64} : (none) -> none
   return %4 : none
 }
+
+// -----
+
+// A CNN's branches with a symbolic batch: ReLU6 (Clip), a channel Split, a spatial Pad
+// and a channel Concat keep the batch symbol.
+// CHECK-LABEL: func.func @branches
+// CHECK-SAME: -> (tensor<?x8x5x5xf32> {kiln.dims = array<i64: -1, 8, 5, 5>})
+// CHECK: onnx.Clip{{.*}}kiln.symbolic_dims = ["n", "8", "4", "4"]
+// CHECK: onnx.Split{{.*}}kiln.symbolic_dims = ["n", "3", "4", "4"]
+// CHECK: onnx.Pad{{.*}}kiln.symbolic_dims = ["n", "3", "5", "5"]
+// CHECK: onnx.Pad{{.*}}kiln.symbolic_dims = ["n", "5", "5", "5"]
+// CHECK: onnx.Concat{{.*}}kiln.symbolic_dims = ["n", "8", "5", "5"]
+func.func @branches(%x: tensor<?x8x4x4xf32> {kiln.dims = array<i64: -1, 8, 4, 4>}) -> none
+    attributes {kiln.symbols = [["n", 1, -1]]} {
+  %lo = onnx.Constant {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %hi = onnx.Constant {value = dense<6.0> : tensor<f32>} : () -> tensor<f32>
+  %split = onnx.Constant {value = dense<[3, 5]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %pads = onnx.Constant {value = dense<[0, 0, 1, 0, 0, 0, 0, 1]> : tensor<8xi64>} : () -> tensor<8xi64>
+  %none = "onnx.NoValue"() : () -> none
+  %0 = "onnx.Clip"(%x, %lo, %hi) : (tensor<?x8x4x4xf32>, tensor<f32>, tensor<f32>) -> none
+  %1:2 = "onnx.Split"(%0, %split) {axis = 1 : i64} : (none, tensor<2xi64>) -> (none, none)
+  %2 = "onnx.Pad"(%1#0, %pads, %none, %none) {mode = "constant"} : (none, tensor<8xi64>, none, none) -> none
+  %3 = "onnx.Pad"(%1#1, %pads, %none, %none) {mode = "reflect"} : (none, tensor<8xi64>, none, none) -> none
+  %4 = "onnx.Concat"(%2, %3) {axis = 1 : i64} : (none, none) -> none
+  return %4 : none
+}

@@ -94,3 +94,4 @@ func.func @reshape_two_new_symbols(%a: tensor<?x?xf32> {kiln.dims = array<i64: -
   %0 = "onnx.Reshape"(%a, %swapped) : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+

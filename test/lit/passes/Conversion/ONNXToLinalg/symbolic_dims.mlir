@@ -127,3 +127,23 @@ func.func @range_and_gather(%ids: tensor<?x?xi64>) -> (tensor<?xi64>, tensor<?x?
   %x = "onnx.Gather"(%emb, %ids) {axis = 0 : i64} : (tensor<10x8xf32>, tensor<?x?xi64>) -> tensor<?x?x8xf32>
   return %pos, %x : tensor<?xi64>, tensor<?x?x8xf32>
 }
+
+// -----
+
+// Concat and Split with symbolic dims: the sizes are read with tensor.dim; along a
+// symbolic axis the offsets are sums of them.
+// CHECK-LABEL: func.func @concat_split
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %c0
+// CHECK: %[[M:.*]] = tensor.dim %arg1, %c0
+// CHECK: %[[NM:.*]] = arith.addi %[[N]], %[[M]]
+// CHECK: %[[E:.*]] = tensor.empty(%[[NM]]) : tensor<?x4xf32>
+// CHECK: %[[I0:.*]] = tensor.insert_slice %arg0 into %[[E]][0, 0] [%{{.*}}, 4] [1, 1]
+// CHECK: tensor.insert_slice %arg1 into %[[I0]][%[[N]], 0] [%{{.*}}, 4] [1, 1]
+// CHECK: tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 1] [1, 1] : tensor<?x4xf32> to tensor<?x1xf32>
+// CHECK: tensor.extract_slice %{{.*}}[0, 1] [%{{.*}}, 3] [1, 1] : tensor<?x4xf32> to tensor<?x3xf32>
+func.func @concat_split(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> (tensor<?x1xf32>, tensor<?x3xf32>) {
+  %c = "onnx.Concat"(%a, %b) {axis = 0 : i64} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %split = onnx.Constant {value = dense<[1, 3]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %s:2 = "onnx.Split"(%c, %split) {axis = 1 : i64} : (tensor<?x4xf32>, tensor<2xi64>) -> (tensor<?x1xf32>, tensor<?x3xf32>)
+  return %s#0, %s#1 : tensor<?x1xf32>, tensor<?x3xf32>
+}
