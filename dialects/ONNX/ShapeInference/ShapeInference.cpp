@@ -14,6 +14,7 @@ void registerShapeInferenceModels(mlir::DialectRegistry &registry) {
   registerControlFlowShapeInference(registry);
   registerConvolutionShapeInference(registry);
   registerDataMovementShapeInference(registry);
+  registerDetectionShapeInference(registry);
   registerElementwiseShapeInference(registry);
   registerLinearShapeInference(registry);
   registerLossShapeInference(registry);

@@ -65,6 +65,9 @@ void populateResizePatterns(TypeConverter &converter,
                             RewritePatternSet &patterns);
 /// TopK (static shapes, K a constant).
 void populateTopKPatterns(TypeConverter &converter, RewritePatternSet &patterns);
+/// NonMaxSuppression (static boxes and scores; the selected rows a run dim).
+void populateNonMaxSuppressionPatterns(TypeConverter &converter,
+                                       RewritePatternSet &patterns);
 
 } // namespace kiln::onnx_to_linalg
 
