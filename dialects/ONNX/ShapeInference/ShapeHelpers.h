@@ -54,7 +54,7 @@ void registerConvolutionShapeInference(mlir::DialectRegistry &registry);
 void registerPoolingShapeInference(mlir::DialectRegistry &registry);
 void registerNormalizationShapeInference(mlir::DialectRegistry &registry);
 void registerDataMovementShapeInference(mlir::DialectRegistry &registry);
-void registerDetectionShapeInference(mlir::DialectRegistry &registry);
+void registerDataDependentShapeInference(mlir::DialectRegistry &registry);
 void registerReductionShapeInference(mlir::DialectRegistry &registry);
 void registerConstantShapeInference(mlir::DialectRegistry &registry);
 void registerControlFlowShapeInference(mlir::DialectRegistry &registry);

@@ -14,7 +14,7 @@ void registerShapeInferenceModels(mlir::DialectRegistry &registry) {
   registerControlFlowShapeInference(registry);
   registerConvolutionShapeInference(registry);
   registerDataMovementShapeInference(registry);
-  registerDetectionShapeInference(registry);
+  registerDataDependentShapeInference(registry);
   registerElementwiseShapeInference(registry);
   registerLinearShapeInference(registry);
   registerLossShapeInference(registry);

@@ -60,6 +60,7 @@ struct ConvertONNXToLinalgPass
     populateGridSamplePatterns(converter, patterns);
     populateTopKPatterns(converter, patterns);
     populateNonMaxSuppressionPatterns(converter, patterns);
+    populateCompressPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

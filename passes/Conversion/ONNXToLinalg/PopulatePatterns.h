@@ -68,6 +68,9 @@ void populateTopKPatterns(TypeConverter &converter, RewritePatternSet &patterns)
 /// NonMaxSuppression (static boxes and scores; the selected rows a run dim).
 void populateNonMaxSuppressionPatterns(TypeConverter &converter,
                                        RewritePatternSet &patterns);
+/// Compress (static input; the selected count a run dim).
+void populateCompressPatterns(TypeConverter &converter,
+                              RewritePatternSet &patterns);
 
 } // namespace kiln::onnx_to_linalg
 
