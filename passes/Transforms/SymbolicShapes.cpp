@@ -534,6 +534,10 @@ struct KilnSymbolicShapesPass
     }
     if (opName == "onnx.Reshape" && !onnx::getConstantAttr(op->getOperand(1)))
       return reshapeFromValues(op, get(op->getOperand(0)));
+    // Sizes counted during the run (selected boxes, true conditions): run
+    // dims whatever the inputs.
+    if (isa<onnx::NonMaxSuppressionOp, onnx::CompressOp>(op))
+      return setRunDims(op, 0);
     bool symbolic = false;
     for (Value v : op->getOperands())
       symbolic |= isSymbolic(get(v));

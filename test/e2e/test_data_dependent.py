@@ -1,0 +1,214 @@
+"""Ops whose output sizes the run decides from values (issue 17, part 2; run dims,
+docs/dynamic-shapes.md): Compress (along an axis, flattened, a condition shorter than the
+axis, none or all selected, from a graph input), NonMaxSuppression on its own (both box formats, flipped
+corners, identical boxes, ties, the limit per class, score and IoU thresholds at their
+boundaries, several batches and classes, thresholds given as graph inputs and as constants)
+and a detection head: NMS -> Gather of the survivors' box indices -> Gather of their boxes ->
+scaling, one compile run at inputs that select different numbers of boxes. Everything is
+compared with onnxruntime, through `kiln run` and Python's kiln.InferenceSession."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+import harness
+from conftest import fail
+
+
+def _nms_model(batches, classes, boxes, center=0, inputs_for_thresholds=False,
+               with_score_threshold=True):
+    names = ["boxes", "scores", "max_out", "iou", "score"]
+    if not with_score_threshold:
+        names = names[:4]
+    node = h.make_node("NonMaxSuppression", names, ["selected"], name="nms",
+                       center_point_box=center)
+    inputs = [h.make_tensor_value_info("boxes", T.FLOAT, [batches, boxes, 4]),
+              h.make_tensor_value_info("scores", T.FLOAT, [batches, classes, boxes])]
+    inits = []
+    scalars = [("max_out", T.INT64, np.int64), ("iou", T.FLOAT, np.float32),
+               ("score", T.FLOAT, np.float32)][:len(names) - 2]
+    for name, elem, _ in scalars:
+        if inputs_for_thresholds:
+            inputs.append(h.make_tensor_value_info(name, elem, [1]))
+    g = h.make_graph([node], "nms", inputs,
+                     [h.make_tensor_value_info("selected", T.INT64, ["n", 3])], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=9), scalars
+
+
+def _with_constants(model, scalars, values):
+    for (name, _, dtype), v in zip(scalars, values):
+        model.graph.initializer.append(numpy_helper.from_array(np.array([v], dtype), name))
+    return model
+
+
+def _compile(kiln, model, tmp_path, name="m"):
+    path = tmp_path / f"{name}.onnx"
+    path.write_bytes(model.SerializeToString())
+    artifact = tmp_path / f"{name}.so"
+    r = kiln.compile(path, artifact)
+    if r.returncode != 0:
+        fail("kiln compile failed\n" + r.describe())
+    return path, artifact
+
+
+def _run_and_compare(kiln, path, artifact, feeds, work):
+    inputs = harness.save_inputs(feeds, work / "in")
+    r = kiln.run(artifact, inputs, work / "out")
+    if r.returncode != 0:
+        fail("kiln run failed\n" + r.describe())
+    want = harness.ort_run(path, feeds)
+    got = harness.load_outputs(work / "out", list(want))
+    problems = [p for name in want
+                if (p := harness.compare(name, got[name], want[name], 0, 0)) is not None]
+    assert not problems, "\n".join(problems)
+    return want
+
+
+# The ONNX node tests' cases (boxes [1, 6, 4] unless said), plus ties and boundaries.
+BASE_BOXES = np.array([[[0.0, 0.0, 1.0, 1.0], [0.0, 0.1, 1.0, 1.1], [0.0, -0.1, 1.0, 0.9],
+                        [0.0, 10.0, 1.0, 11.0], [0.0, 10.1, 1.0, 11.1],
+                        [0.0, 100.0, 1.0, 101.0]]], np.float32)
+BASE_SCORES = np.array([[[0.9, 0.75, 0.6, 0.95, 0.5, 0.3]]], np.float32)
+CENTER_BOXES = np.array([[[0.5, 0.5, 1.0, 1.0], [0.5, 0.6, 1.0, 1.0], [0.5, 0.4, 1.0, 1.0],
+                          [0.5, 10.5, 1.0, 1.0], [0.5, 10.6, 1.0, 1.0],
+                          [0.5, 100.5, 1.0, 1.0]]], np.float32)
+FLIPPED = BASE_BOXES[:, :, [2, 3, 0, 1]].copy()
+
+CASES = {
+    # name: boxes, scores, (max_out, iou, score), center
+    "suppress_by_iou": (BASE_BOXES, BASE_SCORES, (3, 0.5, 0.0), 0),
+    "center_point": (CENTER_BOXES, BASE_SCORES, (3, 0.5, 0.0), 1),
+    "flipped": (FLIPPED, BASE_SCORES, (3, 0.5, 0.0), 0),
+    "identical": (np.tile(np.array([[[0, 0, 1, 1]]], np.float32), (1, 10, 1)),
+                  np.full((1, 1, 10), 0.9, np.float32), (3, 0.5, 0.0), 0),
+    "limit": (BASE_BOXES, BASE_SCORES, (2, 0.5, 0.0), 0),
+    "no_limit_beyond_boxes": (BASE_BOXES, BASE_SCORES, (100, 0.5, 0.0), 0),
+    "zero_max": (BASE_BOXES, BASE_SCORES, (0, 0.5, 0.0), 0),
+    "score_threshold": (BASE_BOXES, BASE_SCORES, (3, 0.5, 0.4), 0),
+    "score_threshold_equal": (BASE_BOXES, BASE_SCORES, (6, 0.5, 0.6), 0),  # > only
+    "iou_boundary": (np.array([[[0, 0, 1, 1], [0, 0.5, 1, 1.5]]], np.float32),
+                     np.array([[[0.9, 0.8]]], np.float32), (2, 1 / 3, 0.0), 0),
+    "all_below_score": (BASE_BOXES, BASE_SCORES, (3, 0.5, 0.99), 0),
+    "ties_lower_index_first": (BASE_BOXES, np.array([[[0.5, 0.5, 0.5, 0.7, 0.7, 0.5]]],
+                                                    np.float32), (6, 0.5, 0.0), 0),
+    "two_batches_two_classes": (np.concatenate([BASE_BOXES, FLIPPED]),
+                                np.concatenate([np.concatenate([BASE_SCORES, BASE_SCORES[:, :, ::-1]], 1)] * 2),
+                                (2, 0.5, 0.0), 0),
+}
+
+
+@pytest.mark.parametrize("as_inputs", [False, True], ids=["constants", "inputs"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_nms_matches_onnxruntime(kiln, tmp_path, case, as_inputs):
+    boxes, scores, (max_out, iou, score), center = CASES[case]
+    model, scalars = _nms_model(boxes.shape[0], scores.shape[1], boxes.shape[1], center,
+                                inputs_for_thresholds=as_inputs)
+    feeds = {"boxes": boxes, "scores": np.ascontiguousarray(scores)}
+    if as_inputs:
+        feeds.update(max_out=np.array([max_out], np.int64), iou=np.array([iou], np.float32),
+                     score=np.array([score], np.float32))
+    else:
+        _with_constants(model, scalars, (max_out, iou, score))
+    path, artifact = _compile(kiln, model, tmp_path)
+    _run_and_compare(kiln, path, artifact, feeds, tmp_path)
+
+
+def test_nms_without_score_threshold_and_random_boxes(kiln, tmp_path):
+    # 2 batches x 3 classes x 200 random boxes, many overlaps and some tied scores;
+    # one compile, thresholds as inputs: every run selects a different number of rows.
+    model, _ = _nms_model(2, 3, 200, inputs_for_thresholds=True, with_score_threshold=False)
+    path, artifact = _compile(kiln, model, tmp_path)
+    counts = set()
+    for seed, (max_out, iou) in enumerate([(10, 0.3), (200, 0.5), (1, 0.0), (50, 0.7)]):
+        rng = np.random.default_rng(seed)
+        corner = rng.uniform(0, 10, (2, 200, 2)).astype(np.float32)
+        size = rng.uniform(0.5, 3, (2, 200, 2)).astype(np.float32)
+        boxes = np.concatenate([corner, corner + size], axis=2)
+        scores = np.round(rng.uniform(0, 1, (2, 3, 200)), 2).astype(np.float32)
+        feeds = {"boxes": boxes, "scores": scores, "max_out": np.array([max_out], np.int64),
+                 "iou": np.array([iou], np.float32)}
+        want = _run_and_compare(kiln, path, artifact, feeds, tmp_path / str(seed))
+        counts.add(want["selected"].shape[0])
+    assert len(counts) == 4, counts
+
+
+def _detection_head(boxes, classes):
+    """NMS -> the survivors' box indices (Gather of column 2) -> their boxes (Gather
+    from boxes[0]) -> scaled by 2: outputs of a size the run decides, through ops."""
+    nodes = [
+        h.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou", "score"],
+                    ["selected"], name="nms"),
+        h.make_node("Gather", ["selected", "col2"], ["box_index"], name="pick_index", axis=1),
+        h.make_node("Squeeze", ["boxes", "axis0"], ["boxes2d"], name="squeeze"),
+        h.make_node("Gather", ["boxes2d", "box_index"], ["kept"], name="pick_boxes", axis=0),
+        h.make_node("Mul", ["kept", "two"], ["scaled"], name="scale"),
+    ]
+    inits = [numpy_helper.from_array(np.array(2, np.int64), "col2"),
+             numpy_helper.from_array(np.array([0], np.int64), "axis0"),
+             numpy_helper.from_array(np.array(2, np.float32), "two"),
+             numpy_helper.from_array(np.array([boxes], np.int64), "max_out"),
+             numpy_helper.from_array(np.array([0.45], np.float32), "iou"),
+             numpy_helper.from_array(np.array([0.2], np.float32), "score")]
+    g = h.make_graph(nodes, "head",
+                     [h.make_tensor_value_info("boxes", T.FLOAT, [1, boxes, 4]),
+                      h.make_tensor_value_info("scores", T.FLOAT, [1, classes, boxes])],
+                     [h.make_tensor_value_info("selected", T.INT64, ["n", 3]),
+                      h.make_tensor_value_info("scaled", T.FLOAT, ["n", 4])], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=9)
+
+
+def test_detection_head_kiln_run_and_python(kiln, tmp_path):
+    import kiln as kiln_py
+
+    model = _detection_head(64, 2)
+    path, artifact = _compile(kiln, model, tmp_path, "head")
+    session = kiln_py.InferenceSession(str(artifact))
+    counts = set()
+    for seed in range(3):
+        rng = np.random.default_rng(100 + seed)
+        corner = rng.uniform(0, 8, (1, 64, 2)).astype(np.float32)
+        boxes = np.concatenate([corner, corner + rng.uniform(0.5, 2 + seed, (1, 64, 2))
+                                .astype(np.float32)], axis=2)
+        scores = rng.uniform(0, 1, (1, 2, 64)).astype(np.float32)
+        feeds = {"boxes": boxes, "scores": scores}
+        want = _run_and_compare(kiln, path, artifact, feeds, tmp_path / str(seed))
+        got = session.run(None, feeds)
+        np.testing.assert_array_equal(got[0], want["selected"])
+        np.testing.assert_array_equal(got[1], want["scaled"])
+        counts.add(want["selected"].shape[0])
+    assert len(counts) > 1, counts
+
+
+COMPRESS_CASES = {
+    # name: shape, dtype, axis, condition
+    "rows": ((5, 3), np.float32, 0, [1, 0, 1, 1, 0]),
+    "columns_short_condition": ((2, 6), np.int64, 1, [0, 1, 1]),
+    "negative_axis": ((2, 3, 4), np.float32, -1, [1, 0, 0, 1]),
+    "flattened": ((3, 4), np.float32, None, [0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1]),
+    "none_selected": ((4, 2), np.float32, 0, [0, 0, 0, 0]),
+    "all_selected": ((4, 2), np.int32, 0, [1, 1, 1, 1]),
+}
+
+
+@pytest.mark.parametrize("case", list(COMPRESS_CASES))
+def test_compress_matches_onnxruntime(kiln, tmp_path, case):
+    shape, dtype, axis, condition = COMPRESS_CASES[case]
+    elem = {np.float32: T.FLOAT, np.int64: T.INT64, np.int32: T.INT32}[dtype]
+    attrs = {} if axis is None else {"axis": axis}
+    g = h.make_graph([h.make_node("Compress", ["x", "c"], ["y"], name="compress", **attrs)],
+                     "compress",
+                     [h.make_tensor_value_info("x", elem, list(shape)),
+                      h.make_tensor_value_info("c", T.BOOL, [len(condition)])],
+                     [h.make_tensor_value_info("y", elem, None)])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=9)
+    path, artifact = _compile(kiln, model, tmp_path)
+    rng = np.random.default_rng(len(case))
+    x = (rng.standard_normal(shape) * 10).astype(dtype)
+    # One compile, two conditions: the selected count differs between the runs.
+    for i, cond in enumerate([condition, [not v for v in condition]]):
+        _run_and_compare(kiln, path, artifact, {"x": x, "c": np.array(cond, bool)},
+                         tmp_path / str(i))
