@@ -310,3 +310,32 @@ def test_packed_input_with_symbolic_dims_is_refused(kiln, tmp_path):
     result = kiln.compile(_saved(model, tmp_path / "sym.onnx"), tmp_path / "sym.so")
     assert result.returncode == 1, result.describe()
     assert "symbolic dims" in result.stderr, result.stderr
+
+
+def test_moving_packed_values(kiln, tmp_path):
+    """Transpose, Concat, Slice, Gather, Unsqueeze, Flatten and Expand move int4 elements
+    (one per byte inside, packed at the boundary), against the reference; the Vulkan
+    target refuses the model naming a node."""
+    x = np.arange(-8, 7).reshape(3, 5).astype(ml_dtypes.int4)
+    outs = [("t", [5, 3]), ("c", [6, 5]), ("s", [2, 3]), ("g", [3, 3]), ("u", [1, 3, 5]),
+            ("f", [3, 5]), ("e", [2, 3, 5])]
+    model = _model(
+        [h.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
+         h.make_node("Concat", ["x", "x"], ["c"], axis=0),
+         h.make_node("Slice", ["x", "st", "en"], ["s"]),
+         h.make_node("Gather", ["x", "idx"], ["g"], axis=1),
+         h.make_node("Unsqueeze", ["x", "ax"], ["u"]),
+         h.make_node("Flatten", ["x"], ["f"]),
+         h.make_node("Expand", ["x", "shape"], ["e"])],
+        [h.make_tensor_value_info("x", T.INT4, [3, 5])],
+        [h.make_tensor_value_info(n, T.INT4, s) for n, s in outs],
+        [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
+         [("st", [1, 1]), ("en", [3, 4]), ("idx", [4, 0, 2]), ("ax", [0]), ("shape", [2, 3, 5])]],
+        opset=21, ir=10)
+    got = _compile_run(kiln, model, {"x": x}, tmp_path)
+    for (name, _), want in zip(outs, _reference(model, {"x": x})):
+        _same(got[name], want, name)
+    result = kiln.compile(tmp_path / "m.onnx", tmp_path / "vk.so", ["--device", "vulkan"])
+    assert result.returncode == 1, result.describe()
+    assert "node 'Transpose_0': the vulkan target does not support int4" in result.stderr, \
+        result.stderr

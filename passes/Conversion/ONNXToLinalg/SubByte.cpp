@@ -362,8 +362,9 @@ LogicalResult packEntryBoundary(ModuleOp module, const PackedBoundary &boundary)
         uses.push_back(&use);
       arg.setType(*t);
       argTypes[i] = *t;
-      Value unpacked = unpack(b, arg.getLoc(), arg, unpackedType, bits,
-                              f.argSigned[i]);
+      // Located at the first node reading it (diagnostics name that node).
+      Location loc = uses.empty() ? arg.getLoc() : uses.front()->getOwner()->getLoc();
+      Value unpacked = unpack(b, loc, arg, unpackedType, bits, f.argSigned[i]);
       for (OpOperand *use : uses)
         use->set(unpacked);
     }
@@ -379,7 +380,9 @@ LogicalResult packEntryBoundary(ModuleOp module, const PackedBoundary &boundary)
           if (failed(t))
             return failure();
           OpBuilder rb(ret);
-          ret.setOperand(i, pack(rb, ret.getLoc(), v, bits));
+          // Located at the node making it.
+          Location loc = v.getDefiningOp() ? v.getDefiningOp()->getLoc() : ret.getLoc();
+          ret.setOperand(i, pack(rb, loc, v, bits));
           resultTypes[i] = *t;
         }
     func.setFunctionType(FunctionType::get(func.getContext(), argTypes, resultTypes));
