@@ -103,9 +103,10 @@ def _cast_inputs(to) -> np.ndarray:
 def test_cast_to_packed_and_back(kiln, tmp_path, to, src):
     """float -> packed type (an odd element count: the last byte's padding) -> float, and
     int32 -> packed type (wrap-around), against the reference bit for bit."""
-    x = _cast_inputs(to).astype(h.tensor_dtype_to_np_dtype(src))
-    if to != T.FLOAT4E2M1:  # NaN and infinities are undefined for integers in the spec
-        x = x[np.isfinite(x) & (np.abs(x) < 2**31)]
+    with np.errstate(over="ignore"):  # float16: 1e10 is infinity
+        x = _cast_inputs(to).astype(h.tensor_dtype_to_np_dtype(src))
+        if to != T.FLOAT4E2M1:  # NaN and infinities are undefined for integers in the spec
+            x = x[np.isfinite(x) & (np.abs(x.astype(np.float64)) < 2**31)]
     if x.size % 2 == 0:
         x = x[:-1]
     n = x.size
@@ -156,7 +157,8 @@ def test_every_code_decodes(kiln, tmp_path, t):
         [numpy_helper.from_array(np.array([1, n], np.int64), "shape")])
     got = _compile_run(kiln, model, {"x": x}, tmp_path)
     _same(got["f32"], x.astype(np.float32), "float32")
-    _same(got["f16"], x.astype(np.float32).astype(np.float16), "float16")
+    with np.errstate(over="ignore"):  # e8m0 past float16's range: infinity
+        _same(got["f16"], x.astype(np.float32).astype(np.float16), "float16")
     _same(got["same"], x.reshape(1, n), "passed through")
     if "int" in got:
         _same(got["int"], x.astype(h.tensor_dtype_to_np_dtype(wide)), "int8/uint8")
