@@ -51,7 +51,7 @@ extern "C" {
 /* The version of this API. The minor version grows with compatible additions,
  * the major version with incompatible changes. */
 #define KILN_API_VERSION_MAJOR 0
-#define KILN_API_VERSION_MINOR 3
+#define KILN_API_VERSION_MINOR 4
 #define KILN_API_VERSION (KILN_API_VERSION_MAJOR * 10000 + KILN_API_VERSION_MINOR)
 
 /* The KILN_API_VERSION the linked runtime library was built with. */
