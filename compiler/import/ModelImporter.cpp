@@ -112,9 +112,10 @@ Type convertElementType(int32_t dataType, MLIRContext *ctx) {
   return kiln::onnx::getElementTypeOfOnnxDataType(ctx, dataType);
 }
 
-/// Bytes per element in raw_data / external data (bool is one byte).
+/// Bytes per element as kiln holds constants (bool and the packed int4 / uint4
+/// / int2 / uint2 / float4e2m1 are one byte each).
 uint64_t elementByteSize(Type type) {
-  if (type.isInteger(1))
+  if (type.isInteger(1) || kiln::onnx::getPackedBits(type))
     return 1;
   return type.getIntOrFloatBitWidth() / 8;
 }
@@ -145,6 +146,13 @@ typedDataSize(const onnx::TensorProto &tensor) {
   case KILN_DTYPE_FLOAT8E4M3FNUZ:
   case KILN_DTYPE_FLOAT8E5M2:
   case KILN_DTYPE_FLOAT8E5M2FNUZ:
+  case KILN_DTYPE_FLOAT8E8M0:
+  // The packed types: one int32 per byte of packed elements (checked in bytes).
+  case KILN_DTYPE_UINT4:
+  case KILN_DTYPE_INT4:
+  case KILN_DTYPE_FLOAT4E2M1:
+  case KILN_DTYPE_UINT2:
+  case KILN_DTYPE_INT2:
     return std::make_pair("int32_data", uint64_t(tensor.int32_data_size()));
   default:
     return std::nullopt;
@@ -524,10 +532,19 @@ FailureOr<ElementsAttr> ModelImporter::convertTensor(const onnx::TensorProto &te
   uint64_t elemBytes = elementByteSize(elementType);
   uint64_t byteSize = elements * elemBytes;
   auto type = RankedTensorType::get(dims, elementType);
+  // int4, uint4, float4e2m1, int2, uint2: the file holds them packed (low bits
+  // first, ceil(n * bits / 8) bytes, in raw_data and one byte per int32 of
+  // int32_data); kiln holds one per byte (elementByteSize), signed ones
+  // sign-extended (the i8 convert-onnx-to-linalg stores them as).
+  unsigned packedBits = kiln::onnx::getPackedBits(elementType);
+  uint64_t fileBytes =
+      packedBits ? (elements * packedBits + 7) / 8 : byteSize;
+  uint64_t fileElements = packedBits ? fileBytes : elements;
 
   auto sizeMismatch = [&](llvm::StringRef field, uint64_t have, llvm::StringRef unit) {
     return fail() << field << " has " << have << " " << unit << " but its shape "
-                  << "and type need " << (unit == "bytes" ? byteSize : elements);
+                  << "and type need "
+                  << (unit == "bytes" ? fileBytes : fileElements);
   };
 
   // Nothing sized by the declared shape is allocated before the data is known to
@@ -537,11 +554,11 @@ FailureOr<ElementsAttr> ModelImporter::convertTensor(const onnx::TensorProto &te
   bool external = tensor.data_location() == onnx::TensorProto::EXTERNAL;
   if (!external) {
     if (tensor.has_raw_data()) {
-      if (tensor.raw_data().size() != byteSize)
+      if (tensor.raw_data().size() != fileBytes)
         return sizeMismatch("raw_data", tensor.raw_data().size(), "bytes");
     } else if (std::optional<std::pair<const char *, uint64_t>> field =
                    typedDataSize(tensor)) {
-      if (field->second != elements)
+      if (field->second != fileElements)
         return sizeMismatch(field->first, field->second, "elements");
     }
   }
@@ -555,7 +572,32 @@ FailureOr<ElementsAttr> ModelImporter::convertTensor(const onnx::TensorProto &te
   AsmResourceBlob blob = HeapAsmResourceBlob::allocate(byteSize, kBlobAlignment);
   MutableArrayRef<char> bytes = blob.getMutableData();
 
-  if (external) {
+  if (packedBits) {
+    // Read packed, then unpacked into `bytes` from the end (in place).
+    MutableArrayRef<char> packed = bytes.take_front(fileBytes);
+    if (external) {
+      if (failed(readExternalData(tensor, modelDir, packed, fail)))
+        return failure();
+    } else if (tensor.has_raw_data()) {
+      if (fileBytes)
+        std::memcpy(packed.data(), tensor.raw_data().data(), fileBytes);
+    } else if (typedDataSize(tensor)) {
+      if (static_cast<uint64_t>(tensor.int32_data_size()) != fileBytes)
+        return sizeMismatch("int32_data", tensor.int32_data_size(), "elements");
+      for (uint64_t i = 0; i < fileBytes; ++i)
+        packed[i] = static_cast<char>(tensor.int32_data(static_cast<int>(i)));
+    }
+    unsigned perByte = 8 / packedBits, mask = (1u << packedBits) - 1;
+    bool isSigned = isa<IntegerType>(elementType) &&
+                    !elementType.isUnsignedInteger();
+    for (uint64_t i = elements; i-- > 0;) {
+      unsigned code = (static_cast<uint8_t>(bytes[i / perByte]) >>
+                       (i % perByte * packedBits)) & mask;
+      if (isSigned && (code >> (packedBits - 1)))
+        code |= ~mask; // sign-extended to the byte
+      bytes[i] = static_cast<char>(code);
+    }
+  } else if (external) {
     if (failed(readExternalData(tensor, modelDir, bytes, fail)))
       return failure();
   } else if (tensor.has_raw_data()) {
@@ -611,6 +653,7 @@ FailureOr<ElementsAttr> ModelImporter::convertTensor(const onnx::TensorProto &te
     case KILN_DTYPE_FLOAT8E4M3FNUZ:
     case KILN_DTYPE_FLOAT8E5M2:
     case KILN_DTYPE_FLOAT8E5M2FNUZ:
+    case KILN_DTYPE_FLOAT8E8M0:
       result = copyTyped(tensor.int32_data(), "int32_data",
                          [&](int32_t v, char *d) { store(static_cast<uint8_t>(v), d); });
       break;

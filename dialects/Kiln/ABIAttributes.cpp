@@ -17,6 +17,7 @@ using namespace mlir;
 namespace kiln {
 
 using ParallelAttr = KilnDialect::ParallelAttrHelper;
+using StorageOnlyAttr = KilnDialect::StorageOnlyAttrHelper;
 using ScratchAttr = KilnDialect::ScratchAttrHelper;
 using ScratchSizeAttr = KilnDialect::ScratchSizeAttrHelper;
 using CheckMessagesAttr = KilnDialect::CheckMessagesAttrHelper;
@@ -37,6 +38,14 @@ void setParallelLoop(Operation *loop) {
 
 void clearParallelLoop(Operation *loop) {
   loop->removeAttr(ParallelAttr::getNameStr());
+}
+
+void markStorageOnlyConversion(Operation *op) {
+  StorageOnlyAttr(op->getContext()).setAttr(op, UnitAttr::get(op->getContext()));
+}
+
+bool isStorageOnlyConversion(Operation *op) {
+  return StorageOnlyAttr(op->getContext()).isAttrPresent(op);
 }
 
 DictionaryAttr getScratchArgumentAttrs(MLIRContext *context) {

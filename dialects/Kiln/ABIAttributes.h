@@ -32,6 +32,14 @@ void setParallelLoop(mlir::Operation *loop);
 void clearParallelLoop(mlir::Operation *loop);
 
 //===----------------------------------------------------------------------===//
+// kiln.storage_only: code converting int4/uint4/int2/uint2/float4e2m1/
+// float8e8m0 (held as i8 by convert-onnx-to-linalg; GPU targets refuse it)
+//===----------------------------------------------------------------------===//
+
+void markStorageOnlyConversion(mlir::Operation *op);
+bool isStorageOnlyConversion(mlir::Operation *op);
+
+//===----------------------------------------------------------------------===//
 // kiln.scratch: the function argument holding the scratch arena
 //===----------------------------------------------------------------------===//
 

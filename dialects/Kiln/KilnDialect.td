@@ -30,7 +30,11 @@ def Kiln_Dialect : Dialect {
        of run-time check N at position N - 1 (kiln-materialize-checks);
      - `kiln.kernels` (array of [string, string] pairs, on the module): per
        parallel loop kiln-outline-parallel-loops outlined, its body
-       function's symbol name and the ONNX nodes it computes (profiling).
+       function's symbol name and the ONNX nodes it computes (profiling);
+     - `kiln.storage_only` (unit, on an op convert-onnx-to-linalg made):
+       it converts int4/uint4/int2/uint2/float4e2m1/float8e8m0 elements
+       (held as i8) or packs/unpacks them at the graph's boundary; targets
+       that do not run them refuse it.
     The kernel strategy `#kiln.kernel_strategy<...>` (a dialect attribute,
     stored as `kiln.kernel_strategy` by kiln-select-kernel-strategy) is
     defined further below.
@@ -40,7 +44,8 @@ def Kiln_Dialect : Dialect {
     "::mlir::UnitAttr":$scratch,
     "::mlir::IntegerAttr":$scratch_size,
     "::mlir::ArrayAttr":$check_messages,
-    "::mlir::ArrayAttr":$kernels
+    "::mlir::ArrayAttr":$kernels,
+    "::mlir::UnitAttr":$storage_only
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

@@ -29,12 +29,32 @@ Type makeFloat8(MLIRContext *context, int32_t onnxId) {
   return Type();
 }
 
+/// Bits per element of a packed dtype (KILN_DTYPE_PACKED_TABLE), else 0.
+unsigned packedBits(int32_t onnxId) {
+  switch (onnxId) {
+#define KILN_X(NAME, BITS)                                                     \
+  case KILN_DTYPE_##NAME:                                                      \
+    return BITS;
+    KILN_DTYPE_PACKED_TABLE(KILN_X)
+#undef KILN_X
+  }
+  return 0;
+}
+
 /// Whether `type` is the element type of table entry `onnxId`, of class `cls`
 /// with `bytes` bytes per element.
 bool matchesDtype(Type type, int32_t onnxId, int cls, unsigned bytes) {
   switch (cls) {
   case KILN_DTYPE_CLASS_FLOAT8:
     return type == makeFloat8(type.getContext(), onnxId);
+  case KILN_DTYPE_CLASS_PACKED_SIGNED:
+    return type.isInteger(packedBits(onnxId)) && !type.isUnsignedInteger();
+  case KILN_DTYPE_CLASS_PACKED_UNSIGNED:
+    return type.isUnsignedInteger(packedBits(onnxId));
+  case KILN_DTYPE_CLASS_FLOAT4:
+    return isa<Float4E2M1FNType>(type);
+  case KILN_DTYPE_CLASS_FLOAT8E8M0:
+    return isa<Float8E8M0FNUType>(type);
   case KILN_DTYPE_CLASS_FLOAT:
     return isa<Float16Type, Float32Type, Float64Type>(type) &&
            type.getIntOrFloatBitWidth() == 8 * bytes;
@@ -54,6 +74,14 @@ Type makeDtype(MLIRContext *context, int32_t onnxId, int cls, unsigned bytes) {
   switch (cls) {
   case KILN_DTYPE_CLASS_FLOAT8:
     return makeFloat8(context, onnxId);
+  case KILN_DTYPE_CLASS_PACKED_SIGNED:
+    return IntegerType::get(context, packedBits(onnxId));
+  case KILN_DTYPE_CLASS_PACKED_UNSIGNED:
+    return IntegerType::get(context, packedBits(onnxId), IntegerType::Unsigned);
+  case KILN_DTYPE_CLASS_FLOAT4:
+    return Float4E2M1FNType::get(context);
+  case KILN_DTYPE_CLASS_FLOAT8E8M0:
+    return Float8E8M0FNUType::get(context);
   case KILN_DTYPE_CLASS_FLOAT:
     return bytes == 2   ? Type(Float16Type::get(context))
            : bytes == 4 ? Type(Float32Type::get(context))
@@ -89,6 +117,24 @@ bool isFloat8Type(Type elementType) {
   KILN_DTYPE_TABLE(KILN_X)
 #undef KILN_X
   return false;
+}
+
+bool isStorageOnlyType(Type elementType) {
+  switch (getOnnxDataType(elementType)) {
+#define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
+  case ID:                                                                     \
+    return CLASS == KILN_DTYPE_CLASS_PACKED_SIGNED ||                          \
+           CLASS == KILN_DTYPE_CLASS_PACKED_UNSIGNED ||                        \
+           CLASS == KILN_DTYPE_CLASS_FLOAT4 ||                                 \
+           CLASS == KILN_DTYPE_CLASS_FLOAT8E8M0;
+    KILN_DTYPE_TABLE(KILN_X)
+#undef KILN_X
+  }
+  return false;
+}
+
+unsigned getPackedBits(Type elementType) {
+  return packedBits(getOnnxDataType(elementType));
 }
 
 Type getElementTypeOfOnnxDataType(MLIRContext *context, int32_t dataType) {

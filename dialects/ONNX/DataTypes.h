@@ -23,8 +23,18 @@ int32_t getOnnxDataType(mlir::Type elementType);
 /// (KILN_DTYPE_CLASS_FLOAT8): stored and converted, never computed with.
 bool isFloat8Type(mlir::Type elementType);
 
+/// Whether `elementType` is int4, uint4, int2, uint2 (the onnx dialect's
+/// i4/ui4/i2/ui2), float4e2m1 (f4E2M1FN) or float8e8m0 (f8E8M0FNU): kiln
+/// stores them one per byte (convert-onnx-to-linalg: i8), moves and converts
+/// them, never computes with them.
+bool isStorageOnlyType(mlir::Type elementType);
+
+/// Bits per element of a packed dtype (KILN_DTYPE_PACKED_TABLE: 4 or 2) as the
+/// ABI and ONNX's raw_data hold it; 0 for every other type.
+unsigned getPackedBits(mlir::Type elementType);
+
 /// The element type of an ONNX TensorProto.DataType, or null when kiln has no
-/// dtype for it (string, complex, int4, float8e8m0, ...).
+/// dtype for it (string, complex, float6, ...).
 mlir::Type getElementTypeOfOnnxDataType(mlir::MLIRContext *context,
                                         int32_t dataType);
 

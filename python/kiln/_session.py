@@ -26,10 +26,18 @@ _ORT_TYPE = {
     "uint32": "tensor(uint32)", "uint64": "tensor(uint64)", "bool": "tensor(bool)",
     "float8e4m3fn": "tensor(float8e4m3fn)", "float8e4m3fnuz": "tensor(float8e4m3fnuz)",
     "float8e5m2": "tensor(float8e5m2)", "float8e5m2fnuz": "tensor(float8e5m2fnuz)",
+    "float8e8m0": "tensor(float8e8m0)", "float4e2m1": "tensor(float4e2m1)",
+    "int4": "tensor(int4)", "uint4": "tensor(uint4)", "int2": "tensor(int2)",
+    "uint2": "tensor(uint2)",
 }
-# kiln's float8 names -> ml_dtypes' (without ml_dtypes: their uint8 bit patterns).
+# kiln's one-byte names numpy lacks -> ml_dtypes' (without ml_dtypes: their uint8
+# bit patterns). ml_dtypes holds int4, uint4, int2, uint2 and float4_e2m1fn one
+# element per byte (the code in the low bits); kiln's runtime packs them (two or
+# four per byte, model_abi.h): the extension converts at the boundary.
 _FLOAT8 = {"float8e4m3fn": "float8_e4m3fn", "float8e4m3fnuz": "float8_e4m3fnuz",
-           "float8e5m2": "float8_e5m2", "float8e5m2fnuz": "float8_e5m2fnuz"}
+           "float8e5m2": "float8_e5m2", "float8e5m2fnuz": "float8_e5m2fnuz",
+           "float8e8m0": "float8_e8m0fnu", "float4e2m1": "float4_e2m1fn",
+           "int4": "int4", "uint4": "uint4", "int2": "int2", "uint2": "uint2"}
 _NUMPY = {name: np.dtype(name) for name in _ORT_TYPE
           if name not in ("bfloat16", "bool") and name not in _FLOAT8}
 _NUMPY["bool"] = np.dtype(np.bool_)
@@ -184,7 +192,8 @@ class InferenceSession:
                 raise InvalidArgument(
                     f"input '{name}': numpy dtype {a.dtype} is not a tensor element "
                     f"type kiln runs")
-            # The float8 formats all travel as uint8: tell them apart here.
+            # The float8 formats (and int4, ...) all travel as uint8: tell them
+            # apart here.
             model_input = self._input_by_name.get(name)
             if (a.dtype in _FLOAT8_DTYPES and model_input is not None
                     and a.dtype != model_input.dtype):

@@ -44,7 +44,8 @@ std::vector<Description> describe(const std::vector<kiln::TensorInfo> &infos) {
 
 /// The kiln element type of an array; `model` is the model's type for the
 /// tensor, which lets uint16 bit patterns stand for bfloat16 and uint8 ones for
-/// the float8 formats (numpy has none of them).
+/// the float8 formats, float8e8m0, float4e2m1, int4, uint4, int2 and uint2
+/// (numpy has none of them; ml_dtypes' arrays hold one element per byte).
 kiln_dtype dtypeOf(const nb::dlpack::dtype &t, kiln_dtype model,
                    const std::string &what) {
   using Code = nb::dlpack::dtype_code;
@@ -67,6 +68,12 @@ kiln_dtype dtypeOf(const nb::dlpack::dtype &t, kiln_dtype model,
         case KILN_DTYPE_FLOAT8E4M3FNUZ:
         case KILN_DTYPE_FLOAT8E5M2:
         case KILN_DTYPE_FLOAT8E5M2FNUZ:
+        case KILN_DTYPE_FLOAT8E8M0:
+        case KILN_DTYPE_FLOAT4E2M1: // the packed ones: one element per byte
+        case KILN_DTYPE_INT4:
+        case KILN_DTYPE_UINT4:
+        case KILN_DTYPE_INT2:
+        case KILN_DTYPE_UINT2:
           return model;
         default:
           return KILN_DTYPE_UINT8;
@@ -125,10 +132,13 @@ public:
     model_ = kiln::Model::open(path, options);
   }
 
-  /// The feeds as runtime inputs read in place (the arrays outlive the run).
+  /// The feeds as runtime inputs read in place (the arrays outlive the run);
+  /// the packed dtypes (int4, ...: one element per byte in numpy) are packed
+  /// into `packed`, which must outlive the run too.
   std::vector<kiln::Input>
   toInputs(const std::vector<std::string> &inputNames,
-           const std::vector<nb::ndarray<nb::ro, nb::device::cpu>> &inputs) {
+           const std::vector<nb::ndarray<nb::ro, nb::device::cpu>> &inputs,
+           std::vector<std::vector<uint8_t>> &packed) {
     if (inputNames.size() != inputs.size())
       invalid("run: names and arrays differ in number");
     std::vector<kiln::Input> in(inputs.size());
@@ -148,8 +158,25 @@ public:
       in[i].shape.assign(a.shape_ptr(), a.shape_ptr() + a.ndim());
       in[i].data = a.data();
       in[i].byteSize = a.nbytes();
+      if (kiln_dtype_bits(in[i].dtype) < 8) {
+        int64_t n = static_cast<int64_t>(a.size());
+        std::vector<uint8_t> &bytes = packed.emplace_back(
+            kiln_dtype_buffer_size(in[i].dtype, n));
+        kiln_pack_elements(in[i].dtype, a.data(), bytes.data(), n);
+        in[i].data = bytes.data();
+        in[i].byteSize = bytes.size();
+      }
     }
     return in;
+  }
+
+  /// The model's dtype of output `name` (UNDEFINED for an unknown name).
+  kiln_dtype outputDtype(const std::string &name) {
+    size_t index;
+    kiln_status found = kiln_model_find_output(model_.get(), name.c_str(), &index);
+    bool known = !found;
+    kiln_status_free(found);
+    return known ? model_.output(index).dtype : KILN_DTYPE_UNDEFINED;
   }
 
   /// Runs with every model output given a caller buffer (numpy arrays the
@@ -161,7 +188,8 @@ public:
     if (inputNames.size() != inputs.size() ||
         outputNames.size() != outputs.size())
       invalid("run: names and arrays differ in number");
-    std::vector<kiln::Input> in = toInputs(inputNames, inputs);
+    std::vector<std::vector<uint8_t>> packed;
+    std::vector<kiln::Input> in = toInputs(inputNames, inputs, packed);
     std::vector<kiln::OutputBuffer> out(outputs.size());
     for (size_t j = 0; j < outputs.size(); ++j) {
       checkContiguous(outputs[j], "output '" + outputNames[j] + "'");
@@ -169,6 +197,14 @@ public:
     }
     nb::gil_scoped_release release;
     model_.run(in, out);
+    // Packed outputs (int4, ...) were written packed into the front of the
+    // one-byte-per-element array: unpacked in place.
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      kiln_dtype dtype = outputDtype(outputNames[j]);
+      if (kiln_dtype_bits(dtype) < 8)
+        kiln_unpack_elements(dtype, outputs[j].data(), outputs[j].data(),
+                             static_cast<int64_t>(outputs[j].size()));
+    }
   }
 
   /// Runs with every output allocated by the runtime at this run's size (the
@@ -179,7 +215,8 @@ public:
                          nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>>>
   runAllocating(const std::vector<std::string> &inputNames,
                 const std::vector<nb::ndarray<nb::ro, nb::device::cpu>> &inputs) {
-    std::vector<kiln::Input> in = toInputs(inputNames, inputs);
+    std::vector<std::vector<uint8_t>> packed;
+    std::vector<kiln::Input> in = toInputs(inputNames, inputs, packed);
     std::vector<kiln::Tensor> out;
     {
       nb::gil_scoped_release release;
@@ -190,7 +227,23 @@ public:
         result;
     for (kiln::Tensor &t : out) {
       size_t bytes = t.byteSize();
+      kiln_dtype dtype = t.dtype();
       void *data = t.release();
+      if (data && kiln_dtype_bits(dtype) < 8) {
+        // Packed (int4, ...): one element per byte for numpy.
+        int64_t n = 1;
+        for (int64_t d : t.shape())
+          n *= d;
+        void *unpacked = std::malloc(static_cast<size_t>(n));
+        if (!unpacked) {
+          std::free(data);
+          throw std::bad_alloc();
+        }
+        kiln_unpack_elements(dtype, data, unpacked, n);
+        std::free(data);
+        data = unpacked;
+        bytes = static_cast<size_t>(n);
+      }
       // The capsule frees the buffer when numpy drops the last view of it. An
       // output of zero bytes has no buffer; numpy still wants a pointer.
       static uint8_t empty = 0;

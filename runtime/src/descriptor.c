@@ -41,6 +41,67 @@ size_t kiln_dtype_size(kiln_dtype dtype) {
   return 0;
 }
 
+size_t kiln_dtype_bits(kiln_dtype dtype) {
+  switch ((int)dtype) {
+#define KILN_X(NAME, BITS)                                                     \
+  case KILN_DTYPE_##NAME:                                                      \
+    return BITS;
+    KILN_DTYPE_PACKED_TABLE(KILN_X)
+#undef KILN_X
+  }
+  return 8 * kiln_dtype_size(dtype);
+}
+
+size_t kiln_dtype_buffer_size(kiln_dtype dtype, int64_t num_elements) {
+  size_t bits = kiln_dtype_bits(dtype);
+  if (bits == 0 || num_elements < 0)
+    return 0;
+  uint64_t n = (uint64_t)num_elements;
+  if (bits < 8)
+    return (size_t)((n + 8 / bits - 1) / (8 / bits));
+  if (n > (uint64_t)SIZE_MAX / (bits / 8))
+    return 0;
+  return (size_t)n * (bits / 8);
+}
+
+void kiln_pack_elements(kiln_dtype dtype, const void *src, void *dst,
+                        int64_t num_elements) {
+  size_t bits = kiln_dtype_bits(dtype);
+  if (bits == 0 || num_elements <= 0)
+    return;
+  if (bits >= 8) {
+    memcpy(dst, src, (size_t)num_elements * (bits / 8));
+    return;
+  }
+  const uint8_t *in = (const uint8_t *)src;
+  uint8_t *out = (uint8_t *)dst;
+  size_t per = 8 / bits;
+  uint8_t mask = (uint8_t)((1u << bits) - 1);
+  size_t bytes = kiln_dtype_buffer_size(dtype, num_elements);
+  memset(out, 0, bytes);
+  for (int64_t i = 0; i < num_elements; ++i)
+    out[(size_t)i / per] |= (uint8_t)((in[i] & mask) << ((size_t)i % per * bits));
+}
+
+void kiln_unpack_elements(kiln_dtype dtype, const void *src, void *dst,
+                          int64_t num_elements) {
+  size_t bits = kiln_dtype_bits(dtype);
+  if (bits == 0 || num_elements <= 0)
+    return;
+  if (bits >= 8) {
+    if (src != dst)
+      memmove(dst, src, (size_t)num_elements * (bits / 8));
+    return;
+  }
+  const uint8_t *in = (const uint8_t *)src;
+  uint8_t *out = (uint8_t *)dst;
+  size_t per = 8 / bits;
+  uint8_t mask = (uint8_t)((1u << bits) - 1);
+  /* From the end: byte i / per is read before element i / per is written. */
+  for (int64_t i = num_elements; i-- > 0;)
+    out[i] = (uint8_t)((in[(size_t)i / per] >> ((size_t)i % per * bits)) & mask);
+}
+
 /*===----------------------------------------------------------------------===*
  * Descriptor checks
  *===----------------------------------------------------------------------===*/

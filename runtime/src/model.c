@@ -91,16 +91,16 @@ static int64_t kiln_num_elements(int32_t rank, const int64_t *shape) {
 /* 0 on overflow or unknown dtype; *ok tells them apart from a real 0. */
 static size_t kiln_byte_size(kiln_dtype dtype, int32_t rank,
                              const int64_t *shape, int *ok) {
-  size_t elem = kiln_dtype_size(dtype);
   int64_t count = rank < 0 || (rank > 0 && !shape) ? -1
                                                     : kiln_num_elements(rank, shape);
   *ok = 0;
-  if (elem == 0 || count < 0)
+  if (kiln_dtype_bits(dtype) == 0 || count < 0)
     return 0;
-  if ((uint64_t)count > (uint64_t)SIZE_MAX / elem)
+  size_t bytes = kiln_dtype_buffer_size(dtype, count); /* packed: ceil(n*bits/8) */
+  if (bytes == 0 && count != 0)
     return 0;
   *ok = 1;
-  return (size_t)count * elem;
+  return bytes;
 }
 
 int64_t kiln_tensor_info_num_elements(const kiln_tensor_info *info) {

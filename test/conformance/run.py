@@ -185,7 +185,10 @@ def _file_stem(name: str, index: int, taken: set) -> str:
     return stem
 
 
-_FLOAT8 = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
+_FLOAT8 = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+           # and the other one-byte ml_dtypes kiln-run reads and writes as V1 (int4 and
+           # the other packed types one element per byte: kiln-run packs them)
+           "float8_e8m0fnu", "float4_e2m1fn", "int4", "uint4", "int2", "uint2")
 
 
 def _as_runner_array(value: np.ndarray) -> np.ndarray:

@@ -153,15 +153,33 @@ bool isFloat8(kiln_dtype dtype) {
   }
 }
 
+bool isVoidByte(kiln_dtype dtype) {
+  switch (dtype) {
+#define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
+  case KILN_DTYPE_##NAME:                                                      \
+    return CLASS == KILN_DTYPE_CLASS_FLOAT8 ||                                 \
+           CLASS == KILN_DTYPE_CLASS_FLOAT8E8M0 ||                             \
+           CLASS == KILN_DTYPE_CLASS_FLOAT4 ||                                 \
+           CLASS == KILN_DTYPE_CLASS_PACKED_SIGNED ||                          \
+           CLASS == KILN_DTYPE_CLASS_PACKED_UNSIGNED;
+    KILN_DTYPE_TABLE(KILN_X)
+#undef KILN_X
+  default:
+    return false;
+  }
+}
+
 /// numpy's type code of `dtype` without the byte order ("f4", "b1"), from
 /// model_abi.h's dtype table. bfloat16 has none in numpy: "V2", the 2-byte
 /// void numpy writes for ml_dtypes' bfloat16 (np.save of such an array says
 /// '<V2'; np.load(...).view(ml_dtypes.bfloat16) reads it back). The 8-bit
-/// floats likewise are "V1" (all four formats: the model's dtype says which).
+/// floats likewise are "V1" (all four formats: the model's dtype says which),
+/// and so are ml_dtypes' float8_e8m0fnu, float4_e2m1fn, int4, uint4, int2
+/// and uint2, one element per byte (the code in its low bits).
 std::string npyCode(kiln_dtype dtype) {
   if (dtype == KILN_DTYPE_BFLOAT16)
     return "V2";
-  if (isFloat8(dtype))
+  if (isVoidByte(dtype))
     return "V1";
   switch (dtype) {
 #define KILN_X(NAME, ID, STR, BYTES, CLASS, CTYPE)                             \
@@ -200,7 +218,8 @@ static kiln_dtype dtypeFromDescr(const std::string &descr,
       (order != '<' && order != '>' && order != '|' && order != '='))
     throw NpyError(path + ": unsupported .npy dtype '" + descr +
                    "' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, "
-                   "V2 for bfloat16, V1 and f1 for the float8 formats)");
+                   "V2 for bfloat16, V1 and f1 for the float8 formats, V1 "
+                   "for float8e8m0, float4e2m1, int4, uint4, int2, uint2)");
   size_t size = kiln_dtype_size(dtype);
   if (size > 1 && order == '>')
     throw NpyError(path + ": big-endian .npy data ('" + descr +

@@ -33,6 +33,11 @@ std::string npyCode(kiln_dtype dtype);
 /// One of the 8-bit float formats (numpy code V1: the model says which).
 bool isFloat8(kiln_dtype dtype);
 
+/// The dtypes numpy saves as V1 (ml_dtypes' float8, float8_e8m0fnu,
+/// float4_e2m1fn, int4, uint4, int2, uint2: one element per byte): the
+/// model's dtype says which.
+bool isVoidByte(kiln_dtype dtype);
+
 /// Parses a whole .npy file held in memory (`path` only names it in errors).
 NpyArray parseNpy(const char *data, size_t size, const std::string &path);
 

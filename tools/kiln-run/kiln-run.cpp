@@ -61,8 +61,10 @@ const char *const kUsage =
     "b1;\n"
     "                         a bfloat16 input takes ml_dtypes' bfloat16,\n"
     "                         which numpy saves as V2, or u2 bit patterns;\n"
-    "                         bfloat16 outputs are written as V2; float8\n"
-    "                         inputs take V1 or u1, outputs are V1)\n"
+    "                         bfloat16 outputs are written as V2; float8,\n"
+    "                         float4e2m1, int4, uint4, int2, uint2 inputs\n"
+    "                         take V1 or u1 (one element per byte, as\n"
+    "                         ml_dtypes), outputs are V1)\n"
     "  --output-dir DIR       write outputs as .npy files (created if "
     "missing)\n"
     "  --threads N            threads, caller included (default 0 = one per "
@@ -754,11 +756,22 @@ int runMain(int argc, char **argv) {
     if (info.dtype == KILN_DTYPE_BFLOAT16 &&
         arrays[index].dtype == KILN_DTYPE_UINT16)
       arrays[index].dtype = KILN_DTYPE_BFLOAT16;
-    // Nor float8: V1 (ml_dtypes' float8 arrays) or uint8 bit patterns.
-    if (kiln_run::isFloat8(info.dtype) &&
-        (kiln_run::isFloat8(arrays[index].dtype) ||
+    // Nor float8, float4, int4, ...: V1 (ml_dtypes' arrays) or uint8 bit
+    // patterns, one element per byte.
+    if (kiln_run::isVoidByte(info.dtype) &&
+        (kiln_run::isVoidByte(arrays[index].dtype) ||
          arrays[index].dtype == KILN_DTYPE_UINT8))
       arrays[index].dtype = info.dtype;
+    // int4, uint4, float4e2m1, int2, uint2 cross the ABI packed.
+    if (kiln_dtype_bits(arrays[index].dtype) < 8) {
+      Array &a = arrays[index];
+      int64_t n = 1;
+      for (int64_t d : a.shape)
+        n *= d;
+      std::vector<uint8_t> packed(kiln_dtype_buffer_size(a.dtype, n));
+      kiln_pack_elements(a.dtype, a.data.data(), packed.data(), n);
+      a.data.assign(packed.begin(), packed.end());
+    }
   }
   // Symbolic dims of the random inputs: --dim, else what a file gave the
   // symbol, else its minimum.
@@ -879,7 +892,17 @@ int runMain(int argc, char **argv) {
       std::string path = (std::filesystem::path(options.outputDir) /
                           (safeFileStem(t.name, i, taken) + ".npy"))
                              .string();
-      writeNpy(path, t.dtype, t.shape, t.rank, t.data, t.byte_size);
+      if (kiln_dtype_bits(t.dtype) < 8) {
+        // Packed: written one element per byte, as ml_dtypes' arrays are.
+        int64_t n = 1;
+        for (int32_t d = 0; d < t.rank; ++d)
+          n *= t.shape[d];
+        std::vector<uint8_t> unpacked(n);
+        kiln_unpack_elements(t.dtype, t.data, unpacked.data(), n);
+        writeNpy(path, t.dtype, t.shape, t.rank, unpacked.data(), n);
+      } else {
+        writeNpy(path, t.dtype, t.shape, t.rank, t.data, t.byte_size);
+      }
     }
   }
   if (!times.empty()) {

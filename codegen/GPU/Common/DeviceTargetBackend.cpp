@@ -35,6 +35,11 @@ bool DeviceTargetBackend::isSupported(Operation *op,
   // The graph's signature: the ops using its values name their nodes.
   if (isa<func::FuncOp>(op))
     return true;
+  if (isStorageOnlyConversion(op)) {
+    reason = "int4, uint4, int2, uint2, float4e2m1 or float8e8m0 elements "
+             "(their casts and packing run on the CPU target only)";
+    return false;
+  }
   return hasSupportedElementTypes(op, isSupportedElementType,
                                   /*checkOperands=*/true, reason);
 }

@@ -1,5 +1,6 @@
 //===- ShapeHelpers.cpp - Helpers shared by the shape inference models ----===//
 
+#include "dialects/ONNX/DataTypes.h"
 #include "dialects/ONNX/ShapeInference/ShapeHelpers.h"
 
 #include "dialects/ONNX/ConstantValues.h"
@@ -689,8 +690,9 @@ Type getTypeFromONNXDataType(MLIRContext *ctx, int64_t dataType) {
     return uint(4);
   case 22: // INT4
     return b.getIntegerType(4);
-  default: // STRING, COMPLEX64/128, FLOAT4E2M1, ...
-    return {};
+  default: // FLOAT4E2M1, FLOAT8E8M0, UINT2, INT2: the dtype table's; STRING,
+           // COMPLEX64/128, FLOAT6*: none
+    return getElementTypeOfOnnxDataType(ctx, static_cast<int32_t>(dataType));
   }
 }
 

@@ -8,8 +8,10 @@
 
 #include "passes/Conversion/ONNXToLinalg/Float8.h"
 #include "passes/Conversion/ONNXToLinalg/PopulatePatterns.h"
+#include "passes/Conversion/ONNXToLinalg/SubByte.h"
 #include "passes/Conversion/ONNXToLinalg/Utils.h"
 
+#include "dialects/Kiln/ABIAttributes.h"
 #include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/DataTypes.h"
 #include "dialects/ONNX/Diagnostics.h"
@@ -266,26 +268,45 @@ bool isCastableElementType(Type type) {
 }
 
 /// Lowers `input` (original onnx type `origInputType`) to a tensor of
-/// `origResultType` (its signless conversion is `resultType`). `saturate` is
-/// the attribute's: how values beyond an 8-bit float's range are cast.
+/// `origResultType` (its signless conversion is `resultType`). `saturate` and
+/// `roundMode` are the attributes': how values beyond an 8-bit float's range
+/// are cast, and how to float8e8m0.
 LogicalResult lowerCast(Operation *op, Value input, Type origInputType,
                         Type origResultType, RankedTensorType resultType,
-                        bool saturate, ConversionPatternRewriter &rewriter) {
+                        bool saturate, StringRef roundMode,
+                        ConversionPatternRewriter &rewriter) {
   auto inputType = dyn_cast<RankedTensorType>(input.getType());
   // Symbolic dims are allowed (the generic sizes them from the input).
   if (!inputType || !resultType)
     return onnx::emitNodeError(op) << "input and result must be ranked";
   Type srcElem = inputType.getElementType();
   Type dstElem = resultType.getElementType();
-  if (!isCastableElementType(srcElem) || !isCastableElementType(dstElem))
+  // int4, float4e2m1, ... are held as i8 (SubByte.h): their original types
+  // say how to read and write them.
+  Type srcOrig = getElementTypeOrSelf(origInputType);
+  Type dstOrig = getElementTypeOrSelf(origResultType);
+  bool srcStorage = onnx::isStorageOnlyType(srcOrig);
+  bool dstStorage = onnx::isStorageOnlyType(dstOrig);
+  if ((!srcStorage && !isCastableElementType(srcElem)) ||
+      (!dstStorage && !isCastableElementType(dstElem)))
     return onnx::emitNodeError(op)
-           << "cast from " << getElementTypeOrSelf(origInputType)
-           << " to " << getElementTypeOrSelf(origResultType)
-           << " is not supported (numeric types, bool and the float8 "
-              "formats E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ; no float8e8m0, "
-              "float4, int4, int2 or string)";
-  if (srcElem == dstElem && isUnsignedInt(origInputType) ==
-                                isUnsignedInt(origResultType)) {
+           << "cast from " << srcOrig << " to " << dstOrig
+           << " is not supported (numeric types, bool, the float8 formats "
+              "E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, E8M0, float4e2m1, int4, "
+              "uint4, int2 and uint2; no float6 or string)";
+  if (dstStorage && roundMode != "up" && roundMode != "down" &&
+      roundMode != "nearest")
+    return onnx::emitNodeError(op)
+           << "round_mode '" << roundMode
+           << "' is not one of 'up', 'down', 'nearest'";
+  // The same bits: the same type, or an int4/int2 held as the i8 of the
+  // int8/uint8 of its signedness.
+  bool sameBits = srcElem == dstElem &&
+                  isUnsignedInt(origInputType) == isUnsignedInt(origResultType) &&
+                  (srcOrig == dstOrig ||
+                   (!dstStorage && isa<IntegerType>(srcOrig) &&
+                    isa<IntegerType>(dstOrig)));
+  if (sameBits) {
     rewriter.replaceOp(op, input);
     return success();
   }
@@ -297,8 +318,13 @@ LogicalResult lowerCast(Operation *op, Value input, Type origInputType,
         // An 8-bit float goes through f32 (exact both ways for decoding; one
         // rounding to the 8-bit type, except from f64: rounded twice).
         Value v = args[0];
-        if (onnx::isFloat8Type(srcElem))
+        if (srcStorage)
+          v = decodeStorageOnly(b, loc, v, srcOrig);
+        else if (onnx::isFloat8Type(srcElem))
           v = decodeFloat8(b, loc, v);
+        if (dstStorage)
+          return encodeStorageOnly(b, loc, v, srcUnsigned, dstOrig, saturate,
+                                   roundMode);
         if (!onnx::isFloat8Type(dstElem))
           return convertScalar(b, loc, v, dstElem, srcUnsigned, dstUnsigned);
         v = convertScalar(b, loc, v, b.getF32Type(), srcUnsigned, false);
@@ -307,6 +333,8 @@ LogicalResult lowerCast(Operation *op, Value input, Type origInputType,
   if (!result)
     return onnx::emitNodeError(op)
            << "input shape does not match the result shape";
+  if (srcStorage || dstStorage)
+    markStorageOnlyConversion(result.getDefiningOp());
   rewriter.replaceOp(op, result);
   return success();
 }
@@ -319,7 +347,7 @@ struct CastLowering : OpConversionPattern<onnx::CastOp> {
     return lowerCast(op, adaptor.getInput(), op.getInput().getType(),
                      op.getOutput().getType(),
                      getConvertedRankedResultType(getTypeConverter(), op),
-                     op.getSaturate() != 0, rewriter);
+                     op.getSaturate() != 0, op.getRoundMode(), rewriter);
   }
 };
 
@@ -331,7 +359,7 @@ struct CastLikeLowering : OpConversionPattern<onnx::CastLikeOp> {
     return lowerCast(op, adaptor.getInput(), op.getInput().getType(),
                      op.getOutput().getType(),
                      getConvertedResultType(getTypeConverter(), op),
-                     op.getSaturate() != 0, rewriter);
+                     op.getSaturate() != 0, op.getRoundMode(), rewriter);
   }
 };
 

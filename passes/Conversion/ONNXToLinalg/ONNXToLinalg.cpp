@@ -1,8 +1,10 @@
 //===- ONNXToLinalg.cpp - the convert-onnx-to-linalg pass -----------------===//
 
 #include "passes/Conversion/ONNXToLinalg/PopulatePatterns.h"
+#include "passes/Conversion/ONNXToLinalg/SubByte.h"
 #include "passes/Conversion/Passes.h"
 
+#include "dialects/ONNX/DataTypes.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/ONNXDialect.h"
 #include "dialects/ONNX/ONNXOps.h"
@@ -20,10 +22,17 @@ using namespace mlir;
 namespace {
 
 /// Tensors of unsigned integers become signless: arith and linalg only
-/// accept signless integers. Everything else is kept.
+/// accept signless integers. int4, uint4, int2, uint2, float4e2m1 and
+/// float8e8m0 are held one per i8 (SubByte.h). Everything else is kept.
 void addTypeConversions(TypeConverter &converter) {
-  converter.addConversion([](Type type) { return type; });
+  converter.addConversion([](Type type) -> Type {
+    if (kiln::onnx::isStorageOnlyType(type))
+      return IntegerType::get(type.getContext(), 8);
+    return type;
+  });
   converter.addConversion([](IntegerType type) -> Type {
+    if (kiln::onnx::isStorageOnlyType(type))
+      return IntegerType::get(type.getContext(), 8);
     if (type.isSignless())
       return type;
     return IntegerType::get(type.getContext(), type.getWidth());
@@ -31,6 +40,44 @@ void addTypeConversions(TypeConverter &converter) {
   converter.addConversion([&converter](RankedTensorType type) -> Type {
     return type.clone(converter.convertType(type.getElementType()));
   });
+}
+
+/// The ops that may see int4, uint4, int2, uint2, float4e2m1 or float8e8m0
+/// values: conversions, and moving the elements about (held one per i8, any
+/// op that only moves bytes is right). Anything computing with them is an
+/// error naming the node.
+LogicalResult checkStorageOnlyUses(ModuleOp module) {
+  static const llvm::StringLiteral kAllowed[] = {
+      "Constant", "Identity", "Cast",  "CastLike", "Reshape",
+      "Flatten",  "Squeeze",  "Unsqueeze", "Transpose", "Concat",
+      "Slice",    "Gather",   "Expand", "Shape",    "Size"};
+  auto isStorageOnly = [](Type t) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    return shaped && kiln::onnx::isStorageOnlyType(shaped.getElementType());
+  };
+  bool failed = false;
+  module.walk([&](Operation *op) {
+    if (!isa<kiln::onnx::ONNXDialect>(op->getDialect()) ||
+        llvm::is_contained(kAllowed, op->getName().stripDialect()))
+      return;
+    Type bad;
+    for (Type t : op->getOperandTypes())
+      if (!bad && isStorageOnly(t))
+        bad = t;
+    for (Type t : op->getResultTypes())
+      if (!bad && isStorageOnly(t))
+        bad = t;
+    if (!bad)
+      return;
+    kiln::onnx::emitNodeError(op)
+        << "operator '" << op->getName().stripDialect() << "' on "
+        << cast<ShapedType>(bad).getElementType()
+        << " (int4, uint4, int2, uint2, float4e2m1 or float8e8m0) is not "
+           "supported: kiln only casts and moves these types (Cast them to a "
+           "wider type first)";
+    failed = true;
+  });
+  return failure(failed);
 }
 
 struct ConvertONNXToLinalgPass
@@ -89,6 +136,10 @@ struct ConvertONNXToLinalgPass
     });
     if (unsupported)
       return signalPassFailure();
+    if (failed(checkStorageOnlyUses(module)))
+      return signalPassFailure();
+    kiln::onnx_to_linalg::PackedBoundary boundary =
+        kiln::onnx_to_linalg::findPackedBoundary(module);
 
     ConversionTarget target(*context);
     target.addIllegalDialect<kiln::onnx::ONNXDialect>();
@@ -103,6 +154,9 @@ struct ConvertONNXToLinalgPass
     target.addDynamicallyLegalOp<func::ReturnOp>(
         [&](func::ReturnOp op) { return converter.isLegal(op); });
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+    // Packed graph inputs and outputs cross the ABI packed.
+    if (failed(kiln::onnx_to_linalg::packEntryBoundary(module, boundary)))
       return signalPassFailure();
 
     // Constants with no elements hold no data: empty tensors. Done after the

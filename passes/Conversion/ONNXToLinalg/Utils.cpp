@@ -2,6 +2,8 @@
 
 #include "passes/Conversion/ONNXToLinalg/Utils.h"
 
+#include "dialects/ONNX/DataTypes.h"
+
 #include "dialects/ONNX/ConstantValues.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -28,6 +30,9 @@ namespace kiln::onnx_to_linalg {
 //===----------------------------------------------------------------------===//
 
 Type toSignless(Type type) {
+  // int4, float4e2m1, ...: held one per i8 (SubByte.h).
+  if (kiln::onnx::isStorageOnlyType(type))
+    return IntegerType::get(type.getContext(), 8);
   if (auto intType = dyn_cast<IntegerType>(type)) {
     if (intType.isSignless())
       return intType;
@@ -337,6 +342,23 @@ ElementsAttr convertElementsAttrToSignless(ElementsAttr attr) {
   if (signlessElem == shaped.getElementType())
     return attr;
   ShapedType newType = shaped.clone(signlessElem);
+  Type elem = shaped.getElementType();
+  if (kiln::onnx::isStorageOnlyType(elem)) {
+    // One i8 each: signed integers sign-extended, unsigned ones zero-extended,
+    // floats their code (what the importer writes into resources too).
+    if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+      SmallVector<APInt> values;
+      if (isa<IntegerType>(elem)) {
+        bool isSigned = !elem.isUnsignedInteger();
+        for (APInt v : dense.getValues<APInt>())
+          values.push_back(isSigned ? v.sext(8) : v.zext(8));
+      } else {
+        for (APFloat v : dense.getValues<APFloat>())
+          values.push_back(v.bitcastToAPInt().zextOrTrunc(8));
+      }
+      return DenseElementsAttr::get(newType, values);
+    }
+  }
   if (auto dense = dyn_cast<DenseElementsAttr>(attr))
     return dense.bitcast(signlessElem);
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr))

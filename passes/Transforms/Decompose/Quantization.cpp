@@ -27,7 +27,7 @@ namespace kiln::decompose {
 // QLinearMatMul, QLinearConv, MatMulInteger, ConvInteger
 //===----------------------------------------------------------------------===//
 
-/// The ONNX data type of an 8/16-bit integer element type (kiln's onnx
+/// The ONNX data type of a 2/4/8/16-bit integer element type (kiln's onnx
 /// dialect keeps uint types unsigned); 0 if it is none of them.
 static int64_t onnxQuantType(Type t) {
   auto i = dyn_cast<IntegerType>(t);
@@ -35,6 +35,10 @@ static int64_t onnxQuantType(Type t) {
     return 0;
   bool u = i.isUnsigned();
   switch (i.getWidth()) {
+  case 2:
+    return u ? KILN_DTYPE_UINT2 : KILN_DTYPE_INT2;
+  case 4:
+    return u ? KILN_DTYPE_UINT4 : KILN_DTYPE_INT4;
   case 8:
     return u ? KILN_DTYPE_UINT8 : KILN_DTYPE_INT8;
   case 16:
@@ -44,11 +48,13 @@ static int64_t onnxQuantType(Type t) {
   }
 }
 
-/// The ONNX data type of an 8-bit float element type (FLOAT8E4M3FN, ...), 0 if
-/// it is none: quantizing to one is a cast with the op's saturation, no
-/// rounding to integers or clipping.
+/// The ONNX data type of an 8-bit float element type (FLOAT8E4M3FN, ...) or
+/// of FLOAT4E2M1, 0 if it is none: quantizing to one is a cast with the op's
+/// saturation, no rounding to integers or clipping.
 static int64_t onnxFloat8Type(Type t) {
-  return onnx::isFloat8Type(t) ? onnx::getOnnxDataType(t) : 0;
+  return onnx::isFloat8Type(t) || isa<Float4E2M1FNType>(t)
+             ? onnx::getOnnxDataType(t)
+             : 0;
 }
 
 static std::pair<double, double> quantRange(Type t) {
@@ -87,8 +93,9 @@ LogicalResult expandDequantizeLinear(Expansion &e) {
     return e.error() << "needs a ranked input and a float scale", failure();
   Type xe = xt.getElementType();
   if (!onnxQuantType(xe) && !xe.isInteger(32) && !onnxFloat8Type(xe))
-    return e.error() << "element type " << xe << " is not supported (8/16-bit "
-                     << "integers, int32 and the float8 formats)",
+    return e.error() << "element type " << xe << " is not supported (2/4/8/"
+                     << "16-bit integers, int32, the float8 formats and "
+                     << "float4e2m1)",
          failure();
   if (e.getInt("block_size", 0) != 0)
     return e.error() << "blocked quantization is not supported yet", failure();
@@ -158,14 +165,14 @@ LogicalResult expandQuantizeLinear(Expansion &e) {
       break;
     default:
       target = onnx::getElementTypeOfOnnxDataType(ctx, dtype);
-      if (target && !onnxFloat8Type(target))
+      if (target && !onnxFloat8Type(target) && !onnxQuantType(target))
         target = Type();
       break;
     }
   }
   if (!target || (!onnxQuantType(target) && !onnxFloat8Type(target)))
-    return e.error() << "only 8- and 16-bit integer and float8 quantization is "
-                        "supported",
+    return e.error() << "only 2-, 4-, 8- and 16-bit integer, float8 and "
+                        "float4e2m1 quantization is supported",
            failure();
   int64_t axis = e.getInt("axis", 1);
   if (st.getNumElements() > 1 && failed(checkAxis(e, axis, xt.getRank())))

@@ -46,17 +46,48 @@ extern "C" {
 #define KILN_DTYPE_CLASS_FLOAT8 5   /* an 8-bit float of the OCP/ONNX formats; the
                                        ONNX_ID says which (E4M3FN, E4M3FNUZ,
                                        E5M2, E5M2FNUZ) */
+#define KILN_DTYPE_CLASS_PACKED_SIGNED 6   /* two's-complement integer of fewer
+                                              than 8 bits (int4, int2), packed */
+#define KILN_DTYPE_CLASS_PACKED_UNSIGNED 7 /* unsigned integer of fewer than 8
+                                              bits (uint4, uint2), packed */
+#define KILN_DTYPE_CLASS_FLOAT4 8          /* FLOAT4E2M1 (OCP MX: sign, 2-bit
+                                              exponent, 1-bit mantissa; no
+                                              inf/NaN), packed */
+#define KILN_DTYPE_CLASS_FLOAT8E8M0 9      /* FLOAT8E8M0 (OCP MX scale): 2^(e-127),
+                                              0xFF NaN, no sign, no zero */
+
+/* Packed (sub-byte) element types. A tensor of n elements of a dtype of BITS
+ * bits (KILN_DTYPE_PACKED_TABLE; every other dtype has 8 * BYTES) takes
+ * ceil(n * BITS / 8) bytes wherever it crosses the ABI (graph inputs and
+ * outputs, kiln_model_run's buffers), packed as ONNX's TensorProto.raw_data
+ * and onnxruntime's buffers are: element i is bits [(i % k) * BITS, +BITS)
+ * of byte i / k (k = 8 / BITS: low bits first), the unused high bits of the
+ * last byte are 0 on output and ignored on input. Their BYTES (1) is the
+ * size of one unpacked element, the element's code in the low bits of a
+ * byte, as numpy holds ml_dtypes' int4, uint4, int2, uint2 and float4_e2m1fn
+ * arrays (and .npy files store them): kiln_pack_elements() and
+ * kiln_unpack_elements() (runtime.h) convert. Compiled code unpacks inputs
+ * to one element per byte and packs outputs. X(NAME, BITS). */
+#define KILN_DTYPE_PACKED_TABLE(X)                                             \
+  X(UINT4, 4)                                                                  \
+  X(INT4, 4)                                                                   \
+  X(FLOAT4E2M1, 4)                                                             \
+  X(UINT2, 2)                                                                  \
+  X(INT2, 2)
 
 /* Every element type kiln knows, once: X(NAME, ONNX_ID, STRING, BYTES, CLASS,
  * CTYPE) with
  *   NAME     the suffix of the enumerator KILN_DTYPE_<NAME>;
  *   ONNX_ID  its ONNX TensorProto.DataType number (the enumerator's value);
  *   STRING   the lower-case name kiln_dtype_name() returns ("float32");
- *   BYTES    bytes per element;
+ *   BYTES    bytes per element (packed dtypes: of one unpacked element, see
+ *            KILN_DTYPE_PACKED_TABLE);
  *   CLASS    a KILN_DTYPE_CLASS_* value (with BYTES it gives the MLIR type:
  *            FLOAT 2/4/8 = f16/f32/f64, BFLOAT = bf16, SIGNED/UNSIGNED n =
  *            an integer of 8n bits, BOOL = i1, FLOAT8 = the f8E* type
- *            the ONNX_ID names);
+ *            the ONNX_ID names, PACKED_SIGNED/PACKED_UNSIGNED = an
+ *            integer of the dtype's BITS (KILN_DTYPE_PACKED_TABLE), FLOAT4
+ *            = f4E2M1FN, FLOAT8E8M0 = f8E8M0FNU);
  *   CTYPE    the C type one element is stored as (16-bit floats: their bits).
  * Users of the table (runtime, descriptor generator, kiln-run, compiler)
  * define X and expand it, e.g. in C++:
@@ -80,7 +111,13 @@ extern "C" {
   X(FLOAT8E4M3FN, 17, "float8e4m3fn", 1, KILN_DTYPE_CLASS_FLOAT8, uint8_t)     \
   X(FLOAT8E4M3FNUZ, 18, "float8e4m3fnuz", 1, KILN_DTYPE_CLASS_FLOAT8, uint8_t) \
   X(FLOAT8E5M2, 19, "float8e5m2", 1, KILN_DTYPE_CLASS_FLOAT8, uint8_t)         \
-  X(FLOAT8E5M2FNUZ, 20, "float8e5m2fnuz", 1, KILN_DTYPE_CLASS_FLOAT8, uint8_t)
+  X(FLOAT8E5M2FNUZ, 20, "float8e5m2fnuz", 1, KILN_DTYPE_CLASS_FLOAT8, uint8_t) \
+  X(UINT4, 21, "uint4", 1, KILN_DTYPE_CLASS_PACKED_UNSIGNED, uint8_t)          \
+  X(INT4, 22, "int4", 1, KILN_DTYPE_CLASS_PACKED_SIGNED, uint8_t)              \
+  X(FLOAT4E2M1, 23, "float4e2m1", 1, KILN_DTYPE_CLASS_FLOAT4, uint8_t)         \
+  X(FLOAT8E8M0, 24, "float8e8m0", 1, KILN_DTYPE_CLASS_FLOAT8E8M0, uint8_t)     \
+  X(UINT2, 25, "uint2", 1, KILN_DTYPE_CLASS_PACKED_UNSIGNED, uint8_t)          \
+  X(INT2, 26, "int2", 1, KILN_DTYPE_CLASS_PACKED_SIGNED, uint8_t)
 
 /* Element types use ONNX's TensorProto.DataType numbering. */
 #define KILN_DTYPE_ENUMERATOR_(NAME, ID, STR, BYTES, CLASS, CTYPE)             \

@@ -51,7 +51,7 @@ extern "C" {
 /* The version of this API. The minor version grows with compatible additions,
  * the major version with incompatible changes. */
 #define KILN_API_VERSION_MAJOR 0
-#define KILN_API_VERSION_MINOR 3
+#define KILN_API_VERSION_MINOR 4
 #define KILN_API_VERSION (KILN_API_VERSION_MAJOR * 10000 + KILN_API_VERSION_MINOR)
 
 /* The KILN_API_VERSION the linked runtime library was built with. */
@@ -110,8 +110,36 @@ const char *kiln_status_code_string(kiln_status_code_t code);
  * Static storage. */
 const char *kiln_dtype_name(kiln_dtype dtype);
 
-/* Bytes per element (bool: 1), or 0 for an unknown dtype. */
+/* Bytes per element (bool: 1), or 0 for an unknown dtype. For the packed
+ * dtypes (int4, uint4, float4e2m1, int2, uint2: KILN_DTYPE_PACKED_TABLE in
+ * model_abi.h) 1: one unpacked element, as numpy holds ml_dtypes' arrays; the
+ * runtime's buffers hold them packed (kiln_dtype_buffer_size). */
 size_t kiln_dtype_size(kiln_dtype dtype);
+
+/* Bits per element as the runtime's buffers hold them: 4 for int4, uint4 and
+ * float4e2m1, 2 for int2 and uint2, 8 * kiln_dtype_size() otherwise; 0 for an
+ * unknown dtype. */
+size_t kiln_dtype_bits(kiln_dtype dtype);
+
+/* Bytes of a buffer of `num_elements` elements of `dtype` as kiln_model_run()
+ * reads and writes it: ceil(num_elements * bits / 8) (packed dtypes: low bits
+ * first, the last byte's unused high bits 0). 0 for an unknown dtype, a
+ * negative count or on overflow. */
+size_t kiln_dtype_buffer_size(kiln_dtype dtype, int64_t num_elements);
+
+/* Packs `num_elements` unpacked elements of a packed dtype (one per byte, the
+ * element's code in its low bits: ml_dtypes' int4/uint4/int2/uint2/
+ * float4_e2m1fn arrays) from `src` into kiln_dtype_buffer_size() bytes at
+ * `dst` (caller-owned, not overlapping). For any other dtype it copies
+ * num_elements * kiln_dtype_size() bytes. */
+void kiln_pack_elements(kiln_dtype dtype, const void *src, void *dst,
+                        int64_t num_elements);
+
+/* The reverse: `num_elements` elements packed at `src` into one byte each at
+ * `dst` (the code in the low bits, high bits 0). `dst` may be `src` itself
+ * (it unpacks in place, from the end: give it the unpacked size). */
+void kiln_unpack_elements(kiln_dtype dtype, const void *src, void *dst,
+                          int64_t num_elements);
 
 /* A fixed name of a descriptor's executable format (kiln_executable_format in
  * model_abi.h: "host", "spirv", "ptx", "cubin", "hsaco") or memory kind
@@ -136,8 +164,9 @@ typedef struct kiln_tensor_info {
 /* Product of the dims (1 for rank 0). -1 if it overflows int64. */
 int64_t kiln_tensor_info_num_elements(const kiln_tensor_info *info);
 
-/* num_elements * kiln_dtype_size(dtype). 0 for an unknown dtype or on
- * overflow. */
+/* The buffer's bytes: kiln_dtype_buffer_size(dtype, num_elements)
+ * (num_elements * kiln_dtype_size(dtype) but for the packed dtypes). 0 for an
+ * unknown dtype or on overflow. */
 size_t kiln_tensor_info_byte_size(const kiln_tensor_info *info);
 
 /* A tensor handed to kiln_model_run(). Inputs and outputs are matched to the

@@ -150,7 +150,7 @@ struct TensorInfo {
     return n;
   }
   size_t byteSize() const {
-    return static_cast<size_t>(numElements()) * kiln_dtype_size(dtype);
+    return kiln_dtype_buffer_size(dtype, numElements()); // packed: ceil(n*bits/8)
   }
 };
 

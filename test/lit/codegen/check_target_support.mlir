@@ -56,3 +56,24 @@ func.func @float8(%a: tensor<4xf32>) -> tensor<4xf8E4M3FN> {
 func.func @complex(%a: tensor<4xcomplex<f32>>) {
   return
 }
+
+// -----
+
+// int4 & co. (held as i8) are converted by ops convert-onnx-to-linalg marks
+// kiln.storage_only: the CPU target runs them, GPU targets refuse them.
+// RUN: not kiln-opt %s -split-input-file -kiln-check-target-support=device=vulkan -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=GPU
+// GPU: node 'Cast_i4': the vulkan target does not support int4, uint4, int2, uint2, float4e2m1 or float8e8m0 elements
+// CHECK-LABEL: func.func @storage_only
+// CHECK:         kiln.storage_only
+func.func @storage_only(%a: tensor<4xi8>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%a : tensor<4xi8>) outs(%e : tensor<4xf32>) attrs = {kiln.storage_only} {
+  ^bb0(%x: i8, %o: f32):
+    %f = arith.sitofp %x : i8 to f32
+    linalg.yield %f : f32
+  } -> tensor<4xf32> loc("Cast_i4")
+  return %0 : tensor<4xf32>
+}

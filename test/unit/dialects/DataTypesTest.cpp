@@ -17,6 +17,8 @@
 using namespace mlir;
 using kiln::onnx::getElementTypeOfOnnxDataType;
 using kiln::onnx::getOnnxDataType;
+using kiln::onnx::getPackedBits;
+using kiln::onnx::isStorageOnlyType;
 
 TEST(DataTypes, EveryTableEntryRoundTrips) {
   MLIRContext context;
@@ -27,12 +29,13 @@ TEST(DataTypes, EveryTableEntryRoundTrips) {
     ASSERT_TRUE(type) << STR;                                                  \
     EXPECT_EQ(getOnnxDataType(type), ID) << STR;                               \
     unsigned bits = type.isInteger(1) ? 8 : type.getIntOrFloatBitWidth();      \
-    EXPECT_EQ(bits, 8u * BYTES) << STR;                                        \
+    unsigned packed = getPackedBits(type);                                     \
+    EXPECT_EQ(bits, packed ? packed : 8u * BYTES) << STR;                      \
     ++entries;                                                                 \
   }
   KILN_DTYPE_TABLE(KILN_X)
 #undef KILN_X
-  EXPECT_EQ(entries, 17);
+  EXPECT_EQ(entries, 23);
 }
 
 TEST(DataTypes, ImportedElementTypes) {
@@ -48,8 +51,25 @@ TEST(DataTypes, ImportedElementTypes) {
   EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 18), Float8E4M3FNUZType::get(ctx));
   EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 19), Float8E5M2Type::get(ctx));
   EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 20), Float8E5M2FNUZType::get(ctx));
-  // string, complex64, float4e2m1, int4, float8e8m0: no kiln dtype.
-  for (int32_t id : {0, 8, 14, 21, 22, 23, 24, 1000, -1})
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 21),
+            IntegerType::get(ctx, 4, IntegerType::Unsigned));
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 22), IntegerType::get(ctx, 4));
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 23), Float4E2M1FNType::get(ctx));
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 24), Float8E8M0FNUType::get(ctx));
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 25),
+            IntegerType::get(ctx, 2, IntegerType::Unsigned));
+  EXPECT_EQ(getElementTypeOfOnnxDataType(ctx, 26), IntegerType::get(ctx, 2));
+  // Stored and converted only; packed at the ABI (all but float8e8m0).
+  for (int32_t id : {21, 22, 23, 24, 25, 26})
+    EXPECT_TRUE(isStorageOnlyType(getElementTypeOfOnnxDataType(ctx, id))) << id;
+  EXPECT_EQ(getPackedBits(getElementTypeOfOnnxDataType(ctx, 22)), 4u);
+  EXPECT_EQ(getPackedBits(getElementTypeOfOnnxDataType(ctx, 25)), 2u);
+  EXPECT_EQ(getPackedBits(getElementTypeOfOnnxDataType(ctx, 24)), 0u);
+  EXPECT_FALSE(isStorageOnlyType(IntegerType::get(ctx, 8)));
+  EXPECT_FALSE(isStorageOnlyType(IntegerType::get(ctx, 1)));
+  EXPECT_FALSE(isStorageOnlyType(Float8E4M3FNType::get(ctx)));
+  // string, complex64, float6: no kiln dtype.
+  for (int32_t id : {0, 8, 14, 27, 28, 1000, -1})
     EXPECT_FALSE(getElementTypeOfOnnxDataType(ctx, id)) << id;
 }
 
@@ -64,11 +84,14 @@ TEST(DataTypes, SignednessAndUnsupportedTypes) {
   EXPECT_EQ(getOnnxDataType(Float64Type::get(ctx)), 11);
   EXPECT_EQ(getOnnxDataType(Float8E4M3FNType::get(ctx)), 17);
   EXPECT_EQ(getOnnxDataType(Float8E5M2FNUZType::get(ctx)), 20);
-  EXPECT_EQ(getOnnxDataType(Float8E8M0FNUType::get(ctx)), 0);
+  EXPECT_EQ(getOnnxDataType(Float8E8M0FNUType::get(ctx)), 24);
+  EXPECT_FALSE(kiln::onnx::isFloat8Type(Float8E8M0FNUType::get(ctx)));
   EXPECT_EQ(getOnnxDataType(Float8E4M3Type::get(ctx)), 0);
   EXPECT_TRUE(kiln::onnx::isFloat8Type(Float8E5M2Type::get(ctx)));
   EXPECT_FALSE(kiln::onnx::isFloat8Type(Float8E4M3Type::get(ctx)));
   EXPECT_FALSE(kiln::onnx::isFloat8Type(IntegerType::get(ctx, 8)));
-  EXPECT_EQ(getOnnxDataType(IntegerType::get(ctx, 4)), 0);
+  EXPECT_EQ(getOnnxDataType(IntegerType::get(ctx, 4)), 22);
+  EXPECT_EQ(getOnnxDataType(IntegerType::get(ctx, 2, IntegerType::Unsigned)), 25);
+  EXPECT_EQ(getOnnxDataType(IntegerType::get(ctx, 3)), 0);
   EXPECT_EQ(getOnnxDataType(IndexType::get(ctx)), 0);
 }

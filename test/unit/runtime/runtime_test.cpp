@@ -100,9 +100,44 @@ TEST(Dtype, NamesAndSizes) {
   kiln_tensor_info info = {"x", KILN_DTYPE_FLOAT64, 3, shape};
   EXPECT_EQ(kiln_tensor_info_num_elements(&info), 24);
   EXPECT_EQ(kiln_tensor_info_byte_size(&info), 192u);
+  // Packed dtypes: ceil(n * bits / 8) bytes.
+  EXPECT_EQ(kiln_dtype_bits(KILN_DTYPE_INT4), 4u);
+  EXPECT_EQ(kiln_dtype_bits(KILN_DTYPE_UINT2), 2u);
+  EXPECT_EQ(kiln_dtype_bits(KILN_DTYPE_FLOAT8E8M0), 8u);
+  EXPECT_EQ(kiln_dtype_bits(KILN_DTYPE_FLOAT32), 32u);
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_FLOAT4E2M1), 1u);
+  EXPECT_EQ(kiln_dtype_buffer_size(KILN_DTYPE_INT4, 5), 3u);
+  EXPECT_EQ(kiln_dtype_buffer_size(KILN_DTYPE_INT2, 5), 2u);
+  EXPECT_EQ(kiln_dtype_buffer_size(KILN_DTYPE_INT2, 8), 2u);
+  EXPECT_EQ(kiln_dtype_buffer_size(KILN_DTYPE_FLOAT16, 5), 10u);
+  EXPECT_EQ(kiln_dtype_buffer_size(KILN_DTYPE_UNDEFINED, 5), 0u);
+  const int64_t odd[] = {3, 3};
+  kiln_tensor_info packed = {"q", KILN_DTYPE_UINT4, 2, odd};
+  EXPECT_EQ(kiln_tensor_info_byte_size(&packed), 5u);
   kiln_tensor_info scalar = {"s", KILN_DTYPE_INT32, 0, nullptr};
   EXPECT_EQ(kiln_tensor_info_num_elements(&scalar), 1);
   EXPECT_EQ(kiln_tensor_info_byte_size(&scalar), 4u);
+}
+
+TEST(Dtype, PackAndUnpack) {
+  // int4 -3, 7, -8 as ml_dtypes holds them (codes 13, 7, 8): low nibble first,
+  // the last byte's high nibble 0.
+  const uint8_t codes[] = {13, 7, 8};
+  uint8_t packed[2] = {0xFF, 0xFF};
+  kiln_pack_elements(KILN_DTYPE_INT4, codes, packed, 3);
+  EXPECT_EQ(packed[0], 0x7D);
+  EXPECT_EQ(packed[1], 0x08);
+  uint8_t back[3] = {0};
+  kiln_unpack_elements(KILN_DTYPE_INT4, packed, back, 3);
+  EXPECT_EQ(0, memcmp(back, codes, 3));
+  // uint2: four per byte; unpacked in place from the front of the buffer.
+  uint8_t buffer[6] = {0};
+  const uint8_t two[] = {1, 2, 3, 0, 3, 1};
+  kiln_pack_elements(KILN_DTYPE_UINT2, two, buffer, 6);
+  EXPECT_EQ(buffer[0], 1 | 2 << 2 | 3 << 4);
+  EXPECT_EQ(buffer[1], 3 | 1 << 2);
+  kiln_unpack_elements(KILN_DTYPE_UINT2, buffer, buffer, 6);
+  EXPECT_EQ(0, memcmp(buffer, two, 6));
 }
 
 TEST(Model, OpenAndDescribe) {

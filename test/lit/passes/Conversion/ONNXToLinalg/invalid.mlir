@@ -40,11 +40,11 @@ func.func @dropout_training(%a: tensor<2xf32>) -> tensor<2xf32> {
 
 // -----
 
-func.func @cast_to_int4(%a: tensor<4xf32>) -> tensor<4xi4> {
-  // expected-error @+2 {{cast from 'f32' to 'i4' is not supported}}
+func.func @cast_to_float6(%a: tensor<4xf32>) -> tensor<4xf6E2M3FN> {
+  // expected-error @+2 {{cast from 'f32' to 'f6E2M3FN' is not supported}}
   // expected-error @+1 {{failed to legalize operation 'onnx.Cast'}}
-  %0 = "onnx.Cast"(%a) {to = 22 : i64} : (tensor<4xf32>) -> tensor<4xi4>
-  return %0 : tensor<4xi4>
+  %0 = "onnx.Cast"(%a) {to = 27 : i64} : (tensor<4xf32>) -> tensor<4xf6E2M3FN>
+  return %0 : tensor<4xf6E2M3FN>
 }
 
 // -----
@@ -72,4 +72,22 @@ func.func @softmax_int(%a: tensor<2x5xi32>) -> tensor<2x5xi32> {
   // expected-error @+1 {{failed to legalize operation 'onnx.Softmax'}}
   %0 = "onnx.Softmax"(%a) : (tensor<2x5xi32>) -> tensor<2x5xi32>
   return %0 : tensor<2x5xi32>
+}
+
+// -----
+
+// int4 and the other packed / scale types are only cast and moved.
+func.func @add_int4(%a: tensor<4xi4>) -> tensor<4xi4> {
+  // expected-error @+1 {{operator 'Add' on 'i4' (int4, uint4, int2, uint2, float4e2m1 or float8e8m0) is not supported: kiln only casts and moves these types}}
+  %0 = "onnx.Add"(%a, %a) : (tensor<4xi4>, tensor<4xi4>) -> tensor<4xi4>
+  return %0 : tensor<4xi4>
+}
+
+// -----
+
+// A packed graph input's byte size must be known at compile time.
+// expected-error @+1 {{graph input 0: a packed type (int4, uint4, float4e2m1, int2, uint2) with symbolic dims is not supported}}
+func.func @packed_symbolic(%a: tensor<?xui4>) -> tensor<?xf32> {
+  %0 = "onnx.Cast"(%a) {to = 1 : i64} : (tensor<?xui4>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
 }
