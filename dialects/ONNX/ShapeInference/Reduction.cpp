@@ -6,6 +6,7 @@
 
 #include "dialects/ONNX/ShapeInference/ShapeHelpers.h"
 
+#include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/ONNXOps.h"
 
@@ -28,14 +29,27 @@ SmallVector<int64_t> reduceShape(ArrayRef<int64_t> shape,
   return result;
 }
 
+// Whether operand `index` is present and a tensor of static shape with no
+// elements.
+bool isEmptyTensor(Operation *op, unsigned index) {
+  if (index >= op->getNumOperands() || isNoneValue(op->getOperand(index)))
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getOperand(index).getType());
+  return type && type.hasStaticShape() && type.getNumElements() == 0;
+}
+
 // Reduce*(data, axes): axes is an optional constant; absent or empty reduces
 // every axis, or none with noop_with_empty_axes = 1.
 LogicalResult inferReduce(Operation *op) {
   FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
   if (failed(data))
     return failure();
+  // An axes input with no elements (a graph input of shape [0]) is an
+  // empty list whatever its origin.
   FailureOr<std::optional<SmallVector<int64_t>>> axes =
-      getOptionalConstantInts(op, 1, "axes");
+      isEmptyTensor(op, 1) ? FailureOr<std::optional<SmallVector<int64_t>>>(
+                                 std::optional(SmallVector<int64_t>()))
+                           : getOptionalConstantInts(op, 1, "axes");
   if (failed(axes))
     return failure();
   bool keepDims = getIntAttr(op, "keepdims", 1) != 0;

@@ -44,7 +44,10 @@ enum class ReduceKind {
 FailureOr<std::optional<SmallVector<bool>>>
 getReducedDims(Operation *op, Value axes, int64_t rank, bool noopWithEmpty) {
   SmallVector<int64_t> axisValues;
-  if (!onnx::isNoneValue(axes)) {
+  auto axesType = dyn_cast<RankedTensorType>(axes.getType());
+  bool noElements = axesType && axesType.hasStaticShape() &&
+                    axesType.getNumElements() == 0;
+  if (!onnx::isNoneValue(axes) && !noElements) {
     auto values = readConstantInts(axes);
     if (!values)
       return onnx::emitNodeError(op)

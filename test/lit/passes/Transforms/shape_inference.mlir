@@ -685,6 +685,21 @@ func.func @reduce(%x: tensor<2x3x4xf32>) {
   return
 }
 
+// -----
+
+// An axes input with no elements (a graph input of shape [0]) is the empty
+// list: every axis reduced, or none with noop_with_empty_axes.
+// CHECK-LABEL: func.func @reduce_empty_axes_input
+// CHECK: onnx.ReduceSum {{.*}} -> tensor<1x1x1xf32>
+// CHECK: onnx.ReduceMax {{.*}} -> tensor<f32>
+// CHECK: onnx.ReduceSum {{.*}} -> tensor<2x3x4xf32>
+func.func @reduce_empty_axes_input(%x: tensor<2x3x4xf32>, %axes: tensor<0xi64>) {
+  %0 = "onnx.ReduceSum"(%x, %axes) : (tensor<2x3x4xf32>, tensor<0xi64>) -> none
+  %1 = "onnx.ReduceMax"(%x, %axes) {keepdims = 0 : i64} : (tensor<2x3x4xf32>, tensor<0xi64>) -> none
+  %2 = "onnx.ReduceSum"(%x, %axes) {noop_with_empty_axes = 1 : i64} : (tensor<2x3x4xf32>, tensor<0xi64>) -> none
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // Constants and generators
 //===----------------------------------------------------------------------===//

@@ -73,3 +73,14 @@ func.func @softmax_int(%a: tensor<2x5xi32>) -> tensor<2x5xi32> {
   %0 = "onnx.Softmax"(%a) : (tensor<2x5xi32>) -> tensor<2x5xi32>
   return %0 : tensor<2x5xi32>
 }
+
+// -----
+
+// A run-time axis must be one integer (the value itself is checked at run
+// time).
+func.func @cumsum_axis_two_values(%x: tensor<2x3xf32>, %axis: tensor<2xi64>) -> tensor<2x3xf32> {
+  // expected-error @+2 {{node (CumSum): input 'axis' must be one integer}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.CumSum'}}
+  %0 = "onnx.CumSum"(%x, %axis) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
