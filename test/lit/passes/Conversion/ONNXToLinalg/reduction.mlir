@@ -129,3 +129,4 @@ func.func @reduce_empty_axes_input(%x: tensor<2x3xf32>, %axes: tensor<0xi64>) ->
   %0 = "onnx.ReduceSum"(%x, %axes) : (tensor<2x3xf32>, tensor<0xi64>) -> tensor<1x1xf32>
   return %0 : tensor<1x1xf32>
 }
+
