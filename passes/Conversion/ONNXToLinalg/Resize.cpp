@@ -430,6 +430,11 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
                                          fconst(b, loc, inType.getDimSize(d)));
       }
       StringRef policy = op.getKeepAspectRatioPolicy();
+      if (policy != "stretch" && policy != "not_larger" &&
+          policy != "not_smaller")
+        return emitNodeError(op) << "unknown keep_aspect_ratio_policy '"
+                                 << policy << "'",
+               failure();
       if (policy != "stretch") {
         Value sc = scale[axes[0]];
         for (int64_t d : axes)
