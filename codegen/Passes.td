@@ -403,4 +403,22 @@ def KilnBindSymbolicDimsPass
                            "mlir::arith::ArithDialect"];
 }
 
+def KilnAllocateRunOutputsPass
+    : Pass<"kiln-allocate-run-outputs", "mlir::ModuleOp"> {
+  let summary = "Run outputs: a buffer the entry allocates, its pointer in the slot";
+  let description = [{
+    The second half of run outputs (model_abi.h: an output whose dims name a
+    run symbol, `KILN_SYMBOL_RUN`). `kiln-bind-symbolic-dims` made such an
+    output argument (`kiln.run_output`) a `memref<1xT>` viewed with the sizes
+    of the value copied into it, and stored those sizes into the symbols' slots.
+    After the deallocation pipeline (which must not free it), this pass
+    allocates that buffer (`memref.alloc` without alignment: the C library's
+    malloc, which the runtime frees with free()) in place of the view, and
+    turns the argument into the slot (`memref<1xi64>`, one pointer) where the
+    buffer's address is stored.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif // KILN_CODEGEN_PASSES_TD

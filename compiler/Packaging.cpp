@@ -224,7 +224,7 @@ std::string entryParameters(const ModelInfo &model, bool named) {
   // A model with symbols takes every symbol's value first
   // (kiln-bind-symbolic-dims).
   if (!model.symbols.empty())
-    out += std::string("const int64_t *") + (named ? "symbols" : "") + ", ";
+    out += std::string("int64_t *") + (named ? "symbols" : "") + ", ";
   for (size_t i = 0; i < model.inputs.size(); ++i)
     out += "const void *" + (named ? "input" + std::to_string(i) : "") + ", ";
   for (size_t i = 0; i < model.outputs.size(); ++i)
@@ -316,7 +316,7 @@ std::string generateDescriptorSource(const ModelInfo &model,
     os << "static const kiln_dim_symbol kiln_symbols[] = {\n";
     for (const SymbolInfo &sym : model.symbols)
       os << "  {" << cString(sym.name) << ", " << sym.min << "ll, " << sym.max
-         << "ll},\n";
+         << "ll, " << (sym.run ? "KILN_SYMBOL_RUN" : "0") << ", 0},\n";
     os << "};\n\n"
        << "static kiln_model_status kiln_shape(int64_t *symbols, int64_t "
           "*const *output_dims,\n"
@@ -339,7 +339,7 @@ std::string generateDescriptorSource(const ModelInfo &model,
   // The adapter is linked into the model's own LLVM module; the call must not
   // be inlined, or the object would hold the graph's code twice.
   os << "static kiln_model_status kiln_run("
-     << (symbolic ? "const int64_t *symbols, " : "")
+     << (symbolic ? "int64_t *symbols, " : "")
      << "void *const *inputs, "
         "void *const *outputs,\n"
         "                                void *scratch, kiln_exec_context "
@@ -458,6 +458,11 @@ std::string generateModelHeader(const ModelInfo &model) {
          << "#define " << macro << "_MIN " << sym.min << "\n"
          << "#define " << macro << "_MAX " << sym.max
          << (sym.max < 0 ? " /* KILN_DIM_UNBOUNDED */" : "") << "\n";
+      // A run symbol: decided by the run's values; an output whose dims name
+      // it is allocated by <p>_main (its output argument is a `void **`
+      // slot, model_abi.h's kiln_dynamic_entry_fn).
+      if (sym.run)
+        os << "#define " << macro << "_RUN 1 /* KILN_SYMBOL_RUN */\n";
     }
   }
   auto describe = [&](StringRef kind, ArrayRef<TensorInfo> tensors) {

@@ -35,6 +35,9 @@ struct SymbolInfo {
   std::string name;
   int64_t min = 1;
   int64_t max = -1; ///< KILN_DIM_UNBOUNDED (-1): no maximum
+  /// A run symbol (KILN_SYMBOL_RUN): decided by the run's values, written by
+  /// the entry (docs/dynamic-shapes.md, "Run dims").
+  bool run = false;
 };
 
 /// Everything the descriptor says about a compiled model.

@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - the stages of `kiln compile`, wired together --------===//
 
 #include "compiler/Pipeline.h"
+#include "kiln/model_abi.h"
 #include "codegen/GPU/NVVM/NVVMTargetBackend.h"
 
 #include "codegen/Passes.h"
@@ -142,6 +143,23 @@ LogicalResult describeTensor(Location loc, Type type, StringAttr name,
   return success();
 }
 
+/// `kiln.symbols` ([name, min, max] and, for a run symbol, a fourth entry 1)
+/// into `info.symbols`.
+void readSymbols(ArrayAttr symbols, ModelInfo &info) {
+  info.symbols.clear();
+  if (!symbols)
+    return;
+  for (Attribute e : symbols) {
+    auto entryAttr = cast<ArrayAttr>(e);
+    SymbolInfo sym{cast<StringAttr>(entryAttr[0]).str(),
+                   cast<IntegerAttr>(entryAttr[1]).getInt(),
+                   cast<IntegerAttr>(entryAttr[2]).getInt()};
+    sym.run = entryAttr.size() > 3 &&
+              cast<IntegerAttr>(entryAttr[3]).getInt() == 1;
+    info.symbols.push_back(std::move(sym));
+  }
+}
+
 /// Finds the imported graph function, renames it to `<prefix>_main`, marks
 /// its inputs read-only (they are caller-owned) and records its signature.
 FailureOr<func::FuncOp> prepareEntry(ModuleOp module, ModelInfo &info) {
@@ -156,13 +174,7 @@ FailureOr<func::FuncOp> prepareEntry(ModuleOp module, ModelInfo &info) {
   // kiln-bind-symbolic-dims as kiln.input_dims / kiln.output_dims (one
   // array per tensor, empty when static).
   auto symbols = entry->getAttrOfType<ArrayAttr>("kiln.symbols");
-  if (symbols)
-    for (Attribute e : symbols) {
-      auto entryAttr = cast<ArrayAttr>(e);
-      info.symbols.push_back({cast<StringAttr>(entryAttr[0]).str(),
-                              cast<IntegerAttr>(entryAttr[1]).getInt(),
-                              cast<IntegerAttr>(entryAttr[2]).getInt()});
-    }
+  readSymbols(symbols, info);
   SmallVector<Attribute> inputDims;
   auto empty = DenseI64ArrayAttr::get(ctx, {});
   for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
@@ -183,11 +195,13 @@ FailureOr<func::FuncOp> prepareEntry(ModuleOp module, ModelInfo &info) {
     TensorInfo tensor;
     // With symbols, an output's dims are known after kiln-symbolic-shapes
     // (recordSymbolicOutputs); its name and type are recorded now.
+    // A dim the run decides (a run symbol, made by kiln-symbolic-shapes) is
+    // `?` too.
     Type type = entry.getResultTypes()[i];
-    if (symbols)
-      if (auto ranked = dyn_cast<RankedTensorType>(type))
-        type = RankedTensorType::get(SmallVector<int64_t>(ranked.getRank(), 0),
-                                     ranked.getElementType());
+    if (auto ranked = dyn_cast<RankedTensorType>(type);
+        ranked && (symbols || !ranked.hasStaticShape()))
+      type = RankedTensorType::get(SmallVector<int64_t>(ranked.getRank(), 0),
+                                   ranked.getElementType());
     if (failed(describeTensor(
             entry.getLoc(), type,
             entry.getResultAttrOfType<StringAttr>(i, "onnx.name"), nullptr,
@@ -207,9 +221,20 @@ FailureOr<func::FuncOp> prepareEntry(ModuleOp module, ModelInfo &info) {
 /// as `kiln.output_dims`, onto the entry for kiln-bind-symbolic-dims.
 LogicalResult recordSymbolicOutputs(ModuleOp module, ModelInfo &info) {
   auto entry = module.lookupSymbol<func::FuncOp>(info.prefix + "_main");
-  if (!entry || info.symbols.empty())
+  if (!entry)
+    return success();
+  // kiln-symbolic-shapes added the run symbols (and the table, for a model
+  // without input symbols).
+  auto symbols = entry->getAttrOfType<ArrayAttr>("kiln.symbols");
+  readSymbols(symbols, info);
+  if (info.symbols.empty())
     return success();
   MLIRContext *ctx = module.getContext();
+  if (!entry->hasAttr("kiln.input_dims"))
+    entry->setAttr("kiln.input_dims",
+                   ArrayAttr::get(ctx, SmallVector<Attribute>(
+                                           entry.getNumArguments(),
+                                           DenseI64ArrayAttr::get(ctx, {}))));
   // kiln-symbolic-shapes has read the arguments' dims.
   for (unsigned i = 0; i < entry.getNumArguments(); ++i)
     entry.removeArgAttr(i, StringAttr::get(ctx, "kiln.dims"));
@@ -232,6 +257,18 @@ LogicalResult recordSymbolicOutputs(ModuleOp module, ModelInfo &info) {
     }
     outputDims.push_back(dims ? dims : DenseI64ArrayAttr::get(ctx, {}));
   }
+  // A run symbol an output's dim names is named after it ("y.dim1", for
+  // messages; kiln-symbolic-shapes named it after its node).
+  SmallVector<bool> renamed(info.symbols.size(), false);
+  for (const TensorInfo &t : info.outputs)
+    for (auto [k, d] : llvm::enumerate(t.shape))
+      if (KILN_DIM_IS_SYMBOL(d) && KILN_DIM_SYMBOL_ID(d) < info.symbols.size() &&
+          info.symbols[KILN_DIM_SYMBOL_ID(d)].run &&
+          !renamed[KILN_DIM_SYMBOL_ID(d)]) {
+        renamed[KILN_DIM_SYMBOL_ID(d)] = true;
+        info.symbols[KILN_DIM_SYMBOL_ID(d)].name =
+            t.name + ".dim" + std::to_string(k);
+      }
   entry->setAttr("kiln.output_dims", ArrayAttr::get(ctx, outputDims));
   return success();
 }
@@ -317,8 +354,19 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
       pm.enableIRPrinting();
     if (failed(pm.run(module)))
       return failure();
-    if (group.pm == &graphPasses && failed(recordSymbolicOutputs(module, info)))
-      return failure();
+    if (group.pm == &graphPasses) {
+      if (failed(recordSymbolicOutputs(module, info)))
+        return failure();
+      if (!info.symbols.empty() && options.device != "cpu")
+        return fail("symbolic dims (first: '" + info.symbols.front().name +
+                    "') are supported on the cpu device only so far; " +
+                    (info.symbols.front().run
+                         ? std::string("a size decided by the run's values "
+                                       "needs --specialize for --device ")
+                         : std::string("fix them with --shape "
+                                       "NAME=D0,D1,... for --device ")) +
+                    options.device);
+    }
     report.mark(group.name);
   }
   if (failed(mlir::verify(module)))

@@ -17,6 +17,15 @@
 //                                          strides: [4, 1]
 //
 //
+// Run outputs (an output whose dims name a run symbol, model_abi.h's
+// KILN_SYMBOL_RUN: sizes the run's values decide): the argument becomes
+// `memref<1xT>` too, viewed with the sizes of the value copied into it (read
+// with memref.dim at the copy), and those sizes are stored into the symbols'
+// slots of the run symbols (the runtime reads them after the run). It is
+// marked `kiln.run_output`; after the deallocation pipeline,
+// kiln-allocate-run-outputs allocates the buffer in place of the view and
+// makes the argument the slot holding its address.
+//
 // In the same functions, a memref.expand_shape of a contiguous buffer whose
 // reassociation group holds several `?` dims ([?, 32] -> [?, ?, 32], a
 // symbolic batch and sequence split back after a product) becomes a
@@ -35,6 +44,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNBINDSYMBOLICDIMSPASS
+#define GEN_PASS_DEF_KILNALLOCATERUNOUTPUTSPASS
 #include "codegen/Passes.h.inc"
 } // namespace kiln
 
@@ -108,6 +118,51 @@ struct BindSymbolicDimsPass
     }
   }
 
+  /// A run output (see the file comment): `arg` is written by one
+  /// memref.copy of the value computed for it (buffer-results-to-out-params).
+  LogicalResult bindRunOutput(func::FuncOp func, BlockArgument arg,
+                              MemRefType type, ArrayRef<int64_t> abi,
+                              Value symArg) {
+    memref::CopyOp copy;
+    for (Operation *user : arg.getUsers()) {
+      auto c = dyn_cast<memref::CopyOp>(user);
+      if (!c || c.getTarget() != arg || copy)
+        return func.emitError("run output argument ")
+               << arg.getArgNumber() - 1
+               << " is not written by exactly one memref.copy";
+      copy = c;
+    }
+    if (!copy)
+      return func.emitError("run output argument ")
+             << arg.getArgNumber() - 1 << " is never written";
+    OpBuilder b(copy);
+    Location loc = copy.getLoc();
+    Value source = copy.getSource();
+    SmallVector<OpFoldResult> sizes;
+    for (auto [axis, d] : llvm::enumerate(abi)) {
+      if (!type.isDynamicDim(axis)) {
+        sizes.push_back(b.getIndexAttr(type.getDimSize(axis)));
+        continue;
+      }
+      Value size = memref::DimOp::create(b, loc, source, axis);
+      sizes.push_back(size);
+      if (d < 0) {
+        Value slot = arith::ConstantIndexOp::create(b, loc, -d - 1);
+        Value v = arith::IndexCastOp::create(b, loc, b.getI64Type(), size);
+        memref::StoreOp::create(b, loc, v, symArg, ValueRange{slot});
+      }
+    }
+    SmallVector<OpFoldResult> strides = rowMajorStrides(b, loc, sizes);
+    arg.setType(MemRefType::get({1}, type.getElementType(), nullptr,
+                                type.getMemorySpace()));
+    Value view = memref::ReinterpretCastOp::create(
+        b, loc, type, arg, b.getIndexAttr(0), sizes, strides);
+    copy.getTargetMutable().assign(view);
+    func.setArgAttr(arg.getArgNumber(), "kiln.run_output",
+                    UnitAttr::get(func.getContext()));
+    return success();
+  }
+
   LogicalResult bind(func::FuncOp func) {
     MLIRContext *ctx = func.getContext();
     auto symbols = func->getAttrOfType<ArrayAttr>("kiln.symbols");
@@ -143,6 +198,14 @@ struct BindSymbolicDimsPass
       return size;
     };
 
+    // Run symbols: kiln.symbols entries [name, min, max, 1].
+    auto isRunSymbol = [&](int64_t id) {
+      auto entry = dyn_cast<ArrayAttr>(symbols[id]);
+      auto flag = entry && entry.size() > 3 ? dyn_cast<IntegerAttr>(entry[3])
+                                            : IntegerAttr();
+      return flag && flag.getInt() == 1;
+    };
+    size_t numInputs = inputDims.size();
     for (auto [i, attr] : llvm::enumerate(dims)) {
       BlockArgument arg = entry.getArgument(i + 1);
       auto type = dyn_cast<MemRefType>(arg.getType());
@@ -154,6 +217,20 @@ struct BindSymbolicDimsPass
         return func.emitError("entry argument ")
                << i << " of type " << type
                << " has no matching kiln dims (or a non-identity layout)";
+      for (int64_t d : abi.asArrayRef())
+        if (d < 0 && static_cast<size_t>(-d - 1) >= symbols.size())
+          return func.emitError("entry argument ")
+                 << i << " names symbol " << -d - 1 << " of "
+                 << symbols.size();
+      if (llvm::any_of(abi.asArrayRef(),
+                       [&](int64_t d) { return d < 0 && isRunSymbol(-d - 1); })) {
+        if (i < numInputs)
+          return func.emitError("entry argument ")
+                 << i << " is an input with a run symbol's dim";
+        if (failed(bindRunOutput(func, arg, type, abi.asArrayRef(), symArg)))
+          return failure();
+        continue;
+      }
       SmallVector<OpFoldResult> sizes;
       for (auto [axis, d] : llvm::enumerate(abi.asArrayRef())) {
         if (d >= 0) {
@@ -181,6 +258,61 @@ struct BindSymbolicDimsPass
     func.setFunctionType(FunctionType::get(ctx, entry.getArgumentTypes(),
                                            func.getResultTypes()));
     rewriteDynamicExpands(func);
+    return success();
+  }
+};
+
+} // namespace
+
+namespace {
+
+/// kiln-allocate-run-outputs (see Passes.td and the file comment).
+struct AllocateRunOutputsPass
+    : kiln::impl::KilnAllocateRunOutputsPassBase<AllocateRunOutputsPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal() && failed(allocate(func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult allocate(func::FuncOp func) {
+    MLIRContext *ctx = func.getContext();
+    Block &entry = func.getBody().front();
+    bool changed = false;
+    for (BlockArgument arg : entry.getArguments()) {
+      if (!func.getArgAttr(arg.getArgNumber(), "kiln.run_output"))
+        continue;
+      func.removeArgAttr(arg.getArgNumber(), "kiln.run_output");
+      memref::ReinterpretCastOp view;
+      for (Operation *user : arg.getUsers()) {
+        auto cast = dyn_cast<memref::ReinterpretCastOp>(user);
+        if (!cast || view)
+          return func.emitError("run output argument ")
+                 << arg.getArgNumber()
+                 << " is not used by exactly one memref.reinterpret_cast";
+        view = cast;
+      }
+      if (!view || !view.getType().getLayout().isIdentity())
+        return func.emitError("run output argument ")
+               << arg.getArgNumber() << " has no identity-layout view";
+      OpBuilder b(view);
+      Location loc = view.getLoc();
+      // No alignment: malloc's own pointer, which free() takes.
+      Value buffer =
+          memref::AllocOp::create(b, loc, view.getType(), view.getSizes());
+      Value address =
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+      Value word = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+      arg.setType(MemRefType::get({1}, b.getI64Type()));
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      memref::StoreOp::create(b, loc, word, arg, ValueRange{zero});
+      view.getResult().replaceAllUsesWith(buffer);
+      view.erase();
+      changed = true;
+    }
+    if (changed)
+      func.setFunctionType(FunctionType::get(ctx, entry.getArgumentTypes(),
+                                             func.getResultTypes()));
     return success();
   }
 };

@@ -236,6 +236,9 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   pm.addPass(createKilnPlanMemoryPass());
   bufferization::BufferDeallocationPipelineOptions deallocOptions;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
+  // Run outputs (sizes the run's values decide): the buffer the entry hands
+  // the runtime, allocated after deallocation so that nothing frees it.
+  pm.addPass(createKilnAllocateRunOutputsPass());
   // Its helper functions (memref<?xindex> arguments) cannot take the bare
   // pointer calling convention: their bodies go in place of the calls.
   pm.addPass(createKilnInlineDeallocHelpersPass());

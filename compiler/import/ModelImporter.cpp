@@ -1592,6 +1592,7 @@ LogicalResult ModelImporter::buildResults() {
         bool mismatch = declared.shape().dim_size() != type.getRank();
         for (int i = 0; !mismatch && i < declared.shape().dim_size(); ++i)
           mismatch = declared.shape().dim(i).has_dim_value() &&
+                     !type.isDynamicDim(i) && // decided by the run
                      declared.shape().dim(i).dim_value() != type.getDimSize(i);
         if (mismatch)
           mlir::emitWarning(fileLoc)

@@ -9,6 +9,15 @@
 // function's results get `kiln.dims` (model_abi.h's encoding: a size, or
 // -(symbol id) - 1), which the descriptor reports and the entry binds.
 //
+// Run symbols: a `?` dim that shape inference left for an op whose output
+// shape depends on the *values* of a non-constant input (a Reshape whose
+// shape is a graph input: the ops that opt in, ShapeHelpers.h's
+// producesRunDims) gets a fresh symbol flagged "run" in `kiln.symbols`
+// (`[name, 0, -1, 1]`): its value is decided by the run (the lowering computes
+// it from the deciding values; the entry writes it for the runtime,
+// model_abi.h's KILN_SYMBOL_RUN). It propagates like any symbol. A function
+// without input symbols gets a `kiln.symbols` table when it has run symbols.
+//
 // Each op that acceptsSymbolicDims (ShapeHelpers.h) has a rule here; any
 // other op, and any case a rule cannot express yet (a reduction over a
 // symbolic axis, two different symbols broadcast against each other, an
@@ -45,6 +54,9 @@ struct KilnSymbolicShapesPass
 
   SmallVector<std::string> names;
   SmallVector<int64_t> minimums; ///< each symbol's lower bound
+  /// The symbols of the function's `kiln.symbols` (input symbols); the ones
+  /// after them are run symbols this pass made.
+  size_t numInputSymbols = 0;
   DenseMap<Value, Dims> dims;
   /// The contents of small integer tensors computed from shapes (Shape ->
   /// Gather -> Concat chains): one expression per element.
@@ -120,6 +132,47 @@ struct KilnSymbolicShapesPass
     }
     dims[op->getResult(i)] = std::move(d);
     return success();
+  }
+
+  /// A fresh run symbol for dim `axis` of result `result` of `op`, named for
+  /// messages after the node ("Reshape_3.dim1"; the driver renames one that
+  /// a graph output's dim names after the output, "y.dim1").
+  AffineExpr newRunSymbol(Operation *op, unsigned result, int64_t axis) {
+    std::string node = onnx::getNodeName(op).value_or(
+        op->getName().stripDialect().str());
+    if (op->getNumResults() > 1)
+      node += ".out" + std::to_string(result);
+    names.push_back(node + ".dim" + std::to_string(axis));
+    minimums.push_back(0);
+    return getAffineSymbolExpr(names.size() - 1, op->getContext());
+  }
+
+  bool isRunSymbol(AffineExpr e) const {
+    bool run = false;
+    if (e)
+      e.walk([&](AffineExpr sub) {
+        if (auto s = dyn_cast<AffineSymbolExpr>(sub))
+          run |= s.getPosition() >= numInputSymbols;
+      });
+    return run;
+  }
+
+  /// Result `i` of an op whose output shape the run decides: each dim is
+  /// `known[axis]` where given (non-null), else its static size, else a
+  /// fresh run symbol.
+  LogicalResult setRunDims(Operation *op, unsigned i, Dims known = {}) {
+    auto type = cast<RankedTensorType>(op->getResult(i).getType());
+    Dims d;
+    for (int64_t axis = 0; axis < type.getRank(); ++axis) {
+      if (axis < static_cast<int64_t>(known.size()) && known[axis])
+        d.push_back(known[axis]);
+      else if (!type.isDynamicDim(axis))
+        d.push_back(getAffineConstantExpr(type.getDimSize(axis),
+                                          op->getContext()));
+      else
+        d.push_back(newRunSymbol(op, i, axis));
+    }
+    return set(op, i, d);
   }
 
   /// Numpy broadcasting of the operands' dims: per result dim, every operand
@@ -258,6 +311,10 @@ struct KilnSymbolicShapesPass
       int64_t start = clamp(onnx::getIntAttr(op, "start", 0));
       int64_t end = clamp(onnx::getIntAttr(op, "end", rank));
       out = Dims(ArrayRef(d).slice(start, std::max<int64_t>(end - start, 0)));
+      // Run symbols are not known before the run: a shape computed from
+      // them is a run-time value (not followed).
+      if (llvm::any_of(*out, [&](AffineExpr e) { return isRunSymbol(e); }))
+        return;
     } else if (name == "onnx.Identity" || name == "onnx.Cast" ||
                name == "onnx.Unsqueeze" || name == "onnx.Squeeze") {
       out = getValues(op->getOperand(0));
@@ -374,9 +431,7 @@ struct KilnSymbolicShapesPass
   LogicalResult reshapeFromValues(Operation *op, const Dims &x) {
     std::optional<Dims> target = getValues(op->getOperand(1));
     if (!target)
-      return fail(op, "shape is computed from values kiln cannot follow at "
-                      "compile time (only constants and Shape -> Gather -> "
-                      "Concat chains over symbolic dims)");
+      return setRunDims(op, 0); // the run's values decide (a run-time shape)
     if (onnx::getIntAttr(op, "allowzero", 0) != 0)
       return fail(op, "allowzero with a computed shape is not supported yet");
     MLIRContext *ctx = op->getContext();
@@ -773,9 +828,22 @@ struct KilnSymbolicShapesPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
     auto table = func->getAttrOfType<ArrayAttr>("kiln.symbols");
-    if (!table || func.isExternal())
-      return; // A static model: nothing to do.
+    // Without input symbols, only ops whose output shapes the run decides
+    // leave `?` dims (run symbols); none: a static model, nothing to do.
+    if (!table) {
+      WalkResult dynamic = func.walk([](Operation *op) {
+        for (Type t : op->getResultTypes())
+          if (auto r = dyn_cast<RankedTensorType>(t); r && !r.hasStaticShape())
+            return WalkResult::interrupt();
+        return WalkResult::advance();
+      });
+      if (!dynamic.wasInterrupted())
+        return;
+      table = ArrayAttr::get(func.getContext(), {});
+    }
     for (Attribute entry : table) {
       auto fields = cast<ArrayAttr>(entry);
       names.push_back(cast<StringAttr>(fields[0]).str());
@@ -783,6 +851,7 @@ struct KilnSymbolicShapesPass
           fields.size() > 1 ? dyn_cast<IntegerAttr>(fields[1]) : IntegerAttr();
       minimums.push_back(min ? min.getInt() : 0);
     }
+    numInputSymbols = names.size();
     MLIRContext *ctx = func.getContext();
     for (BlockArgument arg : func.getArguments()) {
       auto abi = func.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(),
@@ -811,6 +880,16 @@ struct KilnSymbolicShapesPass
                          (i ? "_" + std::to_string(i) : std::string()),
                      ArrayAttr::get(ctx, parts));
         }
+    }
+    // The run symbols join the table: [name, 0, -1 (no maximum), 1 (run)].
+    if (names.size() > numInputSymbols || !table.empty()) {
+      SmallVector<Attribute> entries(table.begin(), table.end());
+      Builder b(ctx);
+      for (size_t id = numInputSymbols; id < names.size(); ++id)
+        entries.push_back(b.getArrayAttr(
+            {b.getStringAttr(names[id]), b.getI64IntegerAttr(0),
+             b.getI64IntegerAttr(-1), b.getI64IntegerAttr(1)}));
+      func->setAttr("kiln.symbols", b.getArrayAttr(entries));
     }
     // The shape computations the Reshapes no longer read (Shape -> Gather
     // -> Concat chains now constants).

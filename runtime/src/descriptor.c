@@ -158,6 +158,10 @@ static kiln_status kiln_check_symbols(const kiln_model_desc *desc,
       return KILN_MALFORMED(name, "symbol '%s' has bounds [%lld, %lld]",
                             sym->name, (long long)sym->min,
                             (long long)sym->max);
+    if ((sym->flags & ~KILN_SYMBOL_RUN) != 0 || sym->reserved != 0)
+      return KILN_MALFORMED(name, "symbol '%s' has flags 0x%x (reserved %u)",
+                            sym->name, (unsigned)sym->flags,
+                            (unsigned)sym->reserved);
   }
   if ((desc->num_symbols > 0) != (desc->shape_fn != NULL))
     return KILN_MALFORMED(name, "%u symbols and %s shape function",
@@ -755,6 +759,15 @@ kiln_status kiln_check_descriptor(const kiln_model_desc *desc) {
     for (uint32_t i = 0; i < desc->num_inputs && !bound; ++i)
       for (int32_t d = 0; d < desc->inputs[i].rank && !bound; ++d)
         bound = desc->inputs[i].shape[d] == KILN_DIM_SYMBOL(s);
+    /* A run symbol is written by the entry, never bound from an input. */
+    if (desc->symbols[s].flags & KILN_SYMBOL_RUN) {
+      if (bound)
+        return KILN_MALFORMED(name,
+                              "run symbol '%s' is in an input's dims (the "
+                              "entry decides it during the run)",
+                              desc->symbols[s].name);
+      continue;
+    }
     if (!bound)
       return kiln_make_status(KILN_STATUS_UNSUPPORTED,
                               "model '%s': symbol '%s' is in no input's dims; "

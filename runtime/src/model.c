@@ -63,6 +63,10 @@ struct kiln_run_context {
   int32_t *symbol_dim;
   int64_t *output_dims;
   int64_t **output_dim_ptrs;
+  /* Run outputs (dims naming a run symbol, KILN_SYMBOL_RUN): the slot each
+   * one's `outputs[j]` points at, where the entry stores the buffer it
+   * allocated with malloc(); NULL when the run does not hold one. */
+  void **run_slots;
   void *gpu; /* a device model's back-end context: arena, copies, commands */
   atomic_flag running;        /* a run is using this context */
   kiln_run_context *next;     /* in model->idle */
@@ -225,6 +229,7 @@ static void kiln_context_free(kiln_run_context *rc) {
   free(rc->symbol_dim);
   free(rc->output_dims);
   free(rc->output_dim_ptrs);
+  free(rc->run_slots);
   free(rc);
 }
 
@@ -261,8 +266,9 @@ static kiln_status kiln_context_new(kiln_model *model,
     rc->symbol_dim = (int32_t *)calloc(ns, sizeof(int32_t));
     rc->output_dims = (int64_t *)calloc(dims ? dims : 1, sizeof(int64_t));
     rc->output_dim_ptrs = (int64_t **)calloc(no ? no : 1, sizeof(int64_t *));
+    rc->run_slots = (void **)calloc(no ? no : 1, sizeof(void *));
     if (!rc->symbols || !rc->symbol_input || !rc->symbol_dim ||
-        !rc->output_dims || !rc->output_dim_ptrs) {
+        !rc->output_dims || !rc->output_dim_ptrs || !rc->run_slots) {
       kiln_context_free(rc);
       return kiln_out_of_memory_status();
     }
@@ -977,6 +983,29 @@ static kiln_status kiln_bind_symbol(kiln_run_context *rc, uint32_t i,
   return NULL;
 }
 
+/* Whether output `i`'s dims name a run symbol (KILN_SYMBOL_RUN): the entry
+ * allocates it and decides its dims (model_abi.h). */
+static int kiln_is_run_output(const kiln_model_desc *desc, uint32_t i) {
+  const kiln_tensor_desc *t = &desc->outputs[i];
+  for (int32_t d = 0; d < t->rank; ++d)
+    if (KILN_DIM_IS_SYMBOL(t->shape[d]) &&
+        (desc->symbols[KILN_DIM_SYMBOL_ID(t->shape[d])].flags &
+         KILN_SYMBOL_RUN))
+      return 1;
+  return 0;
+}
+
+/* Frees the buffers the entry left in the run slots (a failed run). */
+static void kiln_free_run_slots(kiln_run_context *rc) {
+  const kiln_model_desc *desc = rc->model->desc;
+  if (!rc->run_slots)
+    return;
+  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
+    free(rc->run_slots[i]);
+    rc->run_slots[i] = NULL;
+  }
+}
+
 /* The bytes of output `i` in this run: its dims from the shape function when
  * the model has symbols. */
 static size_t kiln_output_byte_size(const kiln_run_context *rc, uint32_t i) {
@@ -1116,6 +1145,8 @@ static kiln_status kiln_bind_outputs(kiln_run_context *rc, kiln_tensor *outputs,
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "output '%s' is given more than once", t->name);
     rc->output_seen[i] = 1;
+    if (desc->num_symbols > 0 && kiln_is_run_output(desc, (uint32_t)i))
+      continue; /* sized after the run (kiln_take_run_outputs) */
     size_t need = kiln_output_byte_size(rc, (uint32_t)i);
     if (t->data && t->byte_size < need)
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
@@ -1138,6 +1169,11 @@ static kiln_status kiln_bind_outputs(kiln_run_context *rc, kiln_tensor *outputs,
     kiln_tensor *t = &outputs[k];
     size_t i = 0;
     kiln_find(desc->outputs, desc->num_outputs, t->name, &i);
+    if (desc->num_symbols > 0 && kiln_is_run_output(desc, (uint32_t)i)) {
+      rc->run_slots[i] = NULL;
+      rc->output_ptrs[i] = &rc->run_slots[i];
+      continue;
+    }
     size_t need = kiln_output_byte_size(rc, (uint32_t)i);
     if (!t->data) {
       void *data = kiln_aligned_alloc(need);
@@ -1153,6 +1189,105 @@ static kiln_status kiln_bind_outputs(kiln_run_context *rc, kiln_tensor *outputs,
     rc->output_ptrs[i] = t->data;
   }
   return NULL;
+}
+
+/* After a successful run of a model with run outputs: their dims from the
+ * run symbols the entry wrote, then each buffer the entry allocated copied
+ * into the caller's (`data` set: too small is an error naming both sizes) or
+ * handed over (`data` NULL: the caller frees it with free(); copied into a
+ * 64-byte aligned one when malloc's is not). On failure every buffer of the
+ * run is freed and the outputs the runtime allocated are released. */
+static kiln_status kiln_take_run_outputs(kiln_run_context *rc,
+                                         kiln_tensor *outputs,
+                                         size_t n_outputs) {
+  const kiln_model *model = rc->model;
+  const kiln_model_desc *desc = model->desc;
+  kiln_status status = NULL;
+  for (uint32_t i = 0; i < desc->num_outputs && !status; ++i) {
+    if (!kiln_is_run_output(desc, i))
+      continue;
+    const kiln_tensor_desc *d = &desc->outputs[i];
+    for (int32_t k = 0; k < d->rank; ++k) {
+      if (!KILN_DIM_IS_SYMBOL(d->shape[k]))
+        continue;
+      uint32_t id = KILN_DIM_SYMBOL_ID(d->shape[k]);
+      if (!(desc->symbols[id].flags & KILN_SYMBOL_RUN))
+        continue;
+      if (rc->symbols[id] < 0) {
+        status = kiln_make_status(
+            KILN_STATUS_INTERNAL,
+            "model '%s' left run symbol '%s' (dim %d of output '%s') "
+            "unset",
+            kiln_model_name(model), desc->symbols[id].name, (int)k, d->name);
+        break;
+      }
+      rc->output_dim_ptrs[i][k] = rc->symbols[id];
+    }
+    if (status)
+      break;
+    int ok = 1;
+    size_t need = kiln_byte_size((kiln_dtype)d->dtype, d->rank,
+                                 rc->output_dim_ptrs[i], &ok);
+    if (!ok)
+      status = kiln_make_status(KILN_STATUS_INTERNAL,
+                                "model '%s': output '%s' of this run has a "
+                                "size that overflows",
+                                kiln_model_name(model), d->name);
+    else if (need > 0 && !rc->run_slots[i])
+      status = kiln_make_status(KILN_STATUS_INTERNAL,
+                                "model '%s' gave no buffer for output '%s' "
+                                "(%zu bytes)",
+                                kiln_model_name(model), d->name, need);
+  }
+  /* Caller buffers too small: checked before any is written. */
+  for (size_t k = 0; k < n_outputs && !status; ++k) {
+    size_t i = 0;
+    kiln_find(desc->outputs, desc->num_outputs, outputs[k].name, &i);
+    if (!kiln_is_run_output(desc, (uint32_t)i) || !outputs[k].data)
+      continue;
+    size_t need = kiln_output_byte_size(rc, (uint32_t)i);
+    if (outputs[k].byte_size < need)
+      status = kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                                "output '%s': buffer has %zu bytes, needs %zu",
+                                outputs[k].name, outputs[k].byte_size, need);
+  }
+  for (size_t k = 0; k < n_outputs && !status; ++k) {
+    kiln_tensor *t = &outputs[k];
+    size_t i = 0;
+    kiln_find(desc->outputs, desc->num_outputs, t->name, &i);
+    if (!kiln_is_run_output(desc, (uint32_t)i))
+      continue;
+    size_t need = kiln_output_byte_size(rc, (uint32_t)i);
+    void *made = rc->run_slots[i];
+    if (t->data) {
+      if (need > 0)
+        memcpy(t->data, made, need);
+      free(made);
+    } else if (made && ((uintptr_t)made % KILN_ALIGNMENT) == 0) {
+      t->data = made;
+      rc->output_seen[i] = 2;
+    } else {
+      void *data = kiln_aligned_alloc(need);
+      if (!data) {
+        status = kiln_make_status(KILN_STATUS_OUT_OF_MEMORY,
+                                  "cannot allocate %zu bytes for output '%s'",
+                                  need, t->name);
+        break;
+      }
+      if (need > 0)
+        memcpy(data, made, need);
+      free(made);
+      t->data = data;
+      rc->output_seen[i] = 2;
+    }
+    rc->run_slots[i] = NULL;
+    rc->output_ptrs[i] = t->data;
+  }
+  if (status) {
+    kiln_free_run_slots(rc);
+    kiln_release_outputs(rc, outputs, n_outputs);
+  }
+  return status;
 }
 
 /* After a successful run: each output's dtype, rank, shape and size. With
@@ -1258,6 +1393,7 @@ static kiln_status kiln_run_in(kiln_run_context *rc, const kiln_tensor *inputs,
   if (model->profile_label)
     kiln_profile_run(model->profile_label, start);
   if (result != 0) {
+    kiln_free_run_slots(rc);
     kiln_release_outputs(rc, outputs, n_outputs);
     if (result > 0 && (uint32_t)result <= desc->num_check_messages &&
         desc->check_messages[result - 1])
@@ -1268,6 +1404,11 @@ static kiln_status kiln_run_in(kiln_run_context *rc, const kiln_tensor *inputs,
                             "check (it has %u check messages)",
                             kiln_model_name(model), (int)result,
                             (unsigned)desc->num_check_messages);
+  }
+  if (desc->num_symbols > 0) {
+    status = kiln_take_run_outputs(rc, outputs, n_outputs);
+    if (status)
+      return status;
   }
   kiln_set_output_info(rc, outputs, n_outputs);
   return NULL;

@@ -330,7 +330,7 @@ def test_runtime_without_tables_opens_the_portable_variant(portable_so):
     library = ctypes.CDLL(str(portable_so))
     library.kiln_model_descriptor.restype = ctypes.POINTER(Head)
     head = library.kiln_model_descriptor().contents
-    assert (head.abi_version, head.name, head.cpu) == (2, b"cnn", b"x86-64-v2")
+    assert (head.abi_version, head.name, head.cpu) == (3, b"cnn", b"x86-64-v2")
     assert hasattr(library, "kiln_artifact_descriptor")
 
 

@@ -158,6 +158,18 @@ LogicalResult inferReshape(Operation *op) {
       }
       return setResultType(op, 0, shape, data->getElementType());
     }
+  // A shape the run computes (a graph input, ...): every dim is decided by
+  // its values at run time (kiln-symbolic-shapes gives each a run symbol;
+  // the lowering reads the shape and checks the element count).
+  if (!getConstantAttr(op->getOperand(1)) &&
+      !getShapeValues(op->getOperand(1))) {
+    FailureOr<int64_t> length = getRunTimeValuesLength(op, 1, "shape");
+    if (failed(length))
+      return failure();
+    return setResultType(op, 0,
+                         SmallVector<int64_t>(*length, ShapedType::kDynamic),
+                         data->getElementType());
+  }
   FailureOr<SmallVector<int64_t>> target = getConstantInts(op, 1, "shape");
   if (failed(target))
     return failure();

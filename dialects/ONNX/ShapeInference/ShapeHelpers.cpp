@@ -159,6 +159,22 @@ LogicalResult emitNonConstantInput(Operation *op, StringRef name) {
   return failure();
 }
 
+FailureOr<int64_t> getRunTimeValuesLength(Operation *op, unsigned index,
+                                          StringRef name) {
+  auto type = index < op->getNumOperands()
+                  ? dyn_cast<RankedTensorType>(op->getOperand(index).getType())
+                  : RankedTensorType();
+  if (!type || type.getRank() != 1 || type.isDynamicDim(0) ||
+      !isa<IntegerType>(type.getElementType())) {
+    emitNodeError(op) << "input '" << name
+                      << "' must be a 1-D integer tensor of a static length "
+                         "to be read at run time, got "
+                      << op->getOperand(index).getType();
+    return failure();
+  }
+  return type.getDimSize(0);
+}
+
 FailureOr<std::optional<SmallVector<int64_t>>>
 getOptionalConstantInts(Operation *op, unsigned index, StringRef name) {
   if (index >= op->getNumOperands() || isNoneValue(op->getOperand(index)))

@@ -93,6 +93,15 @@ getOptionalInputType(mlir::Operation *op, unsigned index, llvm::StringRef name);
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 getConstantInts(mlir::Operation *op, unsigned index, llvm::StringRef name);
 
+/// For an op whose output shape the run decides (docs/dynamic-shapes.md,
+/// "Run dims"): the static length of the non-constant 1-D integer operand
+/// `index` (a Reshape's `shape`, a Slice's `starts`), whose values the
+/// lowering reads at run time. Errors name the input: not 1-D, or of a length
+/// known only at run time.
+mlir::FailureOr<int64_t> getRunTimeValuesLength(mlir::Operation *op,
+                                                unsigned index,
+                                                llvm::StringRef name);
+
 /// Like getConstantInts, but an absent (`none`) input gives std::nullopt.
 mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
 getOptionalConstantInts(mlir::Operation *op, unsigned index,

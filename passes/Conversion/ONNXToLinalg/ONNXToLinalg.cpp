@@ -53,6 +53,7 @@ struct ConvertONNXToLinalgPass
     populateNormalizationPatterns(converter, patterns);
     populateReductionPatterns(converter, patterns);
     populateDataMovementPatterns(converter, patterns);
+    populateRunDimsPatterns(converter, patterns);
     populateScanPatterns(converter, patterns);
     populateControlFlowPatterns(converter, patterns);
     populateResizePatterns(converter, patterns);

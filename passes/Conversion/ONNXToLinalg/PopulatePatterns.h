@@ -48,6 +48,10 @@ void populateReductionPatterns(TypeConverter &converter,
 /// Gather, Expand.
 void populateDataMovementPatterns(TypeConverter &converter,
                                   RewritePatternSet &patterns);
+/// Ops whose output sizes the run's values decide (RunDims.cpp): Reshape
+/// with a shape read at run time.
+void populateRunDimsPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns);
 /// CumSum, CumProd, Trilu, Range.
 void populateScanPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns);

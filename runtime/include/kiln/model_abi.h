@@ -28,8 +28,10 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change to the structures below. Version 1 (one
- * host entry, static shapes, a scratch size) is refused by this runtime. */
-#define KILN_MODEL_ABI_VERSION 2
+ * host entry, static shapes, a scratch size) and version 2 (no run symbols:
+ * kiln_dim_symbol without `flags`, read-only symbols in the dynamic entry)
+ * are refused by this runtime. */
+#define KILN_MODEL_ABI_VERSION 3
 
 /*===----------------------------------------------------------------------===*
  * Element types: the one table
@@ -103,14 +105,28 @@ typedef enum kiln_dtype {
 /* A `max` with no compile-time bound. */
 #define KILN_DIM_UNBOUNDED INT64_C(-1)
 
+/* Symbol flag: a *run symbol*, a size decided by the values the run computes
+ * (a Reshape whose shape is a graph input, a Slice with run-time ends, ...),
+ * known only when the host entry returns. It never appears in an input's
+ * dims; before the run its value is -1 (the shape function leaves it so and
+ * gives -1 for every output dim naming it); the dynamic entry writes it into
+ * `symbols` before returning (every run symbol some output's dims name). An
+ * output whose dims name a run symbol is a *run output*: see
+ * kiln_dynamic_entry_fn. A run symbol has min 0, max KILN_DIM_UNBOUNDED, and
+ * no memory need's size depends on it. */
+#define KILN_SYMBOL_RUN 1u
+
 /* A size known only at run time (ONNX's dim_param, e.g. "batch"). The runtime
  * binds the symbols that appear in input dims from the caller's tensors
  * (every occurrence must agree, and min <= value <= max); the shape function
- * computes the others. CPU: none yet (every dim static). */
+ * computes the others, but run symbols (KILN_SYMBOL_RUN), which the entry
+ * writes. */
 typedef struct kiln_dim_symbol {
-  const char *name; /* for messages, e.g. "batch"; never NULL */
+  const char *name; /* for messages, e.g. "batch", "y.dim1"; never NULL */
   int64_t min;      /* smallest value the code handles, >= 0 */
   int64_t max;      /* largest, >= min, or KILN_DIM_UNBOUNDED */
+  uint32_t flags;   /* KILN_SYMBOL_RUN or 0 */
+  uint32_t reserved; /* 0 */
 } kiln_dim_symbol;
 
 /* One graph input or output. */
@@ -131,9 +147,12 @@ typedef int32_t kiln_model_status;
  * bound from the inputs everything the run needs to know before it starts.
  *   symbols        num_symbols entries. In: the value of every symbol that
  *                  appears in an input's dims (bound and checked by the
- *                  runtime); -1 for the others. Out: every symbol set.
+ *                  runtime); -1 for the others. Out: every symbol set but the
+ *                  run symbols (KILN_SYMBOL_RUN), left -1.
  *   output_dims    output_dims[j] has outputs[j].rank entries: written with
- *                  output j's actual dims (static ones too).
+ *                  output j's actual dims (static ones too); -1 for a dim
+ *                  that names a run symbol (the runtime fills it in from
+ *                  `symbols` after the entry).
  *   memory_sizes   num_memory_needs entries: written with the bytes each
  *                  memory need takes in this run (<= its `size` unless that
  *                  is KILN_SIZE_UNBOUNDED).
@@ -169,8 +188,20 @@ typedef kiln_model_status (*kiln_entry_fn)(void *const *inputs,
                                            kiln_exec_context *context);
 
 /* A host entry for a model with symbols: as kiln_entry_fn, with the values of
- * every symbol (as the shape function completed them) first. */
-typedef kiln_model_status (*kiln_dynamic_entry_fn)(const int64_t *symbols,
+ * every symbol (as the shape function completed them) first. `symbols` is
+ * writable: before returning 0, the entry writes the value of every run
+ * symbol (KILN_SYMBOL_RUN) that an output's dims name.
+ *
+ * Run outputs (an output whose dims name a run symbol): its size is not known
+ * before the run, so `outputs[j]` points at a `void *` slot (the runtime sets
+ * it to NULL) instead of a buffer. The entry allocates the output's buffer
+ * with the C library's malloc() (of exactly the output's bytes, row-major;
+ * any alignment malloc gives), writes the output there and stores the pointer
+ * in the slot; from then on the runtime owns it and frees it with free(). A
+ * slot left NULL is allowed only for an output of 0 bytes. When the entry
+ * returns a check number instead of 0, the runtime frees whatever the slots
+ * hold. */
+typedef kiln_model_status (*kiln_dynamic_entry_fn)(int64_t *symbols,
                                                    void *const *inputs,
                                                    void *const *outputs,
                                                    void *scratch,

@@ -319,6 +319,7 @@ TEST(CPUTarget, PipelineOrder) {
                 "bufferization-lower-deallocations",
                 "cse",
                 "canonicalize",
+                "kiln-allocate-run-outputs",
                 "kiln-inline-dealloc-helpers",
                 "kiln-drop-redundant-fills",
                 "kiln-outline-parallel-loops",

@@ -55,7 +55,7 @@ static kiln_model_status shape(int64_t *symbols, int64_t *const *output_dims,
   return 0;
 }
 
-static kiln_model_status entry(const int64_t *symbols, void *const *inputs,
+static kiln_model_status entry(int64_t *symbols, void *const *inputs,
                                void *const *outputs, void *scratch,
                                kiln_exec_context *context) {
   (void)context;

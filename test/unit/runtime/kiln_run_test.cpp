@@ -30,7 +30,7 @@ TEST(KilnRun, Inspect) {
   // Everything before the start-up timings, which vary.
   std::string head = r.out.substr(0, r.out.find("open_ms:"));
   EXPECT_EQ(head, "name: fake_add\n"
-                  "abi_version: 2\n"
+                  "abi_version: 3\n"
                   "producer: kiln unit tests\n"
                   "target: x86_64-unknown-linux-gnu\n"
                   "cpu: generic\n"
@@ -54,7 +54,7 @@ TEST(KilnRun, Inspect) {
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_EQ(r.err, "kiln-run: error: " + old +
                        ": model 'old_model' was built for model ABI version "
-                       "1, but this runtime supports version 2; recompile the "
+                       "1, but this runtime supports version 3; recompile the "
                        "model with a matching kiln or link a matching "
                        "runtime\n");
 }

@@ -702,13 +702,13 @@ TEST(Open, AbiVersionMismatch) {
   EXPECT_EQ(statusString(kiln_model_open(path.c_str(), nullptr, &model)),
             "UNSUPPORTED: " + path +
                 ": model 'fake_add' was built for model ABI version 99, but "
-                "this runtime supports version 2; recompile the model with a "
+                "this runtime supports version 3; recompile the model with a "
                 "matching kiln or link a matching runtime");
   kiln_model_desc desc = *fake_add_descriptor();
   desc.abi_version = 0;
   EXPECT_EQ(statusString(kiln_model_open_descriptor(&desc, nullptr, &model)),
             "UNSUPPORTED: model 'fake_add' was built for model ABI version 0, "
-            "but this runtime supports version 2; recompile the model with a "
+            "but this runtime supports version 3; recompile the model with a "
             "matching kiln or link a matching runtime");
 }
 
@@ -720,7 +720,7 @@ TEST(Open, AbiVersion1ModelIsRefused) {
   EXPECT_EQ(statusString(kiln_model_open(path.c_str(), nullptr, &model)),
             "UNSUPPORTED: " + path +
                 ": model 'old_model' was built for model ABI version 1, but "
-                "this runtime supports version 2; recompile the model with a "
+                "this runtime supports version 3; recompile the model with a "
                 "matching kiln or link a matching runtime");
   EXPECT_EQ(model, nullptr);
 }
@@ -864,7 +864,7 @@ TEST(Open, MalformedDescriptor) {
                               "model has 1 symbols");
   kiln_executable_desc dynamic = base.executables[0];
   dynamic.entry = nullptr;
-  dynamic.dynamic_entry = [](const int64_t *, void *const *, void *const *,
+  dynamic.dynamic_entry = [](int64_t *, void *const *, void *const *,
                              void *, kiln_exec_context *) -> kiln_model_status {
     return 0;
   };

@@ -51,3 +51,27 @@ func.func @split_main(%d0: index, %d1: index, %n: index)
   "test.use"(%e) : (memref<?x?x32xf32>) -> ()
   return
 }
+
+// -----
+
+// A run output (its dims name a run symbol, [name, 0, -1, 1]): one pointer too,
+// viewed with the sizes of the value copied into it (memref.dim at the copy), which
+// are stored into the run symbols' slots; the argument is marked kiln.run_output for
+// kiln-allocate-run-outputs.
+// CHECK-LABEL: func.func @run_main
+// CHECK-SAME:    (%[[SYM:.*]]: memref<1xi64>, %[[X:.*]]: memref<6xf32>, %[[Y:.*]]: memref<1xf32> {kiln.run_output}, %{{.*}}: memref<i32>)
+// CHECK:         %[[SRC:.*]] = "test.source"()
+// CHECK:         %[[C0:.*]] = arith.constant 0 : index
+// CHECK:         %[[D0:.*]] = memref.dim %[[SRC]], %[[C0]] : memref<?x2xf32>
+// CHECK:         %[[V:.*]] = arith.index_cast %[[D0]] : index to i64
+// CHECK:         memref.store %[[V]], %[[SYM]][%{{.*}}] : memref<1xi64>
+// CHECK:         %[[YV:.*]] = memref.reinterpret_cast %[[Y]] to offset: [0], sizes: [%[[D0]], 2], strides: [2, 1] : memref<1xf32> to memref<?x2xf32>
+// CHECK:         memref.copy %[[SRC]], %[[YV]]
+func.func @run_main(%x: memref<6xf32>, %y: memref<?x2xf32>, %status: memref<i32>)
+    attributes {kiln.symbols = [["y.dim0", 0, -1, 1]],
+                kiln.input_dims = [array<i64>],
+                kiln.output_dims = [array<i64: -1, 2>]} {
+  %src = "test.source"() : () -> memref<?x2xf32>
+  memref.copy %src, %y : memref<?x2xf32> to memref<?x2xf32>
+  return
+}

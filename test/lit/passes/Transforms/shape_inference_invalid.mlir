@@ -39,9 +39,10 @@ func.func @reshape_not_divisible(%x: tensor<2x3x4xf32>) {
 
 // -----
 
-func.func @reshape_non_constant_shape(%x: tensor<2x3x4xf32>, %s: tensor<2xi64>) {
-  // expected-error @+1 {{output shape depends on a non-constant input 'shape' (dynamic shapes are not supported yet)}}
-  %0 = "onnx.Reshape"(%x, %s) : (tensor<2x3x4xf32>, tensor<2xi64>) -> none
+// A shape read at run time (run dims) needs a static length: the result's rank.
+func.func @reshape_shape_of_run_time_length(%x: tensor<2x3x4xf32>, %s: tensor<?xi64>) {
+  // expected-error @+1 {{input 'shape' must be a 1-D integer tensor of a static length to be read at run time, got 'tensor<?xi64>'}}
+  %0 = "onnx.Reshape"(%x, %s) : (tensor<2x3x4xf32>, tensor<?xi64>) -> none
   return
 }
 

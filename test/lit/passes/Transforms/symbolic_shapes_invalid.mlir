@@ -94,3 +94,25 @@ func.func @reshape_two_new_symbols(%a: tensor<?x?xf32> {kiln.dims = array<i64: -
   %0 = "onnx.Reshape"(%a, %swapped) : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// Two run symbols meeting in a broadcast: the run decides both, so kiln cannot know
+// they agree.
+func.func @two_run_symbols(%x: tensor<6xf32>, %s: tensor<1xi64>, %t: tensor<1xi64>) -> tensor<?xf32> {
+  %0 = "onnx.Reshape"(%x, %s) {allowzero = 0 : i64} : (tensor<6xf32>, tensor<1xi64>) -> tensor<?xf32> loc("a")
+  %1 = "onnx.Reshape"(%x, %t) {allowzero = 0 : i64} : (tensor<6xf32>, tensor<1xi64>) -> tensor<?xf32> loc("b")
+  // expected-error @+1 {{node (Add): dimension 0 broadcasts 'b.dim0' against 'a.dim0': a symbolic dimension broadcasts only against 1 or the same symbols}}
+  %2 = "onnx.Add"(%0, %1) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  return %2 : tensor<?xf32>
+}
+
+// -----
+
+// A run symbol against a static size other than 1.
+func.func @run_symbol_against_static(%x: tensor<6xf32>, %s: tensor<1xi64>, %c: tensor<6xf32>) -> tensor<?xf32> {
+  %0 = "onnx.Reshape"(%x, %s) {allowzero = 0 : i64} : (tensor<6xf32>, tensor<1xi64>) -> tensor<?xf32> loc("a")
+  // expected-error @+1 {{node (Add): dimension 0 broadcasts '6' against 'a.dim0'}}
+  %1 = "onnx.Add"(%0, %c) : (tensor<?xf32>, tensor<6xf32>) -> tensor<?xf32>
+  return %1 : tensor<?xf32>
+}

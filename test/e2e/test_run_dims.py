@@ -1,0 +1,178 @@
+"""Run dims (docs/dynamic-shapes.md, "Run dims"): ops whose output shape depends on the
+values of a non-constant input, compiled without --specialize. Models built with the onnx
+helper whose Reshape `shape` is a graph input, run at several shapes through `kiln run`
+and the Python InferenceSession and matched against onnxruntime: 0 and -1, allowzero, a
+symbolic batch beside the run dims, a run dim flowing through elementwise ops before the
+output, a static output beside a run output; a shape that does not fit the data is a
+run-time error naming the node."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+import harness
+
+OPSET = 17
+
+
+def vi(name, shape, elem=T.FLOAT):
+    return h.make_tensor_value_info(name, elem, shape)
+
+
+def save(path: Path, nodes, inputs, outputs, initializers=()) -> Path:
+    graph = h.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], ir_version=8)
+    onnx.checker.check_model(m, full_check=True)
+    onnx.save(m, str(path))
+    return path
+
+
+def reshape_model(path: Path, allowzero: int = 0, data_shape=(2, 3, 4), rank: int = 3) -> Path:
+    """data [2,3,4] reshaped to `shape`, a graph input of `rank` int64s."""
+    node = h.make_node("Reshape", ["data", "shape"], ["reshaped"], name="reshape",
+                       allowzero=allowzero)
+    return save(path, [node], [vi("data", list(data_shape)), vi("shape", [rank], T.INT64)],
+                [vi("reshaped", [f"r{i}" for i in range(rank)])])
+
+
+def chain_model(path: Path) -> Path:
+    """The run dims flow through Relu, Mul (by itself) and Add of a [1,1] constant before
+    the output; a static output (Sigmoid of the data) beside it."""
+    nodes = [
+        h.make_node("Reshape", ["data", "shape"], ["r"], name="reshape"),
+        h.make_node("Relu", ["r"], ["relu"], name="relu"),
+        h.make_node("Mul", ["relu", "r"], ["sq"], name="mul"),
+        h.make_node("Add", ["sq", "one"], ["out"], name="add"),
+        h.make_node("Sigmoid", ["data"], ["sig"], name="sig"),
+    ]
+    one = numpy_helper.from_array(np.full((1, 1), 0.25, np.float32), "one")
+    return save(path, nodes, [vi("data", [4, 6]), vi("shape", [2], T.INT64)],
+                [vi("out", ["o0", "o1"]), vi("sig", [4, 6])], [one])
+
+
+def batch_model(path: Path) -> Path:
+    """x [batch, 6] (a dim_param) reshaped to a run-time shape of 2 entries; Relu(x) a
+    symbolic output of the usual kind beside it."""
+    nodes = [h.make_node("Reshape", ["x", "shape"], ["y"], name="reshape"),
+             h.make_node("Relu", ["x"], ["rx"], name="relu")]
+    return save(path, nodes, [vi("x", ["batch", 6]), vi("shape", [2], T.INT64)],
+                [vi("y", ["y0", "y1"]), vi("rx", ["batch", 6])])
+
+
+SPECS = {
+    "reshape": harness.register(harness.CompileSpec("run_dims_reshape",
+                                                    lambda d: reshape_model(d / "m.onnx"))),
+    "allowzero": harness.register(harness.CompileSpec(
+        "run_dims_allowzero", lambda d: reshape_model(d / "m.onnx", allowzero=1))),
+    "chain": harness.register(harness.CompileSpec("run_dims_chain",
+                                                  lambda d: chain_model(d / "m.onnx"))),
+    "batch": harness.register(harness.CompileSpec("run_dims_batch",
+                                                  lambda d: batch_model(d / "m.onnx"))),
+}
+
+
+def data(*shape, seed=0):
+    return np.random.RandomState(seed).standard_normal(shape).astype(np.float32)
+
+
+def shape(*v):
+    return np.array(v, dtype=np.int64)
+
+
+@pytest.mark.parametrize("target", [
+    (4, 2, 3), (2, -1, 4), (0, 6, 2), (24, 1, 1), (1, -1, 1), (0, 0, -1), (-1, 2, 2)])
+def test_reshape_shape_from_input(kiln, compile_cache, tmp_path, target):
+    compiled = compile_cache.get(SPECS["reshape"])
+    harness.run_and_compare(kiln, compiled, {"data": data(2, 3, 4), "shape": shape(*target)},
+                            tmp_path)
+
+
+@pytest.mark.parametrize("target", [(4, 2, 3), (2, 0, -1)])
+def test_reshape_allowzero(kiln, compile_cache, tmp_path, target):
+    # allowzero = 1: a 0 is a 0-sized dim (here: an error unless the data is empty), not
+    # a copy of the input's dim.
+    compiled = compile_cache.get(SPECS["allowzero"])
+    feeds = {"data": data(2, 3, 4), "shape": shape(*target)}
+    if 0 in target:
+        out = tmp_path / "out"
+        out.mkdir()
+        result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
+        assert result.returncode != 0
+        assert "node 'reshape' (Reshape, opset 17): shape does not fit the input's elements" \
+            in result.stderr, result.describe()
+        return
+    harness.run_and_compare(kiln, compiled, feeds, tmp_path)
+
+
+# (..., 2**62, ...): sizes whose product wraps around 64 bits to the input's 24 elements.
+@pytest.mark.parametrize("target", [(5, 5, 1), (-1, -1, 24), (2, -2, 4), (1, 1, 1),
+                                    (3, 2**62 + 1, 8), (2**62, 2**62, 24)])
+def test_reshape_mismatch_is_a_run_time_error(kiln, compile_cache, tmp_path, target):
+    compiled = compile_cache.get(SPECS["reshape"])
+    assert compiled.ok, compiled.failure()
+    feeds = {"data": data(2, 3, 4), "shape": shape(*target)}
+    out = tmp_path / "out"
+    out.mkdir()
+    result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
+    assert result.returncode != 0, result.describe()
+    assert "node 'reshape' (Reshape, opset 17): shape does not fit the input's elements" \
+        in result.stderr, result.describe()
+    assert harness.crash_marker(result.stderr) is None, result.describe()
+
+
+@pytest.mark.parametrize("target", [(6, 4), (-1, 2), (2, 12), (24, 1), (1, -1)])
+def test_run_dims_through_elementwise_ops(kiln, compile_cache, tmp_path, target):
+    compiled = compile_cache.get(SPECS["chain"])
+    harness.run_and_compare(kiln, compiled, {"data": data(4, 6, seed=3), "shape": shape(*target)},
+                            tmp_path)
+
+
+@pytest.mark.parametrize("batch,target", [(1, (2, 3)), (4, (-1, 3)), (5, (0, 6)), (7, (-1, 21)),
+                                          (2, (12, 1))])
+def test_run_dims_beside_a_symbolic_batch(kiln, compile_cache, tmp_path, batch, target):
+    compiled = compile_cache.get(SPECS["batch"])
+    harness.run_and_compare(kiln, compiled, {"x": data(batch, 6, seed=batch),
+                                             "shape": shape(*target)}, tmp_path)
+
+
+def test_inspect_shows_the_run_symbols(kiln, compile_cache):
+    compiled = compile_cache.get(SPECS["chain"])
+    assert compiled.ok, compiled.failure()
+    result = harness.run_command([str(kiln.kiln), "inspect", str(compiled.artifact)], 60)
+    assert result.returncode == 0, result.describe()
+    assert "out.dim0" in result.stdout and "out.dim1" in result.stdout, result.stdout
+
+
+def test_python_inference_session(compile_cache):
+    """kiln.InferenceSession runs the models with runtime-allocated outputs (data = NULL:
+    the entry's buffer handed over) at several run shapes, as onnxruntime does."""
+    kiln_py = pytest.importorskip("kiln")
+    import onnxruntime
+    for key, feeds_list in [
+        ("reshape", [{"data": data(2, 3, 4), "shape": shape(4, 2, 3)},
+                     {"data": data(2, 3, 4, seed=1), "shape": shape(-1, 1, 4)},
+                     {"data": data(2, 3, 4, seed=2), "shape": shape(0, 0, -1)}]),
+        ("chain", [{"data": data(4, 6), "shape": shape(3, 8)},
+                   {"data": data(4, 6, seed=5), "shape": shape(-1, 12)}]),
+        ("batch", [{"x": data(3, 6), "shape": shape(9, 2)},
+                   {"x": data(8, 6, seed=8), "shape": shape(-1, 4)}]),
+    ]:
+        compiled = compile_cache.get(SPECS[key])
+        assert compiled.ok, compiled.failure()
+        ours = kiln_py.InferenceSession(str(compiled.artifact), threads=1)
+        theirs = onnxruntime.InferenceSession(str(compiled.model))
+        names = [o.name for o in theirs.get_outputs()]
+        for feeds in feeds_list:
+            got = ours.run(names, feeds)
+            want = theirs.run(names, feeds)
+            for name, g, w in zip(names, got, want):
+                assert g.shape == w.shape, (key, name, g.shape, w.shape)
+                np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4, err_msg=f"{key} {name}")

@@ -1,0 +1,49 @@
+// RUN: kiln-opt %s -split-input-file -kiln-shape-inference -kiln-symbolic-shapes=annotate=true | FileCheck %s
+
+// Run dims (docs/dynamic-shapes.md): a Reshape whose shape is a graph input leaves `?`
+// dims that no input symbol explains; each gets a fresh run symbol (named after the
+// node), flagged run ([name, 0, -1, 1]) in kiln.symbols, which a function without input
+// symbols gets. Run symbols propagate like any symbol (unary and elementwise ops, a
+// broadcast against 1 or the same symbol) and name the results' kiln.dims.
+
+// CHECK-LABEL: func.func @reshape_from_input
+// CHECK-SAME: -> (tensor<?x?xf32> {kiln.dims = array<i64: -1, -2>})
+// CHECK-SAME: kiln.symbols = {{\[}}["r.dim0", 0, -1, 1], ["r.dim1", 0, -1, 1]]
+// CHECK: onnx.Reshape{{.*}}kiln.symbolic_dims = ["r.dim0", "r.dim1"]{{.*}} -> tensor<?x?xf32>
+// CHECK: onnx.Relu{{.*}}kiln.symbolic_dims = ["r.dim0", "r.dim1"]
+// CHECK: onnx.Add{{.*}}kiln.symbolic_dims = ["r.dim0", "r.dim1"]
+func.func @reshape_from_input(%x: tensor<2x3x4xf32>, %s: tensor<2xi64>) -> none {
+  %one = onnx.Constant {value = dense<1.0> : tensor<1x1xf32>} : () -> tensor<1x1xf32>
+  %0 = "onnx.Reshape"(%x, %s) {allowzero = 0 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>) -> none loc("r")
+  %1 = "onnx.Relu"(%0) : (none) -> none
+  %2 = "onnx.Add"(%1, %one) : (none, tensor<1x1xf32>) -> none
+  return %2 : none
+}
+
+// -----
+
+// With input symbols: the run symbols come after them; the batch keeps its own.
+// CHECK-LABEL: func.func @with_input_symbols
+// CHECK-SAME: -> (tensor<?x4xf32> {kiln.dims = array<i64: -1, 4>}, tensor<?xf32> {kiln.dims = array<i64: -2>})
+// CHECK-SAME: kiln.symbols = {{\[}}["batch", 1, -1], ["flat.dim0", 0, -1, 1]]
+// CHECK: onnx.Reshape{{.*}}kiln.symbolic_dims = ["flat.dim0"]
+// CHECK: onnx.Mul{{.*}}kiln.symbolic_dims = ["flat.dim0"]
+func.func @with_input_symbols(%x: tensor<?x4xf32> {kiln.dims = array<i64: -1, 4>},
+                              %s: tensor<1xi64>) -> (none, none)
+    attributes {kiln.symbols = [["batch", 1, -1]]} {
+  %0 = "onnx.Relu"(%x) : (tensor<?x4xf32>) -> none
+  %1 = "onnx.Reshape"(%x, %s) {allowzero = 0 : i64} : (tensor<?x4xf32>, tensor<1xi64>) -> none loc("flat")
+  %2 = "onnx.Mul"(%1, %1) : (none, none) -> none
+  return %0, %2 : none, none
+}
+
+// -----
+
+// A static model stays static: no table.
+// CHECK-LABEL: func.func @static
+// CHECK-NOT: kiln.symbols
+func.func @static(%x: tensor<2x3xf32>) -> none {
+  %s = onnx.Constant {value = dense<[3, 2]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = "onnx.Reshape"(%x, %s) {allowzero = 0 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> none
+  return %0 : none
+}
