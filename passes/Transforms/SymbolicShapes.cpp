@@ -175,6 +175,28 @@ struct KilnSymbolicShapesPass
     return set(op, i, d);
   }
 
+  /// Whether `op`'s `?` result dims are chosen by the values of a non-constant
+  /// input: Reduce* with run-time `axes` (static data) and Resize with
+  /// run-time `scales` or `sizes` (static X).
+  static bool decidedByRunValues(Operation *op) {
+    if (op->getNumResults() != 1)
+      return false;
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    auto data = op->getNumOperands() > 0
+                    ? dyn_cast<RankedTensorType>(op->getOperand(0).getType())
+                    : RankedTensorType();
+    if (!type || type.hasStaticShape() || !data || !data.hasStaticShape())
+      return false;
+    StringRef name = op->getName().getStringRef();
+    if (name == "onnx.Resize")
+      return true;
+    if (name.starts_with("onnx.Reduce") && op->getNumOperands() > 1) {
+      Value axes = op->getOperand(1);
+      return !onnx::isNoneValue(axes) && !onnx::getConstantAttr(axes);
+    }
+    return false;
+  }
+
   /// Numpy broadcasting of the operands' dims: per result dim, every operand
   /// dim that is not the constant 1 must be the same expression.
   FailureOr<Dims> broadcast(Operation *op, ArrayRef<Dims> operands) {
@@ -534,6 +556,11 @@ struct KilnSymbolicShapesPass
     }
     if (opName == "onnx.Reshape" && !onnx::getConstantAttr(op->getOperand(1)))
       return reshapeFromValues(op, get(op->getOperand(0)));
+    // Reductions whose axes, and Resizes whose scales or sizes, the run
+    // decides (their shape inference gave `?` for the dims those values
+    // choose): run dims.
+    if (decidedByRunValues(op))
+      return setRunDims(op, 0);
     bool symbolic = false;
     for (Value v : op->getOperands())
       symbolic |= isSymbolic(get(v));
@@ -575,7 +602,7 @@ struct KilnSymbolicShapesPass
              "onnx.Identity",    "onnx.Relu",      "onnx.Sigmoid",
              "onnx.Softplus",    "onnx.Elu",       "onnx.Gelu",
              "onnx.HardSigmoid", "onnx.HardSwish", "onnx.LeakyRelu",
-             "onnx.Selu",        "onnx.Cast"},
+             "onnx.Selu",        "onnx.Cast",      "onnx.CastLike"},
             name))
       return set(op, 0, x);
 

@@ -836,7 +836,8 @@ LogicalResult inferOneHot(Operation *op) {
 
 // Resize(X, roi, scales, sizes): from the constant sizes (with
 // keep_aspect_ratio_policy) or else the constant scales (floor(d * scale));
-// `axes` selects the resized axes.
+// `axes` selects the resized axes. Sizes or scales read at run time give run
+// dims.
 LogicalResult inferResize(Operation *op) {
   FailureOr<RankedTensorType> x = getInputType(op, 0, "X");
   if (failed(x))
@@ -866,6 +867,34 @@ LogicalResult inferResize(Operation *op) {
       !isNoneValue(sizesValue) &&
       !(isa<RankedTensorType>(sizesValue.getType()) &&
         cast<RankedTensorType>(sizesValue.getType()).getNumElements() == 0);
+  // Sizes or scales the run decides (graph inputs): the resized dims are run
+  // dims (docs/dynamic-shapes.md); the lowering computes them. Antialias,
+  // whose tap count follows the scale, still needs constants.
+  unsigned decider = hasSizes ? 3 : 2;
+  if (!isNoneValue(op->getOperand(decider)) &&
+      !getConstantAttr(op->getOperand(decider)) &&
+      getIntAttr(op, "antialias", 0) == 0) {
+    StringRef name = hasSizes ? "sizes" : "scales";
+    if (!hasSizes) {
+      auto type = dyn_cast<RankedTensorType>(op->getOperand(2).getType());
+      if (!type || type.getRank() != 1 || type.isDynamicDim(0) ||
+          !isa<FloatType>(type.getElementType())) {
+        emitNodeError(op) << "input 'scales' must be a 1-D float tensor of a "
+                             "static length to be read at run time, got "
+                          << op->getOperand(2).getType();
+        return failure();
+      }
+      if (failed(checkCount(name, type.getDimSize(0))))
+        return failure();
+    } else {
+      FailureOr<int64_t> length = getRunTimeValuesLength(op, 3, name);
+      if (failed(length) || failed(checkCount(name, *length)))
+        return failure();
+    }
+    for (int64_t axis : axes)
+      shape[axis] = ShapedType::kDynamic;
+    return setResultType(op, 0, shape, x->getElementType());
+  }
   if (hasSizes) {
     FailureOr<SmallVector<int64_t>> sizes = getConstantInts(op, 3, "sizes");
     if (failed(sizes) || failed(checkCount("sizes", sizes->size())))

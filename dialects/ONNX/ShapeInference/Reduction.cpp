@@ -39,11 +39,43 @@ bool isEmptyTensor(Operation *op, unsigned index) {
 }
 
 // Reduce*(data, axes): axes is an optional constant; absent or empty reduces
-// every axis, or none with noop_with_empty_axes = 1.
+// every axis, or none with noop_with_empty_axes = 1. Axes read at run time
+// give run dims.
 LogicalResult inferReduce(Operation *op) {
   FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
   if (failed(data))
     return failure();
+  bool keepDims = getIntAttr(op, "keepdims", 1) != 0;
+  int64_t rank = data->getRank();
+  // Axes the run decides (a graph input, ...): as many distinct axes as the
+  // input has values, so the rank is known; each reduced-or-kept dim is a
+  // run dim (docs/dynamic-shapes.md), except a dim of 1, which stays 1 with
+  // keepdims, and all axes reduced.
+  if (op->getNumOperands() > 1 && !isNoneValue(op->getOperand(1)) &&
+      !isEmptyTensor(op, 1) && !getConstantAttr(op->getOperand(1))) {
+    FailureOr<int64_t> n = getRunTimeValuesLength(op, 1, "axes");
+    if (failed(n))
+      return failure();
+    if (!data->hasStaticShape()) {
+      emitNodeError(op) << "axes read at run time need a static shape of "
+                           "'data', got "
+                        << *data;
+      return failure();
+    }
+    if (*n > rank) {
+      emitNodeError(op) << "input 'axes' holds " << *n
+                        << " values, more than the rank " << rank
+                        << " of 'data' (the axes must be distinct)";
+      return failure();
+    }
+    SmallVector<int64_t> shape;
+    if (keepDims)
+      for (int64_t d : data->getShape())
+        shape.push_back(d == 1 || *n == rank ? 1 : ShapedType::kDynamic);
+    else
+      shape.assign(rank - *n, ShapedType::kDynamic);
+    return setResultType(op, 0, shape, data->getElementType());
+  }
   // An axes input with no elements (a graph input of shape [0]) is an
   // empty list whatever its origin.
   FailureOr<std::optional<SmallVector<int64_t>>> axes =
@@ -52,9 +84,7 @@ LogicalResult inferReduce(Operation *op) {
                            : getOptionalConstantInts(op, 1, "axes");
   if (failed(axes))
     return failure();
-  bool keepDims = getIntAttr(op, "keepdims", 1) != 0;
   bool noop = getIntAttr(op, "noop_with_empty_axes", 0) != 0;
-  int64_t rank = data->getRank();
   SmallVector<int64_t> reduced;
   if (!*axes || (*axes)->empty()) {
     if (noop)

@@ -100,6 +100,7 @@ bool acceptsSymbolicDims(Operation *op) {
       "onnx.Tanh", "onnx.Identity", "onnx.Relu", "onnx.Sigmoid",
       "onnx.Softplus", "onnx.Elu", "onnx.Gelu", "onnx.HardSigmoid",
       "onnx.HardSwish", "onnx.LeakyRelu", "onnx.Selu", "onnx.Cast",
+      "onnx.CastLike",
       // Broadcasting binary / variadic ops.
       "onnx.Add", "onnx.Sub", "onnx.Mul", "onnx.Div", "onnx.Max", "onnx.Min",
       "onnx.Pow", "onnx.Sum",

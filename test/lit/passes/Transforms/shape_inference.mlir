@@ -700,6 +700,24 @@ func.func @reduce_empty_axes_input(%x: tensor<2x3x4xf32>, %axes: tensor<0xi64>) 
   return
 }
 
+// -----
+
+// Axes read at run time: as many axes as the input holds; each reduced-or-kept
+// dim is a run dim (`?`), a dim of 1 stays 1 with keepdims, and all axes
+// reduced is static.
+// CHECK-LABEL: func.func @reduce_runtime_axes
+// CHECK: onnx.ReduceSum {{.*}} -> tensor<?x1x?xf32>
+// CHECK: onnx.ReduceMean {{.*}} -> tensor<?x?xf32>
+// CHECK: onnx.ReduceMax {{.*}} -> tensor<1x1x1xf32>
+// CHECK: onnx.ReduceL2 {{.*}} -> tensor<f32>
+func.func @reduce_runtime_axes(%x: tensor<2x1x4xf32>, %a1: tensor<1xi64>, %a3: tensor<3xi32>) {
+  %0 = "onnx.ReduceSum"(%x, %a1) : (tensor<2x1x4xf32>, tensor<1xi64>) -> none
+  %1 = "onnx.ReduceMean"(%x, %a1) {keepdims = 0 : i64} : (tensor<2x1x4xf32>, tensor<1xi64>) -> none
+  %2 = "onnx.ReduceMax"(%x, %a3) : (tensor<2x1x4xf32>, tensor<3xi32>) -> none
+  %3 = "onnx.ReduceL2"(%x, %a3) {keepdims = 0 : i64} : (tensor<2x1x4xf32>, tensor<3xi32>) -> none
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // Constants and generators
 //===----------------------------------------------------------------------===//

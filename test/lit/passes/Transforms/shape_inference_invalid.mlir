@@ -272,3 +272,48 @@ func.func @window_size(%x: tensor<2xi64>) {
   %0 = "onnx.HannWindow"(%s) : (tensor<i64>) -> none
   return
 }
+
+// -----
+
+// Axes read at run time: a static number of distinct axes, at most the rank.
+func.func @reduce_runtime_axes_more_than_rank(%x: tensor<2x3xf32>, %axes: tensor<3xi64>) {
+  // expected-error @+1 {{node (ReduceSum): input 'axes' holds 3 values, more than the rank 2 of 'data' (the axes must be distinct)}}
+  %0 = "onnx.ReduceSum"(%x, %axes) : (tensor<2x3xf32>, tensor<3xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @reduce_runtime_axes_unknown_length(%x: tensor<2x3xf32>, %axes: tensor<?xi64>) {
+  // expected-error @+1 {{node (ReduceMax): input 'axes' must be a 1-D integer tensor of a static length to be read at run time, got 'tensor<?xi64>'}}
+  %0 = "onnx.ReduceMax"(%x, %axes) : (tensor<2x3xf32>, tensor<?xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @reduce_runtime_axes_symbolic_data(%x: tensor<?x3xf32> {kiln.dims = array<i64: -1, 3>}, %axes: tensor<1xi64>)
+    attributes {kiln.symbols = [["n", 1, -1]]} {
+  // expected-error @+1 {{node (ReduceSum): axes read at run time need a static shape of 'data', got 'tensor<?x3xf32>'}}
+  %0 = "onnx.ReduceSum"(%x, %axes) : (tensor<?x3xf32>, tensor<1xi64>) -> none
+  return
+}
+
+// -----
+
+// Resize with scales read at run time: a 1-D float tensor, one value per axis.
+func.func @resize_runtime_scales_unknown_length(%x: tensor<1x1x2x2xf32>, %scales: tensor<?xf32>) {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{node (Resize): input 'scales' must be a 1-D float tensor of a static length to be read at run time, got 'tensor<?xf32>'}}
+  %0 = "onnx.Resize"(%x, %none, %scales, %none) {mode = "nearest"} : (tensor<1x1x2x2xf32>, none, tensor<?xf32>, none) -> none
+  return
+}
+
+// -----
+
+func.func @resize_runtime_sizes_wrong_count(%x: tensor<1x1x2x2xf32>, %sizes: tensor<3xi64>) {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{node (Resize): input 'sizes' has 3 values, expected 2}}
+  %0 = "onnx.Resize"(%x, %none, %none, %sizes) {mode = "nearest", axes = [2, 3]} : (tensor<1x1x2x2xf32>, none, none, tensor<3xi64>) -> none
+  return
+}
