@@ -10,8 +10,8 @@ and the Python `kiln.InferenceSession`:
   dim): the result's dims are run dims; bad axes (out of range, repeated) fail a check
   naming the node; a run-dim result flowing through elementwise ops.
 - Resize with run-time `scales` or `sizes` (nearest / linear / cubic, coordinate modes,
-  axes, keep_aspect_ratio_policy, tf_crop_and_resize with a run-time roi); a scale that is
-  not positive fails a check naming the node.
+  axes, keep_aspect_ratio_policy, tf_crop_and_resize with a run-time roi, antialias); a
+  scale that is not positive fails a check naming the node.
 
 The compiled model is the same file for every value (one compile per model)."""
 
@@ -319,6 +319,11 @@ RESIZE_CASES = [
      [[7, 8], [3, 2]]),
     ("sizes", {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize",
                "extrapolation_value": 10.0}, [[1, 1, 3, 3], [1, 1, 5, 2]]),
+    # antialias: the tap count follows the scale (a run-time table width)
+    ("scales", {"mode": "linear", "antialias": 1}, [[1, 1, 0.5, 0.6], [1, 1, 0.3, 2],
+                                                    [1, 1, 1, 1]]),
+    ("sizes", {"mode": "cubic", "antialias": 1}, [[1, 1, 2, 3], [1, 1, 3, 5], [1, 1, 1, 2]]),
+    ("sizes", {"mode": "cubic", "antialias": 1, "exclude_outside": 1}, [[1, 1, 2, 2]]),
 ]
 
 

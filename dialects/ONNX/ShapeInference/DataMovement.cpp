@@ -868,12 +868,10 @@ LogicalResult inferResize(Operation *op) {
       !(isa<RankedTensorType>(sizesValue.getType()) &&
         cast<RankedTensorType>(sizesValue.getType()).getNumElements() == 0);
   // Sizes or scales the run decides (graph inputs): the resized dims are run
-  // dims (docs/dynamic-shapes.md); the lowering computes them. Antialias,
-  // whose tap count follows the scale, still needs constants.
+  // dims (docs/dynamic-shapes.md); the lowering computes them.
   unsigned decider = hasSizes ? 3 : 2;
   if (!isNoneValue(op->getOperand(decider)) &&
-      !getConstantAttr(op->getOperand(decider)) &&
-      getIntAttr(op, "antialias", 0) == 0) {
+      !getConstantAttr(op->getOperand(decider))) {
     StringRef name = hasSizes ? "sizes" : "scales";
     if (!hasSizes) {
       auto type = dyn_cast<RankedTensorType>(op->getOperand(2).getType());

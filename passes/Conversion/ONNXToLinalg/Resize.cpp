@@ -14,8 +14,8 @@
 // Scales, sizes or roi read at run time (graph inputs): the same arithmetic
 // at run time (f64), a table generic per axis over (output position, tap)
 // computing what the compile-time tables hold; the resized dims are run dims
-// (docs/dynamic-shapes.md). Antialias, whose tap count follows the scale,
-// needs constants.
+// (docs/dynamic-shapes.md). With antialias the tap count follows the
+// scale: the table's tap dim is a run-time size too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +30,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
@@ -262,13 +263,8 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
     std::optional<SmallVector<double>> roiIn = readFloats(op.getRoi());
     if (coordMode != "tf_crop_and_resize")
       roiIn = SmallVector<double>(); // roi only matters to tf_crop_and_resize
-    if ((!scalesIn || !sizesIn || !roiIn) && !antialias)
-      return lowerRunTime(op, adaptor, rewriter, inType, resultType, axes);
     if (!scalesIn || !sizesIn || !roiIn)
-      return emitNodeError(op)
-                 << "needs a compile-time constant for the non-constant input '"
-                 << (!roiIn ? "roi" : !scalesIn ? "scales" : "sizes") << "'",
-             failure();
+      return lowerRunTime(op, adaptor, rewriter, inType, resultType, axes);
     SmallVector<double> scale(rank, 1.0);
     SmallVector<int64_t> outSize(inType.getShape());
     if (!sizesIn->empty()) {
@@ -365,8 +361,8 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
   /// indices, weights and the tf_crop_and_resize outside flag, and the axis's
   /// weighted gather reading that table. The resized dims are run dims. A
   /// scale that is not positive or a negative size fails a kiln.check naming
-  /// the node (the sizes are 0 then). Antialias (a tap count that depends on
-  /// the scale) needs constants.
+  /// the node (the sizes are 0 then). With antialias the tap count follows
+  /// the scale: a run-time table width, the weights normalized over it.
   LogicalResult lowerRunTime(onnx::ResizeOp op, OpAdaptor adaptor,
                              ConversionPatternRewriter &rewriter,
                              RankedTensorType inType,
@@ -498,8 +494,10 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
     }
 
     bool nearest = mode == "nearest", linear = mode == "linear";
+    bool antialias = op.getAntialias() != 0;
     int64_t n = nearest || linear ? 2 : 4; // the interpolation's taps
-    int64_t taps = nearest ? 1 : n;        // the table's taps
+    // The table's taps; with antialias, a run-time count (below).
+    int64_t taps = nearest ? 1 : antialias ? ShapedType::kDynamic : n;
     bool excludeOutside = op.getExcludeOutside() != 0;
     double a = op.getCubicCoeffA().convertToDouble();
     StringRef nearestMode = op.getNearestMode();
@@ -515,24 +513,47 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
       Value outW = outSize[axis];
       Value sc = scale[axis], rs = roiStart[axis], re = roiEnd[axis];
 
+      // Antialias (linear, cubic): the kernel stretched by 1 / scale when
+      // downsampling, footprint 2 - 2 * start taps with start =
+      // floor(-support / scale) + 1 (support 1 linear, 2 cubic), as
+      // linearCoeffs / cubicCoeffs.
+      Value aaScale, aaStart, aaTaps, aaTapsF;
+      if (antialias) {
+        aaScale = arith::MinimumFOp::create(b, loc, sc, fconst(b, loc, 1.0));
+        Value support = fconst(b, loc, linear ? -1.0 : -2.0);
+        aaStart = arith::AddFOp::create(
+            b, loc,
+            math::FloorOp::create(
+                b, loc, arith::DivFOp::create(b, loc, support, aaScale)),
+            fconst(b, loc, 1.0));
+        aaTapsF = arith::SubFOp::create(
+            b, loc, fconst(b, loc, 2.0),
+            arith::MulFOp::create(b, loc, fconst(b, loc, 2.0), aaStart));
+        aaTaps = arith::IndexCastOp::create(
+            b, loc, b.getIndexType(),
+            arith::FPToSIOp::create(b, loc, b.getI64Type(), aaTapsF));
+      }
+      SmallVector<Value> tableSizes = {outW};
+      if (antialias)
+        tableSizes.push_back(aaTaps);
+
       // The table over (output position, tap).
       auto idxType = RankedTensorType::get({ShapedType::kDynamic, taps}, i64);
       auto wType =
           RankedTensorType::get({ShapedType::kDynamic, taps}, elemType);
       auto maskType =
           RankedTensorType::get({ShapedType::kDynamic, taps}, b.getI1Type());
-      SmallVector<Value> outs = {
-          tensor::EmptyOp::create(b, loc, idxType.getShape(), i64,
-                                  ValueRange{outW})};
+      SmallVector<Value> outs = {tensor::EmptyOp::create(
+          b, loc, idxType.getShape(), i64, tableSizes)};
       SmallVector<Type> outTypes = {idxType};
       if (!nearest) {
         outs.push_back(tensor::EmptyOp::create(b, loc, wType.getShape(),
-                                               elemType, ValueRange{outW}));
+                                               elemType, tableSizes));
         outTypes.push_back(wType);
       }
       if (crop) {
         outs.push_back(tensor::EmptyOp::create(
-            b, loc, maskType.getShape(), b.getI1Type(), ValueRange{outW}));
+            b, loc, maskType.getShape(), b.getI1Type(), tableSizes));
         outTypes.push_back(maskType);
       }
       SmallVector<AffineMap> tableMaps(outs.size(),
@@ -591,6 +612,91 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
             Value fl = math::FloorOp::create(bb, l, x);
             Value ratio =
                 sel(cmp(arith::CmpFPredicate::OEQ, x, fl), F(1), sub(x, fl));
+            Value tap, weight, start;
+            if (antialias) {
+              // Tap j reads position start + j with the kernel's value at
+              // (aaStart + j - ratio) * scale; the weights are normalized
+              // (over the taps inside the input with exclude_outside).
+              Value n = aaTapsF;
+              Value half = div(n, F(2));
+              Value xPadded = add(x, half);
+              Value p = math::FloorOp::create(bb, l, xPadded);
+              Value frac = sub(xPadded, p);
+              Value offset = sel(cmp(arith::CmpFPredicate::OEQ, frac, F(0)),
+                                 sub(F(0), half), sub(F(1), half));
+              start = sub(add(p, offset), half);
+              auto kernel = [&](OpBuilder &cb, Location cl, Value j) -> Value {
+                auto cF = [&](double v) { return fconst(cb, cl, v); };
+                Value t = arith::MulFOp::create(
+                    cb, cl,
+                    arith::SubFOp::create(
+                        cb, cl, arith::AddFOp::create(cb, cl, aaStart, j),
+                        ratio),
+                    aaScale);
+                Value ax = math::AbsFOp::create(cb, cl, t);
+                Value v;
+                if (linear) {
+                  v = arith::SubFOp::create(cb, cl, cF(1), ax);
+                  v = arith::MaximumFOp::create(cb, cl, v, cF(0));
+                  v = arith::MinimumFOp::create(cb, cl, v, cF(1));
+                } else {
+                  Value x2 = arith::MulFOp::create(cb, cl, ax, ax);
+                  Value x3 = arith::MulFOp::create(cb, cl, x2, ax);
+                  // (a + 2) x^3 - (a + 3) x^2 + 1 within 1;
+                  // a x^3 - 5a x^2 + 8a x - 4a within 2; else 0.
+                  Value nearV = arith::AddFOp::create(
+                      cb, cl,
+                      arith::SubFOp::create(
+                          cb, cl, arith::MulFOp::create(cb, cl, cF(a + 2), x3),
+                          arith::MulFOp::create(cb, cl, cF(a + 3), x2)),
+                      cF(1));
+                  Value farV = arith::SubFOp::create(
+                      cb, cl,
+                      arith::AddFOp::create(
+                          cb, cl,
+                          arith::SubFOp::create(
+                              cb, cl, arith::MulFOp::create(cb, cl, cF(a), x3),
+                              arith::MulFOp::create(cb, cl, cF(5 * a), x2)),
+                          arith::MulFOp::create(cb, cl, cF(8 * a), ax)),
+                      cF(4 * a));
+                  v = arith::SelectOp::create(
+                      cb, cl,
+                      arith::CmpFOp::create(cb, cl, arith::CmpFPredicate::OLE,
+                                            ax, cF(1)),
+                      nearV,
+                      arith::SelectOp::create(
+                          cb, cl,
+                          arith::CmpFOp::create(cb, cl,
+                                                arith::CmpFPredicate::OLT, ax,
+                                                cF(2)),
+                          farV, cF(0)));
+                }
+                if (excludeOutside) {
+                  Value pos = arith::AddFOp::create(cb, cl, start, j);
+                  Value in = arith::AndIOp::create(
+                      cb, cl,
+                      arith::CmpFOp::create(cb, cl, arith::CmpFPredicate::OGE,
+                                            pos, cF(0)),
+                      arith::CmpFOp::create(cb, cl, arith::CmpFPredicate::OLT,
+                                            pos, cF(inW)));
+                  v = arith::SelectOp::create(cb, cl, in, v, cF(0));
+                }
+                return v;
+              };
+              auto loop = scf::ForOp::create(
+                  bb, l, iconst(bb, l, 0), aaTaps, iconst(bb, l, 1),
+                  ValueRange{F(0)},
+                  [&](OpBuilder &lb, Location ll, Value j, ValueRange acc) {
+                    Value v = kernel(lb, ll, toF64(lb, ll, j));
+                    scf::YieldOp::create(
+                        lb, ll,
+                        ValueRange{arith::AddFOp::create(lb, ll, acc[0], v)});
+                  });
+              Value sum = loop.getResult(0);
+              sum = sel(cmp(arith::CmpFPredicate::OEQ, sum, F(0)), F(1), sum);
+              tap = toF64(bb, l, k);
+              weight = div(kernel(bb, l, tap), sum);
+            } else {
             // The interpolation's coefficients.
             SmallVector<Value> c;
             if (nearest) {
@@ -632,7 +738,7 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
             Value frac = sub(xPadded, p);
             Value offset = sel(cmp(arith::CmpFPredicate::OEQ, frac, F(0)),
                                F(-(n / 2)), F(-(n / 2) + 1));
-            Value start = sub(add(p, offset), F(pad));
+            start = sub(add(p, offset), F(pad));
             if (excludeOutside) {
               Value sum = F(0);
               for (int64_t j = 0; j < n; ++j) {
@@ -648,8 +754,7 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
                 v = div(v, sum);
             }
             // This tap's position and weight.
-            Value tap;
-            Value weight = c[0];
+            weight = c[0];
             if (nearest) {
               // The last tap with a weight.
               tap = sel(cmp(arith::CmpFPredicate::UNE, c[1], F(0)), F(1), F(0));
@@ -660,6 +765,7 @@ struct ResizeLowering : OpConversionPattern<onnx::ResizeOp> {
                     bb, l, arith::CmpIPredicate::eq, k, iconst(bb, l, j));
                 weight = sel(isJ, c[j], weight);
               }
+            }
             }
             Value pos = add(start, tap);
             pos = arith::MinimumFOp::create(

@@ -120,3 +120,24 @@ func.func @resize_cubic_runtime_scales(%x: tensor<4x4xf32>, %scales: tensor<2xf3
   %0 = "onnx.Resize"(%x, %none, %scales, %none) {mode = "cubic", exclude_outside = 1 : i64} : (tensor<4x4xf32>, none, tensor<2xf32>, none) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// Antialias: the tap count 2 - 2 * (floor(-support / min(scale, 1)) + 1) is a
+// run-time size of the table, whose body normalizes the weights by a loop over
+// the taps.
+// CHECK-LABEL: func.func @resize_linear_antialias_runtime_scales
+// CHECK:         %[[S:.*]] = arith.minimumf %{{.*}}, %{{.*}} : f64
+// CHECK:         %[[D:.*]] = arith.divf %{{.*}}, %[[S]] : f64
+// CHECK:         math.floor %[[D]]
+// CHECK:         %[[T:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK:         tensor.empty(%{{.*}}, %[[T]]) : tensor<?x?xi64>
+// CHECK:         tensor.empty(%{{.*}}, %[[T]]) : tensor<?x?xf32>
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<?x?xi64>, tensor<?x?xf32>)
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %[[T]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f64)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x?xi64>, tensor<?x?xf32>) outs(%{{.*}} : tensor<1x1x2x?xf32>)
+func.func @resize_linear_antialias_runtime_scales(%x: tensor<1x1x2x4xf32>, %scales: tensor<1xf32>) -> tensor<1x1x2x?xf32> {
+  %none = onnx.NoValue : () -> none
+  %0 = "onnx.Resize"(%x, %none, %scales, %none) {mode = "linear", axes = [3], antialias = 1 : i64} : (tensor<1x1x2x4xf32>, none, tensor<1xf32>, none) -> tensor<1x1x2x?xf32>
+  return %0 : tensor<1x1x2x?xf32>
+}
