@@ -189,11 +189,9 @@ struct KilnSymbolicShapesPass
       return false;
     StringRef name = op->getName().getStringRef();
     if (name == "onnx.Resize")
-      return true;
-    if (name.starts_with("onnx.Reduce") && op->getNumOperands() > 1) {
-      Value axes = op->getOperand(1);
-      return !onnx::isNoneValue(axes) && !onnx::getConstantAttr(axes);
-    }
+      return onnx::isRunTimeOperand(op, 2) || onnx::isRunTimeOperand(op, 3);
+    if (name.starts_with("onnx.Reduce"))
+      return onnx::isRunTimeOperand(op, 1);
     return false;
   }
 
@@ -533,6 +531,63 @@ struct KilnSymbolicShapesPass
     return success();
   }
 
+  /// Set by runDimsRule when it gave `op`'s results their dims.
+  bool handledByRunDims = false;
+
+  /// The ops whose sizes are read at run time (shape inference opted them in
+  /// to run dims, onnx::isRunTimeOperand): dims their deciding values choose
+  /// get run symbols; the others keep the input's.
+  LogicalResult runDimsRule(Operation *op, StringRef name) {
+    handledByRunDims = false;
+    auto runTime = [&](unsigned i) { return onnx::isRunTimeOperand(op, i); };
+    Dims x = op->getNumOperands() ? get(op->getOperand(0)) : Dims();
+    if ((name == "onnx.Unsqueeze" || name == "onnx.Squeeze") && runTime(1)) {
+      handledByRunDims = true;
+      return setRunDims(op, 0);
+    }
+    if (name == "onnx.Split" && runTime(1)) {
+      handledByRunDims = true;
+      int64_t axis = onnx::getIntAttr(op, "axis", 0);
+      axis = axis < 0 ? axis + static_cast<int64_t>(x.size()) : axis;
+      for (unsigned i = 0; i < op->getNumResults(); ++i) {
+        Dims known = x;
+        if (axis >= 0 && axis < static_cast<int64_t>(known.size()))
+          known[axis] = AffineExpr();
+        if (failed(setRunDims(op, i, known)))
+          return failure();
+      }
+      return success();
+    }
+    if (name == "onnx.Slice" &&
+        (runTime(1) || runTime(2) || runTime(3) || runTime(4))) {
+      handledByRunDims = true;
+      Dims known;
+      if (!runTime(3)) {
+        // Constant axes: the dims not sliced are the input's.
+        known = x;
+        std::optional<SmallVector<int64_t>> axes;
+        if (op->getNumOperands() > 3 && !onnx::isNoneValue(op->getOperand(3))) {
+          axes = onnx::getConstantIntValues(op->getOperand(3));
+        } else {
+          axes.emplace();
+          auto starts = cast<RankedTensorType>(op->getOperand(1).getType());
+          for (int64_t i = 0; i < starts.getDimSize(0); ++i)
+            axes->push_back(i);
+        }
+        if (!axes)
+          return fail(op, "slice axes are neither constant nor run-time");
+        int64_t rank = known.size();
+        for (int64_t a : *axes) {
+          a = a < 0 ? a + rank : a;
+          if (a >= 0 && a < rank)
+            known[a] = AffineExpr();
+        }
+      }
+      return setRunDims(op, 0, known);
+    }
+    return success();
+  }
+
   LogicalResult visit(Operation *op) {
     trackValues(op);
     StringRef opName = op->getName().getStringRef();
@@ -561,6 +616,10 @@ struct KilnSymbolicShapesPass
     // choose): run dims.
     if (decidedByRunValues(op))
       return setRunDims(op, 0);
+    if (failed(runDimsRule(op, opName)))
+      return failure();
+    if (handledByRunDims)
+      return success();
     bool symbolic = false;
     for (Value v : op->getOperands())
       symbolic |= isSymbolic(get(v));

@@ -67,7 +67,37 @@ def batch_model(path: Path) -> Path:
                 [vi("y", ["y0", "y1"]), vi("rx", ["batch", 6])])
 
 
+def slice_model(path: Path) -> Path:
+    """Slice of x [5, 6] with starts, ends, axes and steps all graph inputs, then Relu."""
+    nodes = [h.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["s"], name="slice"),
+             h.make_node("Relu", ["s"], ["y"], name="relu")]
+    ints = [vi(n, [2], T.INT64) for n in ("starts", "ends", "axes", "steps")]
+    return save(path, nodes, [vi("x", [5, 6])] + ints, [vi("y", ["y0", "y1"])])
+
+
+def split_model(path: Path) -> Path:
+    """Split of x [7, 3] along axis 0 into three parts whose sizes are a graph input."""
+    node = h.make_node("Split", ["x", "split"], ["a", "b", "c"], name="split", axis=0)
+    return save(path, [node], [vi("x", [7, 3]), vi("split", [3], T.INT64)],
+                [vi("a", ["a0", 3]), vi("b", ["b0", 3]), vi("c", ["c0", 3])])
+
+
+def axes_model(path: Path) -> Path:
+    """Unsqueeze of x [2, 3] at two run-time axes, then Squeeze of y [1, 3, 1] at one."""
+    nodes = [h.make_node("Unsqueeze", ["x", "uaxes"], ["u"], name="unsqueeze"),
+             h.make_node("Squeeze", ["y", "saxes"], ["q"], name="squeeze")]
+    return save(path, nodes, [vi("x", [2, 3]), vi("uaxes", [2], T.INT64),
+                              vi("y", [1, 3, 1]), vi("saxes", [1], T.INT64)],
+                [vi("u", ["u0", "u1", "u2", "u3"]), vi("q", ["q0", "q1"])])
+
+
 SPECS = {
+    "slice": harness.register(harness.CompileSpec("run_dims_slice",
+                                                  lambda d: slice_model(d / "m.onnx"))),
+    "split": harness.register(harness.CompileSpec("run_dims_split",
+                                                  lambda d: split_model(d / "m.onnx"))),
+    "axes": harness.register(harness.CompileSpec("run_dims_axes",
+                                                 lambda d: axes_model(d / "m.onnx"))),
     "reshape": harness.register(harness.CompileSpec("run_dims_reshape",
                                                     lambda d: reshape_model(d / "m.onnx"))),
     "allowzero": harness.register(harness.CompileSpec(
@@ -176,3 +206,74 @@ def test_python_inference_session(compile_cache):
             for name, g, w in zip(names, got, want):
                 assert g.shape == w.shape, (key, name, g.shape, w.shape)
                 np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4, err_msg=f"{key} {name}")
+
+
+@pytest.mark.parametrize("starts,ends,axes,steps", [
+    ((0, 1), (5, 6), (0, 1), (1, 1)), ((1, 0), (4, 6), (0, 1), (2, 3)),
+    ((-1, -1), (-6, -7), (0, 1), (-1, -2)), ((0, 2), (1000, -1), (-1, -2), (1, 1)),
+    ((4, 9), (0, 10), (0, 1), (-2, 1)), ((2, 0), (2, 6), (0, 1), (1, 1)),
+    ((0, 2**62), (5, 2**63 - 1), (1, 0), (2**63 - 1, 1))])
+def test_slice_run_time(kiln, compile_cache, tmp_path, starts, ends, axes, steps):
+    compiled = compile_cache.get(SPECS["slice"])
+    harness.run_and_compare(kiln, compiled, {"x": data(5, 6, seed=4), "starts": shape(*starts),
+                                             "ends": shape(*ends), "axes": shape(*axes),
+                                             "steps": shape(*steps)}, tmp_path)
+
+
+@pytest.mark.parametrize("axes,steps", [((0, 0), (1, 1)), ((0, 2), (1, 1)), ((0, 1), (0, 1))])
+def test_slice_bad_values_are_run_time_errors(kiln, compile_cache, tmp_path, axes, steps):
+    compiled = compile_cache.get(SPECS["slice"])
+    assert compiled.ok, compiled.failure()
+    feeds = {"x": data(5, 6), "starts": shape(0, 0), "ends": shape(3, 3),
+             "axes": shape(*axes), "steps": shape(*steps)}
+    out = tmp_path / "out"
+    out.mkdir()
+    result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
+    assert result.returncode != 0, result.describe()
+    assert "node 'slice' (Slice, opset 17): axes out of range or repeated, or a step is 0" \
+        in result.stderr, result.describe()
+
+
+@pytest.mark.parametrize("split", [(2, 2, 3), (0, 7, 0), (7, 0, 0), (1, 5, 1)])
+def test_split_run_time(kiln, compile_cache, tmp_path, split):
+    compiled = compile_cache.get(SPECS["split"])
+    harness.run_and_compare(kiln, compiled, {"x": data(7, 3, seed=2), "split": shape(*split)},
+                            tmp_path)
+
+
+@pytest.mark.parametrize("split", [(2, 2, 2), (-1, 4, 4), (8, 0, -1), (2**62, 2**62, 7)])
+def test_split_bad_sizes_are_run_time_errors(kiln, compile_cache, tmp_path, split):
+    compiled = compile_cache.get(SPECS["split"])
+    assert compiled.ok, compiled.failure()
+    feeds = {"x": data(7, 3), "split": shape(*split)}
+    out = tmp_path / "out"
+    out.mkdir()
+    result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
+    assert result.returncode != 0, result.describe()
+    assert "node 'split' (Split, opset 17): split sizes are negative or do not sum" \
+        in result.stderr, result.describe()
+
+
+@pytest.mark.parametrize("uaxes,saxes", [((0, 1), (0,)), ((3, 0), (2,)), ((-1, 1), (-1,)),
+                                         ((2, -4), (-3,))])
+def test_unsqueeze_squeeze_run_time_axes(kiln, compile_cache, tmp_path, uaxes, saxes):
+    compiled = compile_cache.get(SPECS["axes"])
+    harness.run_and_compare(kiln, compiled, {"x": data(2, 3), "uaxes": shape(*uaxes),
+                                             "y": data(1, 3, 1, seed=1),
+                                             "saxes": shape(*saxes)}, tmp_path)
+
+
+@pytest.mark.parametrize("uaxes,saxes,what", [
+    ((0, 0), (0,), "node 'unsqueeze' (Unsqueeze, opset 17): axes out of range or repeated"),
+    ((0, 4), (0,), "node 'unsqueeze' (Unsqueeze, opset 17): axes out of range or repeated"),
+    ((0, 1), (1,), "node 'squeeze' (Squeeze, opset 17): axes out of range or repeated, or a "
+                   "squeezed dim is not 1")])
+def test_bad_axes_are_run_time_errors(kiln, compile_cache, tmp_path, uaxes, saxes, what):
+    compiled = compile_cache.get(SPECS["axes"])
+    assert compiled.ok, compiled.failure()
+    feeds = {"x": data(2, 3), "uaxes": shape(*uaxes), "y": data(1, 3, 1), "saxes": shape(*saxes)}
+    out = tmp_path / "out"
+    out.mkdir()
+    result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
+    assert result.returncode != 0, result.describe()
+    assert what in result.stderr, result.describe()

@@ -161,8 +161,7 @@ LogicalResult inferReshape(Operation *op) {
   // A shape the run computes (a graph input, ...): every dim is decided by
   // its values at run time (kiln-symbolic-shapes gives each a run symbol;
   // the lowering reads the shape and checks the element count).
-  if (!getConstantAttr(op->getOperand(1)) &&
-      !getShapeValues(op->getOperand(1))) {
+  if (isRunTimeOperand(op, 1) && !getShapeValues(op->getOperand(1))) {
     FailureOr<int64_t> length = getRunTimeValuesLength(op, 1, "shape");
     if (failed(length))
       return failure();
@@ -311,6 +310,25 @@ LogicalResult inferSplit(Operation *op) {
     return failure();
   int64_t dim = x->getDimSize(*axis);
   int64_t numResults = op->getNumResults();
+  // A `split` read at run time (run dims): each result's size along the axis.
+  if (isRunTimeOperand(op, 1)) {
+    FailureOr<int64_t> length = getRunTimeValuesLength(op, 1, "split");
+    if (failed(length))
+      return failure();
+    if (*length != numResults) {
+      emitNodeError(op) << "split has " << *length
+                        << " sizes but the node has " << numResults
+                        << " outputs";
+      return failure();
+    }
+    for (int64_t i = 0; i < numResults; ++i) {
+      SmallVector<int64_t> shape(x->getShape());
+      shape[*axis] = ShapedType::kDynamic;
+      if (failed(setResultType(op, i, shape, x->getElementType())))
+        return failure();
+    }
+    return success();
+  }
   FailureOr<std::optional<SmallVector<int64_t>>> split =
       getOptionalConstantInts(op, 1, "split");
   if (failed(split))
@@ -452,6 +470,18 @@ LogicalResult inferGatherND(Operation *op) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult inferUnsqueeze(Operation *op) {
+  // Axes read at run time (run dims): the rank is static, every dim is
+  // decided by the axes' values.
+  if (isRunTimeOperand(op, 1)) {
+    FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+    FailureOr<int64_t> n = getRunTimeValuesLength(op, 1, "axes");
+    if (failed(data) || failed(n))
+      return failure();
+    return setResultType(
+        op, 0,
+        SmallVector<int64_t>(data->getRank() + *n, ShapedType::kDynamic),
+        data->getElementType());
+  }
   FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
   FailureOr<SmallVector<int64_t>> axes = getConstantInts(op, 1, "axes");
   if (failed(data) || failed(axes))
@@ -468,6 +498,20 @@ LogicalResult inferUnsqueeze(Operation *op) {
 }
 
 LogicalResult inferSqueeze(Operation *op) {
+  if (isRunTimeOperand(op, 1)) {
+    FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+    FailureOr<int64_t> n = getRunTimeValuesLength(op, 1, "axes");
+    if (failed(data) || failed(n))
+      return failure();
+    if (*n > data->getRank()) {
+      emitNodeError(op) << "squeezes " << *n << " axes of " << *data;
+      return failure();
+    }
+    return setResultType(
+        op, 0,
+        SmallVector<int64_t>(data->getRank() - *n, ShapedType::kDynamic),
+        data->getElementType());
+  }
   FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
   FailureOr<std::optional<SmallVector<int64_t>>> axes =
       getOptionalConstantInts(op, 1, "axes");
@@ -526,6 +570,35 @@ LogicalResult inferSlice(Operation *op) {
                           << "input 'M'";
       return failure();
     }
+  }
+  // Starts, ends, axes or steps read at run time (run dims): the sliced dims
+  // are decided by their values (every dim when the axes are).
+  if (isRunTimeOperand(op, 1) || isRunTimeOperand(op, 2) ||
+      isRunTimeOperand(op, 3) || isRunTimeOperand(op, 4)) {
+    FailureOr<int64_t> n = getRunTimeValuesLength(op, 1, "starts");
+    if (failed(n))
+      return failure();
+    SmallVector<int64_t> shape(data->getRank(), ShapedType::kDynamic);
+    if (!isRunTimeOperand(op, 3)) {
+      FailureOr<std::optional<SmallVector<int64_t>>> axes =
+          getOptionalConstantInts(op, 3, "axes");
+      if (failed(axes))
+        return failure();
+      SmallVector<int64_t> list;
+      if (*axes)
+        list = **axes;
+      else
+        for (int64_t i = 0; i < *n; ++i)
+          list.push_back(i);
+      FailureOr<SmallVector<int64_t>> normalized =
+          normalizeAxes(op, list, data->getRank());
+      if (failed(normalized))
+        return failure();
+      shape.assign(data->getShape().begin(), data->getShape().end());
+      for (int64_t a : *normalized)
+        shape[a] = ShapedType::kDynamic;
+    }
+    return setResultType(op, 0, shape, data->getElementType());
   }
   FailureOr<SmallVector<int64_t>> starts = getConstantInts(op, 1, "starts");
   if (failed(starts))
@@ -870,8 +943,7 @@ LogicalResult inferResize(Operation *op) {
   // Sizes or scales the run decides (graph inputs): the resized dims are run
   // dims (docs/dynamic-shapes.md); the lowering computes them.
   unsigned decider = hasSizes ? 3 : 2;
-  if (!isNoneValue(op->getOperand(decider)) &&
-      !getConstantAttr(op->getOperand(decider))) {
+  if (isRunTimeOperand(op, decider)) {
     StringRef name = hasSizes ? "sizes" : "scales";
     if (!hasSizes) {
       auto type = dyn_cast<RankedTensorType>(op->getOperand(2).getType());

@@ -51,8 +51,7 @@ LogicalResult inferReduce(Operation *op) {
   // input has values, so the rank is known; each reduced-or-kept dim is a
   // run dim (docs/dynamic-shapes.md), except a dim of 1, which stays 1 with
   // keepdims, and all axes reduced.
-  if (op->getNumOperands() > 1 && !isNoneValue(op->getOperand(1)) &&
-      !isEmptyTensor(op, 1) && !getConstantAttr(op->getOperand(1))) {
+  if (isRunTimeOperand(op, 1) && !isEmptyTensor(op, 1)) {
     FailureOr<int64_t> n = getRunTimeValuesLength(op, 1, "axes");
     if (failed(n))
       return failure();

@@ -160,6 +160,12 @@ LogicalResult emitNonConstantInput(Operation *op, StringRef name) {
   return failure();
 }
 
+bool isRunTimeOperand(Operation *op, unsigned index) {
+  return index < op->getNumOperands() && !isNoneValue(op->getOperand(index)) &&
+         !getConstantAttr(op->getOperand(index)) &&
+         isa_and_nonnull<FunctionOpInterface>(op->getParentOp());
+}
+
 FailureOr<int64_t> getRunTimeValuesLength(Operation *op, unsigned index,
                                           StringRef name) {
   auto type = index < op->getNumOperands()

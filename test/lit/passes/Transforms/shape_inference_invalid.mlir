@@ -48,11 +48,28 @@ func.func @reshape_shape_of_run_time_length(%x: tensor<2x3x4xf32>, %s: tensor<?x
 
 // -----
 
-func.func @slice_non_constant(%x: tensor<10xf32>, %starts: tensor<1xi64>) {
+// Starts read at run time (run dims) need a static length.
+func.func @slice_starts_of_run_time_length(%x: tensor<10xf32>, %starts: tensor<?xi64>) {
   %e = onnx.Constant {value = dense<[5]> : tensor<1xi64>} : () -> tensor<1xi64>
   %none = onnx.NoValue : () -> none
-  // expected-error @+1 {{output shape depends on a non-constant input 'starts'}}
-  %0 = "onnx.Slice"(%x, %starts, %e, %none, %none) : (tensor<10xf32>, tensor<1xi64>, tensor<1xi64>, none, none) -> none
+  // expected-error @+1 {{input 'starts' must be a 1-D integer tensor of a static length to be read at run time, got 'tensor<?xi64>'}}
+  %0 = "onnx.Slice"(%x, %starts, %e, %none, %none) : (tensor<10xf32>, tensor<?xi64>, tensor<1xi64>, none, none) -> none
+  return
+}
+
+// -----
+
+func.func @split_run_time_sizes_count(%x: tensor<10xf32>, %split: tensor<3xi64>) {
+  // expected-error @+1 {{split has 3 sizes but the node has 2 outputs}}
+  %0:2 = "onnx.Split"(%x, %split) {axis = 0 : i64} : (tensor<10xf32>, tensor<3xi64>) -> (none, none)
+  return
+}
+
+// -----
+
+func.func @squeeze_too_many_run_time_axes(%x: tensor<1x1xf32>, %axes: tensor<3xi64>) {
+  // expected-error @+1 {{squeezes 3 axes of 'tensor<1x1xf32>'}}
+  %0 = "onnx.Squeeze"(%x, %axes) : (tensor<1x1xf32>, tensor<3xi64>) -> none
   return
 }
 
