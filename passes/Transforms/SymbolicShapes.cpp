@@ -545,6 +545,25 @@ struct KilnSymbolicShapesPass
       handledByRunDims = true;
       return setRunDims(op, 0);
     }
+    if (name == "onnx.Pad" && (runTime(1) || runTime(3))) {
+      // Static data (shape inference checked): the dims shape inference
+      // left `?` are the padded ones.
+      handledByRunDims = true;
+      return setRunDims(op, 0);
+    }
+    if (name == "onnx.TopK" && runTime(1)) {
+      // Values and indices share K: one run symbol.
+      handledByRunDims = true;
+      int64_t axis = onnx::getIntAttr(op, "axis", -1);
+      axis = axis < 0 ? axis + static_cast<int64_t>(x.size()) : axis;
+      Dims known = x;
+      if (axis >= 0 && axis < static_cast<int64_t>(known.size()))
+        known[axis] = AffineExpr();
+      if (failed(setRunDims(op, 0, known)))
+        return failure();
+      return op->getNumResults() > 1 ? set(op, 1, get(op->getResult(0)))
+                                     : success();
+    }
     if (name == "onnx.Split" && runTime(1)) {
       handledByRunDims = true;
       int64_t axis = onnx::getIntAttr(op, "axis", 0);

@@ -91,7 +91,34 @@ def axes_model(path: Path) -> Path:
                 [vi("u", ["u0", "u1", "u2", "u3"]), vi("q", ["q0", "q1"])])
 
 
+def topk_model(path: Path) -> Path:
+    """TopK of x [3, 8] along axis 1 with K a graph input; both outputs."""
+    node = h.make_node("TopK", ["x", "k"], ["values", "indices"], name="topk", axis=1)
+    return save(path, [node], [vi("x", [3, 8]), vi("k", [1], T.INT64)],
+                [vi("values", [3, "k0"]), vi("indices", [3, "k1"], T.INT64)])
+
+
+def pad_model(path: Path, mode: str) -> Path:
+    """Pad of x [3, 4] with pads a graph input, in `mode`."""
+    inputs = ["x", "pads"] + (["value"] if mode == "constant" else [])
+    node = h.make_node("Pad", inputs, ["y"], name="pad", mode=mode)
+    ins = [vi("x", [3, 4]), vi("pads", [4], T.INT64)]
+    inits = [numpy_helper.from_array(np.array(1.5, np.float32), "value")] \
+        if mode == "constant" else []
+    return save(path, [node], ins, [vi("y", ["y0", "y1"])], inits)
+
+
 SPECS = {
+    "topk": harness.register(harness.CompileSpec("run_dims_topk",
+                                                 lambda d: topk_model(d / "m.onnx"))),
+    "pad_constant": harness.register(harness.CompileSpec(
+        "run_dims_pad_constant", lambda d: pad_model(d / "m.onnx", "constant"))),
+    "pad_reflect": harness.register(harness.CompileSpec(
+        "run_dims_pad_reflect", lambda d: pad_model(d / "m.onnx", "reflect"))),
+    "pad_edge": harness.register(harness.CompileSpec(
+        "run_dims_pad_edge", lambda d: pad_model(d / "m.onnx", "edge"))),
+    "pad_wrap": harness.register(harness.CompileSpec(
+        "run_dims_pad_wrap", lambda d: pad_model(d / "m.onnx", "wrap"))),
     "slice": harness.register(harness.CompileSpec("run_dims_slice",
                                                   lambda d: slice_model(d / "m.onnx"))),
     "split": harness.register(harness.CompileSpec("run_dims_split",
@@ -277,3 +304,45 @@ def test_bad_axes_are_run_time_errors(kiln, compile_cache, tmp_path, uaxes, saxe
     result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
     assert result.returncode != 0, result.describe()
     assert what in result.stderr, result.describe()
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 8])
+def test_topk_run_time_k(kiln, compile_cache, tmp_path, k):
+    compiled = compile_cache.get(SPECS["topk"])
+    # Distinct values: the indices of ties are not compared.
+    x = np.random.RandomState(7).permutation(24).astype(np.float32).reshape(3, 8)
+    harness.run_and_compare(kiln, compiled, {"x": x, "k": shape(k)}, tmp_path)
+
+
+@pytest.mark.parametrize("k", [-1, 9])
+def test_topk_k_out_of_range_is_a_run_time_error(kiln, compile_cache, tmp_path, k):
+    compiled = compile_cache.get(SPECS["topk"])
+    assert compiled.ok, compiled.failure()
+    feeds = {"x": data(3, 8), "k": shape(k)}
+    out = tmp_path / "out"
+    out.mkdir()
+    result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
+    assert result.returncode != 0, result.describe()
+    assert "node 'topk' (TopK, opset 17): K is negative or above the axis' size" \
+        in result.stderr, result.describe()
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
+@pytest.mark.parametrize("pads", [(0, 0, 0, 0), (1, 2, 2, 1), (0, 3, 0, 0), (-1, 1, 1, -2)])
+def test_pad_run_time_pads(kiln, compile_cache, tmp_path, mode, pads):
+    compiled = compile_cache.get(SPECS[f"pad_{mode}"])
+    harness.run_and_compare(kiln, compiled, {"x": data(3, 4, seed=9), "pads": shape(*pads)},
+                            tmp_path)
+
+
+@pytest.mark.parametrize("pads", [(-4, 0, 0, 0), (0, 0, 2**62, 2**62)])
+def test_pad_bad_pads_are_run_time_errors(kiln, compile_cache, tmp_path, pads):
+    compiled = compile_cache.get(SPECS["pad_constant"])
+    assert compiled.ok, compiled.failure()
+    feeds = {"x": data(3, 4), "pads": shape(*pads)}
+    out = tmp_path / "out"
+    out.mkdir()
+    result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
+    assert result.returncode != 0, result.describe()
+    assert "node 'pad' (Pad, opset 17): pads crop more than the dim" in result.stderr, \
+        result.describe()

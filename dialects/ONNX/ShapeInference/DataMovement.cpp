@@ -779,6 +779,48 @@ LogicalResult inferPad(Operation *op) {
   FailureOr<RankedTensorType> x = getInputType(op, 0, "data");
   if (failed(x))
     return failure();
+  // Pads (or axes) read at run time (run dims): the padded dims are decided
+  // by their values (every dim when the axes are). Static data only.
+  if (isRunTimeOperand(op, 1) || isRunTimeOperand(op, 3)) {
+    if (!x->hasStaticShape()) {
+      emitNodeError(op) << "pads read at run time need data of static shape, "
+                           "got "
+                        << *x;
+      return failure();
+    }
+    FailureOr<int64_t> length = getRunTimeValuesLength(op, 1, "pads");
+    if (failed(length))
+      return failure();
+    SmallVector<int64_t> shape(x->getRank(), ShapedType::kDynamic);
+    int64_t n = x->getRank();
+    if (isRunTimeOperand(op, 3)) {
+      FailureOr<int64_t> axes = getRunTimeValuesLength(op, 3, "axes");
+      if (failed(axes))
+        return failure();
+      n = *axes;
+    } else {
+      FailureOr<std::optional<SmallVector<int64_t>>> axes =
+          getOptionalConstantInts(op, 3, "axes");
+      if (failed(axes))
+        return failure();
+      if (*axes) {
+        FailureOr<SmallVector<int64_t>> normalized =
+            normalizeAxes(op, **axes, x->getRank());
+        if (failed(normalized))
+          return failure();
+        shape.assign(x->getShape().begin(), x->getShape().end());
+        for (int64_t a : *normalized)
+          shape[a] = ShapedType::kDynamic;
+        n = normalized->size();
+      }
+    }
+    if (*length != 2 * n) {
+      emitNodeError(op) << "pads has " << *length << " values, expected "
+                        << 2 * n;
+      return failure();
+    }
+    return setResultType(op, 0, shape, x->getElementType());
+  }
   FailureOr<SmallVector<int64_t>> pads = getConstantInts(op, 1, "pads");
   if (failed(pads))
     return failure();

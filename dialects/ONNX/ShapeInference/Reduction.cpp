@@ -125,6 +125,22 @@ LogicalResult inferTopK(Operation *op) {
       normalizeAxis(op, getIntAttr(op, "axis", -1), x->getRank());
   if (failed(axis))
     return failure();
+  // K read at run time (run dims): the results' axis is decided by its value
+  // (the lowering checks 0 <= K <= the axis' size).
+  if (isRunTimeOperand(op, 1)) {
+    FailureOr<int64_t> length = getRunTimeValuesLength(op, 1, "K");
+    if (failed(length))
+      return failure();
+    if (*length != 1) {
+      emitNodeError(op) << "input 'K' must hold one value, got " << *length;
+      return failure();
+    }
+    SmallVector<int64_t> shape(x->getShape());
+    shape[*axis] = ShapedType::kDynamic;
+    if (failed(setResultType(op, 0, shape, x->getElementType())))
+      return failure();
+    return setResultType(op, 1, shape, IntegerType::get(op->getContext(), 64));
+  }
   FailureOr<SmallVector<int64_t>> k = getConstantInts(op, 1, "K");
   if (failed(k))
     return failure();

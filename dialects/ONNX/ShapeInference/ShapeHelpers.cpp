@@ -85,6 +85,13 @@ FailureOr<RankedTensorType> getOptionalInputType(Operation *op, unsigned index,
     diag << "); " << op->getName().stripDialect()
          << " does not take symbolic dimensions yet: fix the model input's dim "
             "with --shape (docs/dynamic-shapes.md)";
+    // Without input symbols the dim is a run dim: a size an op upstream
+    // reads from a non-constant input's values.
+    auto func = op->getParentOfType<FunctionOpInterface>();
+    if (func && !func->hasAttr("kiln.symbols"))
+      diag << "; here the dim is decided at run time by the values of a "
+              "non-constant input upstream: fix that input with --specialize "
+              "NAME=FILE";
     return failure();
   }
   return ranked;

@@ -604,6 +604,227 @@ struct RunTimeSliceLowering : OpConversionPattern<onnx::SliceOp> {
   }
 };
 
+/// Pad whose pads (or axes) are read at run time; static data.
+struct RunTimePadLowering : OpConversionPattern<onnx::PadOp> {
+  RunTimePadLowering(TypeConverter &converter, MLIRContext *ctx)
+      : OpConversionPattern(converter, ctx, /*benefit=*/2) {}
+
+  LogicalResult
+  matchAndRewrite(onnx::PadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto runTime = [&](unsigned i) {
+      return i < op->getNumOperands() &&
+             !onnx::isNoneValue(op->getOperand(i)) &&
+             !readConstantInts(op->getOperand(i));
+    };
+    if ((!runTime(1) && !runTime(3)) || !hasRunDims(op))
+      return failure();
+    Location loc = op.getLoc();
+    ValueRange operands = adaptor.getOperands();
+    Value data = operands[0];
+    auto dataType = dyn_cast<RankedTensorType>(data.getType());
+    auto padsType = dyn_cast<RankedTensorType>(operands[1].getType());
+    RankedTensorType resultType =
+        getConvertedRankedResultType(getTypeConverter(), op);
+    if (!dataType || !dataType.hasStaticShape() || !padsType ||
+        padsType.getRank() != 1 || padsType.isDynamicDim(0) || !resultType)
+      return onnx::emitNodeError(op)
+             << "pads read at run time need static data and pads of a "
+                "static length";
+    StringRef mode = op.getMode();
+    if (mode != "constant" && mode != "edge" && mode != "reflect" &&
+        mode != "wrap")
+      return onnx::emitNodeError(op) << "unsupported Pad mode '" << mode << "'";
+    OpBuilder &b = rewriter;
+    int64_t rank = dataType.getRank();
+    Value zero = indexValue(b, loc, 0);
+    Value ok = arith::ConstantIntOp::create(b, loc, 1, 1);
+    SmallVector<Value> axes;
+    bool hasAxes = op->getNumOperands() > 3 && !onnx::isNoneValue(op->getOperand(3));
+    int64_t n = rank;
+    if (hasAxes) {
+      auto axesType = cast<RankedTensorType>(operands[3].getType());
+      n = axesType.getDimSize(0);
+      axes = readAxes(b, loc, operands[3], n, rank, ok);
+    } else {
+      for (int64_t i = 0; i < rank; ++i)
+        axes.push_back(indexValue(b, loc, i));
+    }
+    if (padsType.getDimSize(0) != 2 * n)
+      return onnx::emitNodeError(op) << "pads must have 2 values per axis";
+    SmallVector<Value> low(rank, zero), high(rank, zero), sizes;
+    for (int64_t i = 0; i < n; ++i) {
+      Value lo = readIndexAt(b, loc, operands[1], i);
+      Value hi = readIndexAt(b, loc, operands[1], n + i);
+      for (int64_t a = 0; a < rank; ++a) {
+        Value named = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            axes[i], indexValue(b, loc, a));
+        low[a] = arith::SelectOp::create(b, loc, named, lo, low[a]);
+        high[a] = arith::SelectOp::create(b, loc, named, hi, high[a]);
+      }
+    }
+    // Each pad crops at most the dim and adds at most 2^40 (no wrap); a
+    // mode other than constant cannot pad an empty dim.
+    Value limit = indexValue(b, loc, int64_t(1) << 40);
+    for (int64_t a = 0; a < rank; ++a) {
+      int64_t dim = dataType.getDimSize(a);
+      Value d = indexValue(b, loc, dim), negD = indexValue(b, loc, -dim);
+      for (Value p : {low[a], high[a]})
+        ok = arith::AndIOp::create(
+            b, loc, ok,
+            arith::AndIOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, p, negD),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, p,
+                                      limit)));
+      Value size = arith::AddIOp::create(
+          b, loc, d, arith::AddIOp::create(b, loc, low[a], high[a]));
+      ok = arith::AndIOp::create(
+          b, loc, ok,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, size, zero));
+      if (mode != "constant") {
+        // The data left after cropping must not be empty when padded.
+        Value keptHere = arith::AddIOp::create(
+            b, loc, d,
+            arith::AddIOp::create(
+                b, loc, arith::MinSIOp::create(b, loc, low[a], zero),
+                arith::MinSIOp::create(b, loc, high[a], zero)));
+        Value padded = arith::OrIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, low[a], zero),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, high[a], zero));
+        ok = arith::AndIOp::create(
+            b, loc, ok,
+            arith::OrIOp::create(
+                b, loc,
+                arith::XOrIOp::create(b, loc, padded,
+                                      arith::ConstantIntOp::create(b, loc, 1, 1)),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, keptHere,
+                                      zero)));
+      }
+      sizes.push_back(size);
+    }
+    emitRunCheck(b, loc, op, ok,
+                 "pads crop more than the dim, or pad an empty dim in a mode "
+                 "other than constant, or axes out of range or repeated");
+    SmallVector<Value> dynSizes;
+    for (int64_t a = 0; a < rank; ++a) {
+      sizes[a] = sizeIfOk(b, loc, ok, sizes[a]);
+      if (resultType.isDynamicDim(a))
+        dynSizes.push_back(sizes[a]);
+    }
+    Type elemType = resultType.getElementType();
+    Value padValue;
+    Value cv = op->getNumOperands() > 2 ? op->getOperand(2) : Value();
+    auto cvType = cv && !onnx::isNoneValue(cv)
+                      ? dyn_cast<RankedTensorType>(operands[2].getType())
+                      : RankedTensorType();
+    if (!cvType || cvType.getNumElements() == 0) {
+      padValue = createScalarConstant(b, loc, elemType, 0.0);
+    } else {
+      if (!cvType.hasStaticShape() || cvType.getNumElements() != 1)
+        return onnx::emitNodeError(op) << "constant_value must be one element";
+      SmallVector<Value> zeros(cvType.getRank(), zero);
+      padValue = tensor::ExtractOp::create(b, loc, operands[2], zeros);
+    }
+    // Per dim: the bytes cropped at the start, the data kept, the padding
+    // before it.
+    SmallVector<Value> cropLow, kept, padLow;
+    for (int64_t a = 0; a < rank; ++a) {
+      Value d = indexValue(b, loc, dataType.getDimSize(a));
+      Value cl = arith::MaxSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, zero, low[a]), zero);
+      Value ch = arith::MaxSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, zero, high[a]), zero);
+      cropLow.push_back(cl);
+      kept.push_back(arith::SubIOp::create(
+          b, loc, d, arith::AddIOp::create(b, loc, cl, ch)));
+      padLow.push_back(arith::MaxSIOp::create(b, loc, low[a], zero));
+    }
+    Value empty = tensor::EmptyOp::create(b, loc, resultType, dynSizes);
+    if (dataType.getNumElements() == 0) {
+      rewriter.replaceOp(op, linalg::FillOp::create(b, loc, padValue, empty)
+                                 .getResult(0));
+      return success();
+    }
+    MLIRContext *ctx = b.getContext();
+    SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    Value result =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{empty}, maps,
+            iterators,
+            [&](OpBuilder &nb, Location l, ValueRange) {
+              SmallVector<Value> coords;
+              Value inside = arith::ConstantIntOp::create(nb, l, 1, 1);
+              Value z = indexValue(nb, l, 0);
+              for (int64_t a = 0; a < rank; ++a) {
+                // Negative pads crop first: the data is [cropLow, dim -
+                // cropHigh) of the axis, n of it; the mode's index maps
+                // into that range.
+                Value i = linalg::IndexOp::create(nb, l, a);
+                Value j = arith::SubIOp::create(nb, l, i, padLow[a]);
+                Value n = kept[a];
+                Value one = indexValue(nb, l, 1);
+                Value last = arith::SubIOp::create(nb, l, n, one);
+                Value safeN = arith::MaxSIOp::create(nb, l, n, one);
+                Value src;
+                if (mode == "constant" || mode == "edge") {
+                  if (mode == "constant")
+                    inside = arith::AndIOp::create(
+                        nb, l, inside,
+                        arith::AndIOp::create(
+                            nb, l,
+                            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge,
+                                                  j, z),
+                            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
+                                                  j, n)));
+                  src = arith::MaxSIOp::create(
+                      nb, l, arith::MinSIOp::create(nb, l, j, last), z);
+                } else if (mode == "wrap") {
+                  src = arith::RemSIOp::create(nb, l, j, safeN);
+                  src = arith::AddIOp::create(nb, l, src, safeN);
+                  src = arith::RemSIOp::create(nb, l, src, safeN);
+                } else {
+                  // Reflect with period p = 2(n - 1) (n = 1: index 0).
+                  Value p = arith::MaxSIOp::create(
+                      nb, l, arith::AddIOp::create(nb, l, last, last), one);
+                  Value m = arith::RemSIOp::create(nb, l, j, p);
+                  m = arith::AddIOp::create(nb, l, m, p);
+                  m = arith::RemSIOp::create(nb, l, m, p);
+                  Value in = arith::CmpIOp::create(
+                      nb, l, arith::CmpIPredicate::slt, m, n);
+                  src = arith::SelectOp::create(
+                      nb, l, in, m, arith::SubIOp::create(nb, l, p, m));
+                  src = arith::SelectOp::create(
+                      nb, l,
+                      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, n,
+                                            one),
+                      z, src);
+                }
+                // In bounds whatever the values (a failed check leaves no
+                // element to compute, but stay safe).
+                src = arith::AddIOp::create(nb, l, src, cropLow[a]);
+                src = arith::MaxSIOp::create(
+                    nb, l,
+                    arith::MinSIOp::create(
+                        nb, l, src,
+                        indexValue(nb, l, dataType.getDimSize(a) - 1)),
+                    z);
+                coords.push_back(src);
+              }
+              Value v = tensor::ExtractOp::create(nb, l, data, coords);
+              if (mode == "constant")
+                v = arith::SelectOp::create(nb, l, inside, v, padValue);
+              linalg::YieldOp::create(nb, l, v);
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateRunDimsPatterns(TypeConverter &converter,
@@ -611,7 +832,7 @@ void populateRunDimsPatterns(TypeConverter &converter,
   patterns.add<RunTimeReshapeLowering,
                RunTimeAxesReshapeLowering<onnx::UnsqueezeOp>,
                RunTimeAxesReshapeLowering<onnx::SqueezeOp>,
-               RunTimeSplitLowering, RunTimeSliceLowering>(
+               RunTimeSplitLowering, RunTimeSliceLowering, RunTimePadLowering>(
       converter, patterns.getContext());
 }
 

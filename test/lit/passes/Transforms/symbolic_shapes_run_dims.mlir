@@ -68,3 +68,19 @@ func.func @slice_split_unsqueeze(%x: tensor<3x6xf32>,
   %2 = "onnx.Unsqueeze"(%z, %ax) : (tensor<2x3xf32>, tensor<1xi64>) -> none loc("u")
   return %0, %1#0, %1#1, %2 : none, none, none, none
 }
+
+// -----
+
+// TopK with a run-time K: values and indices share one run symbol at the axis. Pad with
+// run-time pads and constant axes: the padded dim only.
+// CHECK-LABEL: func.func @topk_pad
+// CHECK: onnx.TopK{{.*}}kiln.symbolic_dims = ["3", "t.out0.dim1"], kiln.symbolic_dims_1 = ["3", "t.out0.dim1"]
+// CHECK: onnx.Pad{{.*}}kiln.symbolic_dims = ["q.dim0", "4"]
+func.func @topk_pad(%x: tensor<3x8xf32>, %k: tensor<1xi64>, %y: tensor<3x4xf32>,
+                    %pads: tensor<2xi64>) -> (none, none, none) {
+  %none = onnx.NoValue : () -> none
+  %ax = onnx.Constant {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0:2 = "onnx.TopK"(%x, %k) {axis = 1 : i64, largest = 1 : i64, sorted = 1 : i64} : (tensor<3x8xf32>, tensor<1xi64>) -> (none, none) loc("t")
+  %1 = "onnx.Pad"(%y, %pads, %none, %ax) {mode = "constant"} : (tensor<3x4xf32>, tensor<2xi64>, none, tensor<1xi64>) -> none loc("q")
+  return %0#0, %0#1, %1 : none, none, none
+}
