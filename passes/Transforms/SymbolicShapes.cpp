@@ -175,6 +175,26 @@ struct KilnSymbolicShapesPass
     return set(op, i, d);
   }
 
+  /// Whether `op`'s `?` result dims are chosen by the values of a non-constant
+  /// input: Reduce* with run-time `axes` (static data) and Resize with
+  /// run-time `scales` or `sizes` (static X).
+  static bool decidedByRunValues(Operation *op) {
+    if (op->getNumResults() != 1)
+      return false;
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    auto data = op->getNumOperands() > 0
+                    ? dyn_cast<RankedTensorType>(op->getOperand(0).getType())
+                    : RankedTensorType();
+    if (!type || type.hasStaticShape() || !data || !data.hasStaticShape())
+      return false;
+    StringRef name = op->getName().getStringRef();
+    if (name == "onnx.Resize")
+      return onnx::isRunTimeOperand(op, 2) || onnx::isRunTimeOperand(op, 3);
+    if (name.starts_with("onnx.Reduce"))
+      return onnx::isRunTimeOperand(op, 1);
+    return false;
+  }
+
   /// Numpy broadcasting of the operands' dims: per result dim, every operand
   /// dim that is not the constant 1 must be the same expression.
   FailureOr<Dims> broadcast(Operation *op, ArrayRef<Dims> operands) {
@@ -511,6 +531,82 @@ struct KilnSymbolicShapesPass
     return success();
   }
 
+  /// Set by runDimsRule when it gave `op`'s results their dims.
+  bool handledByRunDims = false;
+
+  /// The ops whose sizes are read at run time (shape inference opted them in
+  /// to run dims, onnx::isRunTimeOperand): dims their deciding values choose
+  /// get run symbols; the others keep the input's.
+  LogicalResult runDimsRule(Operation *op, StringRef name) {
+    handledByRunDims = false;
+    auto runTime = [&](unsigned i) { return onnx::isRunTimeOperand(op, i); };
+    Dims x = op->getNumOperands() ? get(op->getOperand(0)) : Dims();
+    if ((name == "onnx.Unsqueeze" || name == "onnx.Squeeze") && runTime(1)) {
+      handledByRunDims = true;
+      return setRunDims(op, 0);
+    }
+    if (name == "onnx.Pad" && (runTime(1) || runTime(3))) {
+      // Static data (shape inference checked): the dims shape inference
+      // left `?` are the padded ones.
+      handledByRunDims = true;
+      return setRunDims(op, 0);
+    }
+    if (name == "onnx.TopK" && runTime(1)) {
+      // Values and indices share K: one run symbol.
+      handledByRunDims = true;
+      int64_t axis = onnx::getIntAttr(op, "axis", -1);
+      axis = axis < 0 ? axis + static_cast<int64_t>(x.size()) : axis;
+      Dims known = x;
+      if (axis >= 0 && axis < static_cast<int64_t>(known.size()))
+        known[axis] = AffineExpr();
+      if (failed(setRunDims(op, 0, known)))
+        return failure();
+      return op->getNumResults() > 1 ? set(op, 1, get(op->getResult(0)))
+                                     : success();
+    }
+    if (name == "onnx.Split" && runTime(1)) {
+      handledByRunDims = true;
+      int64_t axis = onnx::getIntAttr(op, "axis", 0);
+      axis = axis < 0 ? axis + static_cast<int64_t>(x.size()) : axis;
+      for (unsigned i = 0; i < op->getNumResults(); ++i) {
+        Dims known = x;
+        if (axis >= 0 && axis < static_cast<int64_t>(known.size()))
+          known[axis] = AffineExpr();
+        if (failed(setRunDims(op, i, known)))
+          return failure();
+      }
+      return success();
+    }
+    if (name == "onnx.Slice" &&
+        (runTime(1) || runTime(2) || runTime(3) || runTime(4))) {
+      handledByRunDims = true;
+      Dims known;
+      if (!runTime(3)) {
+        // Constant axes: the dims not sliced are the input's.
+        known = x;
+        std::optional<SmallVector<int64_t>> axes;
+        if (op->getNumOperands() > 3 && !onnx::isNoneValue(op->getOperand(3))) {
+          axes = onnx::getConstantIntValues(op->getOperand(3));
+        } else {
+          axes.emplace();
+          auto starts = cast<RankedTensorType>(op->getOperand(1).getType());
+          for (int64_t i = 0; i < starts.getDimSize(0); ++i)
+            axes->push_back(i);
+        }
+        if (!axes)
+          return fail(op, "slice axes are neither constant nor run-time");
+        int64_t rank = known.size();
+        for (int64_t a : *axes) {
+          a = a < 0 ? a + rank : a;
+          if (a >= 0 && a < rank)
+            known[a] = AffineExpr();
+        }
+      }
+      return setRunDims(op, 0, known);
+    }
+    return success();
+  }
+
   LogicalResult visit(Operation *op) {
     trackValues(op);
     StringRef opName = op->getName().getStringRef();
@@ -538,6 +634,15 @@ struct KilnSymbolicShapesPass
     // dims whatever the inputs.
     if (isa<onnx::NonMaxSuppressionOp, onnx::CompressOp>(op))
       return setRunDims(op, 0);
+    // Reductions whose axes, and Resizes whose scales or sizes, the run
+    // decides (their shape inference gave `?` for the dims those values
+    // choose): run dims.
+    if (decidedByRunValues(op))
+      return setRunDims(op, 0);
+    if (failed(runDimsRule(op, opName)))
+      return failure();
+    if (handledByRunDims)
+      return success();
     bool symbolic = false;
     for (Value v : op->getOperands())
       symbolic |= isSymbolic(get(v));
@@ -579,7 +684,8 @@ struct KilnSymbolicShapesPass
              "onnx.Identity",    "onnx.Relu",      "onnx.Sigmoid",
              "onnx.Softplus",    "onnx.Elu",       "onnx.Gelu",
              "onnx.HardSigmoid", "onnx.HardSwish", "onnx.LeakyRelu",
-             "onnx.Selu",        "onnx.Cast",      "onnx.Clip"},
+             "onnx.Selu",        "onnx.Cast",      "onnx.CastLike",
+             "onnx.Clip"},
             name))
       return set(op, 0, x);
 

@@ -67,7 +67,64 @@ def batch_model(path: Path) -> Path:
                 [vi("y", ["y0", "y1"]), vi("rx", ["batch", 6])])
 
 
+def slice_model(path: Path) -> Path:
+    """Slice of x [5, 6] with starts, ends, axes and steps all graph inputs, then Relu."""
+    nodes = [h.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["s"], name="slice"),
+             h.make_node("Relu", ["s"], ["y"], name="relu")]
+    ints = [vi(n, [2], T.INT64) for n in ("starts", "ends", "axes", "steps")]
+    return save(path, nodes, [vi("x", [5, 6])] + ints, [vi("y", ["y0", "y1"])])
+
+
+def split_model(path: Path) -> Path:
+    """Split of x [7, 3] along axis 0 into three parts whose sizes are a graph input."""
+    node = h.make_node("Split", ["x", "split"], ["a", "b", "c"], name="split", axis=0)
+    return save(path, [node], [vi("x", [7, 3]), vi("split", [3], T.INT64)],
+                [vi("a", ["a0", 3]), vi("b", ["b0", 3]), vi("c", ["c0", 3])])
+
+
+def axes_model(path: Path) -> Path:
+    """Unsqueeze of x [2, 3] at two run-time axes, then Squeeze of y [1, 3, 1] at one."""
+    nodes = [h.make_node("Unsqueeze", ["x", "uaxes"], ["u"], name="unsqueeze"),
+             h.make_node("Squeeze", ["y", "saxes"], ["q"], name="squeeze")]
+    return save(path, nodes, [vi("x", [2, 3]), vi("uaxes", [2], T.INT64),
+                              vi("y", [1, 3, 1]), vi("saxes", [1], T.INT64)],
+                [vi("u", ["u0", "u1", "u2", "u3"]), vi("q", ["q0", "q1"])])
+
+
+def topk_model(path: Path) -> Path:
+    """TopK of x [3, 8] along axis 1 with K a graph input; both outputs."""
+    node = h.make_node("TopK", ["x", "k"], ["values", "indices"], name="topk", axis=1)
+    return save(path, [node], [vi("x", [3, 8]), vi("k", [1], T.INT64)],
+                [vi("values", [3, "k0"]), vi("indices", [3, "k1"], T.INT64)])
+
+
+def pad_model(path: Path, mode: str) -> Path:
+    """Pad of x [3, 4] with pads a graph input, in `mode`."""
+    inputs = ["x", "pads"] + (["value"] if mode == "constant" else [])
+    node = h.make_node("Pad", inputs, ["y"], name="pad", mode=mode)
+    ins = [vi("x", [3, 4]), vi("pads", [4], T.INT64)]
+    inits = [numpy_helper.from_array(np.array(1.5, np.float32), "value")] \
+        if mode == "constant" else []
+    return save(path, [node], ins, [vi("y", ["y0", "y1"])], inits)
+
+
 SPECS = {
+    "topk": harness.register(harness.CompileSpec("run_dims_topk",
+                                                 lambda d: topk_model(d / "m.onnx"))),
+    "pad_constant": harness.register(harness.CompileSpec(
+        "run_dims_pad_constant", lambda d: pad_model(d / "m.onnx", "constant"))),
+    "pad_reflect": harness.register(harness.CompileSpec(
+        "run_dims_pad_reflect", lambda d: pad_model(d / "m.onnx", "reflect"))),
+    "pad_edge": harness.register(harness.CompileSpec(
+        "run_dims_pad_edge", lambda d: pad_model(d / "m.onnx", "edge"))),
+    "pad_wrap": harness.register(harness.CompileSpec(
+        "run_dims_pad_wrap", lambda d: pad_model(d / "m.onnx", "wrap"))),
+    "slice": harness.register(harness.CompileSpec("run_dims_slice",
+                                                  lambda d: slice_model(d / "m.onnx"))),
+    "split": harness.register(harness.CompileSpec("run_dims_split",
+                                                  lambda d: split_model(d / "m.onnx"))),
+    "axes": harness.register(harness.CompileSpec("run_dims_axes",
+                                                 lambda d: axes_model(d / "m.onnx"))),
     "reshape": harness.register(harness.CompileSpec("run_dims_reshape",
                                                     lambda d: reshape_model(d / "m.onnx"))),
     "allowzero": harness.register(harness.CompileSpec(
@@ -176,3 +233,116 @@ def test_python_inference_session(compile_cache):
             for name, g, w in zip(names, got, want):
                 assert g.shape == w.shape, (key, name, g.shape, w.shape)
                 np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4, err_msg=f"{key} {name}")
+
+
+@pytest.mark.parametrize("starts,ends,axes,steps", [
+    ((0, 1), (5, 6), (0, 1), (1, 1)), ((1, 0), (4, 6), (0, 1), (2, 3)),
+    ((-1, -1), (-6, -7), (0, 1), (-1, -2)), ((0, 2), (1000, -1), (-1, -2), (1, 1)),
+    ((4, 9), (0, 10), (0, 1), (-2, 1)), ((2, 0), (2, 6), (0, 1), (1, 1)),
+    ((0, 2**62), (5, 2**63 - 1), (1, 0), (2**63 - 1, 1))])
+def test_slice_run_time(kiln, compile_cache, tmp_path, starts, ends, axes, steps):
+    compiled = compile_cache.get(SPECS["slice"])
+    harness.run_and_compare(kiln, compiled, {"x": data(5, 6, seed=4), "starts": shape(*starts),
+                                             "ends": shape(*ends), "axes": shape(*axes),
+                                             "steps": shape(*steps)}, tmp_path)
+
+
+@pytest.mark.parametrize("axes,steps", [((0, 0), (1, 1)), ((0, 2), (1, 1)), ((0, 1), (0, 1))])
+def test_slice_bad_values_are_run_time_errors(kiln, compile_cache, tmp_path, axes, steps):
+    compiled = compile_cache.get(SPECS["slice"])
+    assert compiled.ok, compiled.failure()
+    feeds = {"x": data(5, 6), "starts": shape(0, 0), "ends": shape(3, 3),
+             "axes": shape(*axes), "steps": shape(*steps)}
+    out = tmp_path / "out"
+    out.mkdir()
+    result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
+    assert result.returncode != 0, result.describe()
+    assert "node 'slice' (Slice, opset 17): axes out of range or repeated, or a step is 0" \
+        in result.stderr, result.describe()
+
+
+@pytest.mark.parametrize("split", [(2, 2, 3), (0, 7, 0), (7, 0, 0), (1, 5, 1)])
+def test_split_run_time(kiln, compile_cache, tmp_path, split):
+    compiled = compile_cache.get(SPECS["split"])
+    harness.run_and_compare(kiln, compiled, {"x": data(7, 3, seed=2), "split": shape(*split)},
+                            tmp_path)
+
+
+@pytest.mark.parametrize("split", [(2, 2, 2), (-1, 4, 4), (8, 0, -1), (2**62, 2**62, 7)])
+def test_split_bad_sizes_are_run_time_errors(kiln, compile_cache, tmp_path, split):
+    compiled = compile_cache.get(SPECS["split"])
+    assert compiled.ok, compiled.failure()
+    feeds = {"x": data(7, 3), "split": shape(*split)}
+    out = tmp_path / "out"
+    out.mkdir()
+    result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
+    assert result.returncode != 0, result.describe()
+    assert "node 'split' (Split, opset 17): split sizes are negative or do not sum" \
+        in result.stderr, result.describe()
+
+
+@pytest.mark.parametrize("uaxes,saxes", [((0, 1), (0,)), ((3, 0), (2,)), ((-1, 1), (-1,)),
+                                         ((2, -4), (-3,))])
+def test_unsqueeze_squeeze_run_time_axes(kiln, compile_cache, tmp_path, uaxes, saxes):
+    compiled = compile_cache.get(SPECS["axes"])
+    harness.run_and_compare(kiln, compiled, {"x": data(2, 3), "uaxes": shape(*uaxes),
+                                             "y": data(1, 3, 1, seed=1),
+                                             "saxes": shape(*saxes)}, tmp_path)
+
+
+@pytest.mark.parametrize("uaxes,saxes,what", [
+    ((0, 0), (0,), "node 'unsqueeze' (Unsqueeze, opset 17): axes out of range or repeated"),
+    ((0, 4), (0,), "node 'unsqueeze' (Unsqueeze, opset 17): axes out of range or repeated"),
+    ((0, 1), (1,), "node 'squeeze' (Squeeze, opset 17): axes out of range or repeated, or a "
+                   "squeezed dim is not 1")])
+def test_bad_axes_are_run_time_errors(kiln, compile_cache, tmp_path, uaxes, saxes, what):
+    compiled = compile_cache.get(SPECS["axes"])
+    assert compiled.ok, compiled.failure()
+    feeds = {"x": data(2, 3), "uaxes": shape(*uaxes), "y": data(1, 3, 1), "saxes": shape(*saxes)}
+    out = tmp_path / "out"
+    out.mkdir()
+    result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
+    assert result.returncode != 0, result.describe()
+    assert what in result.stderr, result.describe()
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 8])
+def test_topk_run_time_k(kiln, compile_cache, tmp_path, k):
+    compiled = compile_cache.get(SPECS["topk"])
+    # Distinct values: the indices of ties are not compared.
+    x = np.random.RandomState(7).permutation(24).astype(np.float32).reshape(3, 8)
+    harness.run_and_compare(kiln, compiled, {"x": x, "k": shape(k)}, tmp_path)
+
+
+@pytest.mark.parametrize("k", [-1, 9])
+def test_topk_k_out_of_range_is_a_run_time_error(kiln, compile_cache, tmp_path, k):
+    compiled = compile_cache.get(SPECS["topk"])
+    assert compiled.ok, compiled.failure()
+    feeds = {"x": data(3, 8), "k": shape(k)}
+    out = tmp_path / "out"
+    out.mkdir()
+    result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
+    assert result.returncode != 0, result.describe()
+    assert "node 'topk' (TopK, opset 17): K is negative or above the axis' size" \
+        in result.stderr, result.describe()
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
+@pytest.mark.parametrize("pads", [(0, 0, 0, 0), (1, 2, 2, 1), (0, 3, 0, 0), (-1, 1, 1, -2)])
+def test_pad_run_time_pads(kiln, compile_cache, tmp_path, mode, pads):
+    compiled = compile_cache.get(SPECS[f"pad_{mode}"])
+    harness.run_and_compare(kiln, compiled, {"x": data(3, 4, seed=9), "pads": shape(*pads)},
+                            tmp_path)
+
+
+@pytest.mark.parametrize("pads", [(-4, 0, 0, 0), (0, 0, 2**62, 2**62)])
+def test_pad_bad_pads_are_run_time_errors(kiln, compile_cache, tmp_path, pads):
+    compiled = compile_cache.get(SPECS["pad_constant"])
+    assert compiled.ok, compiled.failure()
+    feeds = {"x": data(3, 4), "pads": shape(*pads)}
+    out = tmp_path / "out"
+    out.mkdir()
+    result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
+    assert result.returncode != 0, result.describe()
+    assert "node 'pad' (Pad, opset 17): pads crop more than the dim" in result.stderr, \
+        result.describe()

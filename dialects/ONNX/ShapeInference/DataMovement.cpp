@@ -161,8 +161,7 @@ LogicalResult inferReshape(Operation *op) {
   // A shape the run computes (a graph input, ...): every dim is decided by
   // its values at run time (kiln-symbolic-shapes gives each a run symbol;
   // the lowering reads the shape and checks the element count).
-  if (!getConstantAttr(op->getOperand(1)) &&
-      !getShapeValues(op->getOperand(1))) {
+  if (isRunTimeOperand(op, 1) && !getShapeValues(op->getOperand(1))) {
     FailureOr<int64_t> length = getRunTimeValuesLength(op, 1, "shape");
     if (failed(length))
       return failure();
@@ -316,6 +315,25 @@ LogicalResult inferSplit(Operation *op) {
     return failure();
   }
   int64_t numResults = op->getNumResults();
+  // A `split` read at run time (run dims): each result's size along the axis.
+  if (isRunTimeOperand(op, 1)) {
+    FailureOr<int64_t> length = getRunTimeValuesLength(op, 1, "split");
+    if (failed(length))
+      return failure();
+    if (*length != numResults) {
+      emitNodeError(op) << "split has " << *length
+                        << " sizes but the node has " << numResults
+                        << " outputs";
+      return failure();
+    }
+    for (int64_t i = 0; i < numResults; ++i) {
+      SmallVector<int64_t> shape(x->getShape());
+      shape[*axis] = ShapedType::kDynamic;
+      if (failed(setResultType(op, i, shape, x->getElementType())))
+        return failure();
+    }
+    return success();
+  }
   FailureOr<std::optional<SmallVector<int64_t>>> split =
       getOptionalConstantInts(op, 1, "split");
   if (failed(split))
@@ -457,6 +475,18 @@ LogicalResult inferGatherND(Operation *op) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult inferUnsqueeze(Operation *op) {
+  // Axes read at run time (run dims): the rank is static, every dim is
+  // decided by the axes' values.
+  if (isRunTimeOperand(op, 1)) {
+    FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+    FailureOr<int64_t> n = getRunTimeValuesLength(op, 1, "axes");
+    if (failed(data) || failed(n))
+      return failure();
+    return setResultType(
+        op, 0,
+        SmallVector<int64_t>(data->getRank() + *n, ShapedType::kDynamic),
+        data->getElementType());
+  }
   FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
   FailureOr<SmallVector<int64_t>> axes = getConstantInts(op, 1, "axes");
   if (failed(data) || failed(axes))
@@ -473,6 +503,20 @@ LogicalResult inferUnsqueeze(Operation *op) {
 }
 
 LogicalResult inferSqueeze(Operation *op) {
+  if (isRunTimeOperand(op, 1)) {
+    FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+    FailureOr<int64_t> n = getRunTimeValuesLength(op, 1, "axes");
+    if (failed(data) || failed(n))
+      return failure();
+    if (*n > data->getRank()) {
+      emitNodeError(op) << "squeezes " << *n << " axes of " << *data;
+      return failure();
+    }
+    return setResultType(
+        op, 0,
+        SmallVector<int64_t>(data->getRank() - *n, ShapedType::kDynamic),
+        data->getElementType());
+  }
   FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
   FailureOr<std::optional<SmallVector<int64_t>>> axes =
       getOptionalConstantInts(op, 1, "axes");
@@ -531,6 +575,35 @@ LogicalResult inferSlice(Operation *op) {
                           << "input 'M'";
       return failure();
     }
+  }
+  // Starts, ends, axes or steps read at run time (run dims): the sliced dims
+  // are decided by their values (every dim when the axes are).
+  if (isRunTimeOperand(op, 1) || isRunTimeOperand(op, 2) ||
+      isRunTimeOperand(op, 3) || isRunTimeOperand(op, 4)) {
+    FailureOr<int64_t> n = getRunTimeValuesLength(op, 1, "starts");
+    if (failed(n))
+      return failure();
+    SmallVector<int64_t> shape(data->getRank(), ShapedType::kDynamic);
+    if (!isRunTimeOperand(op, 3)) {
+      FailureOr<std::optional<SmallVector<int64_t>>> axes =
+          getOptionalConstantInts(op, 3, "axes");
+      if (failed(axes))
+        return failure();
+      SmallVector<int64_t> list;
+      if (*axes)
+        list = **axes;
+      else
+        for (int64_t i = 0; i < *n; ++i)
+          list.push_back(i);
+      FailureOr<SmallVector<int64_t>> normalized =
+          normalizeAxes(op, list, data->getRank());
+      if (failed(normalized))
+        return failure();
+      shape.assign(data->getShape().begin(), data->getShape().end());
+      for (int64_t a : *normalized)
+        shape[a] = ShapedType::kDynamic;
+    }
+    return setResultType(op, 0, shape, data->getElementType());
   }
   FailureOr<SmallVector<int64_t>> starts = getConstantInts(op, 1, "starts");
   if (failed(starts))
@@ -711,6 +784,48 @@ LogicalResult inferPad(Operation *op) {
   FailureOr<RankedTensorType> x = getInputType(op, 0, "data");
   if (failed(x))
     return failure();
+  // Pads (or axes) read at run time (run dims): the padded dims are decided
+  // by their values (every dim when the axes are). Static data only.
+  if (isRunTimeOperand(op, 1) || isRunTimeOperand(op, 3)) {
+    if (!x->hasStaticShape()) {
+      emitNodeError(op) << "pads read at run time need data of static shape, "
+                           "got "
+                        << *x;
+      return failure();
+    }
+    FailureOr<int64_t> length = getRunTimeValuesLength(op, 1, "pads");
+    if (failed(length))
+      return failure();
+    SmallVector<int64_t> shape(x->getRank(), ShapedType::kDynamic);
+    int64_t n = x->getRank();
+    if (isRunTimeOperand(op, 3)) {
+      FailureOr<int64_t> axes = getRunTimeValuesLength(op, 3, "axes");
+      if (failed(axes))
+        return failure();
+      n = *axes;
+    } else {
+      FailureOr<std::optional<SmallVector<int64_t>>> axes =
+          getOptionalConstantInts(op, 3, "axes");
+      if (failed(axes))
+        return failure();
+      if (*axes) {
+        FailureOr<SmallVector<int64_t>> normalized =
+            normalizeAxes(op, **axes, x->getRank());
+        if (failed(normalized))
+          return failure();
+        shape.assign(x->getShape().begin(), x->getShape().end());
+        for (int64_t a : *normalized)
+          shape[a] = ShapedType::kDynamic;
+        n = normalized->size();
+      }
+    }
+    if (*length != 2 * n) {
+      emitNodeError(op) << "pads has " << *length << " values, expected "
+                        << 2 * n;
+      return failure();
+    }
+    return setResultType(op, 0, shape, x->getElementType());
+  }
   FailureOr<SmallVector<int64_t>> pads = getConstantInts(op, 1, "pads");
   if (failed(pads))
     return failure();
@@ -851,7 +966,8 @@ LogicalResult inferOneHot(Operation *op) {
 
 // Resize(X, roi, scales, sizes): from the constant sizes (with
 // keep_aspect_ratio_policy) or else the constant scales (floor(d * scale));
-// `axes` selects the resized axes.
+// `axes` selects the resized axes. Sizes or scales read at run time give run
+// dims.
 LogicalResult inferResize(Operation *op) {
   FailureOr<RankedTensorType> x = getInputType(op, 0, "X");
   if (failed(x))
@@ -881,6 +997,31 @@ LogicalResult inferResize(Operation *op) {
       !isNoneValue(sizesValue) &&
       !(isa<RankedTensorType>(sizesValue.getType()) &&
         cast<RankedTensorType>(sizesValue.getType()).getNumElements() == 0);
+  // Sizes or scales the run decides (graph inputs): the resized dims are run
+  // dims (docs/dynamic-shapes.md); the lowering computes them.
+  unsigned decider = hasSizes ? 3 : 2;
+  if (isRunTimeOperand(op, decider)) {
+    StringRef name = hasSizes ? "sizes" : "scales";
+    if (!hasSizes) {
+      auto type = dyn_cast<RankedTensorType>(op->getOperand(2).getType());
+      if (!type || type.getRank() != 1 || type.isDynamicDim(0) ||
+          !isa<FloatType>(type.getElementType())) {
+        emitNodeError(op) << "input 'scales' must be a 1-D float tensor of a "
+                             "static length to be read at run time, got "
+                          << op->getOperand(2).getType();
+        return failure();
+      }
+      if (failed(checkCount(name, type.getDimSize(0))))
+        return failure();
+    } else {
+      FailureOr<int64_t> length = getRunTimeValuesLength(op, 3, name);
+      if (failed(length) || failed(checkCount(name, *length)))
+        return failure();
+    }
+    for (int64_t axis : axes)
+      shape[axis] = ShapedType::kDynamic;
+    return setResultType(op, 0, shape, x->getElementType());
+  }
   if (hasSizes) {
     FailureOr<SmallVector<int64_t>> sizes = getConstantInts(op, 3, "sizes");
     if (failed(sizes) || failed(checkCount("sizes", sizes->size())))

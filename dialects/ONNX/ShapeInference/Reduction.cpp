@@ -6,6 +6,7 @@
 
 #include "dialects/ONNX/ShapeInference/ShapeHelpers.h"
 
+#include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/ONNXOps.h"
 
@@ -28,19 +29,61 @@ SmallVector<int64_t> reduceShape(ArrayRef<int64_t> shape,
   return result;
 }
 
+// Whether operand `index` is present and a tensor of static shape with no
+// elements.
+bool isEmptyTensor(Operation *op, unsigned index) {
+  if (index >= op->getNumOperands() || isNoneValue(op->getOperand(index)))
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getOperand(index).getType());
+  return type && type.hasStaticShape() && type.getNumElements() == 0;
+}
+
 // Reduce*(data, axes): axes is an optional constant; absent or empty reduces
-// every axis, or none with noop_with_empty_axes = 1.
+// every axis, or none with noop_with_empty_axes = 1. Axes read at run time
+// give run dims.
 LogicalResult inferReduce(Operation *op) {
   FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
   if (failed(data))
     return failure();
+  bool keepDims = getIntAttr(op, "keepdims", 1) != 0;
+  int64_t rank = data->getRank();
+  // Axes the run decides (a graph input, ...): as many distinct axes as the
+  // input has values, so the rank is known; each reduced-or-kept dim is a
+  // run dim (docs/dynamic-shapes.md), except a dim of 1, which stays 1 with
+  // keepdims, and all axes reduced.
+  if (isRunTimeOperand(op, 1) && !isEmptyTensor(op, 1)) {
+    FailureOr<int64_t> n = getRunTimeValuesLength(op, 1, "axes");
+    if (failed(n))
+      return failure();
+    if (!data->hasStaticShape()) {
+      emitNodeError(op) << "axes read at run time need a static shape of "
+                           "'data', got "
+                        << *data;
+      return failure();
+    }
+    if (*n > rank) {
+      emitNodeError(op) << "input 'axes' holds " << *n
+                        << " values, more than the rank " << rank
+                        << " of 'data' (the axes must be distinct)";
+      return failure();
+    }
+    SmallVector<int64_t> shape;
+    if (keepDims)
+      for (int64_t d : data->getShape())
+        shape.push_back(d == 1 || *n == rank ? 1 : ShapedType::kDynamic);
+    else
+      shape.assign(rank - *n, ShapedType::kDynamic);
+    return setResultType(op, 0, shape, data->getElementType());
+  }
+  // An axes input with no elements (a graph input of shape [0]) is an
+  // empty list whatever its origin.
   FailureOr<std::optional<SmallVector<int64_t>>> axes =
-      getOptionalConstantInts(op, 1, "axes");
+      isEmptyTensor(op, 1) ? FailureOr<std::optional<SmallVector<int64_t>>>(
+                                 std::optional(SmallVector<int64_t>()))
+                           : getOptionalConstantInts(op, 1, "axes");
   if (failed(axes))
     return failure();
-  bool keepDims = getIntAttr(op, "keepdims", 1) != 0;
   bool noop = getIntAttr(op, "noop_with_empty_axes", 0) != 0;
-  int64_t rank = data->getRank();
   SmallVector<int64_t> reduced;
   if (!*axes || (*axes)->empty()) {
     if (noop)
@@ -82,6 +125,22 @@ LogicalResult inferTopK(Operation *op) {
       normalizeAxis(op, getIntAttr(op, "axis", -1), x->getRank());
   if (failed(axis))
     return failure();
+  // K read at run time (run dims): the results' axis is decided by its value
+  // (the lowering checks 0 <= K <= the axis' size).
+  if (isRunTimeOperand(op, 1)) {
+    FailureOr<int64_t> length = getRunTimeValuesLength(op, 1, "K");
+    if (failed(length))
+      return failure();
+    if (*length != 1) {
+      emitNodeError(op) << "input 'K' must hold one value, got " << *length;
+      return failure();
+    }
+    SmallVector<int64_t> shape(x->getShape());
+    shape[*axis] = ShapedType::kDynamic;
+    if (failed(setResultType(op, 0, shape, x->getElementType())))
+      return failure();
+    return setResultType(op, 1, shape, IntegerType::get(op->getContext(), 64));
+  }
   FailureOr<SmallVector<int64_t>> k = getConstantInts(op, 1, "K");
   if (failed(k))
     return failure();

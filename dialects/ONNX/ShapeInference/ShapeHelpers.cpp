@@ -86,6 +86,13 @@ FailureOr<RankedTensorType> getOptionalInputType(Operation *op, unsigned index,
     diag << "); " << op->getName().stripDialect()
          << " does not take symbolic dimensions yet: fix the model input's dim "
             "with --shape (docs/dynamic-shapes.md)";
+    // Without input symbols the dim is a run dim: a size an op upstream
+    // reads from a non-constant input's values.
+    auto func = op->getParentOfType<FunctionOpInterface>();
+    if (func && !func->hasAttr("kiln.symbols"))
+      diag << "; here the dim is decided at run time by the values of a "
+              "non-constant input upstream: fix that input with --specialize "
+              "NAME=FILE";
     return failure();
   }
   return ranked;
@@ -101,6 +108,7 @@ bool acceptsSymbolicDims(Operation *op) {
       "onnx.Tanh", "onnx.Identity", "onnx.Relu", "onnx.Sigmoid", "onnx.Clip",
       "onnx.Softplus", "onnx.Elu", "onnx.Gelu", "onnx.HardSigmoid",
       "onnx.HardSwish", "onnx.LeakyRelu", "onnx.Selu", "onnx.Cast",
+      "onnx.CastLike",
       // Broadcasting binary / variadic ops.
       "onnx.Add", "onnx.Sub", "onnx.Mul", "onnx.Div", "onnx.Max", "onnx.Min",
       "onnx.Pow", "onnx.Sum",
@@ -158,6 +166,12 @@ LogicalResult emitNonConstantInput(Operation *op, StringRef name) {
   emitNodeError(op) << "output shape depends on a non-constant input '" << name
                     << "' (dynamic shapes are not supported yet)";
   return failure();
+}
+
+bool isRunTimeOperand(Operation *op, unsigned index) {
+  return index < op->getNumOperands() && !isNoneValue(op->getOperand(index)) &&
+         !getConstantAttr(op->getOperand(index)) &&
+         isa_and_nonnull<FunctionOpInterface>(op->getParentOp());
 }
 
 FailureOr<int64_t> getRunTimeValuesLength(Operation *op, unsigned index,

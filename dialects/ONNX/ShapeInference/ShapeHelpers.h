@@ -103,6 +103,12 @@ mlir::FailureOr<int64_t> getRunTimeValuesLength(mlir::Operation *op,
                                                 unsigned index,
                                                 llvm::StringRef name);
 
+/// True when operand `index` of `op` is present and not a compile-time
+/// constant, and `op` is at the top level of a function (run dims are not
+/// supported inside Loop / If / Scan bodies): its values are read at run time
+/// by an op that opts in to run dims.
+bool isRunTimeOperand(mlir::Operation *op, unsigned index);
+
 /// Like getConstantInts, but an absent (`none`) input gives std::nullopt.
 mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
 getOptionalConstantInts(mlir::Operation *op, unsigned index,

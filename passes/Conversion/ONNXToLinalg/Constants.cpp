@@ -358,7 +358,7 @@ struct CastLikeLowering : OpConversionPattern<onnx::CastLikeOp> {
                   ConversionPatternRewriter &rewriter) const override {
     return lowerCast(op, adaptor.getInput(), op.getInput().getType(),
                      op.getOutput().getType(),
-                     getConvertedResultType(getTypeConverter(), op),
+                     getConvertedRankedResultType(getTypeConverter(), op),
                      op.getSaturate() != 0, op.getRoundMode(), rewriter);
   }
 };

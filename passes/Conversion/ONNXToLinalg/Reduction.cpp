@@ -5,11 +5,19 @@
 // where needed (mean, sqrt, log), and a tensor.expand_shape for keepdims.
 // f16/bf16 sums accumulate in f32.
 //
+// Axes read at run time (a graph input; the number of axes is the input's
+// static length, so the result's rank is static and its dims are run dims:
+// docs/dynamic-shapes.md): the reduced axes become a bit mask at run time,
+// and an scf.index_switch over every set of that many axes runs the
+// constant-axes reduction of that set (C(rank, n) cases), its static result
+// cast to the result type.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Conversion/ONNXToLinalg/PopulatePatterns.h"
 #include "passes/Conversion/ONNXToLinalg/Utils.h"
 
+#include "dialects/Kiln/KilnDialect.h"
 #include "dialects/ONNX/ConstantValues.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/ONNXOps.h"
@@ -17,6 +25,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -44,7 +53,10 @@ enum class ReduceKind {
 FailureOr<std::optional<SmallVector<bool>>>
 getReducedDims(Operation *op, Value axes, int64_t rank, bool noopWithEmpty) {
   SmallVector<int64_t> axisValues;
-  if (!onnx::isNoneValue(axes)) {
+  auto axesType = dyn_cast<RankedTensorType>(axes.getType());
+  bool noElements = axesType && axesType.hasStaticShape() &&
+                    axesType.getNumElements() == 0;
+  if (!onnx::isNoneValue(axes) && !noElements) {
     auto values = readConstantInts(axes);
     if (!values)
       return onnx::emitNodeError(op)
@@ -66,6 +78,19 @@ getReducedDims(Operation *op, Value axes, int64_t rank, bool noopWithEmpty) {
   }
   return std::optional<SmallVector<bool>>(std::move(reduced));
 }
+
+/// Whether `axes` is read at run time: present, not a constant, with a
+/// static number of elements above 0 (an empty one is the empty list).
+bool isRunTimeAxes(Value axes) {
+  if (onnx::isNoneValue(axes) || readConstantInts(axes))
+    return false;
+  auto type = dyn_cast<RankedTensorType>(axes.getType());
+  return type && type.hasStaticShape() && type.getNumElements() > 0;
+}
+
+/// The most cases (sets of reduced axes) one run-time-axes reduction
+/// compiles: C(rank, number of axes).
+constexpr size_t kMaxRunTimeAxesCases = 70;
 
 /// `reduced` (static, dims dropped) expanded with unit dims to `resultType`
 /// when keepdims asks for it (same element count).
@@ -115,6 +140,9 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
       return onnx::emitNodeError(op)
              << "result element type differs from the input's";
 
+    if (isRunTimeAxes(adaptor.getAxes()))
+      return lowerRunTimeAxes(op, adaptor, rewriter, input, inputType,
+                              resultType, isU);
     auto dims = getReducedDims(op, adaptor.getAxes(), inputType.getRank(),
                                op.getNoopWithEmptyAxes() != 0);
     if (failed(dims))
@@ -152,6 +180,17 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
         count *= dim;
     }
 
+    Value result = emitReduction(rewriter, loc, input, reduced, count, isU);
+    rewriter.replaceOp(op, reshapeToResult(rewriter, loc, result, resultType));
+    return success();
+  }
+
+  /// The reduction of `input` over the `reduced` dims (static; `count`
+  /// elements each), dims dropped: one linalg.generic and an elementwise
+  /// finish where needed (mean, sqrt, log).
+  Value emitReduction(OpBuilder &rewriter, Location loc, Value input,
+                      ArrayRef<bool> reduced, int64_t count, bool isU) const {
+    Type elem = cast<RankedTensorType>(input.getType()).getElementType();
     auto floatType = dyn_cast<FloatType>(elem);
     bool widen = floatType && floatType.getWidth() < 32 &&
                  kind != ReduceKind::Max && kind != ReduceKind::Min;
@@ -278,7 +317,133 @@ struct ReduceLowering : OpConversionPattern<OpTy> {
       break;
     }
     }
-    rewriter.replaceOp(op, reshapeToResult(rewriter, loc, result, resultType));
+    return result;
+  }
+
+  /// Run-time axes (see the file comment): the set of reduced axes as a bit
+  /// mask computed from the values (normalized, checked in range and
+  /// distinct by a kiln.check naming the node), an scf.index_switch over
+  /// every set of that many axes whose case is the constant-axes reduction,
+  /// cast to the result type whose reduced-or-kept dims are run dims.
+  LogicalResult lowerRunTimeAxes(OpTy op, typename OpTy::Adaptor adaptor,
+                                 ConversionPatternRewriter &rewriter,
+                                 Value input, RankedTensorType inputType,
+                                 RankedTensorType resultType, bool isU) const {
+    Location loc = op.getLoc();
+    Value axes = adaptor.getAxes();
+    auto axesType = cast<RankedTensorType>(axes.getType());
+    if (axesType.getRank() != 1 || !isa<IntegerType>(axesType.getElementType()))
+      return onnx::emitNodeError(op)
+             << "input 'axes' must be a 1-D integer tensor, got " << axesType;
+    if (!inputType.hasStaticShape())
+      return onnx::emitNodeError(op)
+             << "axes read at run time need a static shape of 'data', got "
+             << inputType;
+    int64_t rank = inputType.getRank();
+    int64_t n = axesType.getDimSize(0);
+    if (n > rank)
+      return onnx::emitNodeError(op)
+             << "input 'axes' holds " << n << " values, more than the rank "
+             << rank << " of 'data' (the axes must be distinct)";
+    bool keepdims = op.getKeepdims() != 0;
+    if (resultType.getRank() != (keepdims ? rank : rank - n))
+      return onnx::emitNodeError(op)
+             << "result type " << resultType << " does not match a reduction of "
+             << inputType << " over " << n << " axes";
+    SmallVector<uint64_t> masks;
+    for (uint64_t m = 0; rank < 16 && m < (uint64_t{1} << rank); ++m)
+      if (llvm::popcount(m) == n)
+        masks.push_back(m);
+    if (rank >= 16 || masks.size() > kMaxRunTimeAxesCases)
+      return onnx::emitNodeError(op)
+             << "axes read at run time: " << n << " of " << rank
+             << " axes is too many sets of axes to compile (at most "
+             << kMaxRunTimeAxesCases << "); make 'axes' a constant";
+    // Each case's static result must fit the result type.
+    SmallVector<SmallVector<bool>> sets;
+    for (uint64_t m : masks) {
+      SmallVector<bool> reduced;
+      for (int64_t a = 0; a < rank; ++a)
+        reduced.push_back((m >> a) & 1);
+      SmallVector<int64_t> shape =
+          getReducedShape(inputType.getShape(), reduced, keepdims);
+      for (auto [got, want] : llvm::zip(shape, resultType.getShape()))
+        if (!ShapedType::isDynamic(want) && got != want)
+          return onnx::emitNodeError(op)
+                 << "result type " << resultType
+                 << " does not match the reduction of " << inputType;
+      sets.push_back(std::move(reduced));
+    }
+
+    // The mask of the reduced axes, with the range and distinctness check.
+    auto idx = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
+    };
+    Value zero = idx(0), rankV = idx(rank), one = idx(1);
+    Value mask = zero;
+    Value ok = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
+    for (int64_t i = 0; i < n; ++i) {
+      Value a = tensor::ExtractOp::create(rewriter, loc, axes, ValueRange{idx(i)});
+      a = arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), a);
+      Value neg = arith::CmpIOp::create(rewriter, loc,
+                                        arith::CmpIPredicate::slt, a, zero);
+      a = arith::SelectOp::create(
+          rewriter, loc, neg, arith::AddIOp::create(rewriter, loc, a, rankV), a);
+      Value inRange = arith::AndIOp::create(
+          rewriter, loc,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, a,
+                                zero),
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, a,
+                                rankV));
+      a = arith::MinSIOp::create(rewriter, loc,
+                                 arith::MaxSIOp::create(rewriter, loc, a, zero),
+                                 idx(rank - 1));
+      Value bit = arith::ShLIOp::create(rewriter, loc, one, a);
+      Value seen = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(rewriter, loc, mask, bit), zero);
+      Value fresh = arith::XOrIOp::create(
+          rewriter, loc, seen, arith::ConstantIntOp::create(rewriter, loc, 1, 1));
+      ok = arith::AndIOp::create(rewriter, loc, ok,
+                                 arith::AndIOp::create(rewriter, loc, inRange,
+                                                       fresh));
+      mask = arith::OrIOp::create(rewriter, loc, mask, bit);
+    }
+    Value okTensor = tensor::FromElementsOp::create(
+        rewriter, loc, RankedTensorType::get({}, rewriter.getI1Type()),
+        ValueRange{ok});
+    kiln::CheckOp::create(rewriter, loc, okTensor,
+                          getNodeMessagePrefix(op) +
+                              "axes out of range or repeated");
+
+    // One case per set of axes; the last set is the default (reached only
+    // with it, or after the check failed).
+    SmallVector<int64_t> cases;
+    for (uint64_t m : ArrayRef(masks).drop_back())
+      cases.push_back(static_cast<int64_t>(m));
+    auto sw = scf::IndexSwitchOp::create(rewriter, loc, TypeRange{resultType},
+                                         mask, cases, cases.size());
+    auto fill = [&](Region &region, ArrayRef<bool> reduced) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *block = rewriter.createBlock(&region);
+      rewriter.setInsertionPointToStart(block);
+      int64_t count = 1;
+      for (auto [dim, red] : llvm::zip(inputType.getShape(), reduced))
+        if (red)
+          count *= dim;
+      Value r = emitReduction(rewriter, loc, input, reduced, count, isU);
+      auto caseType = RankedTensorType::get(
+          getReducedShape(inputType.getShape(), reduced, keepdims),
+          resultType.getElementType());
+      r = reshapeToResult(rewriter, loc, r, caseType);
+      if (caseType != resultType)
+        r = tensor::CastOp::create(rewriter, loc, resultType, r);
+      scf::YieldOp::create(rewriter, loc, r);
+    };
+    for (size_t i = 0; i + 1 < sets.size(); ++i)
+      fill(sw.getCaseRegions()[i], sets[i]);
+    fill(sw.getDefaultRegion(), sets.back());
+    rewriter.replaceOp(op, sw.getResult(0));
     return success();
   }
 

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Conversion/ONNXToLinalg/PopulatePatterns.h"
+#include "passes/Conversion/ONNXToLinalg/RunDims.h"
 #include "passes/Conversion/ONNXToLinalg/Utils.h"
 
 #include "dialects/ONNX/Diagnostics.h"
@@ -34,15 +35,17 @@ struct TopKLowering : OpConversionPattern<onnx::TopKOp> {
     Location loc = op.getLoc();
     Value x = adaptor.getX();
     auto xType = dyn_cast<RankedTensorType>(x.getType());
+    // K read at run time (run dims, docs/dynamic-shapes.md): the results'
+    // axis is `?`, the rest static.
     RankedTensorType valuesType =
-        getConvertedResultType(getTypeConverter(), op);
+        getConvertedRankedResultType(getTypeConverter(), op);
     auto indicesType = dyn_cast_or_null<RankedTensorType>(
         getTypeConverter()->convertType(op.getIndices().getType()));
-    if (!xType || !xType.hasStaticShape() || !valuesType ||
-        !valuesType.hasStaticShape() || !indicesType ||
+    if (!xType || !xType.hasStaticShape() || !valuesType || !indicesType ||
         !indicesType.getElementType().isInteger(64))
       return onnx::emitNodeError(op)
              << "static shapes and int64 indices are required";
+    bool runTimeK = !valuesType.hasStaticShape();
     Type elem = xType.getElementType();
     bool isUnsigned = isUnsignedInt(op.getX().getType());
     if (!isa<FloatType>(elem) && !isIntNotBool(elem))
@@ -56,12 +59,36 @@ struct TopKLowering : OpConversionPattern<onnx::TopKOp> {
     int64_t n = xType.getDimSize(*axis);
     int64_t k = valuesType.getDimSize(*axis);
     bool largest = op.getLargest() != 0;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != *axis && (valuesType.isDynamicDim(d) ||
+                         valuesType.getDimSize(d) != xType.getDimSize(d)))
+        return onnx::emitNodeError(op) << "results of an unexpected shape "
+                                       << valuesType;
 
-    Value values = tensor::EmptyOp::create(rewriter, loc, valuesType.getShape(),
-                                           valuesType.getElementType());
-    Value indices = tensor::EmptyOp::create(
-        rewriter, loc, indicesType.getShape(), indicesType.getElementType());
-    if (k == 0 || xType.getNumElements() == 0) {
+    // K: the constant, or read at run time and checked to lie in [0, n]
+    // (0 after a failed check: empty results).
+    Value kValue;
+    SmallVector<Value> dynSizes;
+    if (runTimeK) {
+      Value kRead = readIndexAt(rewriter, loc, adaptor.getK(), 0);
+      Value ok = arith::AndIOp::create(
+          rewriter, loc,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                kRead, indexValue(rewriter, loc, 0)),
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
+                                kRead, indexValue(rewriter, loc, n)));
+      emitRunCheck(rewriter, loc, op, ok,
+                   "K is negative or above the axis' size");
+      kValue = sizeIfOk(rewriter, loc, ok, kRead);
+      dynSizes.push_back(kValue);
+    } else {
+      kValue = arith::ConstantIndexOp::create(rewriter, loc, k);
+    }
+    Value values = tensor::EmptyOp::create(rewriter, loc, valuesType, dynSizes);
+    RankedTensorType indicesOut =
+        RankedTensorType::get(valuesType.getShape(), indicesType.getElementType());
+    Value indices = tensor::EmptyOp::create(rewriter, loc, indicesOut, dynSizes);
+    if ((!runTimeK && k == 0) || xType.getNumElements() == 0) {
       rewriter.replaceOp(op, {values, indices});
       return success();
     }
@@ -111,7 +138,6 @@ struct TopKLowering : OpConversionPattern<onnx::TopKOp> {
             coords.insert(coords.begin() + *axis, position);
             return coords;
           };
-          Value kValue = index(b, k);
           auto elementLoop = scf::ForOp::create(
               b, loc, index(b, 0), index(b, n), index(b, 1), rowArgs,
               [&](OpBuilder &b, Location, Value j, ValueRange args) {
@@ -138,7 +164,8 @@ struct TopKLowering : OpConversionPattern<onnx::TopKOp> {
                       // Entries [position, last) move down one; the one at
                       // K - 1 falls off when K are kept.
                       Value last = arith::MinUIOp::create(
-                          b, loc, kept, index(b, k - 1));
+                          b, loc, kept,
+                          arith::SubIOp::create(b, loc, kValue, index(b, 1)));
                       Value moves = arith::SubIOp::create(b, loc, last, position);
                       auto shift = scf::ForOp::create(
                           b, loc, index(b, 0), moves, index(b, 1),

@@ -685,6 +685,39 @@ func.func @reduce(%x: tensor<2x3x4xf32>) {
   return
 }
 
+// -----
+
+// An axes input with no elements (a graph input of shape [0]) is the empty
+// list: every axis reduced, or none with noop_with_empty_axes.
+// CHECK-LABEL: func.func @reduce_empty_axes_input
+// CHECK: onnx.ReduceSum {{.*}} -> tensor<1x1x1xf32>
+// CHECK: onnx.ReduceMax {{.*}} -> tensor<f32>
+// CHECK: onnx.ReduceSum {{.*}} -> tensor<2x3x4xf32>
+func.func @reduce_empty_axes_input(%x: tensor<2x3x4xf32>, %axes: tensor<0xi64>) {
+  %0 = "onnx.ReduceSum"(%x, %axes) : (tensor<2x3x4xf32>, tensor<0xi64>) -> none
+  %1 = "onnx.ReduceMax"(%x, %axes) {keepdims = 0 : i64} : (tensor<2x3x4xf32>, tensor<0xi64>) -> none
+  %2 = "onnx.ReduceSum"(%x, %axes) {noop_with_empty_axes = 1 : i64} : (tensor<2x3x4xf32>, tensor<0xi64>) -> none
+  return
+}
+
+// -----
+
+// Axes read at run time: as many axes as the input holds; each reduced-or-kept
+// dim is a run dim (`?`), a dim of 1 stays 1 with keepdims, and all axes
+// reduced is static.
+// CHECK-LABEL: func.func @reduce_runtime_axes
+// CHECK: onnx.ReduceSum {{.*}} -> tensor<?x1x?xf32>
+// CHECK: onnx.ReduceMean {{.*}} -> tensor<?x?xf32>
+// CHECK: onnx.ReduceMax {{.*}} -> tensor<1x1x1xf32>
+// CHECK: onnx.ReduceL2 {{.*}} -> tensor<f32>
+func.func @reduce_runtime_axes(%x: tensor<2x1x4xf32>, %a1: tensor<1xi64>, %a3: tensor<3xi32>) {
+  %0 = "onnx.ReduceSum"(%x, %a1) : (tensor<2x1x4xf32>, tensor<1xi64>) -> none
+  %1 = "onnx.ReduceMean"(%x, %a1) {keepdims = 0 : i64} : (tensor<2x1x4xf32>, tensor<1xi64>) -> none
+  %2 = "onnx.ReduceMax"(%x, %a3) : (tensor<2x1x4xf32>, tensor<3xi32>) -> none
+  %3 = "onnx.ReduceL2"(%x, %a3) {keepdims = 0 : i64} : (tensor<2x1x4xf32>, tensor<3xi32>) -> none
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // Constants and generators
 //===----------------------------------------------------------------------===//

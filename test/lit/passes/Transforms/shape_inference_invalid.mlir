@@ -48,11 +48,28 @@ func.func @reshape_shape_of_run_time_length(%x: tensor<2x3x4xf32>, %s: tensor<?x
 
 // -----
 
-func.func @slice_non_constant(%x: tensor<10xf32>, %starts: tensor<1xi64>) {
+// Starts read at run time (run dims) need a static length.
+func.func @slice_starts_of_run_time_length(%x: tensor<10xf32>, %starts: tensor<?xi64>) {
   %e = onnx.Constant {value = dense<[5]> : tensor<1xi64>} : () -> tensor<1xi64>
   %none = onnx.NoValue : () -> none
-  // expected-error @+1 {{output shape depends on a non-constant input 'starts'}}
-  %0 = "onnx.Slice"(%x, %starts, %e, %none, %none) : (tensor<10xf32>, tensor<1xi64>, tensor<1xi64>, none, none) -> none
+  // expected-error @+1 {{input 'starts' must be a 1-D integer tensor of a static length to be read at run time, got 'tensor<?xi64>'}}
+  %0 = "onnx.Slice"(%x, %starts, %e, %none, %none) : (tensor<10xf32>, tensor<?xi64>, tensor<1xi64>, none, none) -> none
+  return
+}
+
+// -----
+
+func.func @split_run_time_sizes_count(%x: tensor<10xf32>, %split: tensor<3xi64>) {
+  // expected-error @+1 {{split has 3 sizes but the node has 2 outputs}}
+  %0:2 = "onnx.Split"(%x, %split) {axis = 0 : i64} : (tensor<10xf32>, tensor<3xi64>) -> (none, none)
+  return
+}
+
+// -----
+
+func.func @squeeze_too_many_run_time_axes(%x: tensor<1x1xf32>, %axes: tensor<3xi64>) {
+  // expected-error @+1 {{squeezes 3 axes of 'tensor<1x1xf32>'}}
+  %0 = "onnx.Squeeze"(%x, %axes) : (tensor<1x1xf32>, tensor<3xi64>) -> none
   return
 }
 
@@ -286,10 +303,55 @@ func.func @pad_symbolic_axis(%a: tensor<?x4xf32> {kiln.dims = array<i64: -1, 4>}
 
 // -----
 
+// Axes read at run time: a static number of distinct axes, at most the rank.
+func.func @reduce_runtime_axes_more_than_rank(%x: tensor<2x3xf32>, %axes: tensor<3xi64>) {
+  // expected-error @+1 {{node (ReduceSum): input 'axes' holds 3 values, more than the rank 2 of 'data' (the axes must be distinct)}}
+  %0 = "onnx.ReduceSum"(%x, %axes) : (tensor<2x3xf32>, tensor<3xi64>) -> none
+  return
+}
+
+// -----
+
 func.func @split_symbolic_axis(%a: tensor<?x4xf32> {kiln.dims = array<i64: -1, 4>}) -> (none, none)
     attributes {kiln.symbols = [["n", 1, -1]]} {
   %none = onnx.NoValue : () -> none
   // expected-error @+1 {{node (Split): splitting along axis 0, a symbolic dimension, is not supported yet}}
   %0:2 = "onnx.Split"(%a, %none) {axis = 0 : i64, num_outputs = 2 : i64} : (tensor<?x4xf32>, none) -> (none, none)
   return %0#0, %0#1 : none, none
+}
+
+// -----
+
+func.func @reduce_runtime_axes_unknown_length(%x: tensor<2x3xf32>, %axes: tensor<?xi64>) {
+  // expected-error @+1 {{node (ReduceMax): input 'axes' must be a 1-D integer tensor of a static length to be read at run time, got 'tensor<?xi64>'}}
+  %0 = "onnx.ReduceMax"(%x, %axes) : (tensor<2x3xf32>, tensor<?xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @reduce_runtime_axes_symbolic_data(%x: tensor<?x3xf32> {kiln.dims = array<i64: -1, 3>}, %axes: tensor<1xi64>)
+    attributes {kiln.symbols = [["n", 1, -1]]} {
+  // expected-error @+1 {{node (ReduceSum): axes read at run time need a static shape of 'data', got 'tensor<?x3xf32>'}}
+  %0 = "onnx.ReduceSum"(%x, %axes) : (tensor<?x3xf32>, tensor<1xi64>) -> none
+  return
+}
+
+// -----
+
+// Resize with scales read at run time: a 1-D float tensor, one value per axis.
+func.func @resize_runtime_scales_unknown_length(%x: tensor<1x1x2x2xf32>, %scales: tensor<?xf32>) {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{node (Resize): input 'scales' must be a 1-D float tensor of a static length to be read at run time, got 'tensor<?xf32>'}}
+  %0 = "onnx.Resize"(%x, %none, %scales, %none) {mode = "nearest"} : (tensor<1x1x2x2xf32>, none, tensor<?xf32>, none) -> none
+  return
+}
+
+// -----
+
+func.func @resize_runtime_sizes_wrong_count(%x: tensor<1x1x2x2xf32>, %sizes: tensor<3xi64>) {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{node (Resize): input 'sizes' has 3 values, expected 2}}
+  %0 = "onnx.Resize"(%x, %none, %none, %sizes) {mode = "nearest", axes = [2, 3]} : (tensor<1x1x2x2xf32>, none, none, tensor<3xi64>) -> none
+  return
 }

@@ -47,3 +47,40 @@ func.func @static(%x: tensor<2x3xf32>) -> none {
   %0 = "onnx.Reshape"(%x, %s) {allowzero = 0 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> none
   return %0 : none
 }
+
+// -----
+
+// Slice with run-time starts and constant axes: the sliced dim gets a run symbol, the
+// others keep the input's; Split with a run-time split: each result's axis;
+// Unsqueeze with run-time axes: every dim (the rank is static).
+// CHECK-LABEL: func.func @slice_split_unsqueeze
+// CHECK: onnx.Slice{{.*}}kiln.symbolic_dims = ["3", "s.dim1"]
+// CHECK: onnx.Split{{.*}}kiln.symbolic_dims = ["p.out0.dim0", "6"], kiln.symbolic_dims_1 = ["p.out1.dim0", "6"]
+// CHECK: onnx.Unsqueeze{{.*}}kiln.symbolic_dims = ["u.dim0", "u.dim1", "u.dim2"]
+func.func @slice_split_unsqueeze(%x: tensor<3x6xf32>,
+                                 %st: tensor<1xi64>, %sp: tensor<2xi64>, %ax: tensor<1xi64>,
+                                 %y: tensor<4x6xf32>, %z: tensor<2x3xf32>) -> (none, none, none, none) {
+  %e = onnx.Constant {value = dense<[5]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %a = onnx.Constant {value = dense<[1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %none = onnx.NoValue : () -> none
+  %0 = "onnx.Slice"(%x, %st, %e, %a, %none) : (tensor<3x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> none loc("s")
+  %1:2 = "onnx.Split"(%y, %sp) {axis = 0 : i64} : (tensor<4x6xf32>, tensor<2xi64>) -> (none, none) loc("p")
+  %2 = "onnx.Unsqueeze"(%z, %ax) : (tensor<2x3xf32>, tensor<1xi64>) -> none loc("u")
+  return %0, %1#0, %1#1, %2 : none, none, none, none
+}
+
+// -----
+
+// TopK with a run-time K: values and indices share one run symbol at the axis. Pad with
+// run-time pads and constant axes: the padded dim only.
+// CHECK-LABEL: func.func @topk_pad
+// CHECK: onnx.TopK{{.*}}kiln.symbolic_dims = ["3", "t.out0.dim1"], kiln.symbolic_dims_1 = ["3", "t.out0.dim1"]
+// CHECK: onnx.Pad{{.*}}kiln.symbolic_dims = ["q.dim0", "4"]
+func.func @topk_pad(%x: tensor<3x8xf32>, %k: tensor<1xi64>, %y: tensor<3x4xf32>,
+                    %pads: tensor<2xi64>) -> (none, none, none) {
+  %none = onnx.NoValue : () -> none
+  %ax = onnx.Constant {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0:2 = "onnx.TopK"(%x, %k) {axis = 1 : i64, largest = 1 : i64, sorted = 1 : i64} : (tensor<3x8xf32>, tensor<1xi64>) -> (none, none) loc("t")
+  %1 = "onnx.Pad"(%y, %pads, %none, %ax) {mode = "constant"} : (tensor<3x4xf32>, tensor<2xi64>, none, tensor<1xi64>) -> none loc("q")
+  return %0#0, %0#1, %1 : none, none, none
+}

@@ -49,11 +49,40 @@ func.func @cast_to_float6(%a: tensor<4xf32>) -> tensor<4xf6E2M3FN> {
 
 // -----
 
-func.func @reduce_dynamic_axes(%a: tensor<2x3xf32>, %axes: tensor<1xi64>) -> tensor<2x1xf32> {
-  // expected-error @+2 {{node (ReduceSum): axes must be a constant}}
+// Axes read at run time: the data's shape must be static, the sets of axes
+// few enough, and every set's result must fit the result type.
+func.func @reduce_runtime_axes_symbolic_data(%a: tensor<?x3xf32>, %axes: tensor<1xi64>) -> tensor<?x?xf32> {
+  // expected-error @+2 {{node (ReduceSum): axes read at run time need a static shape of 'data', got 'tensor<?x3xf32>'}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.ReduceSum'}}
+  %0 = "onnx.ReduceSum"(%a, %axes) : (tensor<?x3xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @reduce_runtime_axes_too_many_sets(%a: tensor<1x1x1x1x1x1x1x1x1xf32>, %axes: tensor<4xi64>) -> tensor<1x1x1x1x1x1x1x1x1xf32> {
+  // expected-error @+2 {{node (ReduceMax): axes read at run time: 4 of 9 axes is too many sets of axes to compile (at most 70); make 'axes' a constant}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.ReduceMax'}}
+  %0 = "onnx.ReduceMax"(%a, %axes) : (tensor<1x1x1x1x1x1x1x1x1xf32>, tensor<4xi64>) -> tensor<1x1x1x1x1x1x1x1x1xf32>
+  return %0 : tensor<1x1x1x1x1x1x1x1x1xf32>
+}
+
+// -----
+
+func.func @reduce_runtime_axes_result_mismatch(%a: tensor<2x3xf32>, %axes: tensor<1xi64>) -> tensor<2x1xf32> {
+  // expected-error @+2 {{node (ReduceSum): result type 'tensor<2x1xf32>' does not match the reduction of 'tensor<2x3xf32>'}}
   // expected-error @+1 {{failed to legalize operation 'onnx.ReduceSum'}}
   %0 = "onnx.ReduceSum"(%a, %axes) : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<2x1xf32>
   return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+func.func @reduce_runtime_axes_more_than_rank(%a: tensor<2x3xf32>, %axes: tensor<3xi64>) -> tensor<1x1xf32> {
+  // expected-error @+2 {{node (ReduceSum): input 'axes' holds 3 values, more than the rank 2 of 'data' (the axes must be distinct)}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.ReduceSum'}}
+  %0 = "onnx.ReduceSum"(%a, %axes) : (tensor<2x3xf32>, tensor<3xi64>) -> tensor<1x1xf32>
+  return %0 : tensor<1x1xf32>
 }
 
 // -----
@@ -90,4 +119,15 @@ func.func @add_int4(%a: tensor<4xi4>) -> tensor<4xi4> {
 func.func @packed_symbolic(%a: tensor<?xui4>) -> tensor<?xf32> {
   %0 = "onnx.Cast"(%a) {to = 1 : i64} : (tensor<?xui4>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
+}
+
+// -----
+
+// A run-time axis must be one integer (the value itself is checked at run
+// time).
+func.func @cumsum_axis_two_values(%x: tensor<2x3xf32>, %axis: tensor<2xi64>) -> tensor<2x3xf32> {
+  // expected-error @+2 {{node (CumSum): input 'axis' must be one integer}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.CumSum'}}
+  %0 = "onnx.CumSum"(%x, %axis) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
 }

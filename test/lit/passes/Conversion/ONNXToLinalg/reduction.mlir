@@ -117,3 +117,16 @@ func.func @argmin(%a: tensor<2x3xi32>) -> tensor<3xi64> {
   %0 = "onnx.ArgMin"(%a) {axis = 0 : i64, keepdims = 0 : i64} : (tensor<2x3xi32>) -> tensor<3xi64>
   return %0 : tensor<3xi64>
 }
+
+// -----
+
+// An axes input with no elements (a graph input of shape [0]) is the empty
+// list: every axis reduced.
+// CHECK-LABEL: func.func @reduce_empty_axes_input
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]
+// CHECK:           arith.addf
+func.func @reduce_empty_axes_input(%x: tensor<2x3xf32>, %axes: tensor<0xi64>) -> tensor<1x1xf32> {
+  %0 = "onnx.ReduceSum"(%x, %axes) : (tensor<2x3xf32>, tensor<0xi64>) -> tensor<1x1xf32>
+  return %0 : tensor<1x1xf32>
+}
+

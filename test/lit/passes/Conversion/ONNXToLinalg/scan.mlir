@@ -33,6 +33,33 @@ func.func @cumprod_int(%x: tensor<4xi32>) -> tensor<4xi32> {
 
 // -----
 
+// A run-time axis: normalized, checked in [0, rank) (kiln.check naming the
+// node), then an scf.index_switch whose cases are the static-axis scans.
+// CHECK-LABEL: func.func @cumsum_runtime_axis
+// CHECK:         %[[A:.*]] = tensor.extract %arg1[%c0] : tensor<1xi32>
+// CHECK:         %[[I:.*]] = arith.index_cast %[[A]] : i32 to index
+// CHECK:         %[[NEG:.*]] = arith.cmpi slt, %[[I]], %c0
+// CHECK:         %[[ADD:.*]] = arith.addi %[[I]], %c3
+// CHECK:         %[[N:.*]] = arith.select %[[NEG]], %[[ADD]], %[[I]]
+// CHECK:         kiln.check %{{.*}}, "node 'cs' (CumSum): axis out of range" : tensor<i1>
+// CHECK:         %[[R:.*]] = scf.index_switch %[[N]] -> tensor<2x3x4xf32>
+// CHECK:         case 0 {
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step
+// CHECK:             tensor.extract_slice %arg0[%{{.*}}, 0, 0] [1, 3, 4]
+// CHECK:         case 1 {
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step
+// CHECK:             tensor.extract_slice %arg0[0, %{{.*}}, 0] [2, 1, 4]
+// CHECK:         default {
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step
+// CHECK:             tensor.extract_slice %arg0[0, 0, %{{.*}}] [2, 3, 1]
+// CHECK:         return %[[R]]
+func.func @cumsum_runtime_axis(%x: tensor<2x3x4xf32>, %axis: tensor<1xi32>) -> tensor<2x3x4xf32> {
+  %0 = "onnx.CumSum"(%x, %axis) : (tensor<2x3x4xf32>, tensor<1xi32>) -> tensor<2x3x4xf32> loc("cs")
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @trilu_lower_runtime_k
 // CHECK:         %[[K:.*]] = tensor.extract %{{.*}}[] : tensor<i64>
 // CHECK:         linalg.generic
