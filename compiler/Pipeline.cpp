@@ -318,7 +318,7 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   // Three pass managers run one after the other (the same passes as one):
   // --time-report shows each group's time and memory.
   PassManager graphPasses(&context), lowering(&context), targetPasses(&context);
-  buildGraphPasses(graphPasses);
+  buildGraphPasses(graphPasses, options.device == "cpu");
   buildLoweringPasses(lowering, *target);
   target->buildPipeline(targetPasses);
   // Debugging aids for compiler engineers (documented in docs/pipeline.md).
@@ -431,7 +431,7 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
 
 } // namespace
 
-void buildGraphPasses(OpPassManager &pm) {
+void buildGraphPasses(OpPassManager &pm, bool runDims) {
   // QDQ models: Conv/MatMul/Gemm between DequantizeLinear and QuantizeLinear run
   // on integers.
   pm.addNestedPass<func::FuncOp>(createKilnFoldQDQPass());
@@ -441,7 +441,9 @@ void buildGraphPasses(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   // Symbolic input dims: their expressions through the graph and the
   // outputs' dims (a static model is left as it is).
-  pm.addNestedPass<func::FuncOp>(createKilnSymbolicShapesPass());
+  KilnSymbolicShapesPassOptions symbolicOptions;
+  symbolicOptions.runDims = runDims;
+  pm.addNestedPass<func::FuncOp>(createKilnSymbolicShapesPass(symbolicOptions));
 }
 
 void buildLoweringPasses(OpPassManager &pm, const TargetBackend &target) {
@@ -453,7 +455,7 @@ void buildLoweringPasses(OpPassManager &pm, const TargetBackend &target) {
 
 void buildLoweringToTargetPipeline(OpPassManager &pm,
                                    const TargetBackend &target) {
-  buildGraphPasses(pm);
+  buildGraphPasses(pm, target.getDeviceName() == "cpu");
   buildLoweringPasses(pm, target);
 }
 

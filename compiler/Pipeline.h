@@ -36,7 +36,10 @@ void buildLoweringToTargetPipeline(mlir::OpPassManager &pm,
 /// The two halves of buildLoweringToTargetPipeline, which `kiln compile` runs
 /// as separate pass managers so that --time-report shows each: the graph
 /// passes on the onnx dialect, then ONNX -> linalg and the support check.
-void buildGraphPasses(mlir::OpPassManager &pm);
+/// `runDims`: sizes decided by the run's values (docs/dynamic-shapes.md, "Run
+/// dims") are compiled (the cpu device); false: refused naming the node and
+/// the input, which --specialize fixes (other devices).
+void buildGraphPasses(mlir::OpPassManager &pm, bool runDims = true);
 void buildLoweringPasses(mlir::OpPassManager &pm, const TargetBackend &target);
 
 } // namespace kiln

@@ -118,6 +118,10 @@ def KilnSymbolicShapesPass
     Option<"annotate", "annotate", "bool", /*default=*/"false",
            "set kiln.symbolic_dims (the expressions, by symbol name) on every op "
            "with a symbolic result (for tests)">,
+    Option<"runDims", "run-dims", "bool", /*default=*/"true",
+           "give run symbols to the dims an op's run-time values decide (false "
+           "for devices without run dims: an error naming the node and the "
+           "input, as before, which --specialize fixes)">,
   ];
 }
 

@@ -160,8 +160,16 @@ struct KilnSymbolicShapesPass
   /// Result `i` of an op whose output shape the run decides: each dim is
   /// `known[axis]` where given (non-null), else its static size, else a
   /// fresh run symbol.
-  LogicalResult setRunDims(Operation *op, unsigned i, Dims known = {}) {
+  LogicalResult setRunDims(Operation *op, unsigned i, Dims known,
+                           StringRef input) {
     auto type = cast<RankedTensorType>(op->getResult(i).getType());
+    // A device without run dims: the error of before (run.py and users
+    // --specialize the input it names).
+    if (!runDims && !type.hasStaticShape())
+      return fail(op, "output shape depends on a non-constant input '")
+             << input
+             << "' (sizes decided by the run's values are supported on the "
+                "cpu device only so far)";
     Dims d;
     for (int64_t axis = 0; axis < type.getRank(); ++axis) {
       if (axis < static_cast<int64_t>(known.size()) && known[axis])
@@ -451,7 +459,7 @@ struct KilnSymbolicShapesPass
   LogicalResult reshapeFromValues(Operation *op, const Dims &x) {
     std::optional<Dims> target = getValues(op->getOperand(1));
     if (!target)
-      return setRunDims(op, 0); // the run's values decide (a run-time shape)
+      return setRunDims(op, 0, {}, "shape"); // a run-time shape
     if (onnx::getIntAttr(op, "allowzero", 0) != 0)
       return fail(op, "allowzero with a computed shape is not supported yet");
     MLIRContext *ctx = op->getContext();
@@ -543,13 +551,13 @@ struct KilnSymbolicShapesPass
     Dims x = op->getNumOperands() ? get(op->getOperand(0)) : Dims();
     if ((name == "onnx.Unsqueeze" || name == "onnx.Squeeze") && runTime(1)) {
       handledByRunDims = true;
-      return setRunDims(op, 0);
+      return setRunDims(op, 0, {}, "axes");
     }
     if (name == "onnx.Pad" && (runTime(1) || runTime(3))) {
       // Static data (shape inference checked): the dims shape inference
       // left `?` are the padded ones.
       handledByRunDims = true;
-      return setRunDims(op, 0);
+      return setRunDims(op, 0, {}, runTime(1) ? "pads" : "axes");
     }
     if (name == "onnx.TopK" && runTime(1)) {
       // Values and indices share K: one run symbol.
@@ -559,7 +567,7 @@ struct KilnSymbolicShapesPass
       Dims known = x;
       if (axis >= 0 && axis < static_cast<int64_t>(known.size()))
         known[axis] = AffineExpr();
-      if (failed(setRunDims(op, 0, known)))
+      if (failed(setRunDims(op, 0, known, "K")))
         return failure();
       return op->getNumResults() > 1 ? set(op, 1, get(op->getResult(0)))
                                      : success();
@@ -572,7 +580,7 @@ struct KilnSymbolicShapesPass
         Dims known = x;
         if (axis >= 0 && axis < static_cast<int64_t>(known.size()))
           known[axis] = AffineExpr();
-        if (failed(setRunDims(op, i, known)))
+        if (failed(setRunDims(op, i, known, "split")))
           return failure();
       }
       return success();
@@ -602,7 +610,11 @@ struct KilnSymbolicShapesPass
             known[a] = AffineExpr();
         }
       }
-      return setRunDims(op, 0, known);
+      return setRunDims(op, 0, known,
+                        runTime(1)   ? "starts"
+                        : runTime(2) ? "ends"
+                        : runTime(3) ? "axes"
+                                     : "steps");
     }
     return success();
   }
