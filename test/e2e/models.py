@@ -344,6 +344,33 @@ def matmul_cases():
 
 
 @cases
+def einsum_cases():
+    # MatMul-shaped equations become MatMul (kiln-decompose); the rest one linalg.generic.
+    def einsum(name, equation, *shapes, weight=None):
+        g = G(name)
+        ins = [g.input(f"x{i}", s) for i, s in enumerate(shapes)]
+        if weight is not None:
+            ins.append(g.weight("w", weight))
+        g.output(g.node("Einsum", ins, equation=equation))
+        return g.case()
+
+    return [
+        einsum("einsum_attention_scores", "bhqd,bhkd->bhqk", [2, 3, 5, 8], [2, 3, 7, 8]),
+        einsum("einsum_attention_values", "bhqk,bhkd->bqhd", [2, 3, 5, 7], [2, 3, 7, 8]),
+        einsum("einsum_linear_weight", "bsi,oi->bso", [2, 5, 16], weight=[12, 16]),
+        einsum("einsum_broadcast_batch", "...ij,...jk->...ik", [3, 4, 5], [1, 5, 6]),
+        einsum("einsum_two_contracted_and_summed", "abcd,cbde->ea", [3, 4, 5, 6], [5, 4, 6, 2]),
+        einsum("einsum_implicit", "ij,jk", [4, 5], [5, 3]),
+        einsum("einsum_trace", "ii", [6, 6]),
+        einsum("einsum_diagonal_batch", "bii->bi", [2, 5, 5]),
+        einsum("einsum_outer", "i,j->ij", [4], [6]),
+        einsum("einsum_chain_three", "ij,jk,kl->il", [3, 4], [4, 5], [5, 2]),
+        einsum("einsum_bilinear", "bn,anm,bm->ba", [2, 4], [3, 4, 5], [2, 5]),
+        einsum("einsum_transpose_sum", "ijk->kj", [2, 3, 4]),
+    ]
+
+
+@cases
 def gpu_fast_path_cases():
     """Sizes that are not multiples of the GPU kernels' tiles (kiln-gpu-select-lowering-config:
     64x64 / 32x64 matmul tiles with K steps of 16, row reductions over 32-256 threads), so

@@ -1,13 +1,14 @@
 //===- Linear.cpp - Shape inference of matrix products --------------------===//
 //
 // MatMul (numpy semantics: 1-D operands, batch broadcasting), Gemm,
-// MatMulInteger, QLinearMatMul.
+// MatMulInteger, QLinearMatMul, Einsum.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/ONNX/ShapeInference/ShapeHelpers.h"
 
 #include "dialects/ONNX/Diagnostics.h"
+#include "dialects/ONNX/Einsum.h"
 #include "dialects/ONNX/ONNXOps.h"
 
 using namespace mlir;
@@ -120,6 +121,36 @@ LogicalResult inferGemm(Operation *op) {
   return setResultType(op, 0, shape, a->getElementType());
 }
 
+// Einsum: the output labels' sizes (dialects/ONNX/Einsum.h), the inputs'
+// element type.
+LogicalResult inferEinsum(Operation *op) {
+  auto einsum = cast<EinsumOp>(op);
+  if (op->getNumOperands() == 0) {
+    emitNodeError(op) << "Einsum needs at least one input";
+    return failure();
+  }
+  SmallVector<RankedTensorType> types;
+  for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i) {
+    FailureOr<RankedTensorType> t =
+        getInputType(op, i, "Inputs[" + std::to_string(i) + "]");
+    if (failed(t))
+      return failure();
+    types.push_back(*t);
+  }
+  if (failed(checkSameElementType(op, types)))
+    return failure();
+  SmallVector<ArrayRef<int64_t>> shapes =
+      llvm::map_to_vector(types, [](RankedTensorType t) { return t.getShape(); });
+  std::string error;
+  FailureOr<EinsumEquation> eq =
+      parseEinsumEquation(einsum.getEquation(), shapes, error);
+  if (failed(eq)) {
+    emitNodeError(op) << error;
+    return failure();
+  }
+  return setResultType(op, 0, eq->outputShape(), types[0].getElementType());
+}
+
 } // namespace
 
 void registerLinearShapeInference(DialectRegistry &registry) {
@@ -128,6 +159,7 @@ void registerLinearShapeInference(DialectRegistry &registry) {
     attachInferShapes<inferMatMulInteger, MatMulIntegerOp>(ctx);
     attachInferShapes<inferQLinearMatMul, QLinearMatMulOp>(ctx);
     attachInferShapes<inferGemm, GemmOp>(ctx);
+    attachInferShapes<inferEinsum, EinsumOp>(ctx);
   });
 }
 

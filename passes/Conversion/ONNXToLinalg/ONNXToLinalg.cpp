@@ -59,6 +59,7 @@ struct ConvertONNXToLinalgPass
     populateScatterPatterns(converter, patterns);
     populateGridSamplePatterns(converter, patterns);
     populateTopKPatterns(converter, patterns);
+    populateEinsumPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

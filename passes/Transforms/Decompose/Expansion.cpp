@@ -297,6 +297,7 @@ ExpandFn lookupExpansion(StringRef opType) {
       .Case("GroupNormalization", expandGroupNormalization)
       .Case("GRU", expandGRU)
       .Case("LSTM", expandLSTM)
+      .Case("Einsum", expandEinsum)
       .Default(nullptr);
 }
 

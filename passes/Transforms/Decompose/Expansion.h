@@ -230,6 +230,12 @@ mlir::LogicalResult expandDynamicQuantizeLinear(Expansion &e);
 /// weights always do), 2-D B, group 1.
 bool keptForIntegerKernel(mlir::Operation *op);
 
+/// Einsum equations that are not MatMul-shaped (one or three+ operands, a
+/// diagonal, a broadcast dim, nothing contracted): kept for
+/// convert-onnx-to-linalg's linalg.generic (Einsum.cpp).
+bool keptForGenericLowering(mlir::Operation *op);
+mlir::LogicalResult expandEinsum(Expansion &e);
+
 /// Integer building blocks (Quantization.cpp), shared with kiln-fold-qdq. Each returns
 /// an empty value after an error.
 /// (a - a_zero_point) x (b - b_zero_point) as an int32 MatMul (8-bit a and b; zero

@@ -273,6 +273,26 @@ func.func @gemm(%a: tensor<2x4xf32>, %b: tensor<4x3xf32>, %bt: tensor<3x4xf32>, 
   return
 }
 
+// -----
+
+// Einsum: explicit and implicit outputs (implicit: the ellipsis dims, then the
+// letters that appear once in ASCII order), diagonals, a size-1 ellipsis dim
+// broadcasting.
+// CHECK-LABEL: func.func @einsum
+// CHECK: onnx.Einsum {{.*}} -> tensor<5x2x4xf32>
+// CHECK: onnx.Einsum {{.*}} -> tensor<4x2xf32>
+// CHECK: onnx.Einsum {{.*}} -> tensor<3x5xf32>
+// CHECK: onnx.Einsum {{.*}} -> tensor<f32>
+// CHECK: onnx.Einsum {{.*}} -> tensor<5x2x4xf32>
+func.func @einsum(%a: tensor<5x2x3xf32>, %b: tensor<5x3x4xf32>, %d: tensor<3x5x5xf32>, %v: tensor<3xf32>, %b1: tensor<1x3x4xf32>) {
+  %0 = "onnx.Einsum"(%a, %b) {equation = "bij, bjk -> bik"} : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> none
+  %1 = "onnx.Einsum"(%a, %b) {equation = "bZj,bjA"} : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> none
+  %2 = "onnx.Einsum"(%d) {equation = "...ii->...i"} : (tensor<3x5x5xf32>) -> none
+  %3 = "onnx.Einsum"(%v, %v) {equation = "i,i"} : (tensor<3xf32>, tensor<3xf32>) -> none
+  %4 = "onnx.Einsum"(%a, %b1) {equation = "...ij,...jk->...ik"} : (tensor<5x2x3xf32>, tensor<1x3x4xf32>) -> none
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//

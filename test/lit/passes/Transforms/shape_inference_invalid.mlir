@@ -271,3 +271,43 @@ func.func @window_size(%x: tensor<2xi64>) {
   %0 = "onnx.HannWindow"(%s) : (tensor<i64>) -> none
   return
 }
+
+// -----
+
+func.func @einsum_rank_mismatch(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{term 'ijk' has 3 letters, but input 0 has rank 2}}
+  %0 = "onnx.Einsum"(%a) {equation = "ijk->i"} : (tensor<2x3xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @einsum_size_mismatch(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{label 'j' has sizes 3 and 4}}
+  %0 = "onnx.Einsum"(%a, %b) {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<4x5xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @einsum_bad_output(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{output label 'k' is in no input term}}
+  %0 = "onnx.Einsum"(%a) {equation = "ij->k"} : (tensor<2x3xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @einsum_term_count(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{equation 'ij,jk->ik' has 2 input terms, the node has 1 inputs}}
+  %0 = "onnx.Einsum"(%a) {equation = "ij,jk->ik"} : (tensor<2x3xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @einsum_bad_character(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{unexpected character '1' in term 'i1'}}
+  %0 = "onnx.Einsum"(%a) {equation = "i1->i"} : (tensor<2x3xf32>) -> none
+  return
+}
