@@ -506,9 +506,19 @@ def clip_cases():
 
 @cases
 def pool_cases():
-    def pool(name, op, shape, low=-1.0, high=1.0, **attrs):
+    def pool(name, op, shape, low=-1.0, high=1.0, dtype=np.float32, **attrs):
         g = G(name)
-        g.output(g.node(op, [g.input("x", shape, low=low, high=high)], **attrs))
+        g.output(g.node(op, [g.input("x", shape, dtype=dtype, low=low, high=high)], **attrs),
+                 dtype=dtype)
+        return g.case()
+
+    def maxpool_indices(name, shape, **attrs):
+        g = G(name)
+        # distinct values: the index of the maximum is unique
+        x = g.rng.permutation(int(np.prod(shape))).reshape(shape).astype(np.float32)
+        y, i = g.node("MaxPool", [g.input("x", shape, data=x)], outputs=2, **attrs)
+        g.output(y)
+        g.output(i, dtype=np.int64)
         return g.case()
 
     return [
@@ -525,6 +535,23 @@ def pool_cases():
              pads=[1, 1, 1, 1], count_include_pad=0),
         pool("avgpool_k2_s2", "AveragePool", [1, 3, 8, 8], kernel_shape=[2, 2], strides=[2, 2]),
         pool("global_avgpool", "GlobalAveragePool", [2, 8, 7, 7]),
+        # 3-D, unsigned and Indices: one linalg.generic over the window
+        pool("maxpool_3d_pads_strides", "MaxPool", [1, 2, 7, 6, 5], kernel_shape=[3, 2, 3],
+             strides=[2, 1, 2], pads=[1, 0, 1, 1, 1, 0]),
+        pool("maxpool_3d_ceil_dilations", "MaxPool", [2, 1, 8, 8, 8], kernel_shape=[2, 2, 2],
+             strides=[2, 2, 2], dilations=[2, 1, 2], ceil_mode=1),
+        pool("avgpool_3d_exclude_pad_ceil", "AveragePool", [1, 3, 6, 7, 5], kernel_shape=[3, 3, 2],
+             strides=[2, 2, 2], pads=[1, 1, 0, 1, 0, 1], ceil_mode=1, count_include_pad=0),
+        pool("avgpool_3d_include_pad", "AveragePool", [1, 2, 5, 5, 5], kernel_shape=[2, 3, 3],
+             pads=[1, 1, 1, 0, 1, 1], count_include_pad=1),
+        pool("maxpool_uint8", "MaxPool", [1, 2, 7, 7], low=0, high=256, dtype=np.uint8,
+             kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        maxpool_indices("maxpool_indices_2d", [2, 3, 7, 6], kernel_shape=[3, 2], strides=[2, 2],
+                        pads=[1, 0, 1, 1]),
+        maxpool_indices("maxpool_indices_2d_column_major", [1, 2, 6, 5], kernel_shape=[2, 2],
+                        strides=[2, 2], storage_order=1),
+        maxpool_indices("maxpool_indices_3d", [1, 2, 4, 5, 6], kernel_shape=[2, 2, 3],
+                        strides=[2, 2, 2]),
     ]
 
 
