@@ -556,6 +556,26 @@ def pool_cases():
 
 
 @cases
+def decomposed_op_cases():
+    # LRN, MeanVarianceNormalization, Shrink (kiln-decompose), SpaceToDepth CRD.
+    def one(name, op, shape, low=-1.0, high=1.0, dtype=np.float32, opset=DEFAULT_OPSET,
+            **attrs):
+        g = G(name, opset)
+        g.output(g.node(op, [g.input("x", shape, dtype=dtype, low=low, high=high)], **attrs),
+                 dtype=dtype)
+        return g.case()
+
+    return [
+        one("lrn_size5", "LRN", [2, 7, 4, 3], size=5, alpha=0.02, beta=0.6, bias=1.5),
+        one("lrn_size3", "LRN", [1, 6, 5, 5], size=3, beta=1.0),
+        # axes written out: onnx's shape inference of the function body fails without
+        one("mvn_axes_0_2_3", "MeanVarianceNormalization", [2, 3, 4, 5], axes=[0, 2, 3]),
+        one("mvn_last_axis", "MeanVarianceNormalization", [4, 6], axes=[1]),
+        one("shrink_soft", "Shrink", [3, 8], low=-3.0, high=3.0, lambd=1.0, bias=0.5),
+        one("shrink_int", "Shrink", [16], low=-6, high=6, dtype=np.int32, lambd=1.5, bias=2.0),
+    ]
+
+@cases
 def nhwc_pool_cases():
     # After a Conv, pooling runs channels-last (kiln-propagate-transposes) as a
     # micro-kernel: channels in vectors, masked when not a multiple of 8.

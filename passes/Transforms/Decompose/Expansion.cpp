@@ -298,6 +298,9 @@ ExpandFn lookupExpansion(StringRef opType) {
       .Case("GRU", expandGRU)
       .Case("LSTM", expandLSTM)
       .Case("Einsum", expandEinsum)
+      .Case("Shrink", expandShrink)
+      .Case("MeanVarianceNormalization", expandMeanVarianceNormalization)
+      .Case("LRN", expandLRN)
       .Default(nullptr);
 }
 

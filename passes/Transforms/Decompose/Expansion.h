@@ -235,6 +235,9 @@ bool keptForIntegerKernel(mlir::Operation *op);
 /// convert-onnx-to-linalg's linalg.generic (Einsum.cpp).
 bool keptForGenericLowering(mlir::Operation *op);
 mlir::LogicalResult expandEinsum(Expansion &e);
+mlir::LogicalResult expandShrink(Expansion &e);
+mlir::LogicalResult expandMeanVarianceNormalization(Expansion &e);
+mlir::LogicalResult expandLRN(Expansion &e);
 
 /// Integer building blocks (Quantization.cpp), shared with kiln-fold-qdq. Each returns
 /// an empty value after an error.

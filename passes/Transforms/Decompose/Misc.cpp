@@ -223,4 +223,27 @@ LogicalResult expandWindow(Expansion &e) {
   return success();
 }
 
+// Shrink: x + bias below -lambd, x - bias above lambd, 0 between. On
+// integers (compared as numpy compares them with a float lambd: x < -lambd
+// is x < trunc(-lambd)) bias must be a whole number.
+LogicalResult expandShrink(Expansion &e) {
+  V x = e.input(0);
+  RankedTensorType t = e.type(x);
+  if (!t)
+    return e.error() << "needs a ranked input", failure();
+  Type elem = t.getElementType();
+  double bias = e.getFloat("bias", 0.0f), lambd = e.getFloat("lambd", 0.5f);
+  if (!onnxFloatType(elem) && bias != std::trunc(bias))
+    return e.error() << "bias " << bias << " on integer input " << t
+                     << " is not a whole number",
+           failure();
+  V below = e.add("Less", {x, e.scalar(elem, -lambd)});
+  V above = e.add("Greater", {x, e.scalar(elem, lambd)});
+  V zero = e.scalar(elem, 0.0);
+  V upper = e.add("Where", {above, e.add("Sub", {x, e.scalar(elem, bias)}), zero});
+  e.add("Where", {below, e.add("Add", {x, e.scalar(elem, bias)}), upper}, {},
+        e.output(0));
+  return success();
+}
+
 } // namespace kiln::decompose

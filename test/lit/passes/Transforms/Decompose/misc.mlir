@@ -78,3 +78,20 @@ func.func @constants(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<4xf32>) {
   %1 = onnx.HannWindow %n : (tensor<i64>) -> tensor<4xf32>
   return %0, %1 : tensor<2x3xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+// CHECK-LABEL: func.func @shrink
+// CHECK-NOT: onnx.Shrink
+// CHECK: %[[NL:.*]] = onnx.Constant {{.*}}dense<-1.500000e+00>
+// CHECK: %[[BELOW:.*]] = onnx.Less %arg0, %[[NL]]
+// CHECK: %[[ABOVE:.*]] = onnx.Greater %arg0, %{{.*}}
+// CHECK: %[[SUB:.*]] = onnx.Sub %arg0, %{{.*}}
+// CHECK: %[[UP:.*]] = onnx.Where %[[ABOVE]], %[[SUB]], %{{.*}}
+// CHECK: %[[ADD:.*]] = onnx.Add %arg0, %{{.*}}
+// CHECK: onnx.Where %[[BELOW]], %[[ADD]], %[[UP]]
+func.func @shrink(%x: tensor<5xf32>) -> tensor<5xf32> {
+  %0 = onnx.Shrink %x {bias = 1.5 : f32, lambd = 1.5 : f32} : (tensor<5xf32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
