@@ -576,6 +576,33 @@ def decomposed_op_cases():
     ]
 
 @cases
+def signal_cases():
+    # DFT (opset 17: axis an attribute, adapted to the opset-20 input) and STFT: one MatMul
+    # with a constant transform matrix (kiln-decompose).
+    def dft(name, shape, length=None, **attrs):
+        g = G(name)
+        ins = [g.input("x", shape)]
+        if length is not None:
+            ins.append(g.init("len", np.array(length, dtype=np.int64), dtype=np.int64))
+        g.output(g.node("DFT", ins, **attrs))
+        return g.case()
+
+    out = [
+        dft("dft_real_axis1", [2, 12, 3, 1], axis=1),
+        dft("dft_complex_inverse_axis2", [2, 3, 10, 2], axis=2, inverse=1),
+        dft("dft_onesided", [4, 16, 1], axis=1, onesided=1),
+        dft("dft_length_pad", [3, 6, 2], length=9, axis=1),
+        dft("dft_length_truncate", [3, 10, 1], length=7, axis=1),
+    ]
+    g = G("stft_window")
+    window = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(16) / 16)).astype(np.float32)
+    g.output(g.node("STFT", [g.input("signal", [2, 100, 1]),
+                             g.init("step", np.array(6, dtype=np.int64), dtype=np.int64),
+                             g.init("window", window)]))
+    out.append(g.case())
+    return out
+
+@cases
 def nhwc_pool_cases():
     # After a Conv, pooling runs channels-last (kiln-propagate-transposes) as a
     # micro-kernel: channels in vectors, masked when not a multiple of 8.

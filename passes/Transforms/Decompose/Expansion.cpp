@@ -301,6 +301,8 @@ ExpandFn lookupExpansion(StringRef opType) {
       .Case("Shrink", expandShrink)
       .Case("MeanVarianceNormalization", expandMeanVarianceNormalization)
       .Case("LRN", expandLRN)
+      .Case("DFT", expandDFT)
+      .Case("STFT", expandSTFT)
       .Default(nullptr);
 }
 

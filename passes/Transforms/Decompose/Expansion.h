@@ -238,6 +238,8 @@ mlir::LogicalResult expandEinsum(Expansion &e);
 mlir::LogicalResult expandShrink(Expansion &e);
 mlir::LogicalResult expandMeanVarianceNormalization(Expansion &e);
 mlir::LogicalResult expandLRN(Expansion &e);
+mlir::LogicalResult expandDFT(Expansion &e);
+mlir::LogicalResult expandSTFT(Expansion &e);
 
 /// Integer building blocks (Quantization.cpp), shared with kiln-fold-qdq. Each returns
 /// an empty value after an error.

@@ -783,3 +783,38 @@ func.func @chain(%x: tensor<1x3x8x8xf32>) -> none {
   %3 = "onnx.Flatten"(%2) : (none) -> none
   return %3 : none
 }
+
+// -----
+
+// DFT: L bins (L / 2 + 1 one-sided) of 2 components; the one-sided inverse
+// gives L = dft_length (default 2 * (N - 1)) real values.
+// CHECK-LABEL: func.func @dft
+// CHECK: onnx.DFT {{.*}} -> tensor<2x8x3x2xf32>
+// CHECK: onnx.DFT {{.*}} -> tensor<2x5x3x2xf32>
+// CHECK: onnx.DFT {{.*}} -> tensor<2x14x3x1xf32>
+// CHECK: onnx.DFT {{.*}} -> tensor<2x8x6x2xf32>
+func.func @dft(%x: tensor<2x8x3x1xf32>) {
+  %none = onnx.NoValue : () -> none
+  %axis = onnx.Constant {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %len = onnx.Constant {value = dense<6> : tensor<i64>} : () -> tensor<i64>
+  %0 = "onnx.DFT"(%x, %none, %axis) : (tensor<2x8x3x1xf32>, none, tensor<i64>) -> none
+  %1 = "onnx.DFT"(%x, %none, %axis) {onesided = 1 : i64} : (tensor<2x8x3x1xf32>, none, tensor<i64>) -> none
+  %2 = "onnx.DFT"(%x, %none, %axis) {onesided = 1 : i64, inverse = 1 : i64} : (tensor<2x8x3x1xf32>, none, tensor<i64>) -> none
+  %3 = "onnx.DFT"(%x, %len, %none) : (tensor<2x8x3x1xf32>, tensor<i64>, none) -> none
+  return
+}
+
+// -----
+
+// STFT: [batch, (length - frame_length) / step + 1, bins, 2].
+// CHECK-LABEL: func.func @stft
+// CHECK: onnx.STFT {{.*}} -> tensor<1x7x5x2xf32>
+// CHECK: onnx.STFT {{.*}} -> tensor<1x5x16x2xf32>
+func.func @stft(%x: tensor<1x32x1xf32>, %w: tensor<8xf32>) {
+  %none = onnx.NoValue : () -> none
+  %step = onnx.Constant {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+  %len = onnx.Constant {value = dense<16> : tensor<i64>} : () -> tensor<i64>
+  %0 = "onnx.STFT"(%x, %step, %w, %none) : (tensor<1x32x1xf32>, tensor<i64>, tensor<8xf32>, none) -> none
+  %1 = "onnx.STFT"(%x, %step, %none, %len) {onesided = 0 : i64} : (tensor<1x32x1xf32>, tensor<i64>, none, tensor<i64>) -> none
+  return
+}

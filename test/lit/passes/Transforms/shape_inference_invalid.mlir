@@ -311,3 +311,41 @@ func.func @einsum_bad_character(%a: tensor<2x3xf32>) {
   %0 = "onnx.Einsum"(%a) {equation = "i1->i"} : (tensor<2x3xf32>) -> none
   return
 }
+
+// -----
+
+func.func @dft_axis_on_components(%x: tensor<2x8x1xf32>) {
+  %none = onnx.NoValue : () -> none
+  %axis = onnx.Constant {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{axis 2 is out of range for input 'tensor<2x8x1xf32>' (the last dim holds the components)}}
+  %0 = "onnx.DFT"(%x, %none, %axis) : (tensor<2x8x1xf32>, none, tensor<i64>) -> none
+  return
+}
+
+// -----
+
+func.func @dft_three_components(%x: tensor<2x8x3xf32>) {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{input must be [..., signal, 1 or 2], got 'tensor<2x8x3xf32>'}}
+  %0 = "onnx.DFT"(%x, %none, %none) : (tensor<2x8x3xf32>, none, none) -> none
+  return
+}
+
+// -----
+
+func.func @stft_window_length(%x: tensor<1x32x1xf32>, %w: tensor<8xf32>) {
+  %step = onnx.Constant {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+  %len = onnx.Constant {value = dense<16> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{frame_length 16 differs from the window's length 8}}
+  %0 = "onnx.STFT"(%x, %step, %w, %len) : (tensor<1x32x1xf32>, tensor<i64>, tensor<8xf32>, tensor<i64>) -> none
+  return
+}
+
+// -----
+
+func.func @stft_runtime_step(%x: tensor<1x32x1xf32>, %w: tensor<8xf32>, %step: tensor<i64>) {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{output shape depends on a non-constant input 'frame_step'}}
+  %0 = "onnx.STFT"(%x, %step, %w, %none) : (tensor<1x32x1xf32>, tensor<i64>, tensor<8xf32>, none) -> none
+  return
+}
