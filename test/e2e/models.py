@@ -27,7 +27,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 DEFAULT_OPSET = 17
-IR_VERSION = {6: 3, 11: 6, 13: 7, 17: 8, 18: 8}
+IR_VERSION = {6: 3, 11: 6, 13: 7, 17: 8, 18: 8, 20: 9}
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
 
@@ -600,6 +600,29 @@ def signal_cases():
                              g.init("step", np.array(6, dtype=np.int64), dtype=np.int64),
                              g.init("window", window)]))
     out.append(g.case())
+    return out
+
+@cases
+def grid_and_sequence_cases():
+    # AffineGrid (a constant base grid times theta^T) and ReverseSequence (GatherElements).
+    out = []
+    for name, size, align in (("affine_grid_2d", [2, 3, 5, 7], 0),
+                              ("affine_grid_3d_align_corners", [2, 1, 3, 4, 5], 1)):
+        g = G(name, opset=20)
+        k = len(size) - 2
+        theta = g.input("theta", [size[0], k, k + 1])
+        g.output(g.node("AffineGrid", [theta, g.init("size", np.array(size, np.int64), np.int64)],
+                        align_corners=align))
+        out.append(g.case())
+    for name, shape, batch_axis, time_axis, lens in (
+            ("reverse_sequence_time_major", [5, 4, 3], 1, 0, [5, 1, 3, 0]),
+            ("reverse_sequence_batch_major", [3, 6, 2, 2], 0, 1, [2, 6, 4])):
+        g = G(name)
+        x = g.input("x", shape)
+        seq = g.input("lens", [len(lens)], dtype=np.int64, data=lens)
+        g.output(g.node("ReverseSequence", [x, seq], batch_axis=batch_axis,
+                        time_axis=time_axis))
+        out.append(g.case())
     return out
 
 @cases

@@ -303,6 +303,8 @@ ExpandFn lookupExpansion(StringRef opType) {
       .Case("LRN", expandLRN)
       .Case("DFT", expandDFT)
       .Case("STFT", expandSTFT)
+      .Case("AffineGrid", expandAffineGrid)
+      .Case("ReverseSequence", expandReverseSequence)
       .Default(nullptr);
 }
 

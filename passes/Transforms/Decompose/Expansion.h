@@ -240,6 +240,8 @@ mlir::LogicalResult expandMeanVarianceNormalization(Expansion &e);
 mlir::LogicalResult expandLRN(Expansion &e);
 mlir::LogicalResult expandDFT(Expansion &e);
 mlir::LogicalResult expandSTFT(Expansion &e);
+mlir::LogicalResult expandAffineGrid(Expansion &e);
+mlir::LogicalResult expandReverseSequence(Expansion &e);
 
 /// Integer building blocks (Quantization.cpp), shared with kiln-fold-qdq. Each returns
 /// an empty value after an error.

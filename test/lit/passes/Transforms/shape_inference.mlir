@@ -818,3 +818,15 @@ func.func @stft(%x: tensor<1x32x1xf32>, %w: tensor<8xf32>) {
   %1 = "onnx.STFT"(%x, %step, %none, %len) {onesided = 0 : i64} : (tensor<1x32x1xf32>, tensor<i64>, none, tensor<i64>) -> none
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @affine_grid_reverse_sequence
+// CHECK: onnx.AffineGrid {{.*}} -> tensor<2x4x5x6x3xf32>
+// CHECK: onnx.ReverseSequence {{.*}} -> tensor<3x4x2xf32>
+func.func @affine_grid_reverse_sequence(%theta: tensor<2x3x4xf32>, %x: tensor<3x4x2xf32>, %lens: tensor<3xi64>) {
+  %size = onnx.Constant {value = dense<[2, 1, 4, 5, 6]> : tensor<5xi64>} : () -> tensor<5xi64>
+  %0 = "onnx.AffineGrid"(%theta, %size) : (tensor<2x3x4xf32>, tensor<5xi64>) -> none
+  %1 = "onnx.ReverseSequence"(%x, %lens) {batch_axis = 0 : i64, time_axis = 1 : i64} : (tensor<3x4x2xf32>, tensor<3xi64>) -> none
+  return
+}

@@ -349,3 +349,28 @@ func.func @stft_runtime_step(%x: tensor<1x32x1xf32>, %w: tensor<8xf32>, %step: t
   %0 = "onnx.STFT"(%x, %step, %w, %none) : (tensor<1x32x1xf32>, tensor<i64>, tensor<8xf32>, none) -> none
   return
 }
+
+// -----
+
+func.func @affine_grid_theta(%theta: tensor<2x2x4xf32>) {
+  %size = onnx.Constant {value = dense<[2, 1, 4, 5]> : tensor<4xi64>} : () -> tensor<4xi64>
+  // expected-error @+1 {{theta 'tensor<2x2x4xf32>' does not fit size [2, 1, 4, 5]}}
+  %0 = "onnx.AffineGrid"(%theta, %size) : (tensor<2x2x4xf32>, tensor<4xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @reverse_sequence_axes(%x: tensor<3x4x2xf32>, %lens: tensor<3xi64>) {
+  // expected-error @+1 {{batch_axis and time_axis must be 0 and 1 (in either order) of an input of rank >= 2, got 0 and 0}}
+  %0 = "onnx.ReverseSequence"(%x, %lens) {batch_axis = 0 : i64, time_axis = 0 : i64} : (tensor<3x4x2xf32>, tensor<3xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @reverse_sequence_lens(%x: tensor<3x4x2xf32>, %lens: tensor<3xi64>) {
+  // expected-error @+1 {{sequence_lens must be int64 [4], got 'tensor<3xi64>'}}
+  %0 = "onnx.ReverseSequence"(%x, %lens) : (tensor<3x4x2xf32>, tensor<3xi64>) -> none
+  return
+}
