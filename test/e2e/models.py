@@ -626,6 +626,29 @@ def grid_and_sequence_cases():
     return out
 
 @cases
+def col2im_cases():
+    # Col2Im as a grouped ConvTranspose with a one-hot kernel (kiln-decompose).
+    def col2im(name, n, c, image, block, **attrs):
+        s = attrs.get("strides", [1, 1])
+        d = attrs.get("dilations", [1, 1])
+        p = attrs.get("pads", [0, 0, 0, 0])
+        blocks = 1
+        for i in range(2):
+            blocks *= (image[i] + p[i] + p[2 + i] - (d[i] * (block[i] - 1) + 1)) // s[i] + 1
+        g = G(name, opset=18)
+        x = g.input("x", [n, c * block[0] * block[1], blocks])
+        g.output(g.node("Col2Im", [x, g.init("image", np.array(image, np.int64), np.int64),
+                                   g.init("block", np.array(block, np.int64), np.int64)],
+                        **attrs))
+        return g.case()
+
+    return [
+        col2im("col2im_overlapping", 2, 3, [6, 7], [3, 3]),
+        col2im("col2im_strides_pads", 1, 2, [7, 8], [2, 3], strides=[2, 2], pads=[1, 0, 0, 2]),
+        col2im("col2im_dilations", 1, 4, [9, 6], [2, 2], dilations=[3, 2], strides=[1, 2]),
+    ]
+
+@cases
 def nhwc_pool_cases():
     # After a Conv, pooling runs channels-last (kiln-propagate-transposes) as a
     # micro-kernel: channels in vectors, masked when not a multiple of 8.

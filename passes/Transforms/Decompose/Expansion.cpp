@@ -305,6 +305,7 @@ ExpandFn lookupExpansion(StringRef opType) {
       .Case("STFT", expandSTFT)
       .Case("AffineGrid", expandAffineGrid)
       .Case("ReverseSequence", expandReverseSequence)
+      .Case("Col2Im", expandCol2Im)
       .Default(nullptr);
 }
 

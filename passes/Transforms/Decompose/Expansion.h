@@ -242,6 +242,7 @@ mlir::LogicalResult expandDFT(Expansion &e);
 mlir::LogicalResult expandSTFT(Expansion &e);
 mlir::LogicalResult expandAffineGrid(Expansion &e);
 mlir::LogicalResult expandReverseSequence(Expansion &e);
+mlir::LogicalResult expandCol2Im(Expansion &e);
 
 /// Integer building blocks (Quantization.cpp), shared with kiln-fold-qdq. Each returns
 /// an empty value after an error.
