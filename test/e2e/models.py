@@ -565,6 +565,15 @@ def decomposed_op_cases():
                  dtype=dtype)
         return g.case()
 
+    def batchnorm_training():
+        g = G("batchnorm_training_mode", opset=18)
+        ins = [g.input("x", [3, 4, 5, 2])] + [g.weight(n, [4]) for n in ("scale", "bias", "mean")]
+        ins.append(g.weight("var", [4], low=0.5, high=1.5))
+        y, rm, rv = g.node("BatchNormalization", ins, outputs=3, training_mode=1, momentum=0.7)
+        for o in (y, rm, rv):
+            g.output(o)
+        return g.case()
+
     return [
         one("lrn_size5", "LRN", [2, 7, 4, 3], size=5, alpha=0.02, beta=0.6, bias=1.5),
         one("lrn_size3", "LRN", [1, 6, 5, 5], size=3, beta=1.0),
@@ -573,6 +582,7 @@ def decomposed_op_cases():
         one("mvn_last_axis", "MeanVarianceNormalization", [4, 6], axes=[1]),
         one("shrink_soft", "Shrink", [3, 8], low=-3.0, high=3.0, lambd=1.0, bias=0.5),
         one("shrink_int", "Shrink", [16], low=-6, high=6, dtype=np.int32, lambd=1.5, bias=2.0),
+        batchnorm_training(),
     ]
 
 @cases

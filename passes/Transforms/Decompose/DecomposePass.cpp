@@ -76,7 +76,7 @@ struct KilnDecomposePass : public impl::KilnDecomposePassBase<KilnDecomposePass>
 
   bool kept(Operation *op) const {
     if ((keepFn && keepFn(op)) || decompose::keptForIntegerKernel(op) ||
-        decompose::keptForGenericLowering(op))
+        decompose::keptForLowering(op))
       return true;
     return llvm::is_contained(keepOps, op->getName().stripDialect());
   }

@@ -9,7 +9,7 @@
 //   Reshape to [batch..., M, K] and [batch..., K, N], MatMul,
 //   Reshape to [batch..., m..., n...], Transpose to the output order.
 // Steps that would do nothing are left out. Every other equation stays an
-// Einsum for convert-onnx-to-linalg's linalg.generic (keptForGenericLowering).
+// Einsum for convert-onnx-to-linalg's linalg.generic (keptForLowering).
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,7 +89,9 @@ bool isIdentity(ArrayRef<int64_t> perm) {
 
 } // namespace
 
-bool keptForGenericLowering(Operation *op) {
+bool keptForLowering(Operation *op) {
+  if (auto bn = dyn_cast<onnx::BatchNormalizationOp>(op))
+    return bn.getTrainingMode() == 0;
   if (!isa<onnx::EinsumOp>(op))
     return false;
   FailureOr<onnx::EinsumEquation> eq = parse(op);

@@ -306,6 +306,7 @@ ExpandFn lookupExpansion(StringRef opType) {
       .Case("AffineGrid", expandAffineGrid)
       .Case("ReverseSequence", expandReverseSequence)
       .Case("Col2Im", expandCol2Im)
+      .Case("BatchNormalization", expandBatchNormalizationTraining)
       .Default(nullptr);
 }
 

@@ -230,10 +230,11 @@ mlir::LogicalResult expandDynamicQuantizeLinear(Expansion &e);
 /// weights always do), 2-D B, group 1.
 bool keptForIntegerKernel(mlir::Operation *op);
 
-/// Einsum equations that are not MatMul-shaped (one or three+ operands, a
-/// diagonal, a broadcast dim, nothing contracted): kept for
-/// convert-onnx-to-linalg's linalg.generic (Einsum.cpp).
-bool keptForGenericLowering(mlir::Operation *op);
+/// Ops with an expansion for some of their forms only, the others kept for
+/// convert-onnx-to-linalg: Einsum equations that are not MatMul-shaped (one or
+/// three+ operands, a diagonal, a broadcast dim, nothing contracted: one
+/// linalg.generic, Einsum.cpp), BatchNormalization in inference form.
+bool keptForLowering(mlir::Operation *op);
 mlir::LogicalResult expandEinsum(Expansion &e);
 mlir::LogicalResult expandShrink(Expansion &e);
 mlir::LogicalResult expandMeanVarianceNormalization(Expansion &e);
@@ -243,6 +244,7 @@ mlir::LogicalResult expandSTFT(Expansion &e);
 mlir::LogicalResult expandAffineGrid(Expansion &e);
 mlir::LogicalResult expandReverseSequence(Expansion &e);
 mlir::LogicalResult expandCol2Im(Expansion &e);
+mlir::LogicalResult expandBatchNormalizationTraining(Expansion &e);
 
 /// Integer building blocks (Quantization.cpp), shared with kiln-fold-qdq. Each returns
 /// an empty value after an error.

@@ -170,4 +170,44 @@ LogicalResult expandLRN(Expansion &e) {
   return success();
 }
 
+// BatchNormalization with training_mode 1 (the inference form stays for
+// convert-onnx-to-linalg, keptForLowering): normalized with the batch's own
+// mean and (population) variance over every dim but the channels;
+// running_mean / running_var = input * momentum + batch * (1 - momentum).
+LogicalResult expandBatchNormalizationTraining(Expansion &e) {
+  V x = e.input(0), scale = e.input(1), bias = e.input(2), inMean = e.input(3),
+    inVar = e.input(4);
+  RankedTensorType t = e.type(x);
+  if (!t || !t.hasStaticShape() || t.getRank() < 2 ||
+      !onnxFloatType(t.getElementType()))
+    return e.error() << "needs a static float input of rank >= 2", failure();
+  Type elem = t.getElementType();
+  int64_t rank = t.getRank(), c = t.getDimSize(1);
+  SmallVector<int64_t> axes = {0}, channelShape = {c};
+  for (int64_t d = 2; d < rank; ++d) {
+    axes.push_back(d);
+    channelShape.push_back(1);
+  }
+  V mean = e.reduce("ReduceMean", x, axes, true);
+  V centered = e.add("Sub", {x, mean});
+  V var = e.reduce("ReduceMean", e.add("Mul", {centered, centered}), axes, true);
+  V std = e.add("Sqrt", {e.add("Add", {var, e.scalar(elem, e.getFloat("epsilon", 1e-5f))})});
+  V perChannel = e.add("Mul", {e.add("Div", {centered, std}),
+                               e.add("Reshape", {scale, e.i64s(channelShape)})});
+  e.add("Add", {perChannel, e.add("Reshape", {bias, e.i64s(channelShape)})}, {},
+        e.output(0));
+  double momentum = e.getFloat("momentum", 0.9f);
+  auto running = [&](V input, V batch, Output out) {
+    if (out.empty())
+      return;
+    V kept = e.add("Mul", {input, e.scalar(elem, momentum)});
+    V added = e.add("Mul", {e.add("Reshape", {batch, e.i64s({c})}),
+                            e.scalar(elem, 1.0 - momentum)});
+    e.add("Add", {kept, added}, {}, out);
+  };
+  running(inMean, mean, e.output(1));
+  running(inVar, var, e.output(2));
+  return success();
+}
+
 } // namespace kiln::decompose

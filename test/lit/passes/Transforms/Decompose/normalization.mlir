@@ -83,3 +83,29 @@ func.func @mvn(%x: tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32> {
   %0 = onnx.MeanVarianceNormalization %x : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   return %0 : tensor<2x3x4x4xf32>
 }
+
+// -----
+
+// BatchNormalization, training_mode 1: the batch's mean and population
+// variance over every dim but C; the running statistics blend in with
+// momentum. The inference form is kept (convert-onnx-to-linalg lowers it).
+// CHECK-LABEL: func.func @batchnorm_training
+// CHECK: %[[MEAN:.*]] = onnx.ReduceMean %arg0, {{.*}} -> tensor<1x3x1x1xf32>
+// CHECK: %[[C:.*]] = onnx.Sub %arg0, %[[MEAN]]
+// CHECK: %[[SQ:.*]] = onnx.Mul %[[C]], %[[C]]
+// CHECK: %[[VAR:.*]] = onnx.ReduceMean %[[SQ]], {{.*}} -> tensor<1x3x1x1xf32>
+// CHECK: onnx.Sqrt
+// CHECK: %[[Y:.*]] = onnx.Add {{.*}} -> tensor<2x3x4x4xf32>
+// CHECK: %[[KM:.*]] = onnx.Mul %arg3, {{.*}}
+// CHECK: %[[BM:.*]] = onnx.Reshape %[[MEAN]], {{.*}} -> tensor<3xf32>
+// CHECK: %[[AM:.*]] = onnx.Mul %[[BM]], {{.*}}
+// CHECK: %[[RM:.*]] = onnx.Add %[[KM]], %[[AM]]
+// CHECK: %[[KV:.*]] = onnx.Mul %arg4, {{.*}}
+// CHECK: %[[RV:.*]] = onnx.Add %[[KV]], {{.*}}
+// CHECK: onnx.BatchNormalization %arg0, {{.*}} -> (tensor<2x3x4x4xf32>, none, none)
+// CHECK: return %[[Y]], %[[RM]], %[[RV]], %{{.*}}
+func.func @batchnorm_training(%x: tensor<2x3x4x4xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3x4x4xf32>) {
+  %0, %1, %2 = onnx.BatchNormalization %x, %s, %b, %m, %v {training_mode = 1 : i64, momentum = 0.8 : f32} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  %3, %4, %5 = onnx.BatchNormalization %x, %s, %b, %m, %v : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, none, none)
+  return %0, %1, %2, %3 : tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3x4x4xf32>
+}
