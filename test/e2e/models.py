@@ -512,6 +512,15 @@ def pool_cases():
                  dtype=dtype)
         return g.case()
 
+    def max_unpool(name, shape):
+        # MaxPool's values and Indices scattered back by MaxUnpool (ScatterElements).
+        g = G(name)
+        x = g.rng.permutation(int(np.prod(shape))).reshape(shape).astype(np.float32)
+        y, i = g.node("MaxPool", [g.input("x", shape, data=x)], outputs=2,
+                      kernel_shape=[2, 2], strides=[2, 2])
+        g.output(g.node("MaxUnpool", [y, i], kernel_shape=[2, 2], strides=[2, 2]))
+        return g.case()
+
     def maxpool_indices(name, shape, **attrs):
         g = G(name)
         # distinct values: the index of the maximum is unique
@@ -552,6 +561,7 @@ def pool_cases():
                         strides=[2, 2], storage_order=1),
         maxpool_indices("maxpool_indices_3d", [1, 2, 4, 5, 6], kernel_shape=[2, 2, 3],
                         strides=[2, 2, 2]),
+        max_unpool("max_unpool_roundtrip", [2, 3, 6, 8]),
     ]
 
 

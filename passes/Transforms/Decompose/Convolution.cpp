@@ -261,4 +261,51 @@ LogicalResult expandCol2Im(Expansion &e) {
   return success();
 }
 
+// MaxUnpool: X scattered (ScatterElements over the flattened result, whose
+// bounds check names the node) into zeros at the flat indices I (as MaxPool's
+// Indices give them) of the shape MaxPool's input had, [N, C, (D - 1) *
+// stride + kernel - pads]; with output_shape, that result is padded with
+// zeros at the end of each spatial dim (ONNX's reference).
+LogicalResult expandMaxUnpool(Expansion &e) {
+  V x = e.input(0), indices = e.input(1);
+  RankedTensorType t = e.type(x);
+  RankedTensorType yType = e.outputType(0);
+  const Attr *kernel = findAttr(e.node, "kernel_shape");
+  if (!t || !t.hasStaticShape() || !yType || !yType.hasStaticShape() || !kernel)
+    return e.error() << "needs static shapes and kernel_shape", failure();
+  int64_t k = t.getRank() - 2;
+  SmallVector<int64_t> strides(k, 1), pads(2 * k, 0);
+  if (const Attr *a = findAttr(e.node, "strides"))
+    strides.assign(a->ints().begin(), a->ints().end());
+  if (const Attr *a = findAttr(e.node, "pads"))
+    pads.assign(a->ints().begin(), a->ints().end());
+  SmallVector<int64_t> unpooled(t.getShape().take_front(2)), grow(2 * t.getRank(), 0);
+  int64_t total = t.getDimSize(0) * t.getDimSize(1);
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t d = (t.getDimSize(2 + i) - 1) * strides[i] + kernel->ints()[i] -
+                pads[i] - pads[k + i];
+    unpooled.push_back(d);
+    total *= d;
+    grow[t.getRank() + 2 + i] = yType.getDimSize(2 + i) - d;
+    if (grow[t.getRank() + 2 + i] < 0)
+      return e.error() << "output_shape " << yType
+                       << " is smaller than the unpooled size along spatial dim "
+                       << i << " (" << d << ")",
+             failure();
+  }
+  int64_t count = t.getNumElements();
+  V zeros = e.add("Expand", {e.scalar(t.getElementType(), 0.0), e.i64s({total})});
+  V flat = e.add("ScatterElements",
+                 {zeros, e.add("Reshape", {indices, e.i64s({count})}),
+                  e.add("Reshape", {x, e.i64s({count})})},
+                 {intAttr("axis", 0)});
+  if (ArrayRef<int64_t>(unpooled) == yType.getShape()) {
+    e.add("Reshape", {flat, e.i64s(unpooled)}, {}, e.output(0));
+    return success();
+  }
+  e.add("Pad", {e.add("Reshape", {flat, e.i64s(unpooled)}), e.i64s(grow)}, {},
+        e.output(0));
+  return success();
+}
+
 } // namespace kiln::decompose

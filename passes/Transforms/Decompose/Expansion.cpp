@@ -307,6 +307,7 @@ ExpandFn lookupExpansion(StringRef opType) {
       .Case("ReverseSequence", expandReverseSequence)
       .Case("Col2Im", expandCol2Im)
       .Case("BatchNormalization", expandBatchNormalizationTraining)
+      .Case("MaxUnpool", expandMaxUnpool)
       .Default(nullptr);
 }
 

@@ -128,6 +128,13 @@ public:
   V input(int i) const;
   /// Output `i` of the op (empty when absent: `none` typed or past the results).
   Output output(int i) const;
+  /// The type of output `i` as shape inference gave it (null when absent or
+  /// not a ranked tensor).
+  mlir::RankedTensorType outputType(int i) const {
+    return i < static_cast<int>(op->getNumResults())
+               ? mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(i).getType())
+               : mlir::RankedTensorType();
+  }
   mlir::RankedTensorType type(V value) const {
     return value.empty() ? mlir::RankedTensorType()
                          : mlir::dyn_cast<mlir::RankedTensorType>(value.get().getType());
@@ -245,6 +252,7 @@ mlir::LogicalResult expandAffineGrid(Expansion &e);
 mlir::LogicalResult expandReverseSequence(Expansion &e);
 mlir::LogicalResult expandCol2Im(Expansion &e);
 mlir::LogicalResult expandBatchNormalizationTraining(Expansion &e);
+mlir::LogicalResult expandMaxUnpool(Expansion &e);
 
 /// Integer building blocks (Quantization.cpp), shared with kiln-fold-qdq. Each returns
 /// an empty value after an error.

@@ -830,3 +830,17 @@ func.func @affine_grid_reverse_sequence(%theta: tensor<2x3x4xf32>, %x: tensor<3x
   %1 = "onnx.ReverseSequence"(%x, %lens) {batch_axis = 0 : i64, time_axis = 1 : i64} : (tensor<3x4x2xf32>, tensor<3xi64>) -> none
   return
 }
+
+// -----
+
+// MaxUnpool: (D - 1) * stride + kernel - pads, or output_shape.
+// CHECK-LABEL: func.func @max_unpool
+// CHECK: onnx.MaxUnpool {{.*}} -> tensor<1x2x4x3xf32>
+// CHECK: onnx.MaxUnpool {{.*}} -> tensor<1x2x5x5xf32>
+func.func @max_unpool(%x: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi64>) {
+  %none = onnx.NoValue : () -> none
+  %shape = onnx.Constant {value = dense<[1, 2, 5, 5]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %0 = "onnx.MaxUnpool"(%x, %i, %none) {kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 0, 1]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>, none) -> none
+  %1 = "onnx.MaxUnpool"(%x, %i, %shape) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>, tensor<4xi64>) -> none
+  return
+}

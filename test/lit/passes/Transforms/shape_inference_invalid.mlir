@@ -374,3 +374,12 @@ func.func @reverse_sequence_lens(%x: tensor<3x4x2xf32>, %lens: tensor<3xi64>) {
   %0 = "onnx.ReverseSequence"(%x, %lens) : (tensor<3x4x2xf32>, tensor<3xi64>) -> none
   return
 }
+
+// -----
+
+func.func @max_unpool_indices(%x: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi32>) {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{X must have rank >= 3 and I be int64 of its shape, got 'tensor<1x2x2x2xf32>' and 'tensor<1x2x2x2xi32>'}}
+  %0 = "onnx.MaxUnpool"(%x, %i, %none) {kernel_shape = [2, 2]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi32>, none) -> none
+  return
+}
