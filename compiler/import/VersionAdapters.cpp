@@ -415,6 +415,17 @@ static LogicalResult groupNormLegacy(onnx::NodeProto &node, int64_t version,
   return success();
 }
 
+/// DFT 17 -> 20: the `axis` attribute (default 1) became a scalar input.
+static LogicalResult dftLegacy(onnx::NodeProto &node, int64_t, AdapterContext &ctx) {
+  int64_t axis = 1;
+  if (const onnx::AttributeProto *attr = findAttr(node, "axis"))
+    axis = attr->i();
+  removeAttr(node, "axis");
+  auto type = RankedTensorType::get({}, IntegerType::get(ctx.getContext(), 64));
+  setInput(node, 2, ctx.addConstant(DenseElementsAttr::get(type, llvm::ArrayRef<int64_t>(axis)), "axis"));
+  return success();
+}
+
 static const VersionAdapter kAdapters[] = {
     // Attributes that became inputs.
     {"Clip", 1, 11, clipLegacy, "min/max attributes -> inputs"},
@@ -438,6 +449,7 @@ static const VersionAdapter kAdapters[] = {
     {"TopK", 1, 10, topkLegacy, "k attribute -> input"},
     {"Dropout", 1, 12, dropoutLegacy, "ratio attribute -> input"},
     {"Resize", 10, 11, resize10, "roi input, asymmetric/floor coordinates"},
+    {"DFT", 17, 20, dftLegacy, "axis attribute -> input"},
     // Changed meaning that is kept explicit.
     {"Softmax", 1, 13, softmaxLegacy, "2-D coercion only when equivalent"},
     {"LogSoftmax", 1, 13, softmaxLegacy, "2-D coercion only when equivalent"},
@@ -501,8 +513,8 @@ struct TypeOnlySteps {
 // Reviewed against the schema history of onnx 1.23 (inputs, outputs and attributes compared
 // between consecutive versions, then the changelog for same-signature semantic changes).
 // Left out on purpose: Softmax/LogSoftmax/Hardmax 1 and 11 (semantics changed at 13),
-// Dropout 7 (mask type), GroupNormalization 18 (scale/bias per group), DFT 17 (axis became
-// an input), Cast 1 (`to` was a string), LpPool 1 / GlobalLpPool 1 (`p` was a float),
+// Dropout 7 (mask type), GroupNormalization 18 (scale/bias per group), Cast 1 (`to` was
+// a string), LpPool 1 / GlobalLpPool 1 (`p` was a float),
 // Pad 1, Split 1, Tile 1, GRU 1/3, LSTM 1, RNN 1 (pre-opset-7 recurrent forms).
 static const TypeOnlySteps kTypeOnlySteps[] = {
     {"Abs", {6}},

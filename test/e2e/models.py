@@ -27,7 +27,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 DEFAULT_OPSET = 17
-IR_VERSION = {6: 3, 11: 6, 13: 7, 17: 8, 18: 8}
+IR_VERSION = {6: 3, 11: 6, 13: 7, 17: 8, 18: 8, 20: 9}
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
 
@@ -344,6 +344,33 @@ def matmul_cases():
 
 
 @cases
+def einsum_cases():
+    # MatMul-shaped equations become MatMul (kiln-decompose); the rest one linalg.generic.
+    def einsum(name, equation, *shapes, weight=None):
+        g = G(name)
+        ins = [g.input(f"x{i}", s) for i, s in enumerate(shapes)]
+        if weight is not None:
+            ins.append(g.weight("w", weight))
+        g.output(g.node("Einsum", ins, equation=equation))
+        return g.case()
+
+    return [
+        einsum("einsum_attention_scores", "bhqd,bhkd->bhqk", [2, 3, 5, 8], [2, 3, 7, 8]),
+        einsum("einsum_attention_values", "bhqk,bhkd->bqhd", [2, 3, 5, 7], [2, 3, 7, 8]),
+        einsum("einsum_linear_weight", "bsi,oi->bso", [2, 5, 16], weight=[12, 16]),
+        einsum("einsum_broadcast_batch", "...ij,...jk->...ik", [3, 4, 5], [1, 5, 6]),
+        einsum("einsum_two_contracted_and_summed", "abcd,cbde->ea", [3, 4, 5, 6], [5, 4, 6, 2]),
+        einsum("einsum_implicit", "ij,jk", [4, 5], [5, 3]),
+        einsum("einsum_trace", "ii", [6, 6]),
+        einsum("einsum_diagonal_batch", "bii->bi", [2, 5, 5]),
+        einsum("einsum_outer", "i,j->ij", [4], [6]),
+        einsum("einsum_chain_three", "ij,jk,kl->il", [3, 4], [4, 5], [5, 2]),
+        einsum("einsum_bilinear", "bn,anm,bm->ba", [2, 4], [3, 4, 5], [2, 5]),
+        einsum("einsum_transpose_sum", "ijk->kj", [2, 3, 4]),
+    ]
+
+
+@cases
 def gpu_fast_path_cases():
     """Sizes that are not multiples of the GPU kernels' tiles (kiln-gpu-select-lowering-config:
     64x64 / 32x64 matmul tiles with K steps of 16, row reductions over 32-256 threads), so
@@ -479,9 +506,28 @@ def clip_cases():
 
 @cases
 def pool_cases():
-    def pool(name, op, shape, low=-1.0, high=1.0, **attrs):
+    def pool(name, op, shape, low=-1.0, high=1.0, dtype=np.float32, **attrs):
         g = G(name)
-        g.output(g.node(op, [g.input("x", shape, low=low, high=high)], **attrs))
+        g.output(g.node(op, [g.input("x", shape, dtype=dtype, low=low, high=high)], **attrs),
+                 dtype=dtype)
+        return g.case()
+
+    def max_unpool(name, shape):
+        # MaxPool's values and Indices scattered back by MaxUnpool (ScatterElements).
+        g = G(name)
+        x = g.rng.permutation(int(np.prod(shape))).reshape(shape).astype(np.float32)
+        y, i = g.node("MaxPool", [g.input("x", shape, data=x)], outputs=2,
+                      kernel_shape=[2, 2], strides=[2, 2])
+        g.output(g.node("MaxUnpool", [y, i], kernel_shape=[2, 2], strides=[2, 2]))
+        return g.case()
+
+    def maxpool_indices(name, shape, **attrs):
+        g = G(name)
+        # distinct values: the index of the maximum is unique
+        x = g.rng.permutation(int(np.prod(shape))).reshape(shape).astype(np.float32)
+        y, i = g.node("MaxPool", [g.input("x", shape, data=x)], outputs=2, **attrs)
+        g.output(y)
+        g.output(i, dtype=np.int64)
         return g.case()
 
     return [
@@ -498,8 +544,129 @@ def pool_cases():
              pads=[1, 1, 1, 1], count_include_pad=0),
         pool("avgpool_k2_s2", "AveragePool", [1, 3, 8, 8], kernel_shape=[2, 2], strides=[2, 2]),
         pool("global_avgpool", "GlobalAveragePool", [2, 8, 7, 7]),
+        # 3-D, unsigned and Indices: one linalg.generic over the window
+        pool("maxpool_3d_pads_strides", "MaxPool", [1, 2, 7, 6, 5], kernel_shape=[3, 2, 3],
+             strides=[2, 1, 2], pads=[1, 0, 1, 1, 1, 0]),
+        pool("maxpool_3d_ceil_dilations", "MaxPool", [2, 1, 8, 8, 8], kernel_shape=[2, 2, 2],
+             strides=[2, 2, 2], dilations=[2, 1, 2], ceil_mode=1),
+        pool("avgpool_3d_exclude_pad_ceil", "AveragePool", [1, 3, 6, 7, 5], kernel_shape=[3, 3, 2],
+             strides=[2, 2, 2], pads=[1, 1, 0, 1, 0, 1], ceil_mode=1, count_include_pad=0),
+        pool("avgpool_3d_include_pad", "AveragePool", [1, 2, 5, 5, 5], kernel_shape=[2, 3, 3],
+             pads=[1, 1, 1, 0, 1, 1], count_include_pad=1),
+        pool("maxpool_uint8", "MaxPool", [1, 2, 7, 7], low=0, high=256, dtype=np.uint8,
+             kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        maxpool_indices("maxpool_indices_2d", [2, 3, 7, 6], kernel_shape=[3, 2], strides=[2, 2],
+                        pads=[1, 0, 1, 1]),
+        maxpool_indices("maxpool_indices_2d_column_major", [1, 2, 6, 5], kernel_shape=[2, 2],
+                        strides=[2, 2], storage_order=1),
+        maxpool_indices("maxpool_indices_3d", [1, 2, 4, 5, 6], kernel_shape=[2, 2, 3],
+                        strides=[2, 2, 2]),
+        max_unpool("max_unpool_roundtrip", [2, 3, 6, 8]),
     ]
 
+
+@cases
+def decomposed_op_cases():
+    # LRN, MeanVarianceNormalization, Shrink (kiln-decompose), SpaceToDepth CRD.
+    def one(name, op, shape, low=-1.0, high=1.0, dtype=np.float32, opset=DEFAULT_OPSET,
+            **attrs):
+        g = G(name, opset)
+        g.output(g.node(op, [g.input("x", shape, dtype=dtype, low=low, high=high)], **attrs),
+                 dtype=dtype)
+        return g.case()
+
+    def batchnorm_training():
+        g = G("batchnorm_training_mode", opset=18)
+        ins = [g.input("x", [3, 4, 5, 2])] + [g.weight(n, [4]) for n in ("scale", "bias", "mean")]
+        ins.append(g.weight("var", [4], low=0.5, high=1.5))
+        y, rm, rv = g.node("BatchNormalization", ins, outputs=3, training_mode=1, momentum=0.7)
+        for o in (y, rm, rv):
+            g.output(o)
+        return g.case()
+
+    return [
+        one("lrn_size5", "LRN", [2, 7, 4, 3], size=5, alpha=0.02, beta=0.6, bias=1.5),
+        one("lrn_size3", "LRN", [1, 6, 5, 5], size=3, beta=1.0),
+        # axes written out: onnx's shape inference of the function body fails without
+        one("mvn_axes_0_2_3", "MeanVarianceNormalization", [2, 3, 4, 5], axes=[0, 2, 3]),
+        one("mvn_last_axis", "MeanVarianceNormalization", [4, 6], axes=[1]),
+        one("shrink_soft", "Shrink", [3, 8], low=-3.0, high=3.0, lambd=1.0, bias=0.5),
+        one("shrink_int", "Shrink", [16], low=-6, high=6, dtype=np.int32, lambd=1.5, bias=2.0),
+        batchnorm_training(),
+    ]
+
+@cases
+def signal_cases():
+    # DFT (opset 17: axis an attribute, adapted to the opset-20 input) and STFT: one MatMul
+    # with a constant transform matrix (kiln-decompose).
+    def dft(name, shape, length=None, **attrs):
+        g = G(name)
+        ins = [g.input("x", shape)]
+        if length is not None:
+            ins.append(g.init("len", np.array(length, dtype=np.int64), dtype=np.int64))
+        g.output(g.node("DFT", ins, **attrs))
+        return g.case()
+
+    out = [
+        dft("dft_real_axis1", [2, 12, 3, 1], axis=1),
+        dft("dft_complex_inverse_axis2", [2, 3, 10, 2], axis=2, inverse=1),
+        dft("dft_onesided", [4, 16, 1], axis=1, onesided=1),
+        dft("dft_length_pad", [3, 6, 2], length=9, axis=1),
+        dft("dft_length_truncate", [3, 10, 1], length=7, axis=1),
+    ]
+    g = G("stft_window")
+    window = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(16) / 16)).astype(np.float32)
+    g.output(g.node("STFT", [g.input("signal", [2, 100, 1]),
+                             g.init("step", np.array(6, dtype=np.int64), dtype=np.int64),
+                             g.init("window", window)]))
+    out.append(g.case())
+    return out
+
+@cases
+def grid_and_sequence_cases():
+    # AffineGrid (a constant base grid times theta^T) and ReverseSequence (GatherElements).
+    out = []
+    for name, size, align in (("affine_grid_2d", [2, 3, 5, 7], 0),
+                              ("affine_grid_3d_align_corners", [2, 1, 3, 4, 5], 1)):
+        g = G(name, opset=20)
+        k = len(size) - 2
+        theta = g.input("theta", [size[0], k, k + 1])
+        g.output(g.node("AffineGrid", [theta, g.init("size", np.array(size, np.int64), np.int64)],
+                        align_corners=align))
+        out.append(g.case())
+    for name, shape, batch_axis, time_axis, lens in (
+            ("reverse_sequence_time_major", [5, 4, 3], 1, 0, [5, 1, 3, 0]),
+            ("reverse_sequence_batch_major", [3, 6, 2, 2], 0, 1, [2, 6, 4])):
+        g = G(name)
+        x = g.input("x", shape)
+        seq = g.input("lens", [len(lens)], dtype=np.int64, data=lens)
+        g.output(g.node("ReverseSequence", [x, seq], batch_axis=batch_axis,
+                        time_axis=time_axis))
+        out.append(g.case())
+    return out
+
+@cases
+def col2im_cases():
+    # Col2Im as a grouped ConvTranspose with a one-hot kernel (kiln-decompose).
+    def col2im(name, n, c, image, block, **attrs):
+        s = attrs.get("strides", [1, 1])
+        d = attrs.get("dilations", [1, 1])
+        p = attrs.get("pads", [0, 0, 0, 0])
+        blocks = 1
+        for i in range(2):
+            blocks *= (image[i] + p[i] + p[2 + i] - (d[i] * (block[i] - 1) + 1)) // s[i] + 1
+        g = G(name, opset=18)
+        x = g.input("x", [n, c * block[0] * block[1], blocks])
+        g.output(g.node("Col2Im", [x, g.init("image", np.array(image, np.int64), np.int64),
+                                   g.init("block", np.array(block, np.int64), np.int64)],
+                        **attrs))
+        return g.case()
+
+    return [
+        col2im("col2im_overlapping", 2, 3, [6, 7], [3, 3]),
+        col2im("col2im_strides_pads", 1, 2, [7, 8], [2, 3], strides=[2, 2], pads=[1, 0, 0, 2]),
+        col2im("col2im_dilations", 1, 4, [9, 6], [2, 2], dilations=[3, 2], strides=[1, 2]),
+    ]
 
 @cases
 def nhwc_pool_cases():

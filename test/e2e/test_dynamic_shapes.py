@@ -488,3 +488,28 @@ def test_caller_scratch_cannot_grow(kiln, mlp_artifacts, arena_driver, tmp_path)
         "\n".join(lines)
     check_against_ort(model, outputs_of(kiln, unbounded), tmp_path / "fits", mlp_feeds,
                       ARENA_SIZES)
+
+
+@pytest.fixture(scope="module")
+def pool_indices_artifact(kiln, tmp_path_factory):
+    """MaxPool with its Indices output and a 3-D MaxPool over a symbolic batch: one image at
+    a time, the indices flat over the whole batch (each image's plus its offset)."""
+    folder = tmp_path_factory.mktemp("dyn_pool")
+    nodes = [h.make_node("MaxPool", ["x"], ["y", "i"], name="pool2d", kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 1, 1, 1]),
+             h.make_node("MaxPool", ["v"], ["z"], name="pool3d", kernel_shape=[2, 2, 2],
+                         strides=[2, 2, 2])]
+    model = save(folder / "pool.onnx", nodes,
+                 [vi("x", ["batch", 3, 9, 8]), vi("v", ["batch", 2, 4, 6, 4])],
+                 [vi("y", ["batch", 3, 5, 4]), vi("i", ["batch", 3, 5, 4], T.INT64),
+                  vi("z", ["batch", 2, 2, 3, 2])])
+    return model, compile_model(kiln, model, folder / "pool.so")
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_maxpool_indices_dynamic_batch(kiln, pool_indices_artifact, tmp_path, batch):
+    model, artifact = pool_indices_artifact
+    # distinct values: the index of each maximum is unique
+    x = np.random.RandomState(batch).permutation(batch * 3 * 9 * 8).astype(np.float32)
+    run_at(kiln, model, artifact, {"x": x.reshape(batch, 3, 9, 8),
+                                   "v": rand(batch, batch, 2, 4, 6, 4)}, tmp_path)

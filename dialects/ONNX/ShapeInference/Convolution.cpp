@@ -192,6 +192,70 @@ LogicalResult inferConvTranspose(Operation *op) {
   return setResultType(op, 0, shape, c->x.getElementType());
 }
 
+// Col2Im(input [N, C * prod(block), L], image_shape, block_shape) ->
+// [N, C, image...]; L must be the number of blocks that fit the padded
+// image at the strides and dilations.
+LogicalResult inferCol2Im(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "input");
+  if (failed(x))
+    return failure();
+  FailureOr<SmallVector<int64_t>> image = getConstantInts(op, 1, "image_shape");
+  if (failed(image))
+    return failure();
+  FailureOr<SmallVector<int64_t>> block = getConstantInts(op, 2, "block_shape");
+  if (failed(block))
+    return failure();
+  int64_t k = static_cast<int64_t>(image->size());
+  if (k < 1 || static_cast<int64_t>(block->size()) != k || x->getRank() != 3) {
+    emitNodeError(op) << "needs an input [N, C * prod(block_shape), L] and "
+                         "image_shape and block_shape of one size, got "
+                      << *x;
+    return failure();
+  }
+  std::optional<SmallVector<int64_t>> strides = getI64ArrayAttr(op, "strides");
+  std::optional<SmallVector<int64_t>> dilations =
+      getI64ArrayAttr(op, "dilations");
+  std::optional<SmallVector<int64_t>> pads = getI64ArrayAttr(op, "pads");
+  SmallVector<int64_t> s = strides.value_or(SmallVector<int64_t>(k, 1));
+  SmallVector<int64_t> d = dilations.value_or(SmallVector<int64_t>(k, 1));
+  SmallVector<int64_t> p = pads.value_or(SmallVector<int64_t>(2 * k, 0));
+  if (static_cast<int64_t>(s.size()) != k ||
+      static_cast<int64_t>(d.size()) != k ||
+      static_cast<int64_t>(p.size()) != 2 * k) {
+    emitNodeError(op) << "strides, dilations and pads need one value (pads "
+                         "two) per image dimension";
+    return failure();
+  }
+  CheckedDims dims;
+  int64_t blockSize = 1, blocks = 1;
+  for (int64_t i = 0; i < k; ++i) {
+    if ((*image)[i] < 1 || (*block)[i] < 1 || s[i] < 1 || d[i] < 1 ||
+        p[i] < 0 || p[k + i] < 0) {
+      emitNodeError(op) << "image_shape, block_shape, strides and dilations "
+                           "must be positive, pads non-negative";
+      return failure();
+    }
+    blockSize = dims.mul(blockSize, (*block)[i]);
+    int64_t span = dims.add(dims.mul(d[i], (*block)[i] - 1), 1);
+    int64_t padded = dims.add((*image)[i], p[i] + p[k + i]);
+    if (padded < span) {
+      emitNodeError(op) << "block_shape does not fit the padded image";
+      return failure();
+    }
+    blocks = dims.mul(blocks, (padded - span) / s[i] + 1);
+  }
+  if (failed(dims.check(op)))
+    return failure();
+  if (x->getDimSize(1) % blockSize != 0 || x->getDimSize(2) != blocks) {
+    emitNodeError(op) << "input " << *x << " does not hold C * " << blockSize
+                      << " rows of " << blocks << " blocks";
+    return failure();
+  }
+  SmallVector<int64_t> shape = {x->getDimSize(0), x->getDimSize(1) / blockSize};
+  shape.append(image->begin(), image->end());
+  return setResultType(op, 0, shape, x->getElementType());
+}
+
 } // namespace
 
 void registerConvolutionShapeInference(DialectRegistry &registry) {
@@ -200,6 +264,7 @@ void registerConvolutionShapeInference(DialectRegistry &registry) {
     attachInferShapes<inferConvInteger, ConvIntegerOp>(ctx);
     attachInferShapes<inferQLinearConv, QLinearConvOp>(ctx);
     attachInferShapes<inferConvTranspose, ConvTransposeOp>(ctx);
+    attachInferShapes<inferCol2Im, Col2ImOp>(ctx);
   });
 }
 

@@ -82,6 +82,60 @@ LogicalResult inferGridSample(Operation *op) {
   return setResultType(op, 0, shape, x->getElementType());
 }
 
+// AffineGrid(theta [N, k, k + 1], size [N, C, D1..Dk]) -> [N, D1..Dk, k]
+// (k = 2 or 3).
+LogicalResult inferAffineGrid(Operation *op) {
+  FailureOr<RankedTensorType> theta = getInputType(op, 0, "theta");
+  if (failed(theta))
+    return failure();
+  FailureOr<SmallVector<int64_t>> size = getConstantInts(op, 1, "size");
+  if (failed(size))
+    return failure();
+  int64_t k = static_cast<int64_t>(size->size()) - 2;
+  if ((k != 2 && k != 3) || theta->getRank() != 3 ||
+      theta->getDimSize(0) != (*size)[0] || theta->getDimSize(1) != k ||
+      theta->getDimSize(2) != k + 1 ||
+      !isa<FloatType>(theta->getElementType())) {
+    emitNodeError(op) << "theta " << *theta << " does not fit size ["
+                      << llvm::make_range(size->begin(), size->end())
+                      << "] (expected a float [N, k, k + 1] for a size of "
+                         "[N, C, D1..Dk], k 2 or 3)";
+    return failure();
+  }
+  SmallVector<int64_t> shape = {(*size)[0]};
+  shape.append(size->begin() + 2, size->end());
+  shape.push_back(k);
+  return setResultType(op, 0, shape, theta->getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// ReverseSequence
+//===----------------------------------------------------------------------===//
+
+// Same as the input; sequence_lens is [batch].
+LogicalResult inferReverseSequence(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "input");
+  FailureOr<RankedTensorType> lens = getInputType(op, 1, "sequence_lens");
+  if (failed(x) || failed(lens))
+    return failure();
+  int64_t batchAxis = getIntAttr(op, "batch_axis", 1),
+          timeAxis = getIntAttr(op, "time_axis", 0);
+  if (x->getRank() < 2 || batchAxis == timeAxis || batchAxis < 0 ||
+      batchAxis > 1 || timeAxis < 0 || timeAxis > 1) {
+    emitNodeError(op) << "batch_axis and time_axis must be 0 and 1 (in either "
+                         "order) of an input of rank >= 2, got "
+                      << batchAxis << " and " << timeAxis << " for " << *x;
+    return failure();
+  }
+  if (lens->getRank() != 1 || lens->getDimSize(0) != x->getDimSize(batchAxis) ||
+      !lens->getElementType().isInteger(64)) {
+    emitNodeError(op) << "sequence_lens must be int64 [" << x->getDimSize(batchAxis)
+                      << "], got " << *lens;
+    return failure();
+  }
+  return setResultType(op, 0, x->getShape(), x->getElementType());
+}
+
 //===----------------------------------------------------------------------===//
 // Concat
 //===----------------------------------------------------------------------===//
@@ -1085,6 +1139,8 @@ void registerDataMovementShapeInference(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, ONNXDialect *) {
     attachInferShapes<inferFlatten, FlattenOp>(ctx);
     attachInferShapes<inferGridSample, GridSampleOp>(ctx);
+    attachInferShapes<inferAffineGrid, AffineGridOp>(ctx);
+    attachInferShapes<inferReverseSequence, ReverseSequenceOp>(ctx);
     attachInferShapes<inferConcat, ConcatOp>(ctx);
     attachInferShapes<inferReshape, ReshapeOp>(ctx);
     attachInferShapes<inferTranspose, TransposeOp>(ctx);

@@ -1,13 +1,14 @@
 //===- Linear.cpp - Shape inference of matrix products --------------------===//
 //
 // MatMul (numpy semantics: 1-D operands, batch broadcasting), Gemm,
-// MatMulInteger, QLinearMatMul.
+// MatMulInteger, QLinearMatMul, Einsum, DFT, STFT.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/ONNX/ShapeInference/ShapeHelpers.h"
 
 #include "dialects/ONNX/Diagnostics.h"
+#include "dialects/ONNX/Einsum.h"
 #include "dialects/ONNX/ONNXOps.h"
 
 using namespace mlir;
@@ -120,6 +121,160 @@ LogicalResult inferGemm(Operation *op) {
   return setResultType(op, 0, shape, a->getElementType());
 }
 
+// Einsum: the output labels' sizes (dialects/ONNX/Einsum.h), the inputs'
+// element type.
+LogicalResult inferEinsum(Operation *op) {
+  auto einsum = cast<EinsumOp>(op);
+  if (op->getNumOperands() == 0) {
+    emitNodeError(op) << "Einsum needs at least one input";
+    return failure();
+  }
+  SmallVector<RankedTensorType> types;
+  for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i) {
+    FailureOr<RankedTensorType> t =
+        getInputType(op, i, "Inputs[" + std::to_string(i) + "]");
+    if (failed(t))
+      return failure();
+    types.push_back(*t);
+  }
+  if (failed(checkSameElementType(op, types)))
+    return failure();
+  SmallVector<ArrayRef<int64_t>> shapes =
+      llvm::map_to_vector(types, [](RankedTensorType t) { return t.getShape(); });
+  std::string error;
+  FailureOr<EinsumEquation> eq =
+      parseEinsumEquation(einsum.getEquation(), shapes, error);
+  if (failed(eq)) {
+    emitNodeError(op) << error;
+    return failure();
+  }
+  return setResultType(op, 0, eq->outputShape(), types[0].getElementType());
+}
+
+// DFT (opset 20): input [..., N (at axis), C] with C 1 (real) or 2
+// (complex); the signal length L is dft_length (default N, or 2 * (N - 1)
+// for the one-sided inverse); the output has L bins (L / 2 + 1 one-sided)
+// of 2 components, or L real values for the one-sided inverse.
+LogicalResult inferDFT(Operation *op) {
+  auto dft = cast<DFTOp>(op);
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "input");
+  if (failed(x))
+    return failure();
+  int64_t rank = x->getRank();
+  if (rank < 2 || (x->getShape().back() != 1 && x->getShape().back() != 2)) {
+    emitNodeError(op) << "input must be [..., signal, 1 or 2], got " << *x;
+    return failure();
+  }
+  if (!isa<FloatType>(x->getElementType())) {
+    emitNodeError(op) << "input must be a float tensor, got " << *x;
+    return failure();
+  }
+  FailureOr<std::optional<SmallVector<int64_t>>> length =
+      getOptionalConstantInts(op, 1, "dft_length");
+  FailureOr<std::optional<SmallVector<int64_t>>> axisValue =
+      getOptionalConstantInts(op, 2, "axis");
+  if (failed(length) || failed(axisValue))
+    return failure();
+  int64_t axis = -2;
+  if (*axisValue) {
+    if ((*axisValue)->size() != 1) {
+      emitNodeError(op) << "axis must be one value";
+      return failure();
+    }
+    axis = (**axisValue)[0];
+  }
+  if (axis < -rank || axis >= rank - 1 || axis == -1) {
+    emitNodeError(op) << "axis " << axis << " is out of range for input "
+                      << *x << " (the last dim holds the components)";
+    return failure();
+  }
+  if (axis < 0)
+    axis += rank;
+  bool inverse = dft.getInverse() != 0, onesided = dft.getOnesided() != 0;
+  int64_t n = x->getDimSize(axis);
+  int64_t l = inverse && onesided ? 2 * (n - 1) : n;
+  if (*length) {
+    if ((*length)->size() != 1) {
+      emitNodeError(op) << "dft_length must be one value";
+      return failure();
+    }
+    l = (**length)[0];
+  }
+  if (l < 1) {
+    emitNodeError(op) << "the signal length (dft_length) must be positive, got "
+                      << l;
+    return failure();
+  }
+  SmallVector<int64_t> shape(x->getShape());
+  if (inverse && onesided) {
+    shape[axis] = l;
+    shape.back() = 1;
+  } else {
+    shape[axis] = onesided ? l / 2 + 1 : l;
+    shape.back() = 2;
+  }
+  return setResultType(op, 0, shape, x->getElementType());
+}
+
+// STFT: signal [batch, length, 1 or 2] -> [batch, frames, bins, 2], frames
+// = (length - frame_length) / frame_step + 1, frame_length from its input or
+// the window's length, bins = frame_length / 2 + 1 when onesided.
+LogicalResult inferSTFT(Operation *op) {
+  auto stft = cast<STFTOp>(op);
+  FailureOr<RankedTensorType> signal = getInputType(op, 0, "signal");
+  FailureOr<RankedTensorType> window = getOptionalInputType(op, 2, "window");
+  if (failed(signal) || failed(window))
+    return failure();
+  if (signal->getRank() != 3 ||
+      (signal->getDimSize(2) != 1 && signal->getDimSize(2) != 2) ||
+      !isa<FloatType>(signal->getElementType())) {
+    emitNodeError(op) << "signal must be a float [batch, length, 1 or 2], got "
+                      << *signal;
+    return failure();
+  }
+  FailureOr<SmallVector<int64_t>> step = getConstantInts(op, 1, "frame_step");
+  if (failed(step))
+    return failure();
+  if (step->size() != 1 || (*step)[0] < 1) {
+    emitNodeError(op) << "frame_step must be one positive value";
+    return failure();
+  }
+  int64_t frameLength = -1;
+  if (*window) {
+    if (window->getRank() != 1) {
+      emitNodeError(op) << "window must be 1-D, got " << *window;
+      return failure();
+    }
+    frameLength = window->getDimSize(0);
+  }
+  FailureOr<std::optional<SmallVector<int64_t>>> length =
+      getOptionalConstantInts(op, 3, "frame_length");
+  if (failed(length))
+    return failure();
+  if (*length) {
+    if ((*length)->size() != 1) {
+      emitNodeError(op) << "frame_length must be one value";
+      return failure();
+    }
+    if (frameLength >= 0 && frameLength != (**length)[0]) {
+      emitNodeError(op) << "frame_length " << (**length)[0]
+                        << " differs from the window's length " << frameLength;
+      return failure();
+    }
+    frameLength = (**length)[0];
+  }
+  if (frameLength < 1 || frameLength > signal->getDimSize(1)) {
+    emitNodeError(op) << "needs a frame_length (or a window) between 1 and the "
+                         "signal length "
+                      << signal->getDimSize(1);
+    return failure();
+  }
+  int64_t frames = (signal->getDimSize(1) - frameLength) / (*step)[0] + 1;
+  int64_t bins = stft.getOnesided() != 0 ? frameLength / 2 + 1 : frameLength;
+  return setResultType(op, 0, {signal->getDimSize(0), frames, bins, 2},
+                       signal->getElementType());
+}
+
 } // namespace
 
 void registerLinearShapeInference(DialectRegistry &registry) {
@@ -128,6 +283,9 @@ void registerLinearShapeInference(DialectRegistry &registry) {
     attachInferShapes<inferMatMulInteger, MatMulIntegerOp>(ctx);
     attachInferShapes<inferQLinearMatMul, QLinearMatMulOp>(ctx);
     attachInferShapes<inferGemm, GemmOp>(ctx);
+    attachInferShapes<inferEinsum, EinsumOp>(ctx);
+    attachInferShapes<inferDFT, DFTOp>(ctx);
+    attachInferShapes<inferSTFT, STFTOp>(ctx);
   });
 }
 

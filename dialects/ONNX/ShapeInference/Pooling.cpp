@@ -1,7 +1,7 @@
 //===- Pooling.cpp - Shape inference of pooling ops -----------------------===//
 //
 // MaxPool, AveragePool, LpPool (auto_pad, pads, strides, dilations, ceil_mode)
-// and the global pools.
+// and the global pools, MaxUnpool.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +58,56 @@ LogicalResult inferGlobalPool(Operation *op) {
   return setResultType(op, 0, shape, x->getElementType());
 }
 
+// MaxUnpool(X [N, C, D1..Dk], I as X, output_shape?) -> output_shape, or
+// [N, C, (Di - 1) * stride + kernel - pads] without it.
+LogicalResult inferMaxUnpool(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "X");
+  FailureOr<RankedTensorType> indices = getInputType(op, 1, "I");
+  if (failed(x) || failed(indices))
+    return failure();
+  if (x->getRank() < 3 || indices->getShape() != x->getShape() ||
+      !indices->getElementType().isInteger(64)) {
+    emitNodeError(op) << "X must have rank >= 3 and I be int64 of its shape, got "
+                      << *x << " and " << *indices;
+    return failure();
+  }
+  FailureOr<std::optional<SmallVector<int64_t>>> outputShape =
+      getOptionalConstantInts(op, 2, "output_shape");
+  if (failed(outputShape))
+    return failure();
+  if (*outputShape) {
+    if (static_cast<int64_t>((*outputShape)->size()) != x->getRank() ||
+        (**outputShape)[0] != x->getDimSize(0) ||
+        (**outputShape)[1] != x->getDimSize(1)) {
+      emitNodeError(op) << "output_shape must be [N, C, D1..Dk] of X " << *x;
+      return failure();
+    }
+    return setResultType(op, 0, **outputShape, x->getElementType());
+  }
+  int64_t k = x->getRank() - 2;
+  std::optional<SmallVector<int64_t>> kernel = getI64ArrayAttr(op, "kernel_shape");
+  SmallVector<int64_t> strides =
+      getI64ArrayAttr(op, "strides").value_or(SmallVector<int64_t>(k, 1));
+  SmallVector<int64_t> pads =
+      getI64ArrayAttr(op, "pads").value_or(SmallVector<int64_t>(2 * k, 0));
+  if (!kernel || static_cast<int64_t>(kernel->size()) != k ||
+      static_cast<int64_t>(strides.size()) != k ||
+      static_cast<int64_t>(pads.size()) != 2 * k) {
+    emitNodeError(op) << "kernel_shape, strides and pads need one value (pads "
+                         "two) per spatial dimension";
+    return failure();
+  }
+  CheckedDims dims;
+  SmallVector<int64_t> shape(x->getShape().take_front(2));
+  for (int64_t i = 0; i < k; ++i)
+    shape.push_back(dims.sub(
+        dims.add(dims.mul(x->getDimSize(2 + i) - 1, strides[i]), (*kernel)[i]),
+        dims.add(pads[i], pads[k + i])));
+  if (failed(dims.check(op)))
+    return failure();
+  return setResultType(op, 0, shape, x->getElementType());
+}
+
 } // namespace
 
 void registerPoolingShapeInference(DialectRegistry &registry) {
@@ -65,6 +115,7 @@ void registerPoolingShapeInference(DialectRegistry &registry) {
     attachInferShapes<inferPool, MaxPoolOp, AveragePoolOp, LpPoolOp>(ctx);
     attachInferShapes<inferGlobalPool, GlobalAveragePoolOp, GlobalMaxPoolOp,
                       GlobalLpPoolOp>(ctx);
+    attachInferShapes<inferMaxUnpool, MaxUnpoolOp>(ctx);
   });
 }
 

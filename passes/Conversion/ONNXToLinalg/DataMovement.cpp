@@ -1251,14 +1251,20 @@ struct SpaceToDepthLowering : OpConversionPattern<onnx::SpaceToDepthOp> {
     if (h % bs != 0 || w % bs != 0)
       return emitNodeError(op) << "spatial dims not divisible by blocksize",
              failure();
-    if (op.getMode() != "DCR")
+    // DCR: the block offsets outermost in the depth; CRD: the channel.
+    SmallVector<int64_t> perm;
+    if (op.getMode() == "DCR")
+      perm = {0, 3, 5, 1, 2, 4};
+    else if (op.getMode() == "CRD")
+      perm = {0, 1, 3, 5, 2, 4};
+    else
       return emitNodeError(op) << "unsupported mode '" << op.getMode() << "'",
              failure();
     Type elemType = resultType.getElementType();
     Value v = createReshape(
         rewriter, loc, adaptor.getInput(),
         RankedTensorType::get({n, c, h / bs, bs, w / bs, bs}, elemType));
-    v = createTranspose(rewriter, loc, v, {0, 3, 5, 1, 2, 4});
+    v = createTranspose(rewriter, loc, v, perm);
     rewriter.replaceOp(op, createReshape(rewriter, loc, v, resultType));
     return success();
   }

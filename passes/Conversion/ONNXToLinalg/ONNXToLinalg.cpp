@@ -109,6 +109,7 @@ struct ConvertONNXToLinalgPass
     populateTopKPatterns(converter, patterns);
     populateNonMaxSuppressionPatterns(converter, patterns);
     populateCompressPatterns(converter, patterns);
+    populateEinsumPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

@@ -67,6 +67,9 @@ void populateScatterPatterns(TypeConverter &converter,
 /// Resize (nearest, linear, cubic; every coordinate transformation mode).
 void populateResizePatterns(TypeConverter &converter,
                             RewritePatternSet &patterns);
+/// Einsum (the equations kiln-decompose leaves: one linalg.generic).
+void populateEinsumPatterns(TypeConverter &converter,
+                            RewritePatternSet &patterns);
 /// TopK (static shapes, K a constant).
 void populateTopKPatterns(TypeConverter &converter, RewritePatternSet &patterns);
 /// NonMaxSuppression (static boxes and scores; the selected rows a run dim).

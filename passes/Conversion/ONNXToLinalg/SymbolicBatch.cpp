@@ -95,8 +95,27 @@ struct SymbolicBatchLowering : OpConversionPattern<OpTy> {
     SmallVector<Value> updated;
     for (auto [j, t] : llvm::enumerate(resultTypes)) {
       sliceParams(t.getRank(), t.getShape(), offsets, sizes, strides);
+      Value result = single->getResult(tensorResults[j]);
+      // MaxPool's Indices are flat over the whole batch: the image's index
+      // plus i * C * H * W.
+      if (isa<onnx::MaxPoolOp>(op.getOperation()) && tensorResults[j] == 1) {
+        int64_t imageSize = 1;
+        for (int64_t d : xType.getShape().drop_front())
+          imageSize *= d;
+        Type i64 = rewriter.getI64Type();
+        Value offset = arith::IndexCastOp::create(
+            rewriter, loc, i64,
+            arith::MulIOp::create(
+                rewriter, loc, i,
+                arith::ConstantIndexOp::create(rewriter, loc, imageSize)));
+        result = createElementwiseGeneric(
+            rewriter, loc, cast<RankedTensorType>(result.getType()), result,
+            [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+              return arith::AddIOp::create(b, l, args[0], offset);
+            });
+      }
       updated.push_back(tensor::InsertSliceOp::create(
-          rewriter, loc, single->getResult(tensorResults[j]),
+          rewriter, loc, result,
           loop.getRegionIterArgs()[j], offsets, sizes, strides));
     }
     scf::YieldOp::create(rewriter, loc, updated);

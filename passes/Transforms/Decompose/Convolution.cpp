@@ -1,4 +1,4 @@
-//===- Convolution.cpp - kiln-decompose: ConvTranspose, LpPool ------------===//
+//===- Convolution.cpp - kiln-decompose: ConvTranspose, LpPool, Col2Im ----===//
 //
 // Follows the function body the ONNX spec gives for each op (onnx/defs/*/defs.cc of
 // onnx 1.23), as the importer expanded it before kiln-decompose existed.
@@ -196,6 +196,115 @@ LogicalResult expandLpPool(Expansion &e) {
     e.add("Sqrt", {sum}, {}, e.output(0));
   else
     e.add("Pow", {sum, e.scalar(elem, 1.0 / p)}, {}, e.output(0));
+  return success();
+}
+
+// Col2Im: the ConvTranspose that scatters each block back, summing overlaps:
+// the input as [N, C * K, L1..Lk] (K = prod(block)), group C, a constant
+// one-hot kernel [C * K, 1, block...] (row c * K + j has its 1 at block
+// position j), the op's strides, dilations and pads, and the output_padding
+// that brings the result to image_shape.
+LogicalResult expandCol2Im(Expansion &e) {
+  V x = e.input(0);
+  RankedTensorType t = e.type(x);
+  std::optional<SmallVector<int64_t>> image = e.constantInts(e.input(1));
+  std::optional<SmallVector<int64_t>> block = e.constantInts(e.input(2));
+  if (!t || !t.hasStaticShape() || !image || !block ||
+      !onnxFloatType(t.getElementType()))
+    return e.error() << "needs a static float input and constant image_shape "
+                        "and block_shape",
+           failure();
+  int64_t k = static_cast<int64_t>(image->size()), blockSize = 1;
+  if (k > 2)
+    return e.error() << "Col2Im over " << k
+                     << " image dims is not supported (it runs as a "
+                        "ConvTranspose; kiln's Conv is 1-D and 2-D)",
+           failure();
+  for (int64_t b : *block)
+    blockSize *= b;
+  auto ints = [&](StringRef name, int64_t n, int64_t dflt) {
+    SmallVector<int64_t> v(n, dflt);
+    if (const Attr *a = findAttr(e.node, name))
+      v.assign(a->ints().begin(), a->ints().end());
+    return v;
+  };
+  SmallVector<int64_t> strides = ints("strides", k, 1), dil = ints("dilations", k, 1),
+                       pads = ints("pads", 2 * k, 0);
+  int64_t channels = t.getDimSize(1) / blockSize;
+  SmallVector<int64_t> grid = {t.getDimSize(0), t.getDimSize(1)}, outPad;
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t span = dil[i] * ((*block)[i] - 1) + 1;
+    int64_t count = ((*image)[i] + pads[i] + pads[k + i] - span) / strides[i] + 1;
+    grid.push_back(count);
+    outPad.push_back((*image)[i] + pads[i] + pads[k + i] -
+                     (strides[i] * (count - 1) + span));
+  }
+  if (failed(e.checkTable(channels * blockSize * blockSize, "the Col2Im kernel")))
+    return failure();
+  SmallVector<int64_t> kernelShape = {channels * blockSize, 1};
+  kernelShape.append(block->begin(), block->end());
+  auto elemType = cast<FloatType>(t.getElementType());
+  APFloat zero = APFloat::getZero(elemType.getFloatSemantics());
+  APFloat one = APFloat::getOne(elemType.getFloatSemantics());
+  SmallVector<APFloat> kernel(channels * blockSize * blockSize, zero);
+  for (int64_t row = 0; row < channels * blockSize; ++row)
+    kernel[row * blockSize + row % blockSize] = one;
+  V w = e.ctx.addConstant(
+      DenseElementsAttr::get(RankedTensorType::get(kernelShape, elemType), kernel),
+      "col2im_kernel");
+  V blocks = e.add("Reshape", {x, e.i64s(grid)});
+  e.add("ConvTranspose", {blocks, w},
+        {intAttr("group", channels), intsAttr("strides", strides),
+         intsAttr("dilations", dil), intsAttr("pads", pads),
+         intsAttr("output_padding", outPad), intsAttr("kernel_shape", *block)},
+        e.output(0));
+  return success();
+}
+
+// MaxUnpool: X scattered (ScatterElements over the flattened result, whose
+// bounds check names the node) into zeros at the flat indices I (as MaxPool's
+// Indices give them) of the shape MaxPool's input had, [N, C, (D - 1) *
+// stride + kernel - pads]; with output_shape, that result is padded with
+// zeros at the end of each spatial dim (ONNX's reference).
+LogicalResult expandMaxUnpool(Expansion &e) {
+  V x = e.input(0), indices = e.input(1);
+  RankedTensorType t = e.type(x);
+  RankedTensorType yType = e.outputType(0);
+  const Attr *kernel = findAttr(e.node, "kernel_shape");
+  if (!t || !t.hasStaticShape() || !yType || !yType.hasStaticShape() || !kernel)
+    return e.error() << "needs static shapes and kernel_shape", failure();
+  int64_t k = t.getRank() - 2;
+  SmallVector<int64_t> strides(k, 1), pads(2 * k, 0);
+  if (const Attr *a = findAttr(e.node, "strides"))
+    strides.assign(a->ints().begin(), a->ints().end());
+  if (const Attr *a = findAttr(e.node, "pads"))
+    pads.assign(a->ints().begin(), a->ints().end());
+  SmallVector<int64_t> unpooled(t.getShape().take_front(2)), grow(2 * t.getRank(), 0);
+  int64_t total = t.getDimSize(0) * t.getDimSize(1);
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t d = (t.getDimSize(2 + i) - 1) * strides[i] + kernel->ints()[i] -
+                pads[i] - pads[k + i];
+    unpooled.push_back(d);
+    total *= d;
+    grow[t.getRank() + 2 + i] = yType.getDimSize(2 + i) - d;
+    if (grow[t.getRank() + 2 + i] < 0)
+      return e.error() << "output_shape " << yType
+                       << " is smaller than the unpooled size along spatial dim "
+                       << i << " (" << d << ")",
+             failure();
+  }
+  int64_t count = t.getNumElements();
+  V zeros = e.add("Expand", {e.scalar(t.getElementType(), 0.0), e.i64s({total})});
+  V flat = e.add("ScatterElements",
+                 {zeros, e.add("Reshape", {indices, e.i64s({count})}),
+                  e.add("Reshape", {x, e.i64s({count})})},
+                 {intAttr("axis", 0)});
+  if (ArrayRef<int64_t>(unpooled) == yType.getShape()) {
+    e.add("Reshape", {flat, e.i64s(unpooled)}, {}, e.output(0));
+    return success();
+  }
+  e.add("Pad", {e.add("Reshape", {flat, e.i64s(unpooled)}), e.i64s(grow)}, {},
+        e.output(0));
   return success();
 }
 

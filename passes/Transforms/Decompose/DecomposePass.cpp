@@ -75,7 +75,8 @@ struct KilnDecomposePass : public impl::KilnDecomposePassBase<KilnDecomposePass>
       : keepFn(std::move(keep)) {}
 
   bool kept(Operation *op) const {
-    if ((keepFn && keepFn(op)) || decompose::keptForIntegerKernel(op))
+    if ((keepFn && keepFn(op)) || decompose::keptForIntegerKernel(op) ||
+        decompose::keptForLowering(op))
       return true;
     return llvm::is_contained(keepOps, op->getName().stripDialect());
   }

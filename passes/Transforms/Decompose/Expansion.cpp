@@ -297,6 +297,17 @@ ExpandFn lookupExpansion(StringRef opType) {
       .Case("GroupNormalization", expandGroupNormalization)
       .Case("GRU", expandGRU)
       .Case("LSTM", expandLSTM)
+      .Case("Einsum", expandEinsum)
+      .Case("Shrink", expandShrink)
+      .Case("MeanVarianceNormalization", expandMeanVarianceNormalization)
+      .Case("LRN", expandLRN)
+      .Case("DFT", expandDFT)
+      .Case("STFT", expandSTFT)
+      .Case("AffineGrid", expandAffineGrid)
+      .Case("ReverseSequence", expandReverseSequence)
+      .Case("Col2Im", expandCol2Im)
+      .Case("BatchNormalization", expandBatchNormalizationTraining)
+      .Case("MaxUnpool", expandMaxUnpool)
       .Default(nullptr);
 }
 

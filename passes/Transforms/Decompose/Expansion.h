@@ -128,6 +128,13 @@ public:
   V input(int i) const;
   /// Output `i` of the op (empty when absent: `none` typed or past the results).
   Output output(int i) const;
+  /// The type of output `i` as shape inference gave it (null when absent or
+  /// not a ranked tensor).
+  mlir::RankedTensorType outputType(int i) const {
+    return i < static_cast<int>(op->getNumResults())
+               ? mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(i).getType())
+               : mlir::RankedTensorType();
+  }
   mlir::RankedTensorType type(V value) const {
     return value.empty() ? mlir::RankedTensorType()
                          : mlir::dyn_cast<mlir::RankedTensorType>(value.get().getType());
@@ -229,6 +236,23 @@ mlir::LogicalResult expandDynamicQuantizeLinear(Expansion &e);
 /// weights whose centered values w - w_zp fit in s8 (onnxruntime's symmetric s8
 /// weights always do), 2-D B, group 1.
 bool keptForIntegerKernel(mlir::Operation *op);
+
+/// Ops with an expansion for some of their forms only, the others kept for
+/// convert-onnx-to-linalg: Einsum equations that are not MatMul-shaped (one or
+/// three+ operands, a diagonal, a broadcast dim, nothing contracted: one
+/// linalg.generic, Einsum.cpp), BatchNormalization in inference form.
+bool keptForLowering(mlir::Operation *op);
+mlir::LogicalResult expandEinsum(Expansion &e);
+mlir::LogicalResult expandShrink(Expansion &e);
+mlir::LogicalResult expandMeanVarianceNormalization(Expansion &e);
+mlir::LogicalResult expandLRN(Expansion &e);
+mlir::LogicalResult expandDFT(Expansion &e);
+mlir::LogicalResult expandSTFT(Expansion &e);
+mlir::LogicalResult expandAffineGrid(Expansion &e);
+mlir::LogicalResult expandReverseSequence(Expansion &e);
+mlir::LogicalResult expandCol2Im(Expansion &e);
+mlir::LogicalResult expandBatchNormalizationTraining(Expansion &e);
+mlir::LogicalResult expandMaxUnpool(Expansion &e);
 
 /// Integer building blocks (Quantization.cpp), shared with kiln-fold-qdq. Each returns
 /// an empty value after an error.

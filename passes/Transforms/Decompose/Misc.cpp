@@ -223,4 +223,112 @@ LogicalResult expandWindow(Expansion &e) {
   return success();
 }
 
+// Shrink: x + bias below -lambd, x - bias above lambd, 0 between. On
+// integers (compared as numpy compares them with a float lambd: x < -lambd
+// is x < trunc(-lambd)) bias must be a whole number.
+LogicalResult expandShrink(Expansion &e) {
+  V x = e.input(0);
+  RankedTensorType t = e.type(x);
+  if (!t)
+    return e.error() << "needs a ranked input", failure();
+  Type elem = t.getElementType();
+  double bias = e.getFloat("bias", 0.0f), lambd = e.getFloat("lambd", 0.5f);
+  if (!onnxFloatType(elem) && bias != std::trunc(bias))
+    return e.error() << "bias " << bias << " on integer input " << t
+                     << " is not a whole number",
+           failure();
+  V below = e.add("Less", {x, e.scalar(elem, -lambd)});
+  V above = e.add("Greater", {x, e.scalar(elem, lambd)});
+  V zero = e.scalar(elem, 0.0);
+  V upper = e.add("Where", {above, e.add("Sub", {x, e.scalar(elem, bias)}), zero});
+  e.add("Where", {below, e.add("Add", {x, e.scalar(elem, bias)}), upper}, {},
+        e.output(0));
+  return success();
+}
+
+// AffineGrid: the base grid [D1 * .. * Dk, k + 1] of normalized coordinates
+// (x along the last dim, then y, z; and 1), a constant, times theta^T
+// [N, k + 1, k], reshaped to [N, D1..Dk, k].
+LogicalResult expandAffineGrid(Expansion &e) {
+  V theta = e.input(0);
+  RankedTensorType t = e.type(theta);
+  std::optional<SmallVector<int64_t>> size = e.constantInts(e.input(1));
+  if (!t || !size || size->size() < 4 || !onnxFloatType(t.getElementType()))
+    return e.error() << "needs a float theta and a constant size", failure();
+  SmallVector<int64_t> dims(size->begin() + 2, size->end());
+  int64_t k = static_cast<int64_t>(dims.size()), points = 1;
+  for (int64_t d : dims)
+    points *= d;
+  if (failed(e.checkTable(points * (k + 1), "the base grid")))
+    return failure();
+  bool alignCorners = e.getInt("align_corners", 0) != 0;
+  auto coordinate = [&](int64_t i, int64_t n) {
+    if (alignCorners)
+      return n == 1 ? -1.0 : -1.0 + 2.0 * i / (n - 1);
+    return -1.0 + (2.0 * i + 1.0) / n;
+  };
+  SmallVector<double> base;
+  base.reserve(points * (k + 1));
+  SmallVector<int64_t> pos(k, 0);
+  for (int64_t p = 0; p < points; ++p) {
+    // (x, y[, z], 1): x along the last dim.
+    for (int64_t j = k - 1; j >= 0; --j)
+      base.push_back(coordinate(pos[j], dims[j]));
+    base.push_back(1.0);
+    for (int64_t j = k - 1; j >= 0; --j) {
+      if (++pos[j] < dims[j])
+        break;
+      pos[j] = 0;
+    }
+  }
+  auto elemType = cast<FloatType>(t.getElementType());
+  SmallVector<APFloat> values;
+  for (double v : base) {
+    APFloat f(v);
+    bool losesInfo = false;
+    f.convert(elemType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
+    values.push_back(f);
+  }
+  V grid = e.ctx.addConstant(
+      DenseElementsAttr::get(RankedTensorType::get({points, k + 1}, elemType), values),
+      "base_grid");
+  V thetaT = e.add("Transpose", {theta}, {intsAttr("perm", {0, 2, 1})});
+  V product = e.add("MatMul", {grid, thetaT});
+  SmallVector<int64_t> shape = {(*size)[0]};
+  shape.append(dims.begin(), dims.end());
+  shape.push_back(k);
+  e.add("Reshape", {product, e.i64s(shape)}, {}, e.output(0));
+  return success();
+}
+
+// ReverseSequence: GatherElements along the time axis with the index
+// t < len[b] ? len[b] - 1 - t : t, broadcast to the input's shape (len[b]
+// clamped to [0, T]: a length past the sequence reverses all of it).
+LogicalResult expandReverseSequence(Expansion &e) {
+  V x = e.input(0), lens = e.input(1);
+  RankedTensorType t = e.type(x);
+  if (!t || !t.hasStaticShape())
+    return e.error() << "needs a static input", failure();
+  int64_t rank = t.getRank();
+  int64_t batchAxis = e.getInt("batch_axis", 1), timeAxis = e.getInt("time_axis", 0);
+  Type i64 = IntegerType::get(e.ctx.getContext(), 64);
+  // [T, 1] / [1, T] steps and [1, B] / [B, 1] lengths.
+  V steps = iota(e, t.getDimSize(timeAxis), timeAxis, 2);
+  // Lengths clamped to [0, T]: the index never leaves the input.
+  V clamped = e.add("Max", {e.add("Min", {lens, e.scalar(i64, t.getDimSize(timeAxis))}),
+                            e.scalar(i64, 0)});
+  V lengths = e.unsqueeze(clamped, {timeAxis});
+  V reversed = e.add("Sub", {e.add("Sub", {lengths, e.scalar(i64, 1)}), steps});
+  V index = e.add("Where", {e.add("Less", {steps, lengths}), reversed, steps});
+  if (rank > 2) {
+    SmallVector<int64_t> axes;
+    for (int64_t d = 2; d < rank; ++d)
+      axes.push_back(d);
+    index = e.unsqueeze(index, axes);
+  }
+  index = e.add("Expand", {index, e.i64s(t.getShape())});
+  e.add("GatherElements", {x, index}, {intAttr("axis", timeAxis)}, e.output(0));
+  return success();
+}
+
 } // namespace kiln::decompose

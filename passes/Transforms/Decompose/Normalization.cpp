@@ -116,4 +116,98 @@ LogicalResult expandLpNormalization(Expansion &e) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// MeanVarianceNormalization, LRN
+//===----------------------------------------------------------------------===//
+
+// The spec's body: (X - E[X]) / (Sqrt(E[X^2] - E[X]^2) + 1e-9), means over
+// `axes` (default [0, 2, 3]) kept as dims.
+LogicalResult expandMeanVarianceNormalization(Expansion &e) {
+  V x = e.input(0);
+  RankedTensorType t = e.type(x);
+  if (!t || !onnxFloatType(t.getElementType()))
+    return e.error() << "needs a float input", failure();
+  SmallVector<int64_t> axes = {0, 2, 3};
+  if (const Attr *a = findAttr(e.node, "axes"))
+    axes.assign(a->ints().begin(), a->ints().end());
+  Type elem = t.getElementType();
+  V mean = e.reduce("ReduceMean", x, axes, true);
+  V meanOfSquares = e.reduce("ReduceMean", e.add("Mul", {x, x}), axes, true);
+  V variance = e.add("Sub", {meanOfSquares, e.add("Mul", {mean, mean})});
+  V std = e.add("Add", {e.add("Sqrt", {variance}), e.scalar(elem, 1e-9)});
+  e.add("Div", {e.add("Sub", {x, mean}), std}, {}, e.output(0));
+  return success();
+}
+
+// X / (bias + alpha / size * square_sum)^beta, square_sum over the channels
+// c - floor((size - 1) / 2) .. c + ceil((size - 1) / 2): X^2 seen as
+// [N, 1, C, rest] through an AveragePool of kernel [size, 1] that counts the
+// pads (its mean is square_sum / size).
+LogicalResult expandLRN(Expansion &e) {
+  V x = e.input(0);
+  RankedTensorType t = e.type(x);
+  if (!t || !t.hasStaticShape() || t.getRank() < 2 ||
+      !onnxFloatType(t.getElementType()))
+    return e.error() << "needs a static float input of rank >= 2", failure();
+  int64_t size = e.getInt("size", 0);
+  if (size < 1)
+    return e.error() << "size must be positive, got " << size, failure();
+  Type elem = t.getElementType();
+  int64_t rest = 1;
+  for (int64_t d : t.getShape().drop_front(2))
+    rest *= d;
+  V squares = e.add("Reshape", {e.add("Mul", {x, x}),
+                                e.i64s({t.getDimSize(0), 1, t.getDimSize(1), rest})});
+  V mean = e.add("AveragePool", {squares},
+                 {intsAttr("kernel_shape", {size, 1}),
+                  intsAttr("pads", {(size - 1) / 2, 0, size / 2, 0}),
+                  intAttr("count_include_pad", 1)});
+  mean = e.add("Reshape", {mean, e.i64s(t.getShape())});
+  V base = e.add("Add", {e.scalar(elem, e.getFloat("bias", 1.0f)),
+                         e.add("Mul", {mean, e.scalar(elem, e.getFloat("alpha", 1e-4f))})});
+  V denominator = e.add("Pow", {base, e.scalar(elem, e.getFloat("beta", 0.75f))});
+  e.add("Div", {x, denominator}, {}, e.output(0));
+  return success();
+}
+
+// BatchNormalization with training_mode 1 (the inference form stays for
+// convert-onnx-to-linalg, keptForLowering): normalized with the batch's own
+// mean and (population) variance over every dim but the channels;
+// running_mean / running_var = input * momentum + batch * (1 - momentum).
+LogicalResult expandBatchNormalizationTraining(Expansion &e) {
+  V x = e.input(0), scale = e.input(1), bias = e.input(2), inMean = e.input(3),
+    inVar = e.input(4);
+  RankedTensorType t = e.type(x);
+  if (!t || !t.hasStaticShape() || t.getRank() < 2 ||
+      !onnxFloatType(t.getElementType()))
+    return e.error() << "needs a static float input of rank >= 2", failure();
+  Type elem = t.getElementType();
+  int64_t rank = t.getRank(), c = t.getDimSize(1);
+  SmallVector<int64_t> axes = {0}, channelShape = {c};
+  for (int64_t d = 2; d < rank; ++d) {
+    axes.push_back(d);
+    channelShape.push_back(1);
+  }
+  V mean = e.reduce("ReduceMean", x, axes, true);
+  V centered = e.add("Sub", {x, mean});
+  V var = e.reduce("ReduceMean", e.add("Mul", {centered, centered}), axes, true);
+  V std = e.add("Sqrt", {e.add("Add", {var, e.scalar(elem, e.getFloat("epsilon", 1e-5f))})});
+  V perChannel = e.add("Mul", {e.add("Div", {centered, std}),
+                               e.add("Reshape", {scale, e.i64s(channelShape)})});
+  e.add("Add", {perChannel, e.add("Reshape", {bias, e.i64s(channelShape)})}, {},
+        e.output(0));
+  double momentum = e.getFloat("momentum", 0.9f);
+  auto running = [&](V input, V batch, Output out) {
+    if (out.empty())
+      return;
+    V kept = e.add("Mul", {input, e.scalar(elem, momentum)});
+    V added = e.add("Mul", {e.add("Reshape", {batch, e.i64s({c})}),
+                            e.scalar(elem, 1.0 - momentum)});
+    e.add("Add", {kept, added}, {}, out);
+  };
+  running(inMean, mean, e.output(1));
+  running(inVar, var, e.output(2));
+  return success();
+}
+
 } // namespace kiln::decompose

@@ -273,6 +273,26 @@ func.func @gemm(%a: tensor<2x4xf32>, %b: tensor<4x3xf32>, %bt: tensor<3x4xf32>, 
   return
 }
 
+// -----
+
+// Einsum: explicit and implicit outputs (implicit: the ellipsis dims, then the
+// letters that appear once in ASCII order), diagonals, a size-1 ellipsis dim
+// broadcasting.
+// CHECK-LABEL: func.func @einsum
+// CHECK: onnx.Einsum {{.*}} -> tensor<5x2x4xf32>
+// CHECK: onnx.Einsum {{.*}} -> tensor<4x2xf32>
+// CHECK: onnx.Einsum {{.*}} -> tensor<3x5xf32>
+// CHECK: onnx.Einsum {{.*}} -> tensor<f32>
+// CHECK: onnx.Einsum {{.*}} -> tensor<5x2x4xf32>
+func.func @einsum(%a: tensor<5x2x3xf32>, %b: tensor<5x3x4xf32>, %d: tensor<3x5x5xf32>, %v: tensor<3xf32>, %b1: tensor<1x3x4xf32>) {
+  %0 = "onnx.Einsum"(%a, %b) {equation = "bij, bjk -> bik"} : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> none
+  %1 = "onnx.Einsum"(%a, %b) {equation = "bZj,bjA"} : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> none
+  %2 = "onnx.Einsum"(%d) {equation = "...ii->...i"} : (tensor<3x5x5xf32>) -> none
+  %3 = "onnx.Einsum"(%v, %v) {equation = "i,i"} : (tensor<3xf32>, tensor<3xf32>) -> none
+  %4 = "onnx.Einsum"(%a, %b1) {equation = "...ij,...jk->...ik"} : (tensor<5x2x3xf32>, tensor<1x3x4xf32>) -> none
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//
@@ -795,4 +815,65 @@ func.func @chain(%x: tensor<1x3x8x8xf32>) -> none {
   %2 = "onnx.GlobalAveragePool"(%1) : (none) -> none
   %3 = "onnx.Flatten"(%2) : (none) -> none
   return %3 : none
+}
+
+// -----
+
+// DFT: L bins (L / 2 + 1 one-sided) of 2 components; the one-sided inverse
+// gives L = dft_length (default 2 * (N - 1)) real values.
+// CHECK-LABEL: func.func @dft
+// CHECK: onnx.DFT {{.*}} -> tensor<2x8x3x2xf32>
+// CHECK: onnx.DFT {{.*}} -> tensor<2x5x3x2xf32>
+// CHECK: onnx.DFT {{.*}} -> tensor<2x14x3x1xf32>
+// CHECK: onnx.DFT {{.*}} -> tensor<2x8x6x2xf32>
+func.func @dft(%x: tensor<2x8x3x1xf32>) {
+  %none = onnx.NoValue : () -> none
+  %axis = onnx.Constant {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %len = onnx.Constant {value = dense<6> : tensor<i64>} : () -> tensor<i64>
+  %0 = "onnx.DFT"(%x, %none, %axis) : (tensor<2x8x3x1xf32>, none, tensor<i64>) -> none
+  %1 = "onnx.DFT"(%x, %none, %axis) {onesided = 1 : i64} : (tensor<2x8x3x1xf32>, none, tensor<i64>) -> none
+  %2 = "onnx.DFT"(%x, %none, %axis) {onesided = 1 : i64, inverse = 1 : i64} : (tensor<2x8x3x1xf32>, none, tensor<i64>) -> none
+  %3 = "onnx.DFT"(%x, %len, %none) : (tensor<2x8x3x1xf32>, tensor<i64>, none) -> none
+  return
+}
+
+// -----
+
+// STFT: [batch, (length - frame_length) / step + 1, bins, 2].
+// CHECK-LABEL: func.func @stft
+// CHECK: onnx.STFT {{.*}} -> tensor<1x7x5x2xf32>
+// CHECK: onnx.STFT {{.*}} -> tensor<1x5x16x2xf32>
+func.func @stft(%x: tensor<1x32x1xf32>, %w: tensor<8xf32>) {
+  %none = onnx.NoValue : () -> none
+  %step = onnx.Constant {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+  %len = onnx.Constant {value = dense<16> : tensor<i64>} : () -> tensor<i64>
+  %0 = "onnx.STFT"(%x, %step, %w, %none) : (tensor<1x32x1xf32>, tensor<i64>, tensor<8xf32>, none) -> none
+  %1 = "onnx.STFT"(%x, %step, %none, %len) {onesided = 0 : i64} : (tensor<1x32x1xf32>, tensor<i64>, none, tensor<i64>) -> none
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @affine_grid_reverse_sequence
+// CHECK: onnx.AffineGrid {{.*}} -> tensor<2x4x5x6x3xf32>
+// CHECK: onnx.ReverseSequence {{.*}} -> tensor<3x4x2xf32>
+func.func @affine_grid_reverse_sequence(%theta: tensor<2x3x4xf32>, %x: tensor<3x4x2xf32>, %lens: tensor<3xi64>) {
+  %size = onnx.Constant {value = dense<[2, 1, 4, 5, 6]> : tensor<5xi64>} : () -> tensor<5xi64>
+  %0 = "onnx.AffineGrid"(%theta, %size) : (tensor<2x3x4xf32>, tensor<5xi64>) -> none
+  %1 = "onnx.ReverseSequence"(%x, %lens) {batch_axis = 0 : i64, time_axis = 1 : i64} : (tensor<3x4x2xf32>, tensor<3xi64>) -> none
+  return
+}
+
+// -----
+
+// MaxUnpool: (D - 1) * stride + kernel - pads, or output_shape.
+// CHECK-LABEL: func.func @max_unpool
+// CHECK: onnx.MaxUnpool {{.*}} -> tensor<1x2x4x3xf32>
+// CHECK: onnx.MaxUnpool {{.*}} -> tensor<1x2x5x5xf32>
+func.func @max_unpool(%x: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi64>) {
+  %none = onnx.NoValue : () -> none
+  %shape = onnx.Constant {value = dense<[1, 2, 5, 5]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %0 = "onnx.MaxUnpool"(%x, %i, %none) {kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 0, 1]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>, none) -> none
+  %1 = "onnx.MaxUnpool"(%x, %i, %shape) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>, tensor<4xi64>) -> none
+  return
 }

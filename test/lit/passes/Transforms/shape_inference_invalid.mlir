@@ -355,3 +355,115 @@ func.func @resize_runtime_sizes_wrong_count(%x: tensor<1x1x2x2xf32>, %sizes: ten
   %0 = "onnx.Resize"(%x, %none, %none, %sizes) {mode = "nearest", axes = [2, 3]} : (tensor<1x1x2x2xf32>, none, none, tensor<3xi64>) -> none
   return
 }
+
+// -----
+
+func.func @einsum_rank_mismatch(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{term 'ijk' has 3 letters, but input 0 has rank 2}}
+  %0 = "onnx.Einsum"(%a) {equation = "ijk->i"} : (tensor<2x3xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @einsum_size_mismatch(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{label 'j' has sizes 3 and 4}}
+  %0 = "onnx.Einsum"(%a, %b) {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<4x5xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @einsum_bad_output(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{output label 'k' is in no input term}}
+  %0 = "onnx.Einsum"(%a) {equation = "ij->k"} : (tensor<2x3xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @einsum_term_count(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{equation 'ij,jk->ik' has 2 input terms, the node has 1 inputs}}
+  %0 = "onnx.Einsum"(%a) {equation = "ij,jk->ik"} : (tensor<2x3xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @einsum_bad_character(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{unexpected character '1' in term 'i1'}}
+  %0 = "onnx.Einsum"(%a) {equation = "i1->i"} : (tensor<2x3xf32>) -> none
+  return
+}
+
+// -----
+
+func.func @dft_axis_on_components(%x: tensor<2x8x1xf32>) {
+  %none = onnx.NoValue : () -> none
+  %axis = onnx.Constant {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{axis 2 is out of range for input 'tensor<2x8x1xf32>' (the last dim holds the components)}}
+  %0 = "onnx.DFT"(%x, %none, %axis) : (tensor<2x8x1xf32>, none, tensor<i64>) -> none
+  return
+}
+
+// -----
+
+func.func @dft_three_components(%x: tensor<2x8x3xf32>) {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{input must be [..., signal, 1 or 2], got 'tensor<2x8x3xf32>'}}
+  %0 = "onnx.DFT"(%x, %none, %none) : (tensor<2x8x3xf32>, none, none) -> none
+  return
+}
+
+// -----
+
+func.func @stft_window_length(%x: tensor<1x32x1xf32>, %w: tensor<8xf32>) {
+  %step = onnx.Constant {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+  %len = onnx.Constant {value = dense<16> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{frame_length 16 differs from the window's length 8}}
+  %0 = "onnx.STFT"(%x, %step, %w, %len) : (tensor<1x32x1xf32>, tensor<i64>, tensor<8xf32>, tensor<i64>) -> none
+  return
+}
+
+// -----
+
+func.func @stft_runtime_step(%x: tensor<1x32x1xf32>, %w: tensor<8xf32>, %step: tensor<i64>) {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{output shape depends on a non-constant input 'frame_step'}}
+  %0 = "onnx.STFT"(%x, %step, %w, %none) : (tensor<1x32x1xf32>, tensor<i64>, tensor<8xf32>, none) -> none
+  return
+}
+
+// -----
+
+func.func @affine_grid_theta(%theta: tensor<2x2x4xf32>) {
+  %size = onnx.Constant {value = dense<[2, 1, 4, 5]> : tensor<4xi64>} : () -> tensor<4xi64>
+  // expected-error @+1 {{theta 'tensor<2x2x4xf32>' does not fit size [2, 1, 4, 5]}}
+  %0 = "onnx.AffineGrid"(%theta, %size) : (tensor<2x2x4xf32>, tensor<4xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @reverse_sequence_axes(%x: tensor<3x4x2xf32>, %lens: tensor<3xi64>) {
+  // expected-error @+1 {{batch_axis and time_axis must be 0 and 1 (in either order) of an input of rank >= 2, got 0 and 0}}
+  %0 = "onnx.ReverseSequence"(%x, %lens) {batch_axis = 0 : i64, time_axis = 0 : i64} : (tensor<3x4x2xf32>, tensor<3xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @reverse_sequence_lens(%x: tensor<3x4x2xf32>, %lens: tensor<3xi64>) {
+  // expected-error @+1 {{sequence_lens must be int64 [4], got 'tensor<3xi64>'}}
+  %0 = "onnx.ReverseSequence"(%x, %lens) : (tensor<3x4x2xf32>, tensor<3xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @max_unpool_indices(%x: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi32>) {
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{X must have rank >= 3 and I be int64 of its shape, got 'tensor<1x2x2x2xf32>' and 'tensor<1x2x2x2xi32>'}}
+  %0 = "onnx.MaxUnpool"(%x, %i, %none) {kernel_shape = [2, 2]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi32>, none) -> none
+  return
+}

@@ -222,3 +222,15 @@ func.func @depth_to_space(%x: tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32> {
   %0 = "onnx.DepthToSpace"(%x) <{blocksize = 2 : i64}> : (tensor<1x8x2x3xf32>) -> tensor<1x2x4x6xf32>
   return %0 : tensor<1x2x4x6xf32>
 }
+
+// -----
+
+// SpaceToDepth CRD: the channel outermost in the depth (DCR: the block offsets).
+// CHECK-LABEL: func.func @space_to_depth_crd
+// CHECK:         %[[E:.*]] = tensor.expand_shape %arg0 {{.*}} into tensor<1x2x2x2x3x2xf32>
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[E]] : tensor<1x2x2x2x3x2xf32>) outs(%{{.*}} : tensor<1x2x2x2x2x3xf32>) permutation = [0, 1, 3, 5, 2, 4]
+// CHECK:         tensor.collapse_shape %[[T]] {{.*}} into tensor<1x8x2x3xf32>
+func.func @space_to_depth_crd(%x: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32> {
+  %0 = onnx.SpaceToDepth %x {blocksize = 2 : i64, mode = "CRD"} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+  return %0 : tensor<1x8x2x3xf32>
+}

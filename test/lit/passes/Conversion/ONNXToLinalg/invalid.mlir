@@ -131,3 +131,21 @@ func.func @cumsum_axis_two_values(%x: tensor<2x3xf32>, %axis: tensor<2xi64>) -> 
   %0 = "onnx.CumSum"(%x, %axis) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @einsum_bad_sizes(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+2 {{node (Einsum): label 'j' has sizes 3 and 4}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.Einsum'}}
+  %0 = "onnx.Einsum"(%a, %b) {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @einsum_bool(%a: tensor<2x3xi1>) -> tensor<2xi1> {
+  // expected-error @+2 {{node (Einsum): Einsum on 'tensor<2xi1>' is not supported}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.Einsum'}}
+  %0 = "onnx.Einsum"(%a) {equation = "ij->i"} : (tensor<2x3xi1>) -> tensor<2xi1>
+  return %0 : tensor<2xi1>
+}

@@ -79,3 +79,66 @@ func.func @global_max_pool(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32> {
   %0 = "onnx.GlobalMaxPool"(%x) : (tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32>
   return %0 : tensor<2x3x1x1xf32>
 }
+
+// -----
+
+// 3-D: one linalg.generic over (N, C, out..., window...), the window loops
+// sized by an empty window tensor.
+// CHECK-DAG: #[[IN3:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2 * 2 + d5, d3 * 2 + d6, d4 * 2 + d7)>
+// CHECK-DAG: #[[WIN3:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d6, d7)>
+// CHECK-LABEL: func.func @maxpool_3d
+// CHECK:         %[[WIN:.*]] = tensor.empty() : tensor<2x2x2xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[IN3]], #[[WIN3]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0, %[[WIN]] : tensor<1x2x4x4x4xf32>, tensor<2x2x2xf32>)
+// CHECK:           arith.maximumf
+func.func @maxpool_3d(%x: tensor<1x2x4x4x4xf32>) -> tensor<1x2x2x2x2xf32> {
+  %0, %1 = "onnx.MaxPool"(%x) <{kernel_shape = [2, 2, 2], strides = [2, 2, 2]}> : (tensor<1x2x4x4x4xf32>) -> (tensor<1x2x2x2x2xf32>, none)
+  return %0 : tensor<1x2x2x2x2xf32>
+}
+
+// -----
+
+// 3-D average: the generic sums, the divisor has one count constant per
+// spatial dim whose counts differ ([out_i, 1, ..., 1]).
+// CHECK-LABEL: func.func @avgpool_3d_exclude_pad
+// CHECK:         tensor.pad %arg0 low[0, 0, 1, 0, 0] high[0, 0, 1, 0, 0]
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK:           arith.addf
+// CHECK:         %[[C:.*]] = arith.constant dense<{{\[}}{{\[}}[2.000000e+00]], {{\[}}[3.000000e+00]], {{\[}}[2.000000e+00]]]> : tensor<3x1x1xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[SUM]], %[[C]] :
+// CHECK:           arith.divf
+func.func @avgpool_3d_exclude_pad(%x: tensor<1x1x3x4x4xf32>) -> tensor<1x1x3x2x2xf32> {
+  %0 = "onnx.AveragePool"(%x) <{kernel_shape = [3, 2, 2], pads = [1, 0, 0, 1, 0, 0], strides = [1, 2, 2]}> : (tensor<1x1x3x4x4xf32>) -> tensor<1x1x3x2x2xf32>
+  return %0 : tensor<1x1x3x2x2xf32>
+}
+
+// -----
+
+// uint8: unsigned max, the pad and the initial value 0.
+// CHECK-LABEL: func.func @maxpool_uint8
+// CHECK:         %[[ZERO:.*]] = arith.constant 0 : i8
+// CHECK:         linalg.fill ins(%[[ZERO]] : i8)
+// CHECK:         linalg.generic
+// CHECK:           arith.maxui
+func.func @maxpool_uint8(%x: tensor<1x1x5x5xui8>) -> tensor<1x1x3x3xui8> {
+  %0, %1 = "onnx.MaxPool"(%x) <{kernel_shape = [3, 3]}> : (tensor<1x1x5x5xui8>) -> (tensor<1x1x3x3xui8>, none)
+  return %0 : tensor<1x1x3x3xui8>
+}
+
+// -----
+
+// The Indices output: the first maximum (strictly greater replaces) and its
+// flat index, here column-major (storage_order 1) over the unpadded input:
+// (n * C + c) * H * W + h + w * H, h = oh * 2 + kh - 1.
+// CHECK-LABEL: func.func @maxpool_indices
+// CHECK:         %[[R:.*]]:2 = linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<1x1x3x2xf32>, tensor<1x1x3x2xi64>)
+// CHECK:           %[[GT:.*]] = arith.cmpf ogt, %[[IN:.*]], %[[ACC:.*]] : f32
+// CHECK:           arith.muli %{{.*}}, %c5 : index
+// CHECK:           %[[FLAT:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK:           %[[V:.*]] = arith.select %[[GT]], %[[IN]], %[[ACC]] : f32
+// CHECK:           %[[I:.*]] = arith.select %[[GT]], %[[FLAT]], %{{.*}} : i64
+// CHECK:           linalg.yield %[[V]], %[[I]]
+// CHECK:         return %[[R]]#0, %[[R]]#1
+func.func @maxpool_indices(%x: tensor<1x1x5x4xf32>) -> (tensor<1x1x3x2xf32>, tensor<1x1x3x2xi64>) {
+  %0, %1 = "onnx.MaxPool"(%x) <{kernel_shape = [2, 2], strides = [2, 2], storage_order = 1 : i64, pads = [1, 0, 0, 0]}> : (tensor<1x1x5x4xf32>) -> (tensor<1x1x3x2xf32>, tensor<1x1x3x2xi64>)
+  return %0, %1 : tensor<1x1x3x2xf32>, tensor<1x1x3x2xi64>
+}

@@ -34,11 +34,20 @@ func.func @conv_3d(%x: tensor<1x1x4x4x4xf32>, %w: tensor<1x1x2x2x2xf32>) -> tens
 
 // -----
 
-func.func @maxpool_indices(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xi64> {
-  // expected-error @+2 {{node (MaxPool): the Indices output of MaxPool is not supported yet}}
+func.func @maxpool_rank2(%x: tensor<4x4xf32>) -> tensor<2x2xf32> {
+  // expected-error @+2 {{node (MaxPool): pooling needs an input of rank >= 3 (input 'tensor<4x4xf32>')}}
   // expected-error @+1 {{failed to legalize operation 'onnx.MaxPool'}}
-  %0, %1 = "onnx.MaxPool"(%x) <{kernel_shape = [2, 2], strides = [2, 2]}> : (tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>)
-  return %1 : tensor<1x1x2x2xi64>
+  %0, %1 = "onnx.MaxPool"(%x) <{kernel_shape = [2, 2], strides = [2, 2]}> : (tensor<4x4xf32>) -> (tensor<2x2xf32>, none)
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @maxpool_bool(%x: tensor<1x1x4x4xi1>) -> tensor<1x1x2x2xi1> {
+  // expected-error @+2 {{node (MaxPool): MaxPool on 'tensor<1x1x4x4xi1>' is not supported}}
+  // expected-error @+1 {{failed to legalize operation 'onnx.MaxPool'}}
+  %0, %1 = "onnx.MaxPool"(%x) <{kernel_shape = [2, 2], strides = [2, 2]}> : (tensor<1x1x4x4xi1>) -> (tensor<1x1x2x2xi1>, none)
+  return %0 : tensor<1x1x2x2xi1>
 }
 
 // -----

@@ -31,3 +31,22 @@ func.func @lp_pool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x3x3xf32> {
   %0 = onnx.LpPool %x {kernel_shape = [2, 2]} : (tensor<1x1x4x4xf32>) -> tensor<1x1x3x3xf32>
   return %0 : tensor<1x1x3x3xf32>
 }
+
+// -----
+
+// MaxUnpool: X scattered into zeros of MaxPool's input shape (here 4x4) at
+// the flat indices, then padded at the end to output_shape.
+// CHECK-LABEL: func.func @max_unpool
+// CHECK-NOT: onnx.MaxUnpool
+// CHECK: %[[Z:.*]] = onnx.Constant {value = dense<0.000000e+00> : tensor<32xf32>}
+// CHECK: %[[I:.*]] = onnx.Reshape %arg1, {{.*}} -> tensor<8xi64>
+// CHECK: %[[X:.*]] = onnx.Reshape %arg0, {{.*}} -> tensor<8xf32>
+// CHECK: %[[S:.*]] = onnx.ScatterElements %[[Z]], %[[I]], %[[X]] :
+// CHECK: %[[R:.*]] = onnx.Reshape %[[S]], {{.*}} -> tensor<1x2x4x4xf32>
+// CHECK: %[[P:.*]] = onnx.Constant {value = dense<[0, 0, 0, 0, 0, 0, 1, 1]> : tensor<8xi64>}
+// CHECK: onnx.Pad %[[R]], %[[P]], {{.*}} -> tensor<1x2x5x5xf32>
+func.func @max_unpool(%x: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi64>) -> tensor<1x2x5x5xf32> {
+  %shape = onnx.Constant {value = dense<[1, 2, 5, 5]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %0 = onnx.MaxUnpool %x, %i, %shape {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>, tensor<4xi64>) -> tensor<1x2x5x5xf32>
+  return %0 : tensor<1x2x5x5xf32>
+}

@@ -59,3 +59,19 @@ func.func @attention_zero_kv_heads(%q: tensor<1x2x3x4xf32>, %k: tensor<1x0x3x4xf
   %y, %pk, %pv, %qk = onnx.Attention %q, %k, %v, %none, %none, %none, %none : (tensor<1x2x3x4xf32>, tensor<1x0x3x4xf32>, tensor<1x0x3x4xf32>, none, none, none, none) -> (tensor<1x2x3x4xf32>, none, none, none) loc("attn")
   return %y : tensor<1x2x3x4xf32>
 }
+
+// -----
+
+// CHECK: error: {{.*}}node 'shrink' (Shrink): bias 5.000000e-01 on integer input 'tensor<4xi32>' is not a whole number
+func.func @shrink_int_fraction(%x: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = onnx.Shrink %x {bias = 0.5 : f32} : (tensor<4xi32>) -> tensor<4xi32> loc("shrink")
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// CHECK: error: {{.*}}node 'lrn' (LRN): size must be positive, got 0
+func.func @lrn_size(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> {
+  %0 = onnx.LRN %x {size = 0 : i64} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("lrn")
+  return %0 : tensor<1x4x2x2xf32>
+}

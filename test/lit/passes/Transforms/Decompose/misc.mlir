@@ -78,3 +78,58 @@ func.func @constants(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<4xf32>) {
   %1 = onnx.HannWindow %n : (tensor<i64>) -> tensor<4xf32>
   return %0, %1 : tensor<2x3xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+// CHECK-LABEL: func.func @shrink
+// CHECK-NOT: onnx.Shrink
+// CHECK: %[[NL:.*]] = onnx.Constant {{.*}}dense<-1.500000e+00>
+// CHECK: %[[BELOW:.*]] = onnx.Less %arg0, %[[NL]]
+// CHECK: %[[ABOVE:.*]] = onnx.Greater %arg0, %{{.*}}
+// CHECK: %[[SUB:.*]] = onnx.Sub %arg0, %{{.*}}
+// CHECK: %[[UP:.*]] = onnx.Where %[[ABOVE]], %[[SUB]], %{{.*}}
+// CHECK: %[[ADD:.*]] = onnx.Add %arg0, %{{.*}}
+// CHECK: onnx.Where %[[BELOW]], %[[ADD]], %[[UP]]
+func.func @shrink(%x: tensor<5xf32>) -> tensor<5xf32> {
+  %0 = onnx.Shrink %x {bias = 1.5 : f32, lambd = 1.5 : f32} : (tensor<5xf32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+// AffineGrid: a constant base grid of (x, y, 1) rows (x along W; align_corners:
+// -1 and 1 at the corner centers) times theta^T.
+// CHECK-LABEL: func.func @affine_grid
+// CHECK-NOT: onnx.AffineGrid
+// CHECK: %[[B:.*]] = onnx.Constant {value = dense<{{\[}}[-1.000000e+00, -1.000000e+00, 1.000000e+00], [0.000000e+00, -1.000000e+00, 1.000000e+00], [1.000000e+00, -1.000000e+00, 1.000000e+00], [-1.000000e+00, 1.000000e+00, 1.000000e+00], {{.*}}]> : tensor<6x3xf32>}
+// CHECK: %[[T:.*]] = onnx.Transpose %arg0 {perm = [0, 2, 1]}
+// CHECK: %[[P:.*]] = onnx.MatMul %[[B]], %[[T]] {{.*}} -> tensor<2x6x2xf32>
+// CHECK: onnx.Reshape %[[P]], {{.*}} -> tensor<2x2x3x2xf32>
+func.func @affine_grid(%theta: tensor<2x2x3xf32>) -> tensor<2x2x3x2xf32> {
+  %size = onnx.Constant {value = dense<[2, 1, 2, 3]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %0 = onnx.AffineGrid %theta, %size {align_corners = 1 : i64} : (tensor<2x2x3xf32>, tensor<4xi64>) -> tensor<2x2x3x2xf32>
+  return %0 : tensor<2x2x3x2xf32>
+}
+
+// -----
+
+// ReverseSequence: GatherElements along time with t < len ? len - 1 - t : t
+// (len clamped to [0, T]).
+// CHECK-LABEL: func.func @reverse_sequence
+// CHECK-NOT: onnx.ReverseSequence
+// CHECK: %[[T:.*]] = onnx.Constant {value = dense<{{\[}}[0], [1], [2], [3]]> : tensor<4x1xi64>}
+// CHECK: %[[MIN:.*]] = onnx.Min %arg1
+// CHECK: %[[LEN:.*]] = onnx.Max %[[MIN]]
+// CHECK: %[[L:.*]] = onnx.Unsqueeze %[[LEN]], {{.*}} -> tensor<1x3xi64>
+// CHECK: %[[L1:.*]] = onnx.Sub %[[L]]
+// CHECK: %[[REV:.*]] = onnx.Sub %[[L1]], %[[T]]
+// CHECK: %[[IN:.*]] = onnx.Less %[[T]], %[[L]]
+// CHECK: %[[IDX:.*]] = onnx.Where %[[IN]], %[[REV]], %[[T]]
+// CHECK: %[[U:.*]] = onnx.Unsqueeze %[[IDX]], {{.*}} -> tensor<4x3x1xi64>
+// CHECK: %[[E:.*]] = onnx.Expand %[[U]], {{.*}} -> tensor<4x3x2xi64>
+// CHECK: onnx.GatherElements %arg0, %[[E]]
+func.func @reverse_sequence(%x: tensor<4x3x2xf32>, %lens: tensor<3xi64>) -> tensor<4x3x2xf32> {
+  %0 = onnx.ReverseSequence %x, %lens {batch_axis = 1 : i64, time_axis = 0 : i64} : (tensor<4x3x2xf32>, tensor<3xi64>) -> tensor<4x3x2xf32>
+  return %0 : tensor<4x3x2xf32>
+}
