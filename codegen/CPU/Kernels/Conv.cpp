@@ -68,6 +68,8 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   Int8Dot form = bytes ? int8DotOf(op) : Int8Dot::Bytes;
   if (ch % int8Group(form))
     form = Int8Dot::Bytes;
+  if (bytes)
+    form = refineInt8Dot(form, vw, ch, w, packer);
   int64_t group = int8Group(form);
   // bf16 pairs of channels (vdpbf16ps): the filter packed with pairs of
   // channels side by side.
@@ -77,7 +79,9 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   std::string dotName = pairDot ? declareBF16Dot(op, vw)
                                 : declareInt8Dot(op, vw, form);
   Value columnTerm;
-  Value *term = form == Int8Dot::Vpdpbusd ? &columnTerm : nullptr;
+  Value *term = form == Int8Dot::Vpdpbusd || form == Int8Dot::Pmaddubsw
+                    ? &columnTerm
+                    : nullptr;
   // 32-bit filters are packed in panels of `panel` columns, 8-bit and
   // 16-bit ones in the kernel's own.
   int64_t panel = bytes || narrow ? nr : packedPanelWidth(nr);

@@ -32,6 +32,8 @@
 
 namespace kiln::kernels {
 
+class WeightPacker;
+
 using namespace mlir;
 
 /// Element types the kernels implement: f32, and i32 (the integer products of
@@ -146,13 +148,21 @@ struct BlockSpec {
 /// The product form of an i8 x i8 -> i32 matmul / conv (set by
 /// kiln-select-kernel-strategy from the target): "vpdpbusd" (x86 VNNI),
 /// "pmaddwd" (x86 without VNNI), "sdot" (AArch64 dotprod); absent: one byte
-/// per step (Int8.cpp explains each).
+/// per step (Int8.cpp explains each). Pmaddubsw is not named by the
+/// attribute: the kernels take it for "pmaddwd" at 8 or 16 lanes when the
+/// constant weights allow it exactly (refineInt8Dot).
 constexpr llvm::StringLiteral kInt8DotAttrName = "kiln.int8_dot";
 
-enum class Int8Dot { Bytes, Vpdpbusd, Pmaddwd, Sdot };
+enum class Int8Dot { Bytes, Vpdpbusd, Pmaddwd, Pmaddubsw, Sdot };
 
 /// The form `op`'s kiln.int8_dot names (Bytes without one).
 Int8Dot int8DotOf(Operation *op);
+/// `form`, or Pmaddubsw where `form` is Pmaddwd at `vw` 8 (AVX2) or 16
+/// (AVX-512BW), the contiguous reduction dim `inner` divides by 4 and every
+/// pair of the constant `weights` vpmaddubsw sums is exact in 16 bits for
+/// any u8 activations (WeightPacker::bytePairsFitInt16).
+Int8Dot refineInt8Dot(Int8Dot form, int64_t vw, int64_t inner, Value weights,
+                      WeightPacker &packer);
 /// Reduction steps per i32 lane of one product instruction (4 vpdpbusd /
 /// sdot, 2 pmaddwd, 1 bytes): B is packed with that many steps of a column
 /// side by side, and the contiguous reduction dim must divide by it.
@@ -419,6 +429,14 @@ public:
   Value packBytes(OpBuilder &b, Location loc, Value weights,
                   ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
                   int64_t group, Value *columnTerm = nullptr);
+
+  /// Whether the constant 8-bit `weights` (viewed as [R][N], R even) have
+  /// only pairs of consecutive reduction steps (w[2i][n], w[2i+1][n]) whose
+  /// products with any u8 pair sum within s16: the positive weights of a
+  /// pair add up to at most 128 and the negative ones to at least -128
+  /// (255 * 128 = 32640), so vpmaddubsw's saturating pair sums are exact.
+  /// True for 7-bit weights (onnxruntime's reduce_range: [-64, 64]).
+  bool bytePairsFitInt16(Value weights, int64_t n);
 
   /// f16 / bf16 weights (viewed as [batch][R][N]) packed into panels
   /// [batch][N / NR][R / group][NR * group] of 16-bit values: `group`

@@ -67,6 +67,8 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
   Int8Dot form = bytes ? int8DotOf(op) : Int8Dot::Bytes;
   if (k % int8Group(form))
     form = Int8Dot::Bytes;
+  if (bytes)
+    form = refineInt8Dot(form, vw, k, bMat, packer);
   int64_t group = int8Group(form);
   // bf16 pairs (vdpbf16ps): B packed with pairs of reduction steps.
   bool pairDot = narrow && aElem.isBF16() && hasBF16Dot(op) && !batched &&
@@ -81,8 +83,10 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
   Value packed;
   if (bytes)
     packed = packer.packBytes(b, loc, bMat, {k}, n, nr, group,
-                              form == Int8Dot::Vpdpbusd ? &columnTerm
-                                                        : nullptr);
+                              form == Int8Dot::Vpdpbusd ||
+                                      form == Int8Dot::Pmaddubsw
+                                  ? &columnTerm
+                                  : nullptr);
   else if (narrow)
     packed = packer.packHalf(b, loc, bMat, {k}, n, nr, group,
                              batched ? batch : 0);
