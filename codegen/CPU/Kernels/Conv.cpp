@@ -79,9 +79,8 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   std::string dotName = pairDot ? declareBF16Dot(op, vw)
                                 : declareInt8Dot(op, vw, form);
   Value columnTerm;
-  Value *term = form == Int8Dot::Vpdpbusd || form == Int8Dot::Pmaddubsw
-                    ? &columnTerm
-                    : nullptr;
+  bool flipped = bytes && hasFlippedLhs(op);
+  Value *term = int8UsesColumnTerm(form, flipped) ? &columnTerm : nullptr;
   // 32-bit filters are packed in panels of `panel` columns, 8-bit and
   // 16-bit ones in the kernel's own.
   int64_t panel = bytes || narrow ? nr : packedPanelWidth(nr);
@@ -225,11 +224,12 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                 Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
                 if (mergeTaps) {
                   Value tap = z.add(z.mul(ixIdx[i], ch), z.mul(ivs[1], group));
-                  return loadInt8A(z, inRows, {bIdx[i], iy, tap}, form);
+                  return loadInt8A(z, inRows, {bIdx[i], iy, tap}, form,
+                                   flipped);
                 }
                 Value ix = z.add(ixIdx[i], z.mul(ivs[1], dilations[1]));
                 return loadInt8A(z, in, {bIdx[i], iy, ix, z.mul(ivs[2], group)},
-                                 form);
+                                 form, flipped);
               };
             if (bytes)
               spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,

@@ -55,6 +55,24 @@ Int8Dot int8DotOf(Operation *op) {
       .Default(Int8Dot::Bytes);
 }
 
+bool hasFlippedLhs(Operation *op) {
+  return op->hasAttr(kInt8FlippedLhsAttrName);
+}
+
+bool int8UsesColumnTerm(Int8Dot form, bool flipped) {
+  switch (form) {
+  case Int8Dot::Vpdpbusd:
+  case Int8Dot::Pmaddubsw:
+    return true;
+  case Int8Dot::Pmaddwd:
+  case Int8Dot::Bytes:
+    return flipped;
+  case Int8Dot::Sdot:
+    break;
+  }
+  return false;
+}
+
 Int8Dot refineInt8Dot(Int8Dot form, int64_t vw, int64_t inner, Value weights,
                       WeightPacker &packer) {
   if (form != Int8Dot::Pmaddwd || (vw != 8 && vw != 16) || inner % 4)
@@ -84,21 +102,28 @@ int64_t int8Group(Int8Dot form) {
 }
 
 Value loadInt8A(KernelBuilder &kb, Value memref, ValueRange indices,
-                Int8Dot form) {
+                Int8Dot form, bool flipped) {
   Type i32 = kb.b.getI32Type();
   if (form == Int8Dot::Bytes) {
     Value byte = memref::LoadOp::create(kb.b, kb.loc, memref, indices);
+    if (flipped) // a + 128, unsigned (the column term takes the 128 off)
+      return arith::ExtUIOp::create(kb.b, kb.loc, i32, byte);
     return arith::ExtSIOp::create(kb.b, kb.loc, i32, byte);
   }
   int64_t group = int8Group(form);
   auto bytes = VectorType::get({group}, kb.b.getI8Type());
   Value v = vector::LoadOp::create(kb.b, kb.loc, bytes, memref, indices);
-  if (form == Int8Dot::Pmaddwd)
-    v = arith::ExtSIOp::create(
-        kb.b, kb.loc, VectorType::get({group}, kb.b.getI16Type()), v);
+  if (form == Int8Dot::Pmaddwd) {
+    auto halves = VectorType::get({group}, kb.b.getI16Type());
+    v = flipped ? arith::ExtUIOp::create(kb.b, kb.loc, halves, v).getResult()
+                : arith::ExtSIOp::create(kb.b, kb.loc, halves, v).getResult();
+  }
   v = vector::BitCastOp::create(kb.b, kb.loc, VectorType::get({1}, i32), v);
   Value word = vector::ExtractOp::create(kb.b, kb.loc, v, ArrayRef<int64_t>{0});
-  if (form != Int8Dot::Vpdpbusd && form != Int8Dot::Pmaddubsw)
+  // vpdpbusd / vpmaddubsw multiply unsigned bytes, sdot signed ones.
+  bool unsignedProduct =
+      form == Int8Dot::Vpdpbusd || form == Int8Dot::Pmaddubsw;
+  if (form == Int8Dot::Pmaddwd || unsignedProduct == flipped)
     return word;
   Value signBits = arith::ConstantIntOp::create(kb.b, kb.loc, i32,
                                                 int64_t(int32_t(0x80808080u)));

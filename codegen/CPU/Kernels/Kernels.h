@@ -155,6 +155,17 @@ constexpr llvm::StringLiteral kInt8DotAttrName = "kiln.int8_dot";
 
 enum class Int8Dot { Bytes, Vpdpbusd, Pmaddwd, Pmaddubsw, Sdot };
 
+/// On an 8-bit matmul / conv: its operand 0 holds the signed activations
+/// with each sign bit flipped (u8 x + 128; kiln-flip-int8-activations).
+constexpr llvm::StringLiteral kInt8FlippedLhsAttrName = "kiln.int8_flipped_lhs";
+
+/// Whether `op`'s operand 0 is sign-flipped (kInt8FlippedLhsAttrName).
+bool hasFlippedLhs(Operation *op);
+/// Whether the kernel of `form` adds -128 * sum_k w per column (the packed
+/// column term): it multiplies unsigned activations a + 128 (vpdpbusd and
+/// vpmaddubsw always, the others when `flipped`).
+bool int8UsesColumnTerm(Int8Dot form, bool flipped);
+
 /// The form `op`'s kiln.int8_dot names (Bytes without one).
 Int8Dot int8DotOf(Operation *op);
 /// `form`, or Pmaddubsw where `form` is Pmaddwd at `vw` 8 (AVX2) or 16
@@ -171,9 +182,11 @@ int64_t int8Group(Int8Dot form);
 /// The A operand of an 8-bit kernel at `indices` (the last one a multiple of
 /// the group): the group's bytes as one i32 (vpdpbusd: each byte's sign bit
 /// flipped, u8; pmaddwd: two bytes sign-extended to i16), or for Bytes the
-/// byte sign-extended to i32.
+/// byte sign-extended to i32. `flipped` (the bytes are sign-flipped already):
+/// the unsigned bytes as they are for vpdpbusd / vpmaddubsw, zero-extended
+/// for pmaddwd and Bytes (int8UsesColumnTerm), flipped back for sdot.
 Value loadInt8A(KernelBuilder &kb, Value memref, ValueRange indices,
-                Int8Dot form);
+                Int8Dot form, bool flipped = false);
 /// Vector v of packed 8-bit B at `indices` (the last one: the panel column
 /// offset) as vw i32 lanes: of `group` bytes (pmaddwd: of two i16), or
 /// bytes sign-extended.

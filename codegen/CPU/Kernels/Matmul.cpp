@@ -70,6 +70,7 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
   if (bytes)
     form = refineInt8Dot(form, vw, k, bMat, packer);
   int64_t group = int8Group(form);
+  bool flipped = bytes && hasFlippedLhs(op);
   // bf16 pairs (vdpbf16ps): B packed with pairs of reduction steps.
   bool pairDot = narrow && aElem.isBF16() && hasBF16Dot(op) && !batched &&
                  k % 2 == 0 && kc % 2 == 0;
@@ -83,10 +84,8 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
   Value packed;
   if (bytes)
     packed = packer.packBytes(b, loc, bMat, {k}, n, nr, group,
-                              form == Int8Dot::Vpdpbusd ||
-                                      form == Int8Dot::Pmaddubsw
-                                  ? &columnTerm
-                                  : nullptr);
+                              int8UsesColumnTerm(form, flipped) ? &columnTerm
+                                                                : nullptr);
   else if (narrow)
     packed = packer.packHalf(b, loc, bMat, {k}, n, nr, group,
                              batched ? batch : 0);
@@ -170,7 +169,8 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
       spec.loadA = [&](KernelBuilder &x, ValueRange ivs, int64_t i, int64_t,
                        Value) -> Value {
         if (bytes)
-          return loadInt8A(x, a, {x.add(row0, i), x.mul(ivs[0], group)}, form);
+          return loadInt8A(x, a, {x.add(row0, i), x.mul(ivs[0], group)}, form,
+                           flipped);
         if (pairDot)
           return loadBF16PairA(x, a, {x.add(row0, i), x.mul(ivs[0], 2)});
         SmallVector<Value> ix;

@@ -291,3 +291,63 @@ module {
     return
   }
 }
+
+// -----
+
+// Sign-flipped activations (kiln-flip-int8-activations: u8 as they come)
+// with vpdpbusd: read as they are (no xori), the column term as before.
+// CHECK-DAG: memref.global "private" constant @wf_colterm : memref<16xi32>
+// CHECK-LABEL: func.func @matmul_vnni_flipped
+// CHECK-NOT: arith.xori
+// CHECK: vector.load %{{.*}} : memref<4x8xi8>, vector<4xi8>
+// CHECK-NOT: arith.xori
+// CHECK: vector.broadcast
+// CHECK: func.call @llvm.x86.avx512.vpdpbusd.512
+// CHECK-NOT: arith.xori
+// CHECK: return
+module {
+  memref.global "private" constant @wf : memref<8x16xi8> = dense<3>
+  func.func @matmul_vnni_flipped(%a: memref<4x8xi8>, %c: memref<4x16xi32>) {
+    %b = memref.get_global @wf : memref<8x16xi8>
+    %zero = arith.constant 0 : i32
+    linalg.fill ins(%zero : i32) outs(%c : memref<4x16xi32>)
+    linalg.matmul {kiln.int8_flipped_lhs, kiln.int8_dot = "vpdpbusd", kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 16, registers = 32, rows = 4, vectors = 1, reduction_block = 8>} ins(%a, %b : memref<4x8xi8>, memref<8x16xi8>) outs(%c : memref<4x16xi32>)
+    return
+  }
+}
+
+// -----
+
+// Sign-flipped activations with pmaddwd: zero-extended to i16, plus the
+// column term -128 * sum_k w (3 * 6 * -128 = -2304).
+// CHECK-DAG: memref.global "private" constant @wp_colterm : memref<8xi32> = dense<-2304>
+// CHECK-LABEL: func.func @matmul_pmaddwd_flipped
+// CHECK: vector.load %{{.*}} : memref<4x6xi8>, vector<2xi8>
+// CHECK: arith.extui %{{.*}} : vector<2xi8> to vector<2xi16>
+// CHECK: func.call @llvm.x86.avx2.pmadd.wd
+module {
+  memref.global "private" constant @wp : memref<6x8xi8> = dense<3>
+  func.func @matmul_pmaddwd_flipped(%a: memref<4x6xi8>, %c: memref<4x8xi32>) {
+    %b = memref.get_global @wp : memref<6x8xi8>
+    %zero = arith.constant 0 : i32
+    linalg.fill ins(%zero : i32) outs(%c : memref<4x8xi32>)
+    linalg.matmul {kiln.int8_flipped_lhs, kiln.int8_dot = "pmaddwd", kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 8, registers = 16, rows = 4, vectors = 1, reduction_block = 6>} ins(%a, %b : memref<4x6xi8>, memref<6x8xi8>) outs(%c : memref<4x8xi32>)
+    return
+  }
+}
+
+// -----
+
+// A marked product no kernel takes (here: no strategy): its activations are
+// flipped back into a copy, which the generic lowering reads.
+// CHECK-LABEL: func.func @flipped_without_kernel
+// CHECK: %[[COPY:.*]] = memref.alloc() : memref<4x8xi8>
+// CHECK: linalg.generic {{.*}} ins(%arg0 : memref<4x8xi8>) outs(%[[COPY]] : memref<4x8xi8>)
+// CHECK: arith.xori
+// CHECK: linalg.matmul ins(%[[COPY]], %arg1
+// CHECK-NOT: kiln.int8_flipped_lhs
+// CHECK: memref.dealloc %[[COPY]]
+func.func @flipped_without_kernel(%a: memref<4x8xi8>, %b: memref<8x16xi8>, %c: memref<4x16xi32>) {
+  linalg.matmul {kiln.int8_flipped_lhs} ins(%a, %b : memref<4x8xi8>, memref<8x16xi8>) outs(%c : memref<4x16xi32>)
+  return
+}
