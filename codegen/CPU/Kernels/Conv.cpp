@@ -113,6 +113,8 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   // Output pixels (n, y, x) flattened into one row dimension, like a matmul's
   // M: a register block may span output rows, so narrow images (7x7, 14x14)
   // do not end every row with a short, latency-bound block.
+  if (form == Int8Dot::Pmaddubsw)
+    mr = std::min(mr, pmaddubswRows(strategy));
   RowGroups rowGroups(pixels, mr, kRowBlocksPerChunk);
 
   // A task is a row group x a chunk of column panels, and each register

@@ -55,6 +55,11 @@ Int8Dot int8DotOf(Operation *op) {
       .Default(Int8Dot::Bytes);
 }
 
+int64_t pmaddubswRows(KernelStrategyAttr strategy) {
+  int64_t vecs = strategy.getVectors();
+  return std::max<int64_t>(1, (strategy.getRegisters() - vecs - 3) / vecs);
+}
+
 bool hasFlippedLhs(Operation *op) {
   return op->hasAttr(kInt8FlippedLhsAttrName);
 }

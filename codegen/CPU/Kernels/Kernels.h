@@ -174,6 +174,11 @@ Int8Dot int8DotOf(Operation *op);
 /// any u8 activations (WeightPacker::bytePairsFitInt16).
 Int8Dot refineInt8Dot(Int8Dot form, int64_t vw, int64_t inner, Value weights,
                       WeightPacker &packer);
+/// The most rows of a Pmaddubsw register block of the strategy's vectors:
+/// besides rows x vectors accumulators and the B vectors, the broadcast, the
+/// ones of vpmaddwd and the s16 pair sums take a register each (AVX2's 16
+/// registers hold 5 x 2, not the f32 kernel's 6 x 2, without spills).
+int64_t pmaddubswRows(KernelStrategyAttr strategy);
 /// Reduction steps per i32 lane of one product instruction (4 vpdpbusd /
 /// sdot, 2 pmaddwd, 1 bytes): B is packed with that many steps of a column
 /// side by side, and the contiguous reduction dim must divide by it.

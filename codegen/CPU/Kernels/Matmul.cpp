@@ -102,6 +102,8 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
 
   // Few rows (a transformer's 128 tokens): one group, so each B panel is
   // streamed from memory once, not once per group.
+  if (form == Int8Dot::Pmaddubsw)
+    mr = std::min(mr, pmaddubswRows(strategy));
   RowGroups rowGroups(m, mr,
                       m <= kSingleGroupRows ? INT64_MAX : kRowBlocksPerChunk);
   int64_t fullPanels = n / nr, tailCols = n % nr;
