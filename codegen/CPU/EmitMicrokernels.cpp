@@ -99,8 +99,8 @@ struct EmitMicrokernelsPass
         });
     op->setOperand(0, copy);
     op->removeAttr(kInt8FlippedLhsAttrName);
-    b.setInsertionPointAfter(op);
-    memref::DeallocOp::create(b, loc, copy);
+    // (Freed by the pipeline's ownership-based deallocation, which wants no
+    // deallocs before it.)
     return success();
   }
 };
