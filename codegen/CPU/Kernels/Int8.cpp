@@ -87,7 +87,8 @@ Int8Dot refineInt8Dot(Int8Dot form, int64_t vw, int64_t inner, Value weights,
     return form;
   // The weights are [R][N] (matmul B, a conv's HWIO filter): N is the last
   // dim, the reduction steps are the rest, flattened.
-  if (!packer.bytePairsFitInt16(weights, type.getShape().back()))
+  int64_t n = type.getShape().back();
+  if (n <= 0 || !packer.bytePairsFitInt16(weights, type.getNumElements() / n, n))
     return form;
   return Int8Dot::Pmaddubsw;
 }

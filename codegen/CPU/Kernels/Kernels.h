@@ -448,13 +448,13 @@ public:
                   ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
                   int64_t group, Value *columnTerm = nullptr);
 
-  /// Whether the constant 8-bit `weights` (viewed as [R][N], R even) have
+  /// Whether the constant 8-bit `weights` ([R][N], R even) have
   /// only pairs of consecutive reduction steps (w[2i][n], w[2i+1][n]) whose
   /// products with any u8 pair sum within s16: the positive weights of a
   /// pair add up to at most 128 and the negative ones to at least -128
   /// (255 * 128 = 32640), so vpmaddubsw's saturating pair sums are exact.
   /// True for 7-bit weights (onnxruntime's reduce_range: [-64, 64]).
-  bool bytePairsFitInt16(Value weights, int64_t n);
+  bool bytePairsFitInt16(Value weights, int64_t r, int64_t n);
 
   /// f16 / bf16 weights (viewed as [batch][R][N]) packed into panels
   /// [batch][N / NR][R / group][NR * group] of 16-bit values: `group`

@@ -152,16 +152,15 @@ Value WeightPacker::packGrouped(OpBuilder &b, Location loc, Value weights,
   return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
 }
 
-bool WeightPacker::bytePairsFitInt16(Value weights, int64_t n) {
+bool WeightPacker::bytePairsFitInt16(Value weights, int64_t r, int64_t n) {
   memref::GlobalOp global = constantSource(weights);
-  if (!global || n <= 0 ||
+  if (!global || n <= 0 || r % 2 ||
       !global.getType().getElementType().isSignlessInteger(8))
     return false;
   std::optional<SmallVector<int8_t>> data =
       int8ConstantData(*global.getInitialValue());
-  if (!data || data->size() % (2 * n))
+  if (!data || int64_t(data->size()) != r * n)
     return false;
-  int64_t r = int64_t(data->size()) / n;
   for (int64_t k = 0; k < r; k += 2)
     for (int64_t j = 0; j < n; ++j) {
       int32_t w0 = (*data)[k * n + j], w1 = (*data)[(k + 1) * n + j];
