@@ -33,6 +33,10 @@
 //     weights' scale instead; onnxruntime's u8 x s8 asks for reduce_range);
 //   - otherwise one byte per step sign-extended to i32, multiplied and
 //     added (plain NEON: sxtl + mla; any other target): exact everywhere.
+// An op marked kiln.int8_flipped_lhs (kiln-flip-int8-activations: u8
+// activations as stored) has A's sign bits flipped already: vpdpbusd and
+// vpmaddubsw read it as it is, pmaddwd and the byte form zero-extend it (and
+// add the column term too), sdot flips it back (int8UsesColumnTerm).
 //
 //===----------------------------------------------------------------------===//
 
