@@ -183,6 +183,25 @@ def KilnSelectKernelStrategyPass
   ];
 }
 
+def KilnFlipInt8ActivationsPass
+    : Pass<"kiln-flip-int8-activations", "mlir::ModuleOp"> {
+  let summary = "Feed u8 activations to x86's 8-bit products without the "
+                "sign flip convert-onnx-to-linalg put before them";
+  let description = [{
+    On tensors (x86 targets, before fusion): where a `linalg.matmul` /
+    `linalg.conv_2d_nhwc_hwcf` on i8 operands reads its activations
+    (operand 0) from a sign flip (an elementwise `linalg.generic` yielding
+    `x ^ 0x80`: u8 activations moved to the signed range), through
+    single-use `linalg.transpose`, `tensor.collapse_shape` /
+    `expand_shape` and constant `tensor.pad` only, the flip is removed
+    (each pad's value flipped) and the product marked
+    `kiln.int8_flipped_lhs`: operand 0 holds the signed operand with each
+    sign bit flipped (the unsigned bytes vpdpbusd / vpmaddubsw multiply);
+    the product computed is the same (Kernels/Int8.cpp reads such bytes,
+    kiln-emit-microkernels flips them back for an op it does not emit).
+  }];
+}
+
 def KilnEmitMicrokernelsPass
     : Pass<"kiln-emit-microkernels", "mlir::ModuleOp"> {
   let summary = "Lower matmul and NHWC convolutions on buffers to "

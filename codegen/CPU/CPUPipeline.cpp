@@ -188,6 +188,11 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
     // bias / activation after it.
     pm.addPass(createKilnSelectKernelStrategyPass(strategyOptions));
     pm.addNestedPass<func::FuncOp>(createKilnWinogradConvsPass());
+    // x86's 8-bit products read u8 activations as they come (before fusion,
+    // which would fold the sign flip into the producers).
+    if (strategyOptions.int8Dot == "vpdpbusd" ||
+        strategyOptions.int8Dot == "pmaddwd")
+      pm.addPass(createKilnFlipInt8ActivationsPass());
   };
   buildTensorPipeline(pm, hooks);
 

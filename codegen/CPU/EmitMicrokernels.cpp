@@ -62,6 +62,46 @@ struct EmitMicrokernelsPass
       else
         (void)emitPooling(cast<linalg::LinalgOp>(op), strategy);
     }
+    // A product whose activations are sign-flipped (kiln-flip-int8-
+    // activations) and that no kernel took: flipped back in a copy, so the
+    // generic lowering computes it as it reads.
+    SmallVector<linalg::LinalgOp> flipped;
+    module.walk([&](linalg::LinalgOp op) {
+      if (hasFlippedLhs(op))
+        flipped.push_back(op);
+    });
+    for (linalg::LinalgOp op : flipped)
+      if (failed(unflipLhs(op)))
+        return signalPassFailure();
+  }
+
+  LogicalResult unflipLhs(linalg::LinalgOp op) {
+    Value a = op.getDpsInputs()[0];
+    auto type = dyn_cast<MemRefType>(a.getType());
+    if (!type || !type.hasStaticShape()) {
+      op->emitOpError() << "sign-flipped 8-bit activations of a form "
+                           "kiln-emit-microkernels cannot flip back";
+      return failure();
+    }
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    auto plain = MemRefType::get(type.getShape(), type.getElementType());
+    Value copy = memref::AllocOp::create(b, loc, plain);
+    AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+    SmallVector<utils::IteratorType> iters(type.getRank(),
+                                          utils::IteratorType::parallel);
+    linalg::GenericOp::create(
+        b, loc, ValueRange{a}, ValueRange{copy}, ArrayRef<AffineMap>{id, id},
+        iters, [](OpBuilder &nb, Location l, ValueRange args) {
+          Value bit = arith::ConstantIntOp::create(nb, l, nb.getI8Type(), -128);
+          linalg::YieldOp::create(
+              nb, l, ValueRange{arith::XOrIOp::create(nb, l, args[0], bit)});
+        });
+    op->setOperand(0, copy);
+    op->removeAttr(kInt8FlippedLhsAttrName);
+    // (Freed by the pipeline's ownership-based deallocation, which wants no
+    // deallocs before it.)
+    return success();
   }
 };
 

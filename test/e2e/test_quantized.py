@@ -168,7 +168,50 @@ SIZES = {"": ((33, 1152, 40), (64, 48)),
          # end in a masked vector at 16 and 8 lanes, 3x3 stride 2 pad 1; 24 channels
          # 5x5 stride 1 pad 2 (more taps than output columns reach at the edges)
          "dw": ((0, 0, 0), (40, 40)),
-         "dw5": ((0, 0, 0), (24, 24))}
+         "dw5": ((0, 0, 0), (24, 24)),
+         # The weights decide vpmaddubsw (AVX2 / AVX-512BW without VNNI, Int8.cpp): "w7"
+         # 7-bit weights in [-64, 64] (onnxruntime's reduce_range) take it; "edge" pairs
+         # of reduction steps at its exact limit (positive parts adding to 128, negative
+         # ones to -128, e.g. (64, 64), (127, 1), (-128, 0), (127, -128)) with
+         # activations at 255 / 0 (u8; s8 127 / -128): pair sums of +-32640, exact
+         # in 16 bits; "sat" pairs past it ((127, 127), (-128, -128): 255 * -256 =
+         # -65280 saturates a naive vpmaddubsw at -32768) must keep the exact pmaddwd.
+         "w7": ((33, 256, 40), (64, 48)),
+         "edge": ((9, 128, 24), (64, 24)),
+         "sat": ((9, 128, 24), (64, 24))}
+
+EDGE_PAIRS = [(64, 64), (-64, -64), (127, 1), (1, 127), (-128, 0), (0, -128), (127, -128),
+              (-128, 127), (100, 28), (-100, -28), (0, 0), (5, -7)]
+SAT_PAIRS = [(127, 127), (-128, -128), (65, 64), (-65, -64)]
+
+
+def _special_weights(rng, size: str, shape, pair_axis: int):
+    """s8 weights of the "w7" / "edge" / "sat" cases: pairs of consecutive entries along
+    `pair_axis` (the kernels' reduction steps: K, a conv's input channels) drawn from the
+    case's pairs (random signs of an otherwise full-range pattern for "sat")."""
+    if size == "w7":
+        return rng.integers(-64, 65, shape).astype(np.int8)
+    pairs = EDGE_PAIRS + (SAT_PAIRS if size == "sat" else [])
+    moved = list(shape)
+    moved.insert(0, moved.pop(pair_axis))
+    w = np.empty(moved, np.int64)
+    flat = w.reshape(moved[0] // 2, 2, -1)
+    picks = rng.integers(0, len(pairs), (flat.shape[0], flat.shape[2]))
+    if size == "sat":  # every column has a saturating pair
+        picks[0, :] = rng.integers(len(EDGE_PAIRS), len(pairs), flat.shape[2])
+    table = np.asarray(pairs)
+    flat[:, 0, :] = table[picks, 0]
+    flat[:, 1, :] = table[picks, 1]
+    return np.moveaxis(w, 0, pair_axis).astype(np.int8)
+
+
+def _special_acts(rng, a_type, shape):
+    """Activations at the extremes (80% the largest, the rest the smallest)."""
+    info = np.iinfo(_np_type(a_type))
+    return np.where(rng.random(shape) < 0.8, info.max, info.min).astype(_np_type(a_type))
+
+
+SPECIAL = ("w7", "edge", "sat")
 
 
 def _op_case(kind: str, a_type, per_channel: bool, path, size: str = ""):
@@ -183,6 +226,10 @@ def _op_case(kind: str, a_type, per_channel: bool, path, size: str = ""):
     if kind in ("QLinearMatMul", "MatMulInteger"):
         feeds["a"] = _qrand(rng, a_type, (2, m, k))
         w = _qrand(rng, w_type, (k, n))
+        if size in SPECIAL:
+            w = _special_weights(rng, size, (k, n), 0)
+            if size != "w7":
+                feeds["a"] = _special_acts(rng, a_type, (2, m, k))
         cols = n if per_channel else 1
         wz = np.zeros(cols, _np_type(w_type)) if kind == "QLinearMatMul" else \
             _qrand(rng, w_type, (cols,))
@@ -206,6 +253,13 @@ def _op_case(kind: str, a_type, per_channel: bool, path, size: str = ""):
         feeds["x"] = _qrand(rng, a_type, (1, c, 12, 12))
         kernel = 5 if size == "dw5" else 3
         w = _qrand(rng, w_type, (f, 1 if size.startswith("dw") else c, kernel, kernel))
+        w_zp = 7
+        if size in SPECIAL:
+            w = _special_weights(rng, size, (f, c, kernel, kernel), 1)
+            if size != "w7":
+                feeds["x"] = _special_acts(rng, a_type, (1, c, 12, 12))
+            if kind == "ConvInteger":  # u8 weights centered at 128: the s8 values
+                w, w_zp = (w.astype(np.int16) + 128).astype(np.uint8), 128
         xz = np.asarray(rng.integers(-5, 5) + (128 if a_np == np.uint8 else 0), a_np)
         inits += [numpy_helper.from_array(w, "w"), numpy_helper.from_array(xz, "xz")]
         out_shape = [1, f, 12, 12] if size == "dw5" else [1, f, 6, 6]
@@ -214,7 +268,7 @@ def _op_case(kind: str, a_type, per_channel: bool, path, size: str = ""):
         if size.startswith("dw"):
             attrs["group"] = c
         if kind == "ConvInteger":
-            inits.append(numpy_helper.from_array(np.asarray(7, np.uint8), "wz"))
+            inits.append(numpy_helper.from_array(np.asarray(w_zp, np.uint8), "wz"))
             node = helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], **attrs)
             y_type = TensorProto.INT32
         else:
@@ -253,7 +307,11 @@ OP_CASES = [(kind, t, pc, "")
                          ("QLinearConv", TensorProto.UINT8, True),
                          ("QLinearConv", TensorProto.INT8, False),
                          ("QLinearConv", TensorProto.INT8, True),
-                         ("ConvInteger", TensorProto.UINT8, False))]
+                         ("ConvInteger", TensorProto.UINT8, False))] + \
+    [(kind, t, False, size) for size in SPECIAL
+     for kind, t in (("MatMulInteger", TensorProto.UINT8), ("MatMulInteger", TensorProto.INT8),
+                     ("ConvInteger", TensorProto.UINT8), ("QLinearConv", TensorProto.INT8),
+                     ("QLinearMatMul", TensorProto.UINT8))]
 
 
 def _op_id(case):
@@ -284,7 +342,8 @@ CPUS = [("native", ())] + ([("avx2", ("--cpu", "x86-64-v3")), ("sse", ("--cpu", 
 
 # The other vector widths run the requantizing ops (the same integer products).
 OP_RUNS = [pytest.param(case, cpu, id=f"{_op_id(case)}-{cpu[0]}") for case in OP_CASES
-           for cpu in CPUS if cpu[0] == "native" or case[0].startswith("QLinear")]
+           for cpu in CPUS if cpu[0] == "native" or case[0].startswith("QLinear") or
+           case[3] in SPECIAL]
 
 
 @pytest.mark.parametrize("case,cpu", OP_RUNS)

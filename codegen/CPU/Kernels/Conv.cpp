@@ -68,6 +68,8 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   Int8Dot form = bytes ? int8DotOf(op) : Int8Dot::Bytes;
   if (ch % int8Group(form))
     form = Int8Dot::Bytes;
+  if (bytes)
+    form = refineInt8Dot(form, vw, ch, w, packer);
   int64_t group = int8Group(form);
   // bf16 pairs of channels (vdpbf16ps): the filter packed with pairs of
   // channels side by side.
@@ -77,7 +79,8 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   std::string dotName = pairDot ? declareBF16Dot(op, vw)
                                 : declareInt8Dot(op, vw, form);
   Value columnTerm;
-  Value *term = form == Int8Dot::Vpdpbusd ? &columnTerm : nullptr;
+  bool flipped = bytes && hasFlippedLhs(op);
+  Value *term = int8UsesColumnTerm(form, flipped) ? &columnTerm : nullptr;
   // 32-bit filters are packed in panels of `panel` columns, 8-bit and
   // 16-bit ones in the kernel's own.
   int64_t panel = bytes || narrow ? nr : packedPanelWidth(nr);
@@ -110,6 +113,8 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   // Output pixels (n, y, x) flattened into one row dimension, like a matmul's
   // M: a register block may span output rows, so narrow images (7x7, 14x14)
   // do not end every row with a short, latency-bound block.
+  if (form == Int8Dot::Pmaddubsw)
+    mr = std::min(mr, pmaddubswRows(strategy));
   RowGroups rowGroups(pixels, mr, kRowBlocksPerChunk);
 
   // A task is a row group x a chunk of column panels, and each register
@@ -221,11 +226,12 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
                 Value iy = z.add(iyIdx[i], z.mul(ivs[0], dilations[0]));
                 if (mergeTaps) {
                   Value tap = z.add(z.mul(ixIdx[i], ch), z.mul(ivs[1], group));
-                  return loadInt8A(z, inRows, {bIdx[i], iy, tap}, form);
+                  return loadInt8A(z, inRows, {bIdx[i], iy, tap}, form,
+                                   flipped);
                 }
                 Value ix = z.add(ixIdx[i], z.mul(ivs[1], dilations[1]));
                 return loadInt8A(z, in, {bIdx[i], iy, ix, z.mul(ivs[2], group)},
-                                 form);
+                                 form, flipped);
               };
             if (bytes)
               spec.loadB = [&](KernelBuilder &z, ValueRange ivs, int64_t v,

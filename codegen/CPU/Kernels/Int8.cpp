@@ -17,14 +17,26 @@
 //     per i32 lane ([N/NR][K/2][NR][2]), both operands sign-extended to 16
 //     bits (A's 2 bytes before the broadcast, B's vector as it is loaded:
 //     vpmovsxbw), then vpmaddwd, s16 x s16 products summed in pairs into
-//     i32, and an add. Exact: a pair is at most 2 * 128 * 128 = 2^15. The
-//     u8 x s8 vpmaddubsw (4 products per i32 lane through 2 of them) is
-//     not used: its pairs saturate at 16 bits (255 * 127 * 2 > 32767), which
-//     onnxruntime avoids only by asking for 7-bit weights (reduce_range) and
-//     oneDNN by halving the weights' scale; XNNPACK's and onnxruntime's
-//     (MLAS) s8 x s8 AVX2 kernels widen to 16 bits and use vpmaddwd too;
+//     i32, and an add. Exact: a pair is at most 2 * 128 * 128 = 2^15;
+//   - pmaddubsw (x86 AVX2 / AVX-512BW without VNNI, where the weights allow
+//     it: refineInt8Dot): vpdpbusd's packing, sign flip and column term,
+//     the product split in two: vpmaddubsw (u8 x s8, adjacent pairs summed
+//     into s16 with saturation) then vpmaddwd by ones (s16 pairs into i32)
+//     and an add: 32 products per 3 instructions, twice pmaddwd's. Its
+//     pair sums saturate for full-range weights (255 * (127 + 127) >
+//     32767: the bug of kernels that use it as it is), so it is taken only
+//     when every pair of the constant weights is exact at compile time
+//     (positive parts adding to at most 128, negative ones to at least
+//     -128: 7-bit weights, onnxruntime's reduce_range, always are);
+//     otherwise pmaddwd, as XNNPACK's and onnxruntime's (MLAS) s8 x s8 AVX2
+//     kernels widen to 16 bits and use vpmaddwd (oneDNN halves the
+//     weights' scale instead; onnxruntime's u8 x s8 asks for reduce_range);
 //   - otherwise one byte per step sign-extended to i32, multiplied and
 //     added (plain NEON: sxtl + mla; any other target): exact everywhere.
+// An op marked kiln.int8_flipped_lhs (kiln-flip-int8-activations: u8
+// activations as stored) has A's sign bits flipped already: vpdpbusd and
+// vpmaddubsw read it as it is, pmaddwd and the byte form zero-extend it (and
+// add the column term too), sdot flips it back (int8UsesColumnTerm).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,9 +59,48 @@ Int8Dot int8DotOf(Operation *op) {
       .Default(Int8Dot::Bytes);
 }
 
+int64_t pmaddubswRows(KernelStrategyAttr strategy) {
+  int64_t vecs = strategy.getVectors();
+  return std::max<int64_t>(1, (strategy.getRegisters() - vecs - 3) / vecs);
+}
+
+bool hasFlippedLhs(Operation *op) {
+  return op->hasAttr(kInt8FlippedLhsAttrName);
+}
+
+bool int8UsesColumnTerm(Int8Dot form, bool flipped) {
+  switch (form) {
+  case Int8Dot::Vpdpbusd:
+  case Int8Dot::Pmaddubsw:
+    return true;
+  case Int8Dot::Pmaddwd:
+  case Int8Dot::Bytes:
+    return flipped;
+  case Int8Dot::Sdot:
+    break;
+  }
+  return false;
+}
+
+Int8Dot refineInt8Dot(Int8Dot form, int64_t vw, int64_t inner, Value weights,
+                      WeightPacker &packer) {
+  if (form != Int8Dot::Pmaddwd || (vw != 8 && vw != 16) || inner % 4)
+    return form;
+  auto type = dyn_cast<ShapedType>(weights.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 2)
+    return form;
+  // The weights are [R][N] (matmul B, a conv's HWIO filter): N is the last
+  // dim, the reduction steps are the rest, flattened.
+  int64_t n = type.getShape().back();
+  if (n <= 0 || !packer.bytePairsFitInt16(weights, type.getNumElements() / n, n))
+    return form;
+  return Int8Dot::Pmaddubsw;
+}
+
 int64_t int8Group(Int8Dot form) {
   switch (form) {
   case Int8Dot::Vpdpbusd:
+  case Int8Dot::Pmaddubsw:
   case Int8Dot::Sdot:
     return 4;
   case Int8Dot::Pmaddwd:
@@ -61,21 +112,28 @@ int64_t int8Group(Int8Dot form) {
 }
 
 Value loadInt8A(KernelBuilder &kb, Value memref, ValueRange indices,
-                Int8Dot form) {
+                Int8Dot form, bool flipped) {
   Type i32 = kb.b.getI32Type();
   if (form == Int8Dot::Bytes) {
     Value byte = memref::LoadOp::create(kb.b, kb.loc, memref, indices);
+    if (flipped) // a + 128, unsigned (the column term takes the 128 off)
+      return arith::ExtUIOp::create(kb.b, kb.loc, i32, byte);
     return arith::ExtSIOp::create(kb.b, kb.loc, i32, byte);
   }
   int64_t group = int8Group(form);
   auto bytes = VectorType::get({group}, kb.b.getI8Type());
   Value v = vector::LoadOp::create(kb.b, kb.loc, bytes, memref, indices);
-  if (form == Int8Dot::Pmaddwd)
-    v = arith::ExtSIOp::create(
-        kb.b, kb.loc, VectorType::get({group}, kb.b.getI16Type()), v);
+  if (form == Int8Dot::Pmaddwd) {
+    auto halves = VectorType::get({group}, kb.b.getI16Type());
+    v = flipped ? arith::ExtUIOp::create(kb.b, kb.loc, halves, v).getResult()
+                : arith::ExtSIOp::create(kb.b, kb.loc, halves, v).getResult();
+  }
   v = vector::BitCastOp::create(kb.b, kb.loc, VectorType::get({1}, i32), v);
   Value word = vector::ExtractOp::create(kb.b, kb.loc, v, ArrayRef<int64_t>{0});
-  if (form != Int8Dot::Vpdpbusd)
+  // vpdpbusd / vpmaddubsw multiply unsigned bytes, sdot signed ones.
+  bool unsignedProduct =
+      form == Int8Dot::Vpdpbusd || form == Int8Dot::Pmaddubsw;
+  if (form == Int8Dot::Pmaddwd || unsignedProduct == flipped)
     return word;
   Value signBits = arith::ConstantIntOp::create(kb.b, kb.loc, i32,
                                                 int64_t(int32_t(0x80808080u)));
@@ -107,6 +165,10 @@ static std::pair<std::string, VectorType> intrinsicOf(MLIRContext *ctx,
     // target has avxvnni rather than avx512vl).
     return {"llvm.x86.avx512.vpdpbusd." + std::to_string(vw * 32),
             VectorType::get({vw * 4}, i8)};
+  case Int8Dot::Pmaddubsw:
+    return {vw == 16 ? "llvm.x86.avx512.pmaddubs.w.512"
+                     : "llvm.x86.avx2.pmadd.ub.sw",
+            VectorType::get({vw * 4}, i8)};
   case Int8Dot::Sdot:
     return {"llvm.aarch64.neon.sdot.v" + std::to_string(vw) + "i32.v" +
                 std::to_string(vw * 4) + "i8",
@@ -133,15 +195,22 @@ std::string declareInt8Dot(Operation *kernel, int64_t vw, Int8Dot form) {
   if (!module.lookupSymbol<func::FuncOp>(name)) {
     OpBuilder mb(module.getBodyRegion());
     auto vt = VectorType::get({vw}, mb.getI32Type());
-    // vpdpbusd / sdot: (acc, a, b); pmaddwd: (a, b).
+    // vpdpbusd / sdot: (acc, a, b); pmaddwd: (a, b); pmaddubsw: (a, b) into
+    // 2 * vw i16.
     SmallVector<Type> args;
-    if (form != Int8Dot::Pmaddwd)
+    if (form != Int8Dot::Pmaddwd && form != Int8Dot::Pmaddubsw)
       args.push_back(vt);
     args.append({operands, operands});
+    Type result = form == Int8Dot::Pmaddubsw
+                      ? Type(VectorType::get({vw * 2}, mb.getI16Type()))
+                      : Type(vt);
     auto decl = func::FuncOp::create(mb, kernel->getLoc(), name,
-                                     mb.getFunctionType(args, {vt}));
+                                     mb.getFunctionType(args, {result}));
     decl.setPrivate();
   }
+  // pmaddubsw's s16 pair sums go on through pmaddwd (by ones).
+  if (form == Int8Dot::Pmaddubsw)
+    declareInt8Dot(kernel, vw, Int8Dot::Pmaddwd);
   return name;
 }
 
@@ -150,6 +219,21 @@ Value int8DotAccumulate(KernelBuilder &kb, Int8Dot form, StringRef name,
   VectorType operands = intrinsicOf(kb.b.getContext(), form, kb.vw).second;
   Value ab = vector::BitCastOp::create(kb.b, kb.loc, operands, a);
   Value bb = vector::BitCastOp::create(kb.b, kb.loc, operands, b);
+  if (form == Int8Dot::Pmaddubsw) {
+    // u8 x s8 pairs summed into s16 (exact: refineInt8Dot), then the s16
+    // pairs by ones into i32.
+    auto halves = VectorType::get({kb.vw * 2}, kb.b.getI16Type());
+    Value pairs16 = func::CallOp::create(kb.b, kb.loc, name, TypeRange{halves},
+                                         ValueRange{ab, bb})
+                        .getResult(0);
+    Value ones = arith::ConstantOp::create(
+        kb.b, kb.loc, DenseElementsAttr::get(halves, kb.b.getI16IntegerAttr(1)));
+    std::string wd = intrinsicOf(kb.b.getContext(), Int8Dot::Pmaddwd, kb.vw).first;
+    Value quads = func::CallOp::create(kb.b, kb.loc, wd, TypeRange{kb.vt},
+                                       ValueRange{pairs16, ones})
+                      .getResult(0);
+    return arith::AddIOp::create(kb.b, kb.loc, acc, quads);
+  }
   if (form != Int8Dot::Pmaddwd)
     return func::CallOp::create(kb.b, kb.loc, name, TypeRange{kb.vt},
                                 ValueRange{acc, ab, bb})

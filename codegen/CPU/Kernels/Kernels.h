@@ -32,6 +32,8 @@
 
 namespace kiln::kernels {
 
+class WeightPacker;
+
 using namespace mlir;
 
 /// Element types the kernels implement: f32, and i32 (the integer products of
@@ -146,13 +148,37 @@ struct BlockSpec {
 /// The product form of an i8 x i8 -> i32 matmul / conv (set by
 /// kiln-select-kernel-strategy from the target): "vpdpbusd" (x86 VNNI),
 /// "pmaddwd" (x86 without VNNI), "sdot" (AArch64 dotprod); absent: one byte
-/// per step (Int8.cpp explains each).
+/// per step (Int8.cpp explains each). Pmaddubsw is not named by the
+/// attribute: the kernels take it for "pmaddwd" at 8 or 16 lanes when the
+/// constant weights allow it exactly (refineInt8Dot).
 constexpr llvm::StringLiteral kInt8DotAttrName = "kiln.int8_dot";
 
-enum class Int8Dot { Bytes, Vpdpbusd, Pmaddwd, Sdot };
+enum class Int8Dot { Bytes, Vpdpbusd, Pmaddwd, Pmaddubsw, Sdot };
+
+/// On an 8-bit matmul / conv: its operand 0 holds the signed activations
+/// with each sign bit flipped (u8 x + 128; kiln-flip-int8-activations).
+constexpr llvm::StringLiteral kInt8FlippedLhsAttrName = "kiln.int8_flipped_lhs";
+
+/// Whether `op`'s operand 0 is sign-flipped (kInt8FlippedLhsAttrName).
+bool hasFlippedLhs(Operation *op);
+/// Whether the kernel of `form` adds -128 * sum_k w per column (the packed
+/// column term): it multiplies unsigned activations a + 128 (vpdpbusd and
+/// vpmaddubsw always, the others when `flipped`).
+bool int8UsesColumnTerm(Int8Dot form, bool flipped);
 
 /// The form `op`'s kiln.int8_dot names (Bytes without one).
 Int8Dot int8DotOf(Operation *op);
+/// `form`, or Pmaddubsw where `form` is Pmaddwd at `vw` 8 (AVX2) or 16
+/// (AVX-512BW), the contiguous reduction dim `inner` divides by 4 and every
+/// pair of the constant `weights` vpmaddubsw sums is exact in 16 bits for
+/// any u8 activations (WeightPacker::bytePairsFitInt16).
+Int8Dot refineInt8Dot(Int8Dot form, int64_t vw, int64_t inner, Value weights,
+                      WeightPacker &packer);
+/// The most rows of a Pmaddubsw register block of the strategy's vectors:
+/// besides rows x vectors accumulators and the B vectors, the broadcast, the
+/// ones of vpmaddwd and the s16 pair sums take a register each (AVX2's 16
+/// registers hold 5 x 2, not the f32 kernel's 6 x 2, without spills).
+int64_t pmaddubswRows(KernelStrategyAttr strategy);
 /// Reduction steps per i32 lane of one product instruction (4 vpdpbusd /
 /// sdot, 2 pmaddwd, 1 bytes): B is packed with that many steps of a column
 /// side by side, and the contiguous reduction dim must divide by it.
@@ -161,9 +187,11 @@ int64_t int8Group(Int8Dot form);
 /// The A operand of an 8-bit kernel at `indices` (the last one a multiple of
 /// the group): the group's bytes as one i32 (vpdpbusd: each byte's sign bit
 /// flipped, u8; pmaddwd: two bytes sign-extended to i16), or for Bytes the
-/// byte sign-extended to i32.
+/// byte sign-extended to i32. `flipped` (the bytes are sign-flipped already):
+/// the unsigned bytes as they are for vpdpbusd / vpmaddubsw, zero-extended
+/// for pmaddwd and Bytes (int8UsesColumnTerm), flipped back for sdot.
 Value loadInt8A(KernelBuilder &kb, Value memref, ValueRange indices,
-                Int8Dot form);
+                Int8Dot form, bool flipped = false);
 /// Vector v of packed 8-bit B at `indices` (the last one: the panel column
 /// offset) as vw i32 lanes: of `group` bytes (pmaddwd: of two i16), or
 /// bytes sign-extended.
@@ -419,6 +447,14 @@ public:
   Value packBytes(OpBuilder &b, Location loc, Value weights,
                   ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
                   int64_t group, Value *columnTerm = nullptr);
+
+  /// Whether the constant 8-bit `weights` ([R][N], R even) have
+  /// only pairs of consecutive reduction steps (w[2i][n], w[2i+1][n]) whose
+  /// products with any u8 pair sum within s16: the positive weights of a
+  /// pair add up to at most 128 and the negative ones to at least -128
+  /// (255 * 128 = 32640), so vpmaddubsw's saturating pair sums are exact.
+  /// True for 7-bit weights (onnxruntime's reduce_range: [-64, 64]).
+  bool bytePairsFitInt16(Value weights, int64_t r, int64_t n);
 
   /// f16 / bf16 weights (viewed as [batch][R][N]) packed into panels
   /// [batch][N / NR][R / group][NR * group] of 16-bit values: `group`

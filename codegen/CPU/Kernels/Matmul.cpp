@@ -67,7 +67,10 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
   Int8Dot form = bytes ? int8DotOf(op) : Int8Dot::Bytes;
   if (k % int8Group(form))
     form = Int8Dot::Bytes;
+  if (bytes)
+    form = refineInt8Dot(form, vw, k, bMat, packer);
   int64_t group = int8Group(form);
+  bool flipped = bytes && hasFlippedLhs(op);
   // bf16 pairs (vdpbf16ps): B packed with pairs of reduction steps.
   bool pairDot = narrow && aElem.isBF16() && hasBF16Dot(op) && !batched &&
                  k % 2 == 0 && kc % 2 == 0;
@@ -81,8 +84,8 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
   Value packed;
   if (bytes)
     packed = packer.packBytes(b, loc, bMat, {k}, n, nr, group,
-                              form == Int8Dot::Vpdpbusd ? &columnTerm
-                                                        : nullptr);
+                              int8UsesColumnTerm(form, flipped) ? &columnTerm
+                                                                : nullptr);
   else if (narrow)
     packed = packer.packHalf(b, loc, bMat, {k}, n, nr, group,
                              batched ? batch : 0);
@@ -99,6 +102,8 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
 
   // Few rows (a transformer's 128 tokens): one group, so each B panel is
   // streamed from memory once, not once per group.
+  if (form == Int8Dot::Pmaddubsw)
+    mr = std::min(mr, pmaddubswRows(strategy));
   RowGroups rowGroups(m, mr,
                       m <= kSingleGroupRows ? INT64_MAX : kRowBlocksPerChunk);
   int64_t fullPanels = n / nr, tailCols = n % nr;
@@ -166,7 +171,8 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
       spec.loadA = [&](KernelBuilder &x, ValueRange ivs, int64_t i, int64_t,
                        Value) -> Value {
         if (bytes)
-          return loadInt8A(x, a, {x.add(row0, i), x.mul(ivs[0], group)}, form);
+          return loadInt8A(x, a, {x.add(row0, i), x.mul(ivs[0], group)}, form,
+                           flipped);
         if (pairDot)
           return loadBF16PairA(x, a, {x.add(row0, i), x.mul(ivs[0], 2)});
         SmallVector<Value> ix;

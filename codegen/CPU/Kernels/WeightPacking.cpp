@@ -152,6 +152,26 @@ Value WeightPacker::packGrouped(OpBuilder &b, Location loc, Value weights,
   return memref::GetGlobalOp::create(b, loc, type, packed.getSymName());
 }
 
+bool WeightPacker::bytePairsFitInt16(Value weights, int64_t r, int64_t n) {
+  memref::GlobalOp global = constantSource(weights);
+  if (!global || n <= 0 || r % 2 ||
+      !global.getType().getElementType().isSignlessInteger(8))
+    return false;
+  std::optional<SmallVector<int8_t>> data =
+      int8ConstantData(*global.getInitialValue());
+  if (!data || int64_t(data->size()) != r * n)
+    return false;
+  for (int64_t k = 0; k < r; k += 2)
+    for (int64_t j = 0; j < n; ++j) {
+      int32_t w0 = (*data)[k * n + j], w1 = (*data)[(k + 1) * n + j];
+      int32_t pos = std::max(w0, 0) + std::max(w1, 0);
+      int32_t neg = std::min(w0, 0) + std::min(w1, 0);
+      if (pos > 128 || neg < -128)
+        return false;
+    }
+  return true;
+}
+
 Value WeightPacker::packBytes(OpBuilder &b, Location loc, Value weights,
                               ArrayRef<int64_t> redShape, int64_t n, int64_t nr,
                               int64_t group, Value *columnTerm) {

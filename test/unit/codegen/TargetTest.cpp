@@ -293,6 +293,9 @@ TEST(CPUTarget, PipelineOrder) {
                 "kiln-propagate-transposes",
                 "kiln-select-kernel-strategy",
                 "kiln-winograd-convs",
+                // x86 8-bit products (pmaddwd here): u8 activations as they
+                // come, before fusion folds the sign flip into producers
+                "kiln-flip-int8-activations",
                 "kiln-fuse-elementwise",
                 "canonicalize",
                 "cse",

@@ -239,3 +239,114 @@ func.func @depthwise_bytes(%x: memref<1x6x6x6xi8>, %w: memref<3x3x6xi8>, %y: mem
   linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 4, registers = 32, rows = 4, vectors = 2, reduction_block = 9>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x6x6x6xi8>, memref<3x3x6xi8>) outs(%y : memref<1x4x4x6xi32>)
   return
 }
+
+// -----
+
+// pmaddubsw (x86 AVX2 without VNNI, K in groups of 4, weights whose pairs of
+// reduction steps cannot saturate 16 bits: here 7-bit, |w| <= 64): the VNNI
+// packing and column term, A's 4 bytes sign-flipped (u8) and broadcast;
+// vpmaddubsw's s16 pair sums, then vpmaddwd by ones into i32, added.
+// CHECK-DAG: func.func private @llvm.x86.avx2.pmadd.ub.sw(vector<32xi8>, vector<32xi8>) -> vector<16xi16>
+// CHECK-DAG: func.func private @llvm.x86.avx2.pmadd.wd(vector<16xi16>, vector<16xi16>) -> vector<8xi32>
+// CHECK-DAG: memref.global "private" constant @w7_packed : memref<1x2x32xi8> = dense<{{\[\[\[}}64, 64, 64, 64, -64, -64, -64, -64, 1,
+// CHECK-DAG: memref.global "private" constant @w7_colterm : memref<8xi32> = dense<[-65536, 65536, -1024,
+// CHECK-LABEL: func.func @matmul_pmaddubsw
+// CHECK: scf.for {{.*}} to %c2
+// CHECK: vector.load %{{.*}} : memref<1x2x32xi8>, vector<32xi8>
+// CHECK: vector.load %{{.*}} : memref<4x8xi8>, vector<4xi8>
+// CHECK: arith.xori %{{.*}}, %c-2139062144_i32 : i32
+// CHECK: vector.broadcast
+// CHECK: %[[S:.*]] = func.call @llvm.x86.avx2.pmadd.ub.sw
+// CHECK: %[[P:.*]] = func.call @llvm.x86.avx2.pmadd.wd(%[[S]], %{{.*}})
+// CHECK: arith.addi %{{.*}}, %[[P]] : vector<8xi32>
+module {
+  memref.global "private" constant @w7 : memref<8x8xi8> = dense<[[64, -64, 1, 2, 3, 4, 5, 6], [64, -64, 1, 2, 3, 4, 5, 6], [64, -64, 1, 2, 3, 4, 5, 6], [64, -64, 1, 2, 3, 4, 5, 6], [64, -64, 1, 2, 3, 4, 5, 6], [64, -64, 1, 2, 3, 4, 5, 6], [64, -64, 1, 2, 3, 4, 5, 6], [64, -64, 1, 2, 3, 4, 5, 6]]>
+  func.func @matmul_pmaddubsw(%a: memref<4x8xi8>, %c: memref<4x8xi32>) {
+    %b = memref.get_global @w7 : memref<8x8xi8>
+    %zero = arith.constant 0 : i32
+    linalg.fill ins(%zero : i32) outs(%c : memref<4x8xi32>)
+    linalg.matmul {kiln.int8_dot = "pmaddwd", kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 8, registers = 16, rows = 4, vectors = 1, reduction_block = 8>} ins(%a, %b : memref<4x8xi8>, memref<8x8xi8>) outs(%c : memref<4x8xi32>)
+    return
+  }
+}
+
+// -----
+
+// One pair of reduction steps past vpmaddubsw's 16 bits (127 and 2 in
+// column 0: 255 * 129 > 32767, which a plain vpmaddubsw would saturate):
+// the exact pmaddwd form stays (pairs of steps packed, no column term).
+// CHECK-DAG: memref.global "private" constant @wsat_packed : memref<1x4x16xi8> = dense<{{\[\[\[}}127, 2, -64, -64, 1, 1,
+// CHECK-NOT: wsat_colterm
+// CHECK-LABEL: func.func @matmul_pmaddwd_past_limit
+// CHECK-NOT: pmadd.ub.sw
+// CHECK: func.call @llvm.x86.avx2.pmadd.wd
+// CHECK-NOT: pmadd.ub.sw
+module {
+  memref.global "private" constant @wsat : memref<8x8xi8> = dense<[[127, -64, 1, 2, 3, 4, 5, 6], [2, -64, 1, 2, 3, 4, 5, 6], [64, -64, 1, 2, 3, 4, 5, 6], [64, -64, 1, 2, 3, 4, 5, 6], [64, -64, 1, 2, 3, 4, 5, 6], [64, -64, 1, 2, 3, 4, 5, 6], [64, -64, 1, 2, 3, 4, 5, 6], [64, -64, 1, 2, 3, 4, 5, 6]]>
+  func.func @matmul_pmaddwd_past_limit(%a: memref<4x8xi8>, %c: memref<4x8xi32>) {
+    %b = memref.get_global @wsat : memref<8x8xi8>
+    %zero = arith.constant 0 : i32
+    linalg.fill ins(%zero : i32) outs(%c : memref<4x8xi32>)
+    linalg.matmul {kiln.int8_dot = "pmaddwd", kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 8, registers = 16, rows = 4, vectors = 1, reduction_block = 8>} ins(%a, %b : memref<4x8xi8>, memref<8x8xi8>) outs(%c : memref<4x8xi32>)
+    return
+  }
+}
+
+// -----
+
+// Sign-flipped activations (kiln-flip-int8-activations: u8 as they come)
+// with vpdpbusd: read as they are (no xori), the column term as before.
+// CHECK-DAG: memref.global "private" constant @wf_colterm : memref<16xi32>
+// CHECK-LABEL: func.func @matmul_vnni_flipped
+// CHECK-NOT: arith.xori
+// CHECK: vector.load %{{.*}} : memref<4x8xi8>, vector<4xi8>
+// CHECK-NOT: arith.xori
+// CHECK: vector.broadcast
+// CHECK: func.call @llvm.x86.avx512.vpdpbusd.512
+// CHECK-NOT: arith.xori
+// CHECK: return
+module {
+  memref.global "private" constant @wf : memref<8x16xi8> = dense<3>
+  func.func @matmul_vnni_flipped(%a: memref<4x8xi8>, %c: memref<4x16xi32>) {
+    %b = memref.get_global @wf : memref<8x16xi8>
+    %zero = arith.constant 0 : i32
+    linalg.fill ins(%zero : i32) outs(%c : memref<4x16xi32>)
+    linalg.matmul {kiln.int8_flipped_lhs, kiln.int8_dot = "vpdpbusd", kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 16, registers = 32, rows = 4, vectors = 1, reduction_block = 8>} ins(%a, %b : memref<4x8xi8>, memref<8x16xi8>) outs(%c : memref<4x16xi32>)
+    return
+  }
+}
+
+// -----
+
+// Sign-flipped activations with pmaddwd: zero-extended to i16, plus the
+// column term -128 * sum_k w (3 * 6 * -128 = -2304).
+// CHECK-DAG: memref.global "private" constant @wp_colterm : memref<8xi32> = dense<-2304>
+// CHECK-LABEL: func.func @matmul_pmaddwd_flipped
+// CHECK: vector.load %{{.*}} : memref<4x6xi8>, vector<2xi8>
+// CHECK: arith.extui %{{.*}} : vector<2xi8> to vector<2xi16>
+// CHECK: func.call @llvm.x86.avx2.pmadd.wd
+module {
+  memref.global "private" constant @wp : memref<6x8xi8> = dense<3>
+  func.func @matmul_pmaddwd_flipped(%a: memref<4x6xi8>, %c: memref<4x8xi32>) {
+    %b = memref.get_global @wp : memref<6x8xi8>
+    %zero = arith.constant 0 : i32
+    linalg.fill ins(%zero : i32) outs(%c : memref<4x8xi32>)
+    linalg.matmul {kiln.int8_flipped_lhs, kiln.int8_dot = "pmaddwd", kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 8, registers = 16, rows = 4, vectors = 1, reduction_block = 6>} ins(%a, %b : memref<4x6xi8>, memref<6x8xi8>) outs(%c : memref<4x8xi32>)
+    return
+  }
+}
+
+// -----
+
+// A marked product no kernel takes (here: no strategy): its activations are
+// flipped back into a copy, which the generic lowering reads.
+// CHECK-LABEL: func.func @flipped_without_kernel
+// CHECK: %[[COPY:.*]] = memref.alloc() : memref<4x8xi8>
+// CHECK: linalg.generic {{.*}} ins(%arg0 : memref<4x8xi8>) outs(%[[COPY]] : memref<4x8xi8>)
+// CHECK: arith.xori
+// CHECK: linalg.matmul ins(%[[COPY]], %arg1
+// CHECK-NOT: kiln.int8_flipped_lhs
+func.func @flipped_without_kernel(%a: memref<4x8xi8>, %b: memref<8x16xi8>, %c: memref<4x16xi32>) {
+  linalg.matmul {kiln.int8_flipped_lhs} ins(%a, %b : memref<4x8xi8>, memref<8x16xi8>) outs(%c : memref<4x16xi32>)
+  return
+}
