@@ -31,6 +31,8 @@ func.func @copies(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %c: memref<2x4xf32>)
 // CHECK: %[[FROM:.*]] = memref.subview %arg0[0, %[[H]], %[[W]], 0] [1, 1, 1, 32] [1, 1, 1, 1] : memref<1x56x56x32xf32> to memref<32xf32, strided<[1], offset: ?>>
 // CHECK: %[[TO:.*]] = memref.subview %{{.*}}[0, %[[H]], %[[W]], 0] [1, 1, 1, 32] [1, 1, 1, 1] : memref<1x56x56x32xf32, strided<[301056, 5376, 96, 1], offset: 64>> to memref<32xf32, strided<[1], offset: ?>>
 // CHECK: memref.copy %[[FROM]], %[[TO]] : memref<32xf32, strided<[1], offset: ?>> to memref<32xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: } {llvm.loop_annotation = #[[NOUNROLL:.*]]}
+// CHECK-NEXT: } {llvm.loop_annotation = #[[NOUNROLL]]}
 // CHECK-NOT: linalg.copy
 func.func @concat_slice(%a: memref<1x56x56x32xf32>, %out: memref<1x56x56x96xf32>) {
   %v = memref.subview %out[0, 0, 0, 64] [1, 56, 56, 32] [1, 1, 1, 1] : memref<1x56x56x96xf32> to memref<1x56x56x32xf32, strided<[301056, 5376, 96, 1], offset: 64>>
@@ -69,5 +71,28 @@ func.func @not_blocks(%a: memref<?x64xf32, strided<[128, 1]>>, %b: memref<?x64xf
                       %c: memref<64x64xf32, strided<[1, 64]>>, %d: memref<64x64xf32>) {
   memref.copy %a, %b : memref<?x64xf32, strided<[128, 1]>> to memref<?x64xf32>
   memref.copy %c, %d : memref<64x64xf32, strided<[1, 64]>> to memref<64x64xf32>
+  return
+}
+
+// -----
+
+// A fill of a strided view (a Pad's left border column, NHWC) becomes a loop
+// over the rows filling one contiguous block of 16 channels each; a fill of a
+// contiguous buffer and one of rows under 32 bytes stay as they are.
+// CHECK-LABEL: func.func @border_fill
+// CHECK: %[[CST:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: scf.for %[[H:.*]] =
+// CHECK: %[[ROW:.*]] = memref.subview %{{.*}}[0, %[[H]], 0, 0] [1, 1, 1, 16] [1, 1, 1, 1] : memref<1x10x1x16xf32, strided<[1920, 192, 16, 1]>> to memref<16xf32, strided<[1], offset: ?>>
+// CHECK: linalg.fill ins(%[[CST]] : f32) outs(%[[ROW]] : memref<16xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: } {llvm.loop_annotation =
+// CHECK: linalg.fill ins(%[[CST]] : f32) outs(%arg0 : memref<1x10x12x16xf32>)
+// CHECK: linalg.fill ins(%[[CST]] : f32) outs(%{{.*}} : memref<1x10x1x4xf32, strided<[480, 48, 4, 1]>>)
+func.func @border_fill(%a: memref<1x10x12x16xf32>, %b: memref<1x10x12x4xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %col = memref.subview %a[0, 0, 0, 0] [1, 10, 1, 16] [1, 1, 1, 1] : memref<1x10x12x16xf32> to memref<1x10x1x16xf32, strided<[1920, 192, 16, 1]>>
+  linalg.fill ins(%cst : f32) outs(%col : memref<1x10x1x16xf32, strided<[1920, 192, 16, 1]>>)
+  linalg.fill ins(%cst : f32) outs(%a : memref<1x10x12x16xf32>)
+  %narrow = memref.subview %b[0, 0, 0, 0] [1, 10, 1, 4] [1, 1, 1, 1] : memref<1x10x12x4xf32> to memref<1x10x1x4xf32, strided<[480, 48, 4, 1]>>
+  linalg.fill ins(%cst : f32) outs(%narrow : memref<1x10x1x4xf32, strided<[480, 48, 4, 1]>>)
   return
 }
