@@ -60,16 +60,17 @@ std::optional<StaticLayout> staticLayout(Value value) {
   return StaticLayout{type, strides};
 }
 
-// The first dimension of the innermost block contiguous in both layouts
-// (dimensions of size 1 never break a block), or the rank when the innermost
-// dimension is not contiguous.
+// The first dimension of the innermost block contiguous in both layouts (a
+// unit dimension inside it must have the contiguous stride too: MemRefToLLVM
+// makes a memcpy only of a row-major contiguous type), or the rank when the
+// innermost dimension is not contiguous.
 int64_t contiguousBlockStart(ArrayRef<int64_t> shape,
                              ArrayRef<int64_t> stridesA,
                              ArrayRef<int64_t> stridesB) {
   int64_t start = shape.size();
   int64_t expected = 1;
   for (int64_t d = shape.size() - 1; d >= 0; --d) {
-    if (shape[d] != 1 && (stridesA[d] != expected || stridesB[d] != expected))
+    if (stridesA[d] != expected || stridesB[d] != expected)
       break;
     expected *= shape[d];
     start = d;
@@ -86,16 +87,12 @@ Value blockView(OpBuilder &builder, Location loc, Value source,
                 const StaticLayout &layout, ArrayRef<OpFoldResult> offsets,
                 int64_t start) {
   ArrayRef<int64_t> shape = layout.type.getShape();
-  MLIRContext *context = builder.getContext();
   SmallVector<OpFoldResult> sizes, unitStrides(shape.size(),
                                                builder.getIndexAttr(1));
   for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
     sizes.push_back(builder.getIndexAttr(d < start ? 1 : shape[d]));
-  auto resultType = MemRefType::get(
-      shape.drop_front(start), layout.type.getElementType(),
-      StridedLayoutAttr::get(context, ShapedType::kDynamic,
-                             ArrayRef<int64_t>(layout.strides).drop_front(start)),
-      layout.type.getMemorySpace());
+  MemRefType resultType = memref::SubViewOp::inferRankReducedResultType(
+      shape.drop_front(start), layout.type, offsets, sizes, unitStrides);
   return memref::SubViewOp::create(builder, loc, resultType, source, offsets,
                                    sizes, unitStrides);
 }

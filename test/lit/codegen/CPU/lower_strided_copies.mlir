@@ -96,3 +96,25 @@ func.func @border_fill(%a: memref<1x10x12x16xf32>, %b: memref<1x10x12x4xf32>) {
   linalg.fill ins(%cst : f32) outs(%narrow : memref<1x10x1x4xf32, strided<[480, 48, 4, 1]>>)
   return
 }
+
+// -----
+
+// A unit dimension whose stride is not the contiguous one ends the block (the
+// block type must be row-major contiguous for MemRefToLLVM's memcpy); a copy
+// contiguous as a whole at a static offset is one memcpy, no loop.
+// CHECK-LABEL: func.func @unit_dims
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: memref.subview %arg0[%[[I]], 0, 0] [1, 1, 16] [1, 1, 1] : memref<4x1x16xf32, strided<[16, 7, 1]>> to memref<16xf32, strided<[1], offset: ?>>
+// CHECK: memref.copy
+// CHECK: }
+// CHECK-NOT: scf.for
+// CHECK: %[[WHOLE:.*]] = memref.subview %arg2[0, 0] [4, 16] [1, 1] : memref<4x16xf32, strided<[16, 1], offset: 32>> to memref<4x16xf32, strided<[16, 1], offset: 32>>
+// CHECK: memref.copy %[[WHOLE]], %{{.*}} : memref<4x16xf32, strided<[16, 1], offset: 32>> to memref<4x16xf32, strided<[16, 1]>>
+// LLVM-LABEL: llvm.func @unit_dims
+// LLVM-COUNT-2: llvm.intr.memcpy
+func.func @unit_dims(%a: memref<4x1x16xf32, strided<[16, 7, 1]>>, %b: memref<4x1x16xf32>,
+                     %c: memref<4x16xf32, strided<[16, 1], offset: 32>>, %d: memref<4x16xf32>) {
+  memref.copy %a, %b : memref<4x1x16xf32, strided<[16, 7, 1]>> to memref<4x1x16xf32>
+  memref.copy %c, %d : memref<4x16xf32, strided<[16, 1], offset: 32>> to memref<4x16xf32>
+  return
+}
