@@ -349,14 +349,20 @@ def KilnPlanMemoryPass : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
 
 def KilnLowerStridedCopiesPass
     : Pass<"kiln-lower-strided-copies", "mlir::func::FuncOp"> {
-  let summary = "Turn memref.copy between strided buffers into linalg.copy";
+  let summary = "Lower memref.copy between strided buffers to block memcpys or linalg.copy";
   let description = [{
     `memref.copy` between identity-layout buffers becomes a `memcpy`; any
     other layout would lower to a call into MLIR's C runner library, which a
-    compiled model must not depend on. Those copies become `linalg.copy`,
-    lowered to loops like the rest of linalg.
+    compiled model must not depend on. A copy of static shape and strides
+    whose innermost dimensions are contiguous in both buffers (at least 32
+    bytes) becomes `scf.for` loops over the outer dimensions around a
+    `memref.copy` of one contiguous block (a constant-size `memcpy`); the
+    others become `linalg.copy`, lowered to loops like the rest of linalg.
   }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 def KilnLowerReductionsPass

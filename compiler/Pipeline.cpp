@@ -330,7 +330,10 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
     passTimingRoot.emplace(passTiming->getRootScope());
   }
   bool printIR = std::getenv("KILN_PRINT_IR_AFTER_ALL") != nullptr;
-  if (printIR)
+  // KILN_PRINT_IR_AFTER=<pass argument>: the module after that pass only,
+  // weights elided (a model's IR printed after every pass is gigabytes).
+  const char *printAfter = std::getenv("KILN_PRINT_IR_AFTER");
+  if (printIR || printAfter)
     context.disableMultithreading();
   if (options.progress)
     lowering.addInstrumentation(std::make_unique<ProgressInstrumentation>(
@@ -352,6 +355,16 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
     report.instrument(pm);
     if (printIR)
       pm.enableIRPrinting();
+    else if (printAfter)
+      pm.enableIRPrinting(
+          [](Pass *, Operation *) { return false; },
+          [printAfter](Pass *pass, Operation *) {
+            return pass->getArgument() == printAfter;
+          },
+          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+          /*printAfterOnlyOnFailure=*/false, llvm::errs(),
+          OpPrintingFlags().elideLargeElementsAttrs(16).elideLargeResourceString(
+              64));
     if (failed(pm.run(module)))
       return failure();
     if (group.pm == &graphPasses) {

@@ -7,6 +7,7 @@
 
 #include "codegen/CPU/CPUPipeline.h"
 #include "dialects/Kiln/ABIAttributes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -105,6 +106,21 @@ void addKernelTable(ModuleOp module, llvm::Module &llvmModule,
   table->setVisibility(llvm::GlobalValue::HiddenVisibility);
 }
 
+/// An scf.for carrying `llvm.loop_annotation` (kiln-lower-strided-copies'
+/// block loops: no unrolling) reaches the LLVM dialect with the annotation as
+/// a discardable attribute of its back edge (SCFToControlFlow copies it to
+/// the branch); translation reads only the branch's own `loop_annotation`.
+void applyLoopAnnotations(ModuleOp module) {
+  module.walk([](LLVM::BrOp branch) {
+    Attribute attr = branch->getDiscardableAttr("llvm.loop_annotation");
+    if (!attr)
+      return;
+    if (auto annotation = dyn_cast<LLVM::LoopAnnotationAttr>(attr))
+      branch.setLoopAnnotationAttr(annotation);
+    branch->removeDiscardableAttr("llvm.loop_annotation");
+  });
+}
+
 /// Translates to LLVM IR with the target's triple and data layout and runs
 /// the O3 pipeline over it.
 std::unique_ptr<llvm::Module>
@@ -116,6 +132,7 @@ translateAndOptimize(ModuleOp module, StringRef entrySymbol,
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   module->getContext()->appendDialectRegistry(registry);
+  applyLoopAnnotations(module);
 
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context);

@@ -204,3 +204,43 @@ def test_many_small_kernels_match_onnxruntime(kind, size, kiln, tmp_path):
         fail("kiln run failed\n" + run.describe())
     got = np.load(tmp_path / "out" / "y.npy")
     np.testing.assert_allclose(got, _ort_outputs(model, {"x": x})[0], rtol=1e-3, atol=1e-4)
+
+
+def concat_pad_model(path: Path) -> None:
+    """Concat along the last axis (rows of 32 and 48 floats in a row of 80) and a Pad of
+    the two inner axes (interior rows of 80 floats, borders of strided rows)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 10, 32])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [6, 10, 48])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [6, 12, 96])
+    pads = numpy_helper.from_array(np.array([0, 1, 8, 0, 1, 8], np.int64), "pads")
+    value = numpy_helper.from_array(np.array(0.5, np.float32), "value")
+    graph = helper.make_graph(
+        [helper.make_node("Concat", ["x", "y"], ["c"], axis=2, name="concat"),
+         helper.make_node("Pad", ["c", "pads", "value"], ["z"], name="pad")],
+        "concat_pad", [x, y], [z], [pads, value])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_strided_copies_are_row_memcpys(kiln, tmp_path):
+    """A Concat's slices and a Pad's interior and borders are written a row at a time
+    (kiln-lower-strided-copies: a memcpy / memset per contiguous row, in loops LLVM is told
+    not to unroll), not as element loop nests; the outputs still match onnxruntime."""
+    model = tmp_path / "concat_pad.onnx"
+    concat_pad_model(model)
+    ll = tmp_path / "concat_pad.ll"
+    compile_ok(kiln, model, ll, "--emit", "llvm")
+    text = ll.read_text()
+    assert "llvm.loop.unroll.disable" in text, "the row loops lost their no-unroll annotation"
+    assert "memrefCopy" not in text
+    so = tmp_path / "concat_pad.so"
+    compile_ok(kiln, model, so)
+    rng = np.random.default_rng(3)
+    feeds = {"x": rng.standard_normal((6, 10, 32)).astype(np.float32),
+             "y": rng.standard_normal((6, 10, 48)).astype(np.float32)}
+    for name, value in feeds.items():
+        np.save(tmp_path / f"{name}.npy", value)
+    run = kiln.run(so, {n: tmp_path / f"{n}.npy" for n in feeds}, tmp_path / "out")
+    if run.returncode != 0:
+        fail("kiln run failed\n" + run.describe())
+    got = np.load(tmp_path / "out" / "z.npy")
+    np.testing.assert_array_equal(got, _ort_outputs(model, feeds)[0])
