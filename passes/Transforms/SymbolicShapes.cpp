@@ -644,13 +644,19 @@ struct KilnSymbolicShapesPass
       return reshapeFromValues(op, get(op->getOperand(0)));
     // Sizes counted during the run (selected boxes, true conditions): run
     // dims whatever the inputs.
-    if (isa<onnx::NonMaxSuppressionOp, onnx::CompressOp>(op))
-      return setRunDims(op, 0);
+    if (isa<onnx::NonMaxSuppressionOp>(op))
+      return setRunDims(op, 0, {}, "scores");
+    if (isa<onnx::CompressOp>(op))
+      return setRunDims(op, 0, {}, "condition");
     // Reductions whose axes, and Resizes whose scales or sizes, the run
     // decides (their shape inference gave `?` for the dims those values
     // choose): run dims.
     if (decidedByRunValues(op))
-      return setRunDims(op, 0);
+      return setRunDims(
+          op, 0, {},
+          opName == "onnx.Resize"
+              ? (onnx::isRunTimeOperand(op, 3) ? "sizes" : "scales")
+              : "axes");
     if (failed(runDimsRule(op, opName)))
       return failure();
     if (handledByRunDims)
