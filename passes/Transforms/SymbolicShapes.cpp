@@ -973,6 +973,22 @@ struct KilnSymbolicShapesPass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
+    // A scan's run-time axis is read on the host: the cpu device only
+    // (elsewhere the error run.py and users answer with --specialize).
+    if (!runDims) {
+      WalkResult hostAxis = func.walk([&](Operation *op) {
+        if (isa<onnx::CumSumOp, onnx::CumProdOp>(op) &&
+            !onnx::getConstantAttr(op->getOperand(1))) {
+          (void)fail(op, "needs a compile-time constant for the non-constant "
+                         "input 'axis' (a run-time axis runs on the cpu "
+                         "device only so far)");
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (hostAxis.wasInterrupted())
+        return signalPassFailure();
+    }
     auto table = func->getAttrOfType<ArrayAttr>("kiln.symbols");
     // Without input symbols, only ops whose output shapes the run decides
     // leave `?` dims (run symbols); none: a static model, nothing to do.
