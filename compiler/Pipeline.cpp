@@ -318,8 +318,8 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   // by code of no node: refused here, naming the graph value.
   if (options.device != "cpu") {
     auto refuse = [&](const TensorInfo &t, const char *kind) -> bool {
-      // ONNX's UINT4, INT4, FLOAT4E2M1, FLOAT8E8M0, UINT2, INT2.
-      if (t.dtype < 21 || t.dtype > 26)
+      Type element = onnx::getElementTypeOfOnnxDataType(&context, t.dtype);
+      if (!element || !onnx::isStorageOnlyType(element))
         return false;
       fail(std::string("graph ") + kind + " '" + t.name + "' is of a packed or "
            "scale type (int4, uint4, int2, uint2, float4e2m1, float8e8m0): "
