@@ -549,6 +549,23 @@ struct KilnSymbolicShapesPass
     handledByRunDims = false;
     auto runTime = [&](unsigned i) { return onnx::isRunTimeOperand(op, i); };
     Dims x = op->getNumOperands() ? get(op->getOperand(0)) : Dims();
+    // Sizes counted during the run (selected boxes, true conditions): run
+    // dims whatever the inputs.
+    if (isa<onnx::NonMaxSuppressionOp, onnx::CompressOp>(op)) {
+      handledByRunDims = true;
+      return setRunDims(op, 0, {},
+                        isa<onnx::CompressOp>(op) ? "condition" : "scores");
+    }
+    // Reductions whose axes, and Resizes whose scales or sizes, the run
+    // decides (their shape inference gave `?` for the dims those values
+    // choose).
+    if (decidedByRunValues(op)) {
+      handledByRunDims = true;
+      return setRunDims(op, 0, {},
+                        name == "onnx.Resize"
+                            ? (runTime(3) ? "sizes" : "scales")
+                            : "axes");
+    }
     if ((name == "onnx.Unsqueeze" || name == "onnx.Squeeze") && runTime(1)) {
       handledByRunDims = true;
       return setRunDims(op, 0, {}, "axes");
@@ -642,21 +659,6 @@ struct KilnSymbolicShapesPass
     }
     if (opName == "onnx.Reshape" && !onnx::getConstantAttr(op->getOperand(1)))
       return reshapeFromValues(op, get(op->getOperand(0)));
-    // Sizes counted during the run (selected boxes, true conditions): run
-    // dims whatever the inputs.
-    if (isa<onnx::NonMaxSuppressionOp>(op))
-      return setRunDims(op, 0, {}, "scores");
-    if (isa<onnx::CompressOp>(op))
-      return setRunDims(op, 0, {}, "condition");
-    // Reductions whose axes, and Resizes whose scales or sizes, the run
-    // decides (their shape inference gave `?` for the dims those values
-    // choose): run dims.
-    if (decidedByRunValues(op))
-      return setRunDims(
-          op, 0, {},
-          opName == "onnx.Resize"
-              ? (onnx::isRunTimeOperand(op, 3) ? "sizes" : "scales")
-              : "axes");
     if (failed(runDimsRule(op, opName)))
       return failure();
     if (handledByRunDims)
