@@ -382,8 +382,9 @@ std::string generateDescriptorSource(const ModelInfo &model,
     os << "  for (int64_t i = 0; i < symbols[0] && status == 0; ++i) {\n"
        << "    [[clang::noinline]] " << entry << "_ctx(";
     for (size_t i = 0; i < model.inputs.size(); ++i)
-      os << batchLoopArgument(model.inputs[i], "inputs[" + std::to_string(i) +
-                                                   "]", true) << ", ";
+      os << batchLoopArgument(model.inputs[i],
+                              "inputs[" + std::to_string(i) + "]", true)
+         << ", ";
     for (size_t i = 0; i < model.outputs.size(); ++i)
       os << batchLoopArgument(model.outputs[i],
                               "outputs[" + std::to_string(i) + "]", false)
@@ -398,10 +399,12 @@ std::string generateDescriptorSource(const ModelInfo &model,
        << "    " << entry << "(";
     for (size_t i = 0; i < model.inputs.size(); ++i)
       os << batchLoopArgument(model.inputs[i], "input" + std::to_string(i),
-                              true) << ", ";
+                              true)
+         << ", ";
     for (size_t i = 0; i < model.outputs.size(); ++i)
       os << batchLoopArgument(model.outputs[i], "output" + std::to_string(i),
-                              false) << ", ";
+                              false)
+         << ", ";
     os << "status);\n}\n\n";
   } else {
     os << "  [[clang::noinline]] " << entry << "_ctx("
@@ -417,8 +420,7 @@ std::string generateDescriptorSource(const ModelInfo &model,
   // they compute, for profiles.
   size_t numKernels = model.kernelNames.size();
   if (numKernels) {
-    os << "extern void *const " << entry << "_kernels[" << numKernels
-       << "];\n"
+    os << "extern void *const " << entry << "_kernels[" << numKernels << "];\n"
        << "static const char *const kiln_kernel_names[] = {\n";
     for (const std::string &name : model.kernelNames)
       os << "  " << cString(name) << ",\n";

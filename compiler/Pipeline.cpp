@@ -295,8 +295,8 @@ void planBatchLoop(ModuleOp module, const CompileOptions &options,
                    const ImportOptions &importOptions,
                    std::optional<BatchLoop> &loop,
                    OwningOpRef<ModuleOp> &perImage) {
-  if (const char *off = std::getenv("KILN_NO_BATCH_LOOP"); off && *off &&
-                                                            *off != '0')
+  if (const char *off = std::getenv("KILN_NO_BATCH_LOOP");
+      off && *off && *off != '0')
     return;
   auto entry = module.lookupSymbol<func::FuncOp>("main_graph");
   if (!entry)
@@ -778,8 +778,8 @@ LogicalResult compileModel(MLIRContext &context,
       variant.info.name = prefix;
       if (failed(compileVariant(
               *copy, deviceOptions, cpu,
-              variantSymbolPrefix(prefix, variant.name.empty() ? device
-                                                                : variant.name),
+              variantSymbolPrefix(prefix,
+                                  variant.name.empty() ? device : variant.name),
               PackageKind::Object, workDir, writeOutput, progress, opTypes,
               report, /*releaseConstants=*/false, &weights, variant.info,
               variant.object, batchLoop ? &*batchLoop : nullptr)))

@@ -1119,15 +1119,16 @@ struct KilnSymbolicShapesPass
     };
     auto tainted = [&](Value v) {
       auto it = values.find(v);
-      return it != values.end() &&
-             llvm::any_of(it->second,
-                          [](AffineExpr e) { return !isConstant(e); });
+      return it != values.end() && llvm::any_of(it->second, [](AffineExpr e) {
+               return !isConstant(e);
+             });
     };
     for (BlockArgument arg : func.getArguments())
       if (!wellFormed(arg))
         return false;
     // Ops whose result images are the operands' images, whatever their
     // attributes (a result whose batch moved or merged is not well formed).
+    // clang-format off
     static const llvm::StringSet<> imageOps = {
         "onnx.Add", "onnx.Sub", "onnx.Mul", "onnx.Div", "onnx.Pow",
         "onnx.Max", "onnx.Min", "onnx.Sum", "onnx.Mean", "onnx.Where",
@@ -1149,15 +1150,16 @@ struct KilnSymbolicShapesPass
         "onnx.ReduceMin", "onnx.ReduceProd", "onnx.ReduceL1", "onnx.ReduceL2",
         "onnx.ReduceSumSquare", "onnx.ReduceLogSumExp", "onnx.ArgMax",
         "onnx.ArgMin", "onnx.Expand", "onnx.ConstantOfShape"};
+    // clang-format on
     // Ops with results only the first of which may be read per image:
     // MaxPool's Indices are flat over the batch, BatchNormalization's and
     // Dropout's others are training outputs.
     static const llvm::StringSet<> firstResultOnly = {
         "onnx.MaxPool", "onnx.BatchNormalization", "onnx.Dropout"};
     // Ops that mix along `axis` (default -1): it must not be the batch.
-    static const llvm::StringSet<> axisOps = {
-        "onnx.Softmax", "onnx.LogSoftmax", "onnx.Hardmax",
-        "onnx.LayerNormalization"};
+    static const llvm::StringSet<> axisOps = {"onnx.Softmax", "onnx.LogSoftmax",
+                                              "onnx.Hardmax",
+                                              "onnx.LayerNormalization"};
     // The work of one image's products, and of those with fewer than 16 rows
     // per image (a classifier's Gemm: M is the batch), which run as well or
     // better over the whole batch.
@@ -1215,8 +1217,7 @@ struct KilnSymbolicShapesPass
       if (readsShape) {
         bool follows = op.getNumResults() == 1 && tainted(op.getResult(0));
         for (auto [i, v] : llvm::enumerate(op.getOperands()))
-          if (tainted(v) && !follows &&
-              !(name == "onnx.Expand" && i == 1) &&
+          if (tainted(v) && !follows && !(name == "onnx.Expand" && i == 1) &&
               !(name == "onnx.ConstantOfShape" && i == 0))
             return false;
         if (follows)
@@ -1244,7 +1245,9 @@ struct KilnSymbolicShapesPass
       int64_t rank = op.getNumOperands()
                          ? static_cast<int64_t>(get(op.getOperand(0)).size())
                          : 0;
-      auto normalized = [&](int64_t axis) { return axis < 0 ? axis + rank : axis; };
+      auto normalized = [&](int64_t axis) {
+        return axis < 0 ? axis + rank : axis;
+      };
       if (axisOps.contains(name)) {
         if (normalized(onnx::getIntAttr(&op, "axis", -1)) == 0)
           return false;
@@ -1266,9 +1269,8 @@ struct KilnSymbolicShapesPass
           return false;
         std::optional<SmallVector<int64_t>> axes =
             onnx::getConstantIntValues(op.getOperand(3));
-        if (!axes || llvm::any_of(*axes, [&](int64_t a) {
-              return normalized(a) == 0;
-            }))
+        if (!axes ||
+            llvm::any_of(*axes, [&](int64_t a) { return normalized(a) == 0; }))
           return false;
         continue;
       }
