@@ -142,3 +142,38 @@ def test_header_main_runs_each_image(kiln, tmp_path):
     want = harness.ort_run(model, {"x": x})["logits"]
     problem = harness.compare("logits", got, want, 1e-3, 1e-4)
     assert problem is None, problem
+
+
+def test_flatten_by_computed_shape(kiln, tmp_path):
+    # x.view(x.size(0), 128): Shape -> Gather -> Unsqueeze -> Concat -> Reshape between
+    # the convolution and the classifier; in the image's graph the computed shape is
+    # [1, 128]. (With -1 for the 128, the product after it is refused at import, its K
+    # unknown there, with or without the batch loop.)
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+    r = np.random.RandomState(3)
+    inits = [nh.from_array((r.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32), "w"),
+             nh.from_array((r.standard_normal((8 * 4 * 4, 10)) * 0.05).astype(np.float32),
+                           "fw"),
+             nh.from_array(np.array(0, np.int64), "zero"),
+             nh.from_array(np.array([0], np.int64), "axes"),
+             nh.from_array(np.array([8 * 4 * 4], np.int64), "rest")]
+    nodes = [h.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["c"], ["r"]),
+             h.make_node("AveragePool", ["r"], ["a"], kernel_shape=[4, 4], strides=[4, 4]),
+             h.make_node("Shape", ["a"], ["s"]),
+             h.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             h.make_node("Unsqueeze", ["n", "axes"], ["n1"]),
+             h.make_node("Concat", ["n1", "rest"], ["shape"], axis=0),
+             h.make_node("Reshape", ["a", "shape"], ["flat"]),
+             h.make_node("MatMul", ["flat", "fw"], ["y"])]
+    graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 3, 16, 16])],
+                         [h.make_tensor_value_info("y", T.FLOAT, ["n", 10])], initializer=inits)
+    model = tmp_path / "view.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8),
+              str(model))
+    artifact = compile_ok(kiln, model, tmp_path / "view.so", one_image=True)
+    for batch in (1, 4):
+        run_and_compare(kiln, model, artifact, {"x": rand(batch, batch, 3, 16, 16)},
+                        tmp_path / str(batch))
