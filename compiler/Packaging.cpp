@@ -217,19 +217,32 @@ bool appendArtifactChecksum(StringRef path, std::string &error) {
   return true;
 }
 
-/// The parameter list of `<prefix>_main`, shared by the descriptor source and
-/// the header so the two always agree.
-std::string entryParameters(const ModelInfo &model, bool named) {
+std::string entrySymbolName(const ModelInfo &model) {
+  return model.prefix + (model.batchLoop ? "_image_main" : "_main");
+}
+
+namespace {
+/// entryParameters, with or without the symbols (a batch loop's image entry
+/// takes none).
+std::string entryParameterList(const ModelInfo &model, bool named,
+                               bool symbols) {
   std::string out;
-  // A model with symbols takes every symbol's value first
-  // (kiln-bind-symbolic-dims).
-  if (!model.symbols.empty())
+  if (symbols)
     out += std::string("int64_t *") + (named ? "symbols" : "") + ", ";
   for (size_t i = 0; i < model.inputs.size(); ++i)
     out += "const void *" + (named ? "input" + std::to_string(i) : "") + ", ";
   for (size_t i = 0; i < model.outputs.size(); ++i)
     out += "void *" + (named ? "output" + std::to_string(i) : "") + ", ";
   return out + "int32_t *" + (named ? "status" : "");
+}
+} // namespace
+
+/// The parameter list of `<prefix>_main`, shared by the descriptor source and
+/// the header so the two always agree.
+std::string entryParameters(const ModelInfo &model, bool named) {
+  // A model with symbols takes every symbol's value first
+  // (kiln-bind-symbolic-dims).
+  return entryParameterList(model, named, !model.symbols.empty());
 }
 
 namespace {
@@ -290,6 +303,21 @@ std::string runtimeIncludeDir() {
   return KILN_RUNTIME_INCLUDE_DIR;
 }
 
+namespace {
+/// A batch loop's argument for `tensor` at image `i`: `base` plus i images'
+/// bytes when dim 0 is the batch (symbol 0), else `base` itself.
+std::string batchLoopArgument(const TensorInfo &tensor, const std::string &base,
+                              bool input) {
+  if (tensor.shape.empty() || tensor.shape[0] != KILN_DIM_SYMBOL(0))
+    return base;
+  uint64_t bytes = elementSize(tensor.dtype);
+  for (int64_t d : ArrayRef(tensor.shape).drop_front())
+    bytes *= static_cast<uint64_t>(d);
+  return std::string("(") + (input ? "const char *" : "char *") + ")" + base +
+         " + i * " + std::to_string(bytes) + "ull";
+}
+} // namespace
+
 std::string generateDescriptorSource(const ModelInfo &model,
                                      bool forSharedLibrary) {
   std::string source;
@@ -303,7 +331,10 @@ std::string generateDescriptorSource(const ModelInfo &model,
   // live in (scratch_size bytes, kiln-plan-memory) and the run's context,
   // through which generated parallel loops reach the thread pool
   // (kiln/parallel.h).
-  os << "extern void " << p << "_main_ctx(" << entryParameters(model, false)
+  std::string entry = entrySymbolName(model);
+  os << "extern void " << entry << "_ctx("
+     << entryParameterList(model, false,
+                           !model.symbols.empty() && !model.batchLoop)
      << ", void *, kiln_exec_context *);\n\n";
   writeTensorAndCheckTables(os, model);
   bool symbolic = !model.symbols.empty();
@@ -344,21 +375,52 @@ std::string generateDescriptorSource(const ModelInfo &model,
         "void *const *outputs,\n"
         "                                void *scratch, kiln_exec_context "
         "*context) {\n"
-        "  int32_t status = 0;\n"
-     << "  [[clang::noinline]] " << p << "_main_ctx("
-     << (symbolic ? "symbols, " : "");
-  for (size_t i = 0; i < model.inputs.size(); ++i)
-    os << "inputs[" << i << "], ";
-  for (size_t i = 0; i < model.outputs.size(); ++i)
-    os << "outputs[" << i << "], ";
-  os << "&status, scratch, context);\n  return status;\n}\n\n";
+        "  int32_t status = 0;\n";
+  if (model.batchLoop) {
+    // One image at a time: the image entry on each image's slice of the
+    // batched tensors (the others whole), the same arena for every image.
+    os << "  for (int64_t i = 0; i < symbols[0] && status == 0; ++i) {\n"
+       << "    [[clang::noinline]] " << entry << "_ctx(";
+    for (size_t i = 0; i < model.inputs.size(); ++i)
+      os << batchLoopArgument(model.inputs[i],
+                              "inputs[" + std::to_string(i) + "]", true)
+         << ", ";
+    for (size_t i = 0; i < model.outputs.size(); ++i)
+      os << batchLoopArgument(model.outputs[i],
+                              "outputs[" + std::to_string(i) + "]", false)
+         << ", ";
+    os << "&status, scratch, context);\n  }\n  return status;\n}\n\n";
+    // `<p>_main` of the header: the plain image entry once per image.
+    os << "extern void " << entry << "("
+       << entryParameterList(model, false, false) << ");\n"
+       << "void " << p << "_main(" << entryParameters(model, true) << ") {\n"
+       << "  *status = 0;\n"
+       << "  for (int64_t i = 0; i < symbols[0] && *status == 0; ++i)\n"
+       << "    " << entry << "(";
+    for (size_t i = 0; i < model.inputs.size(); ++i)
+      os << batchLoopArgument(model.inputs[i], "input" + std::to_string(i),
+                              true)
+         << ", ";
+    for (size_t i = 0; i < model.outputs.size(); ++i)
+      os << batchLoopArgument(model.outputs[i], "output" + std::to_string(i),
+                              false)
+         << ", ";
+    os << "status);\n}\n\n";
+  } else {
+    os << "  [[clang::noinline]] " << entry << "_ctx("
+       << (symbolic ? "symbols, " : "");
+    for (size_t i = 0; i < model.inputs.size(); ++i)
+      os << "inputs[" << i << "], ";
+    for (size_t i = 0; i < model.outputs.size(); ++i)
+      os << "outputs[" << i << "], ";
+    os << "&status, scratch, context);\n  return status;\n}\n\n";
+  }
   // The kernels (outlined parallel loops): their body pointers (the
   // `<p>_main_kernels` table the code generator emits) and the ONNX nodes
   // they compute, for profiles.
   size_t numKernels = model.kernelNames.size();
   if (numKernels) {
-    os << "extern void *const " << p << "_main_kernels[" << numKernels
-       << "];\n"
+    os << "extern void *const " << entry << "_kernels[" << numKernels << "];\n"
        << "static const char *const kiln_kernel_names[] = {\n";
     for (const std::string &name : model.kernelNames)
       os << "  " << cString(name) << ",\n";
@@ -370,7 +432,7 @@ std::string generateDescriptorSource(const ModelInfo &model,
      << "  {KILN_EXECUTABLE_HOST, 0, " << cString(model.triple)
      << (symbolic ? ", 0, kiln_run, " : ", kiln_run, 0, ");
   if (numKernels)
-    os << p << "_main_kernels, sizeof(void *) * " << numKernels << "ull, "
+    os << entry << "_kernels, sizeof(void *) * " << numKernels << "ull, "
        << numKernels << ", kiln_kernel_names";
   else
     os << "0, 0, 0, 0";

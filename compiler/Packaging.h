@@ -72,7 +72,17 @@ struct ModelInfo {
   std::vector<std::string> extraExports;
   /// A GPU target's modules and host plan; null for host code.
   std::shared_ptr<const DeviceProgram> device;
+  /// The graph was compiled for one image of the batch, symbols[0]
+  /// (kiln-symbolic-shapes' kiln.batch_loop): its entry is
+  /// `<prefix>_image_main` (static sizes, no symbols), which the descriptor's
+  /// entry and `<prefix>_main` run once per image, each tensor whose dim 0 is
+  /// that symbol offset by one image's bytes (docs/dynamic-shapes.md).
+  bool batchLoop = false;
 };
+
+/// The compiled graph's entry symbol: `<prefix>_main`, or
+/// `<prefix>_image_main` for a model run once per image (ModelInfo::batchLoop).
+std::string entrySymbolName(const ModelInfo &model);
 
 /// Turns `name` into a valid C identifier (used for symbol prefixes).
 /// A C identifier from `name`; `kiln` and `kiln_*` (kiln's own names, in

@@ -212,7 +212,7 @@ FailureOr<func::FuncOp> prepareEntry(ModuleOp module, ModelInfo &info) {
   }
   if (symbols)
     entry->setAttr("kiln.input_dims", ArrayAttr::get(ctx, inputDims));
-  entry.setSymName(info.prefix + "_main");
+  entry.setSymName(entrySymbolName(info));
   return entry;
 }
 
@@ -220,7 +220,7 @@ FailureOr<func::FuncOp> prepareEntry(ModuleOp module, ModelInfo &info) {
 /// (sizes and symbols, kiln-symbolic-shapes' `kiln.dims`) into `info` and,
 /// as `kiln.output_dims`, onto the entry for kiln-bind-symbolic-dims.
 LogicalResult recordSymbolicOutputs(ModuleOp module, ModelInfo &info) {
-  auto entry = module.lookupSymbol<func::FuncOp>(info.prefix + "_main");
+  auto entry = module.lookupSymbol<func::FuncOp>(entrySymbolName(info));
   if (!entry)
     return success();
   // kiln-symbolic-shapes added the run symbols (and the table, for a model
@@ -277,6 +277,94 @@ using WriteOutputFn =
     llvm::function_ref<LogicalResult(llvm::function_ref<void(raw_ostream &)>)>;
 using ProgressFn = llvm::function_ref<void(StringRef, const Twine &)>;
 
+/// A model whose one symbol is a batch of images computed apart: what the
+/// symbolic graph says of its symbols and tensors, for the descriptor of the
+/// graph compiled for one image (ModelInfo::batchLoop).
+struct BatchLoop {
+  std::vector<SymbolInfo> symbols;
+  std::vector<std::vector<int64_t>> inputDims, outputDims; ///< ABI encoding
+};
+
+/// When the imported `module` has one symbol that kiln-symbolic-shapes finds
+/// to be a batch of images computed apart (kiln.batch_loop, run on a copy;
+/// its diagnostics are dropped: the model then compiles over the batch and
+/// reports them there), imports the model again with that batch fixed to 1
+/// into `perImage` and fills `loop`. Otherwise leaves both empty.
+/// KILN_NO_BATCH_LOOP=1 turns it off (the graph compiled over the batch).
+void planBatchLoop(ModuleOp module, const CompileOptions &options,
+                   const ImportOptions &importOptions,
+                   std::optional<BatchLoop> &loop,
+                   OwningOpRef<ModuleOp> &perImage) {
+  if (const char *off = std::getenv("KILN_NO_BATCH_LOOP");
+      off && *off && *off != '0')
+    return;
+  auto entry = module.lookupSymbol<func::FuncOp>("main_graph");
+  if (!entry)
+    return;
+  auto table = entry->getAttrOfType<ArrayAttr>("kiln.symbols");
+  if (!table || table.size() != 1)
+    return;
+  MLIRContext &context = *module.getContext();
+  OwningOpRef<ModuleOp> probe = module.clone();
+  {
+    ScopedDiagnosticHandler quiet(&context,
+                                  [](Diagnostic &) { return success(); });
+    PassManager pm(&context);
+    pm.enableVerifier(false);
+    buildGraphPasses(pm, /*runDims=*/true, /*batchLoop=*/true);
+    if (failed(pm.run(*probe)))
+      return;
+  }
+  auto graph = probe->lookupSymbol<func::FuncOp>("main_graph");
+  if (!graph || !graph->hasAttr("kiln.batch_loop"))
+    return;
+  BatchLoop plan;
+  ModelInfo symbols;
+  readSymbols(graph->getAttrOfType<ArrayAttr>("kiln.symbols"), symbols);
+  plan.symbols = std::move(symbols.symbols);
+  auto dimsOf = [](Type type, DenseI64ArrayAttr dims) {
+    if (dims && !dims.empty())
+      return std::vector<int64_t>(dims.asArrayRef().begin(),
+                                  dims.asArrayRef().end());
+    auto ranked = cast<RankedTensorType>(type);
+    return std::vector<int64_t>(ranked.getShape().begin(),
+                                ranked.getShape().end());
+  };
+  ImportOptions oneImage = importOptions;
+  for (unsigned i = 0; i < graph.getNumArguments(); ++i) {
+    auto ranked = dyn_cast<RankedTensorType>(graph.getArgumentTypes()[i]);
+    auto name = graph.getArgAttrOfType<StringAttr>(i, "onnx.name");
+    if (!ranked || !name)
+      return;
+    std::vector<int64_t> dims = dimsOf(
+        ranked, graph.getArgAttrOfType<DenseI64ArrayAttr>(i, "kiln.dims"));
+    if (!ranked.hasStaticShape()) {
+      SmallVector<DimSpec> fixed;
+      for (int64_t d : dims)
+        fixed.push_back(DimSpec(d < 0 ? 1 : d));
+      oneImage.inputShapes[name.getValue()] = fixed;
+    }
+    plan.inputDims.push_back(std::move(dims));
+  }
+  for (unsigned i = 0; i < graph.getNumResults(); ++i) {
+    auto ranked = dyn_cast<RankedTensorType>(graph.getResultTypes()[i]);
+    if (!ranked)
+      return;
+    plan.outputDims.push_back(dimsOf(
+        ranked, graph.getResultAttrOfType<DenseI64ArrayAttr>(i, "kiln.dims")));
+  }
+  probe = nullptr;
+  FailureOr<OwningOpRef<ModuleOp>> imported = [&] {
+    ScopedDiagnosticHandler quiet(&context,
+                                  [](Diagnostic &) { return success(); });
+    return importOnnxModel(context, options.modelPath, oneImage);
+  }();
+  if (failed(imported) || failed(applyTestMiscompile(imported->get())))
+    return;
+  perImage = std::move(*imported);
+  loop = std::move(plan);
+}
+
 /// Compiles the imported `module` (consumed: lowered in place) for one CPU
 /// under the symbol prefix `prefix`: runs the passes, records the
 /// descriptor's `info` and writes the object with the descriptor linked in
@@ -288,7 +376,8 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
                              const llvm::StringMap<std::string> &opTypes,
                              TimeReport &report, bool releaseConstants,
                              WeightPool *sharedWeights, ModelInfo &info,
-                             std::string &objectPath) {
+                             std::string &objectPath,
+                             const BatchLoop *batchLoop = nullptr) {
   MLIRContext &context = *module.getContext();
   Location fileLoc = FileLineColLoc::get(&context, options.modelPath, 0, 0);
   auto fail = [&](const Twine &message) {
@@ -308,6 +397,7 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
     return fail(error);
 
   info.prefix = prefix.str();
+  info.batchLoop = batchLoop != nullptr;
   if (failed(prepareEntry(module, info)))
     return failure();
   if (!info.symbols.empty() && options.device != "cpu")
@@ -416,6 +506,19 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   info.scratchSize = executable.scratchSize;
   info.dynamicScratchSize = executable.dynamicScratchSize;
   info.checkMessages = std::move(executable.checkMessages);
+  // Compiled for one image: the descriptor gives the batch's symbols and
+  // dims, and runs the image entry once per image.
+  if (batchLoop) {
+    if (info.inputs.size() != batchLoop->inputDims.size() ||
+        info.outputs.size() != batchLoop->outputDims.size())
+      return fail("the graph compiled for one image has other inputs or "
+                  "outputs than the model");
+    info.symbols = batchLoop->symbols;
+    for (auto [tensor, dims] : llvm::zip(info.inputs, batchLoop->inputDims))
+      tensor.shape.assign(dims.begin(), dims.end());
+    for (auto [tensor, dims] : llvm::zip(info.outputs, batchLoop->outputDims))
+      tensor.shape.assign(dims.begin(), dims.end());
+  }
   for (const std::string &kernel : executable.kernelNames)
     info.kernelNames.push_back(annotateOpTypes(kernel, opTypes));
   info.device = std::move(executable.device);
@@ -424,7 +527,7 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
     return failure();
 
   SerializeOptions serializeOptions;
-  serializeOptions.entrySymbol = info.prefix + "_main";
+  serializeOptions.entrySymbol = entrySymbolName(info);
   if (options.emit == EmitKind::LLVMIR) {
     LogicalResult result = success();
     if (failed(writeOutput([&](raw_ostream &os) {
@@ -464,7 +567,7 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
 
 } // namespace
 
-void buildGraphPasses(OpPassManager &pm, bool runDims) {
+void buildGraphPasses(OpPassManager &pm, bool runDims, bool batchLoop) {
   // QDQ models: Conv/MatMul/Gemm between DequantizeLinear and QuantizeLinear run
   // on integers.
   pm.addNestedPass<func::FuncOp>(createKilnFoldQDQPass());
@@ -476,6 +579,7 @@ void buildGraphPasses(OpPassManager &pm, bool runDims) {
   // outputs' dims (a static model is left as it is).
   KilnSymbolicShapesPassOptions symbolicOptions;
   symbolicOptions.runDims = runDims;
+  symbolicOptions.batchLoop = batchLoop;
   pm.addNestedPass<func::FuncOp>(createKilnSymbolicShapesPass(symbolicOptions));
 }
 
@@ -594,6 +698,20 @@ LogicalResult compileModel(MLIRContext &context,
                 options.triple +
                 " yet (Mach-O): compile one --device per artifact");
 
+  // A batch of images computed apart (a CNN with a symbolic batch): the
+  // graph compiled for one image, run once per image (planBatchLoop).
+  std::optional<BatchLoop> batchLoop;
+  OwningOpRef<ModuleOp> perImage;
+  if (llvm::all_of(devices, [](const std::string &d) { return d == "cpu"; })) {
+    planBatchLoop(module, options, importOptions, batchLoop, perImage);
+    if (perImage) {
+      module = perImage.get();
+      *imported = nullptr; // the model over the batch is not compiled
+      progress("import", "a batch of images computed apart: compiled for one "
+                         "image, run once per image");
+    }
+  }
+
   // Intermediate files live in a private directory, removed at the end.
   SmallString<256> workDir;
   if (options.emit != EmitKind::LLVMIR) {
@@ -621,7 +739,8 @@ LogicalResult compileModel(MLIRContext &context,
     if (failed(compileVariant(module, single, cpus[0], prefix, kind, workDir,
                               writeOutput, progress, opTypes, report,
                               /*releaseConstants=*/true,
-                              /*sharedWeights=*/nullptr, info, objectPath)))
+                              /*sharedWeights=*/nullptr, info, objectPath,
+                              batchLoop ? &*batchLoop : nullptr)))
       return failure();
     if (options.emit == EmitKind::LLVMIR)
       return success();
@@ -659,11 +778,11 @@ LogicalResult compileModel(MLIRContext &context,
       variant.info.name = prefix;
       if (failed(compileVariant(
               *copy, deviceOptions, cpu,
-              variantSymbolPrefix(prefix, variant.name.empty() ? device
-                                                                : variant.name),
+              variantSymbolPrefix(prefix,
+                                  variant.name.empty() ? device : variant.name),
               PackageKind::Object, workDir, writeOutput, progress, opTypes,
               report, /*releaseConstants=*/false, &weights, variant.info,
-              variant.object)))
+              variant.object, batchLoop ? &*batchLoop : nullptr)))
         return failure();
       // One CPU of the target's default: named as the descriptor names it.
       if (variant.name.empty())

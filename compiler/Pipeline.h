@@ -39,7 +39,8 @@ void buildLoweringToTargetPipeline(mlir::OpPassManager &pm,
 /// `runDims`: sizes decided by the run's values (docs/dynamic-shapes.md, "Run
 /// dims") are compiled (the cpu device); false: refused naming the node and
 /// the input, which --specialize fixes (other devices).
-void buildGraphPasses(mlir::OpPassManager &pm, bool runDims = true);
+void buildGraphPasses(mlir::OpPassManager &pm, bool runDims = true,
+                      bool batchLoop = false);
 void buildLoweringPasses(mlir::OpPassManager &pm, const TargetBackend &target);
 
 } // namespace kiln

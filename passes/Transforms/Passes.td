@@ -122,6 +122,11 @@ def KilnSymbolicShapesPass
            "give run symbols to the dims an op's run-time values decide (false "
            "for devices without run dims: an error naming the node and the "
            "input, as before, which --specialize fixes)">,
+    Option<"batchLoop", "batch-loop", "bool", /*default=*/"false",
+           "set kiln.batch_loop on a function whose one symbol is a batch "
+           "(axis 0 of every symbolic value) whose images are computed "
+           "apart, which the driver then compiles for one image and runs "
+           "once per image">,
   ];
 }
 

@@ -37,6 +37,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace kiln {
 
@@ -1089,6 +1090,199 @@ struct KilnSymbolicShapesPass
       }
       func.setResultAttr(i, "kiln.dims", DenseI64ArrayAttr::get(ctx, abi));
     }
+    if (batchLoop && isBatchSeparable(func))
+      func->setAttr("kiln.batch_loop", UnitAttr::get(ctx));
+  }
+
+  /// --batch-loop: whether every image of the function's one symbol, the
+  /// batch, is computed from that image alone, so that the graph compiled for
+  /// one image and run once per image computes the batch (docs/dynamic-
+  /// shapes.md, "Speed"). A value is batched when its dims are the symbol at
+  /// axis 0 and sizes elsewhere; every value is batched or static, an op
+  /// reading or making a batched value is one that keeps images apart (the
+  /// list below, with the axis checks of the ops that mix along an axis),
+  /// and a shape computed from the batch (Shape) is only followed into the
+  /// shape-computing ops or the shape operand of Expand / ConstantOfShape.
+  /// False for anything else: the model is then compiled over the batch.
+  bool isBatchSeparable(func::FuncOp func) {
+    if (names.size() != 1 || numInputSymbols != 1)
+      return false;
+    AffineExpr batch = getAffineSymbolExpr(0, func.getContext());
+    auto batched = [&](Value v) { return isSymbolic(get(v)); };
+    auto wellFormed = [&](Value v) {
+      Dims d = get(v);
+      if (!isSymbolic(d))
+        return true;
+      if (d.empty() || d[0] != batch)
+        return false;
+      return llvm::all_of(ArrayRef(d).drop_front(), isConstant);
+    };
+    auto tainted = [&](Value v) {
+      auto it = values.find(v);
+      return it != values.end() && llvm::any_of(it->second, [](AffineExpr e) {
+               return !isConstant(e);
+             });
+    };
+    for (BlockArgument arg : func.getArguments())
+      if (!wellFormed(arg))
+        return false;
+    // Ops whose result images are the operands' images, whatever their
+    // attributes (a result whose batch moved or merged is not well formed).
+    // clang-format off
+    static const llvm::StringSet<> imageOps = {
+        "onnx.Add", "onnx.Sub", "onnx.Mul", "onnx.Div", "onnx.Pow",
+        "onnx.Max", "onnx.Min", "onnx.Sum", "onnx.Mean", "onnx.Where",
+        "onnx.Equal", "onnx.Less", "onnx.LessOrEqual", "onnx.Greater",
+        "onnx.GreaterOrEqual", "onnx.And", "onnx.Or", "onnx.Xor", "onnx.Not",
+        "onnx.Relu", "onnx.LeakyRelu", "onnx.PRelu", "onnx.Elu", "onnx.Selu",
+        "onnx.Celu", "onnx.Sigmoid", "onnx.HardSigmoid", "onnx.HardSwish",
+        "onnx.Tanh", "onnx.Exp", "onnx.Log", "onnx.Sqrt", "onnx.Reciprocal",
+        "onnx.Neg", "onnx.Abs", "onnx.Floor", "onnx.Ceil", "onnx.Round",
+        "onnx.Sign", "onnx.Erf", "onnx.Gelu", "onnx.Softplus", "onnx.Softsign",
+        "onnx.Mish", "onnx.Sin", "onnx.Cos", "onnx.Clip", "onnx.Cast",
+        "onnx.CastLike", "onnx.Identity", "onnx.Conv", "onnx.ConvTranspose",
+        "onnx.AveragePool", "onnx.GlobalAveragePool", "onnx.GlobalMaxPool",
+        "onnx.LpPool", "onnx.LRN", "onnx.InstanceNormalization",
+        "onnx.DepthToSpace", "onnx.SpaceToDepth", "onnx.Reshape",
+        "onnx.Flatten", "onnx.Squeeze", "onnx.Unsqueeze", "onnx.Transpose",
+        "onnx.Concat", "onnx.Split", "onnx.Pad", "onnx.Tile", "onnx.MatMul",
+        "onnx.Gemm", "onnx.ReduceMean", "onnx.ReduceSum", "onnx.ReduceMax",
+        "onnx.ReduceMin", "onnx.ReduceProd", "onnx.ReduceL1", "onnx.ReduceL2",
+        "onnx.ReduceSumSquare", "onnx.ReduceLogSumExp", "onnx.ArgMax",
+        "onnx.ArgMin", "onnx.Expand", "onnx.ConstantOfShape"};
+    // clang-format on
+    // Ops with results only the first of which may be read per image:
+    // MaxPool's Indices are flat over the batch, BatchNormalization's and
+    // Dropout's others are training outputs.
+    static const llvm::StringSet<> firstResultOnly = {
+        "onnx.MaxPool", "onnx.BatchNormalization", "onnx.Dropout"};
+    // Ops that mix along `axis` (default -1): it must not be the batch.
+    static const llvm::StringSet<> axisOps = {"onnx.Softmax", "onnx.LogSoftmax",
+                                              "onnx.Hardmax",
+                                              "onnx.LayerNormalization"};
+    // The work of one image's products, and of those with fewer than 16 rows
+    // per image (a classifier's Gemm: M is the batch), which run as well or
+    // better over the whole batch.
+    double work = 0, fewRows = 0;
+    auto sizes = [&](Value v, size_t from) {
+      double n = 1;
+      Dims d = get(v);
+      for (size_t a = from; a < d.size(); ++a)
+        n *= cast<AffineConstantExpr>(d[a]).getValue();
+      return n;
+    };
+    Block &body = func.getBody().front();
+    for (Operation &op : body.without_terminator()) {
+      if (op.getNumRegions())
+        return false; // a subgraph may read any value above it
+      for (Value v : op.getOperands())
+        if (!wellFormed(v))
+          return false;
+      for (Value v : op.getResults())
+        if (!wellFormed(v))
+          return false;
+      bool readsBatch = llvm::any_of(op.getOperands(), batched);
+      bool makesBatch = llvm::any_of(op.getResults(), batched);
+      bool readsShape = llvm::any_of(op.getOperands(), tainted);
+      if (!readsBatch && !makesBatch && !readsShape)
+        continue;
+      StringRef name = op.getName().getStringRef();
+      if (name == "onnx.Shape")
+        continue; // its values are followed (tainted)
+      if (readsBatch && (name == "onnx.Conv" || name == "onnx.ConvTranspose") &&
+          !batched(op.getOperand(1))) {
+        // Each result (or, transposed, input) element: one per weight of
+        // its filter.
+        Value each = name == "onnx.Conv" ? op.getResult(0) : op.getOperand(0);
+        work += sizes(each, 1) * sizes(op.getOperand(1), 1);
+      } else if (readsBatch && (name == "onnx.MatMul" || name == "onnx.Gemm")) {
+        Dims a = get(op.getOperand(0));
+        Dims out = get(op.getResult(0));
+        if (a.empty() || out.empty())
+          return false;
+        bool transA = name == "onnx.Gemm" && onnx::getIntAttr(&op, "transA", 0);
+        auto k = dyn_cast<AffineConstantExpr>(a[transA ? 0 : a.size() - 1]);
+        auto n = dyn_cast<AffineConstantExpr>(out.back());
+        if (!k || !n || out.size() < 2 || n.getValue() <= 0)
+          return false; // the batch is K or N: not computed apart
+        double each = sizes(op.getResult(0), 1) * k.getValue();
+        work += each;
+        // Rows per image: the result's dims but the batch and the last.
+        if (sizes(op.getResult(0), 1) / n.getValue() < 16)
+          fewRows += each;
+      }
+      // A shape computed from the batch: followed through the ops that
+      // compute shapes (their results tracked too), or the shape of an
+      // Expand / ConstantOfShape (the image's shape at batch 1).
+      if (readsShape) {
+        bool follows = op.getNumResults() == 1 && tainted(op.getResult(0));
+        for (auto [i, v] : llvm::enumerate(op.getOperands()))
+          if (tainted(v) && !follows && !(name == "onnx.Expand" && i == 1) &&
+              !(name == "onnx.ConstantOfShape" && i == 0))
+            return false;
+        if (follows)
+          continue;
+      }
+      // Every result read afterwards is batched (nothing reduced over it).
+      for (Value r : op.getResults())
+        if (!r.use_empty() && !batched(r))
+          return false;
+      if (firstResultOnly.contains(name)) {
+        for (Value r : op.getResults().drop_front())
+          if (!r.use_empty())
+            return false;
+        continue;
+      }
+      if (imageOps.contains(name)) {
+        // A result image is made from the operands' images: a batched result
+        // of unbatched operands only by Expand / ConstantOfShape (the same
+        // for every image).
+        if (!readsBatch && name != "onnx.Expand" &&
+            name != "onnx.ConstantOfShape")
+          return false;
+        continue;
+      }
+      int64_t rank = op.getNumOperands()
+                         ? static_cast<int64_t>(get(op.getOperand(0)).size())
+                         : 0;
+      auto normalized = [&](int64_t axis) {
+        return axis < 0 ? axis + rank : axis;
+      };
+      if (axisOps.contains(name)) {
+        if (normalized(onnx::getIntAttr(&op, "axis", -1)) == 0)
+          return false;
+        continue;
+      }
+      if (name == "onnx.Gather" || name == "onnx.GatherElements") {
+        // Along the batch of the data: images picked across the batch.
+        if (batched(op.getOperand(0)) &&
+            normalized(onnx::getIntAttr(&op, "axis", 0)) == 0)
+          return false;
+        if (name == "onnx.GatherElements" && batched(op.getOperand(1)) &&
+            normalized(onnx::getIntAttr(&op, "axis", 0)) == 0)
+          return false;
+        continue;
+      }
+      if (name == "onnx.Slice") {
+        // Constant axes, none the batch (a step along it would reorder it).
+        if (op.getNumOperands() < 4 || onnx::isNoneValue(op.getOperand(3)))
+          return false;
+        std::optional<SmallVector<int64_t>> axes =
+            onnx::getConstantIntValues(op.getOperand(3));
+        if (!axes ||
+            llvm::any_of(*axes, [&](int64_t a) { return normalized(a) == 0; }))
+          return false;
+        continue;
+      }
+      return false;
+    }
+    // Outputs: batched, or static and not computed from the batch.
+    for (Value v : body.getTerminator()->getOperands())
+      if (!wellFormed(v) || tainted(v))
+        return false;
+    // Worth it when most of the work is in products of many rows per image
+    // (convolutions): an MLP's rows are its batch.
+    return work > 0 && fewRows * 10 < work;
   }
 };
 
