@@ -212,3 +212,71 @@ def test_compress_matches_onnxruntime(kiln, tmp_path, case):
     for i, cond in enumerate([condition, [not v for v in condition]]):
         _run_and_compare(kiln, path, artifact, {"x": x, "c": np.array(cond, bool)},
                          tmp_path / str(i))
+
+
+# NonZero (docs/dynamic-shapes.md, "Run dims"): the indices of the non-zero elements,
+# [rank, count] int64 in row-major order, a count the run decides; then the ops that use
+# them: Transpose -> GatherND (the non-zero values) and Gather of one coordinate row.
+NONZERO_CASES = {
+    # name: shape, dtype, values (None: random with about half zeros)
+    "float_2d": ((3, 4), np.float32, None),
+    "int_3d": ((2, 3, 4), np.int64, None),
+    "bool_1d": ((7,), np.bool_, [1, 0, 0, 1, 1, 0, 1]),
+    "none": ((2, 5), np.float32, np.zeros(10)),
+    "all": ((2, 2, 2), np.int32, np.arange(1, 9)),
+    "nan_and_negative_zero": ((4,), np.float32, [np.nan, -0.0, 0.0, -1.0]),
+}
+
+
+def _nonzero_model(shape, elem, then=True):
+    nodes = [h.make_node("NonZero", ["x"], ["idx"], name="nz")]
+    outputs = [h.make_tensor_value_info("idx", T.INT64, [len(shape), "n"])]
+    inits = []
+    if then:
+        # The values at the indices, and each found element's first coordinate times 10.
+        nodes += [h.make_node("Transpose", ["idx"], ["idx_t"], name="tr", perm=[1, 0]),
+                  h.make_node("GatherND", ["x", "idx_t"], ["vals"], name="gnd"),
+                  h.make_node("Gather", ["idx", "row0"], ["first"], name="g", axis=0),
+                  h.make_node("Mul", ["first", "ten"], ["scaled"], name="mul")]
+        inits = [numpy_helper.from_array(np.array(0, np.int64), "row0"),
+                 numpy_helper.from_array(np.array(10, np.int64), "ten")]
+        outputs += [h.make_tensor_value_info("vals", elem, ["n"]),
+                    h.make_tensor_value_info("scaled", T.INT64, ["n"])]
+    g = h.make_graph(nodes, "nonzero", [h.make_tensor_value_info("x", elem, list(shape))],
+                     outputs, inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=9)
+
+
+@pytest.mark.parametrize("case", list(NONZERO_CASES))
+def test_nonzero_matches_onnxruntime(kiln, tmp_path, case):
+    shape, dtype, values = NONZERO_CASES[case]
+    elem = {np.float32: T.FLOAT, np.int64: T.INT64, np.int32: T.INT32, np.bool_: T.BOOL}[dtype]
+    model = _nonzero_model(shape, elem, then=dtype is not np.bool_)
+    path, artifact = _compile(kiln, model, tmp_path, case)
+    if values is None:
+        rng = np.random.default_rng(len(shape))
+        x = (rng.standard_normal(shape) * (rng.uniform(size=shape) > 0.5)).astype(dtype)
+    else:
+        x = np.array(values, dtype=dtype).reshape(shape)
+    want = _run_and_compare(kiln, path, artifact, {"x": x}, tmp_path / "run")
+    np.testing.assert_array_equal(want["idx"], np.array(np.nonzero(x)))
+
+
+def test_nonzero_one_compile_at_several_counts(kiln, tmp_path):
+    """One compile, inputs with 0, some and all elements non-zero, through kiln run and
+    Python's InferenceSession."""
+    import kiln as kiln_py
+
+    path, artifact = _compile(kiln, _nonzero_model((3, 5), T.FLOAT), tmp_path)
+    session = kiln_py.InferenceSession(str(artifact))
+    counts = set()
+    for seed, keep in enumerate([0.0, 0.3, 0.7, 1.0]):
+        rng = np.random.default_rng(seed)
+        x = ((rng.uniform(size=(3, 5)) < keep) * (1 + rng.uniform(size=(3, 5)))).astype(
+            np.float32)
+        want = _run_and_compare(kiln, path, artifact, {"x": x}, tmp_path / str(seed))
+        got = session.run(None, {"x": x})
+        for g, name in zip(got, ["idx", "vals", "scaled"]):
+            np.testing.assert_array_equal(g, want[name])
+        counts.add(want["idx"].shape[1])
+    assert {0, 15} <= counts and len(counts) >= 3, counts

@@ -62,12 +62,23 @@ LogicalResult inferCompress(Operation *op) {
   return setResultType(op, 0, shape, x->getElementType());
 }
 
+// NonZero(X): [rank(X), ?] int64, the indices of the non-zero elements (a
+// run dim: their number).
+LogicalResult inferNonZero(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "X");
+  if (failed(x))
+    return failure();
+  return setResultType(op, 0, {x->getRank(), ShapedType::kDynamic},
+                       IntegerType::get(op->getContext(), 64));
+}
+
 } // namespace
 
 void registerDataDependentShapeInference(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, ONNXDialect *) {
     attachInferShapes<inferNonMaxSuppression, NonMaxSuppressionOp>(ctx);
     attachInferShapes<inferCompress, CompressOp>(ctx);
+    attachInferShapes<inferNonZero, NonZeroOp>(ctx);
   });
 }
 

@@ -78,6 +78,13 @@ void populateNonMaxSuppressionPatterns(TypeConverter &converter,
 /// Compress (static input; the selected count a run dim).
 void populateCompressPatterns(TypeConverter &converter,
                               RewritePatternSet &patterns);
+/// NonZero (static input; the count of non-zero elements a run dim).
+void populateNonZeroPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns);
+/// Range, ConstantOfShape, Expand, Tile, OneHot with sizes read at run time
+/// (RunTimeSizes.cpp).
+void populateRunTimeSizesPatterns(TypeConverter &converter,
+                                  RewritePatternSet &patterns);
 
 } // namespace kiln::onnx_to_linalg
 
