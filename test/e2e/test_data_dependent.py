@@ -280,3 +280,15 @@ def test_nonzero_one_compile_at_several_counts(kiln, tmp_path):
             np.testing.assert_array_equal(g, want[name])
         counts.add(want["idx"].shape[1])
     assert {0, 15} <= counts and len(counts) >= 3, counts
+
+
+def test_gpu_devices_refuse_nonzero(kiln, tmp_path):
+    """Devices other than the cpu have no run dims: NonZero is refused naming the node."""
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_nonzero_model((3, 4), T.FLOAT).SerializeToString())
+    r = kiln.compile(path, tmp_path / "m.so", ["--device", "vulkan"])
+    assert r.returncode == 1, r.describe()
+    assert ("node 'nz' (NonZero, opset 17): output shape depends on a non-constant input 'X' "
+            "(sizes decided by the run's values are supported on the cpu device only so far)"
+            in r.stderr), r.describe()
+    assert harness.crash_marker(r.stderr) is None, r.describe()

@@ -540,3 +540,20 @@ def test_center_crop_pad_negative_size_is_a_run_time_error(kiln, compile_cache, 
     compiled = compile_cache.get(SPECS["center_crop_pad"])
     _run_time_error(kiln, compiled, {"x": data(5, 2, 6), "s": shape(3, -1)}, tmp_path,
                     "node 'ccp' (CenterCropPad, opset 18): the shape has a negative size")
+
+
+@pytest.mark.parametrize("model,node,op,input", [
+    (range_model, "range", "Range", "start"), (tile_model, "tile", "Tile", "repeats"),
+    (constant_of_shape_model, "cos", "ConstantOfShape", "input"),
+    (expand_model, "expand", "Expand", "shape"),
+    (lambda p: onehot_model(p, -1), "onehot", "OneHot", "depth")])
+def test_gpu_devices_refuse_run_time_sizes(kiln, tmp_path, model, node, op, input):
+    """Devices other than the cpu have no run dims: the error of before, naming the node
+    and the input to --specialize."""
+    path = model(tmp_path / "m.onnx")
+    r = kiln.compile(path, tmp_path / "m.so", ["--device", "vulkan"])
+    assert r.returncode == 1, r.describe()
+    assert (f"node '{node}' ({op}, opset 17): output shape depends on a non-constant input "
+            f"'{input}' (sizes decided by the run's values are supported on the cpu device "
+            f"only so far)") in r.stderr, r.describe()
+    assert harness.crash_marker(r.stderr) is None, r.describe()

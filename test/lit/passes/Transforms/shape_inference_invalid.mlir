@@ -240,8 +240,8 @@ func.func @topk_k_too_large(%x: tensor<2x3xf32>) {
 // -----
 
 func.func @no_shape_inference(%x: tensor<4xf32>) {
-  // expected-error @+1 {{node (NonZero): has no shape inference yet}}
-  %0 = "onnx.NonZero"(%x) : (tensor<4xf32>) -> none
+  // expected-error @+1 {{node (Unique): has no shape inference yet}}
+  %0:4 = "onnx.Unique"(%x) : (tensor<4xf32>) -> (none, none, none, none)
   return
 }
 
