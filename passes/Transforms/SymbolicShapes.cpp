@@ -559,6 +559,26 @@ struct KilnSymbolicShapesPass
                         : isa<onnx::NonZeroOp>(op) ? "X"
                                                    : "scores");
     }
+    // Unique: one run symbol, the number of unique slices, for Y's axis,
+    // indices and counts; inverse_indices is static.
+    if (isa<onnx::UniqueOp>(op)) {
+      handledByRunDims = true;
+      if (failed(setRunDims(op, 0, {}, "X")))
+        return failure();
+      auto y = cast<RankedTensorType>(op->getResult(0).getType());
+      Dims yDims = get(op->getResult(0));
+      AffineExpr count;
+      for (int64_t a = 0; a < y.getRank(); ++a)
+        if (y.isDynamicDim(a))
+          count = yDims[a];
+      if (!count)
+        return fail(op, "Y has no run dim");
+      if (failed(set(op, 1, {count})) || failed(set(op, 3, {count})))
+        return failure();
+      auto inverse = cast<RankedTensorType>(op->getResult(2).getType());
+      return set(op, 2,
+                 {getAffineConstantExpr(inverse.getDimSize(0), op->getContext())});
+    }
     // Reductions whose axes, and Resizes whose scales or sizes, the run
     // decides (their shape inference gave `?` for the dims those values
     // choose).

@@ -292,3 +292,76 @@ def test_gpu_devices_refuse_nonzero(kiln, tmp_path):
             "(sizes decided by the run's values are supported on the cpu device only so far)"
             in r.stderr), r.describe()
     assert harness.crash_marker(r.stderr) is None, r.describe()
+
+
+# Unique (docs/dynamic-shapes.md, "Run dims"): its four outputs, sorted and not, with an
+# axis and without; the number of unique slices is one run symbol shared by Y, indices
+# and counts.
+UNIQUE_CASES = {
+    # name: shape, dtype, axis, sorted, values (None: random small integers)
+    "flat_sorted": ((3, 4), np.float32, None, 1, None),
+    "flat_unsorted": ((3, 4), np.int64, None, 0, None),
+    "rows_sorted": ((5, 3), np.int8, 0, 1, [[1, 2, 3], [0, 5, 1], [1, 2, 3], [0, -5, 0],
+                                             [0, 5, 1]]),
+    "rows_unsorted": ((5, 3), np.int8, 0, 0, [[1, 2, 3], [0, 5, 1], [1, 2, 3], [0, 5, 0],
+                                               [0, 5, 1]]),
+    "middle_axis": ((2, 4, 2), np.float32, 1, 1, [[[1, 1], [0, 1], [2, 1], [0, 1]],
+                                                  [[1, 1], [0, 1], [2, 1], [0, 1]]]),
+    "negative_axis_unsorted": ((2, 5), np.float32, -1, 0, [[3, 1, 3, 2, 1], [0, 4, 0, 2, 4]]),
+    "all_same": ((6,), np.float32, None, 1, [2.5] * 6),
+    "one": ((1,), np.int64, None, 1, [7]),
+}
+
+
+def _unique_model(shape, elem, axis, sorted_):
+    attrs = {"sorted": sorted_}
+    if axis is not None:
+        attrs["axis"] = axis
+    node = h.make_node("Unique", ["x"], ["y", "indices", "inverse", "counts"], name="uq",
+                       **attrs)
+    y_shape = ["u"] if axis is None else [
+        "u" if i == axis % len(shape) else d for i, d in enumerate(shape)]
+    slices = int(np.prod(shape)) if axis is None else shape[axis]
+    g = h.make_graph([node], "unique", [h.make_tensor_value_info("x", elem, list(shape))],
+                     [h.make_tensor_value_info("y", elem, y_shape),
+                      h.make_tensor_value_info("indices", T.INT64, ["u"]),
+                      h.make_tensor_value_info("inverse", T.INT64, [slices]),
+                      h.make_tensor_value_info("counts", T.INT64, ["u"])])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=9)
+
+
+@pytest.mark.parametrize("case", list(UNIQUE_CASES))
+def test_unique_matches_onnxruntime(kiln, tmp_path, case):
+    shape, dtype, axis, sorted_, values = UNIQUE_CASES[case]
+    elem = {np.float32: T.FLOAT, np.int64: T.INT64, np.int8: T.INT8}[dtype]
+    path, artifact = _compile(kiln, _unique_model(shape, elem, axis, sorted_), tmp_path, case)
+    if values is None:
+        x = np.random.default_rng(5).integers(-3, 4, shape).astype(dtype)
+    else:
+        x = np.array(values, dtype=dtype).reshape(shape)
+    want = _run_and_compare(kiln, path, artifact, {"x": x}, tmp_path / "run")
+    if sorted_:
+        y, idx, inv, cnt = np.unique(x, return_index=True, return_inverse=True,
+                                     return_counts=True, axis=axis)
+        np.testing.assert_array_equal(want["y"], y)
+        np.testing.assert_array_equal(want["counts"], cnt)
+
+
+def test_unique_one_compile_at_several_counts(kiln, tmp_path):
+    """One compile, inputs with 1, some and all distinct values, through kiln run and
+    Python's InferenceSession."""
+    import kiln as kiln_py
+
+    path, artifact = _compile(kiln, _unique_model((10,), T.INT64, None, 0), tmp_path)
+    session = kiln_py.InferenceSession(str(artifact))
+    counts = set()
+    for seed, high in enumerate([1, 4, 1000]):
+        x = np.random.default_rng(seed).integers(0, high, (10,)).astype(np.int64)
+        if high == 1000:
+            x = np.arange(10, dtype=np.int64)[::-1].copy()
+        want = _run_and_compare(kiln, path, artifact, {"x": x}, tmp_path / str(seed))
+        got = session.run(None, {"x": x})
+        for g, name in zip(got, ["y", "indices", "inverse", "counts"]):
+            np.testing.assert_array_equal(g, want[name])
+        counts.add(want["y"].shape[0])
+    assert {1, 10} <= counts and len(counts) == 3, counts

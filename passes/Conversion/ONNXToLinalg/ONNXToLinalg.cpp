@@ -110,6 +110,7 @@ struct ConvertONNXToLinalgPass
     populateNonMaxSuppressionPatterns(converter, patterns);
     populateCompressPatterns(converter, patterns);
     populateNonZeroPatterns(converter, patterns);
+    populateUniquePatterns(converter, patterns);
     populateRunTimeSizesPatterns(converter, patterns);
     populateEinsumPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

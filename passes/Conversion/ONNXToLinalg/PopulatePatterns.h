@@ -81,6 +81,9 @@ void populateCompressPatterns(TypeConverter &converter,
 /// NonZero (static input; the count of non-zero elements a run dim).
 void populateNonZeroPatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
+/// Unique (static input; the number of unique slices a run dim).
+void populateUniquePatterns(TypeConverter &converter,
+                            RewritePatternSet &patterns);
 /// Range, ConstantOfShape, Expand, Tile, OneHot with sizes read at run time
 /// (RunTimeSizes.cpp).
 void populateRunTimeSizesPatterns(TypeConverter &converter,
