@@ -74,3 +74,11 @@ func.func @center_crop_pad(%x: tensor<4x5xf32>, %s: tensor<2xi64>) -> tensor<?x?
   %0 = "onnx.CenterCropPad"(%x, %s) : (tensor<4x5xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+func.func @unique(%x: tensor<6xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{node (Unique): output shape depends on a non-constant input 'X'}}
+  %0:4 = "onnx.Unique"(%x) : (tensor<6xf32>) -> (tensor<?xf32>, tensor<?xi64>, tensor<6xi64>, tensor<?xi64>)
+  return %0#0 : tensor<?xf32>
+}

@@ -124,3 +124,16 @@ func.func @run_time_sizes(%s: tensor<2xi64>, %x: tensor<3x1xf32>, %r: tensor<2xi
   %4 = "onnx.Range"(%st, %l, %one) : (tensor<i64>, tensor<i64>, tensor<i64>) -> none loc("range")
   return %0, %1, %2, %3, %4 : none, none, none, none, none
 }
+
+// -----
+
+// Unique: one run symbol (the number of unique slices) for Y's axis, indices and
+// counts; inverse_indices has one entry per slice of X.
+// CHECK-LABEL: func.func @unique_axis
+// CHECK-SAME: -> (tensor<2x?x2xf32> {kiln.dims = array<i64: 2, -1, 2>}, tensor<?xi64> {kiln.dims = array<i64: -1>}, tensor<4xi64>, tensor<?xi64> {kiln.dims = array<i64: -1>})
+// CHECK-SAME: kiln.symbols = {{\[}}["uq.out0.dim1", 0, -1, 1]]
+// CHECK: onnx.Unique{{.*}}kiln.symbolic_dims = ["2", "uq.out0.dim1", "2"], kiln.symbolic_dims_1 = ["uq.out0.dim1"], kiln.symbolic_dims_3 = ["uq.out0.dim1"]
+func.func @unique_axis(%x: tensor<2x4x2xf32>) -> (none, none, none, none) {
+  %0:4 = "onnx.Unique"(%x) {axis = 1 : i64, sorted = 1 : i64} : (tensor<2x4x2xf32>) -> (none, none, none, none) loc("uq")
+  return %0#0, %0#1, %0#2, %0#3 : none, none, none, none
+}

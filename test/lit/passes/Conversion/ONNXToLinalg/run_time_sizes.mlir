@@ -143,3 +143,27 @@ func.func @center_crop_pad(%x: tensor<4x5xf32>, %s: tensor<1xi64>) -> tensor<4x?
   %0 = "onnx.CenterCropPad"(%x, %s) {axes = [1]} : (tensor<4x5xf32>, tensor<1xi64>) -> tensor<4x?xf32> loc("ccp")
   return %0 : tensor<4x?xf32>
 }
+
+// -----
+
+// Unique (Unique.cpp): X as [outer, n, inner]; first occurrences (a search among the new
+// slices before each), the places of the new slices (sorted: the new slices
+// lexicographically below), then one pass writing Y's slices, indices, inverse_indices
+// and counts; Y expanded back to X's dims with the run dim at the axis.
+// CHECK-LABEL: func.func @unique_axis
+// CHECK:         %[[X:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1, 2]] output_shape [2, 4, 2] : tensor<16xf32> into tensor<2x4x2xf32>
+// CHECK:         %[[FIRST:.*]]:2 = scf.for {{.*}} -> (tensor<4xi64>, index) {
+// CHECK:           scf.for
+// CHECK:             arith.cmpf une
+// CHECK:         %[[PLACE:.*]]:2 = scf.for {{.*}} -> (tensor<4xi64>, index) {
+// CHECK:             arith.cmpf olt
+// CHECK:         tensor.empty(%[[FIRST]]#1) : tensor<2x?x2xf32>
+// CHECK:         %[[OUT:.*]]:4 = scf.for {{.*}} -> (tensor<2x?x2xf32>, tensor<?xi64>, tensor<4xi64>, tensor<?xi64>) {
+// CHECK:             tensor.extract_slice %[[X]]
+// CHECK:             tensor.insert_slice
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0, 1, 2]] output_shape [2, %[[FIRST]]#1, 2]
+// CHECK:         return
+func.func @unique_axis(%x: tensor<2x4x2xf32>) -> (tensor<2x?x2xf32>, tensor<?xi64>, tensor<4xi64>, tensor<?xi64>) {
+  %0:4 = "onnx.Unique"(%x) {axis = 1 : i64, sorted = 1 : i64} : (tensor<2x4x2xf32>) -> (tensor<2x?x2xf32>, tensor<?xi64>, tensor<4xi64>, tensor<?xi64>) loc("uq")
+  return %0#0, %0#1, %0#2, %0#3 : tensor<2x?x2xf32>, tensor<?xi64>, tensor<4xi64>, tensor<?xi64>
+}
