@@ -365,3 +365,38 @@ def test_unique_one_compile_at_several_counts(kiln, tmp_path):
             np.testing.assert_array_equal(g, want[name])
         counts.add(want["y"].shape[0])
     assert {1, 10} <= counts and len(counts) == 3, counts
+
+
+def test_unique_of_a_scalar_matches_onnxruntime(kiln, tmp_path):
+    model = _unique_model((), T.FLOAT, None, 1)
+    path, artifact = _compile(kiln, model, tmp_path)
+    _run_and_compare(kiln, path, artifact, {"x": np.array(2.5, np.float32)}, tmp_path / "run")
+
+
+def test_unique_nan_is_a_run_time_error(kiln, tmp_path):
+    """NaN has no defined place among the unique values (numpy keeps one NaN, onnxruntime
+    counts every element equal to it): the run fails naming the node; without NaN the
+    same compile runs."""
+    path, artifact = _compile(kiln, _unique_model((4,), T.FLOAT, None, 1), tmp_path)
+    x = np.array([1.0, np.nan, 2.0, 1.0], np.float32)
+    out = tmp_path / "out"
+    out.mkdir()
+    r = kiln.run(artifact, harness.save_inputs({"x": x}, tmp_path / "in"), out)
+    assert r.returncode != 0, r.describe()
+    assert "node 'uq' (Unique, opset 17): X holds NaN" in r.stderr, r.describe()
+    assert harness.crash_marker(r.stderr) is None, r.describe()
+    _run_and_compare(kiln, path, artifact, {"x": np.array([3, 1, 3, 0], np.float32)},
+                     tmp_path / "ok")
+
+
+def test_nonzero_of_a_scalar_is_refused(kiln, tmp_path):
+    g = h.make_graph([h.make_node("NonZero", ["x"], ["y"], name="nz")], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, [])],
+                     [h.make_tensor_value_info("y", T.INT64, [0, "n"])])
+    path = tmp_path / "m.onnx"
+    path.write_bytes(h.make_model(g, opset_imports=[h.make_opsetid("", 17)],
+                                  ir_version=9).SerializeToString())
+    r = kiln.compile(path, tmp_path / "m.so")
+    assert r.returncode == 1, r.describe()
+    assert "node 'nz' (NonZero, opset 17): a scalar input is not supported" in r.stderr, \
+        r.describe()

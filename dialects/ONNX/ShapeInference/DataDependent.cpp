@@ -68,6 +68,12 @@ LogicalResult inferNonZero(Operation *op) {
   FailureOr<RankedTensorType> x = getInputType(op, 0, "X");
   if (failed(x))
     return failure();
+  if (x->getRank() == 0) {
+    // The spec's [0, N] and onnxruntime's (numpy's) [1, N] differ.
+    emitNodeError(op) << "a scalar input is not supported (the ONNX spec gives "
+                         "[0, N] indices, onnxruntime [1, N])";
+    return failure();
+  }
   return setResultType(op, 0, {x->getRank(), ShapedType::kDynamic},
                        IntegerType::get(op->getContext(), 64));
 }

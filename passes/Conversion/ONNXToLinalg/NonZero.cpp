@@ -4,7 +4,8 @@
 // row-major order (numpy.nonzero, the reference and onnxruntime). The count
 // is a run dim (docs/dynamic-shapes.md, "Run dims"): a first loop counts the
 // non-zero elements, a second writes each one's coordinates (its flat index
-// split by the static strides) into the next column. NaN is non-zero.
+// split by the static strides) into the next column. NaN is non-zero. A
+// scalar X is refused by shape inference (spec and onnxruntime differ).
 //
 //===----------------------------------------------------------------------===//
 

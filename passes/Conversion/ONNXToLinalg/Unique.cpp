@@ -12,11 +12,13 @@
 //      lexicographically below it; unsorted, the new slices before it;
 //   3. one pass writing Y's slice, indices, inverse_indices and counts.
 // Comparisons are quadratic in the slices (loops over tensors): fine for the
-// sizes Unique sees in models (labels, token ids), not for millions.
+// sizes Unique sees in models (labels, token ids), not for millions. A float
+// X holding NaN fails a run-time check (numpy and onnxruntime differ).
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Conversion/ONNXToLinalg/PopulatePatterns.h"
+#include "passes/Conversion/ONNXToLinalg/RunDims.h"
 #include "passes/Conversion/ONNXToLinalg/Utils.h"
 
 #include "dialects/ONNX/Diagnostics.h"
@@ -165,6 +167,35 @@ struct UniqueLowering : OpConversionPattern<onnx::UniqueOp> {
       Value zero = arith::ConstantIntOp::create(nb, loc, i64, 0);
       return linalg::FillOp::create(nb, loc, zero, empty).getResult(0);
     };
+
+    // NaN has no place among the unique values (numpy keeps one NaN,
+    // onnxruntime counts every element equal to a NaN): a run-time check.
+    if (isFloatElem) {
+      Value hasNaN =
+          scf::ForOp::create(
+              b, loc, index(b, 0), index(b, n), index(b, 1), ValueRange{f},
+              [&](OpBuilder &lb, Location, Value k, ValueRange acc) {
+                Value any = scf::ForOp::create(
+                                lb, loc, index(lb, 0), index(lb, sliceSize),
+                                index(lb, 1), acc,
+                                [&](OpBuilder &ib, Location, Value s,
+                                    ValueRange inner) {
+                                  Value v = at(ib, k, s);
+                                  Value nan = arith::CmpFOp::create(
+                                      ib, loc, arith::CmpFPredicate::UNO, v, v);
+                                  scf::YieldOp::create(
+                                      ib, loc,
+                                      ValueRange{arith::OrIOp::create(
+                                          ib, loc, inner[0], nan)});
+                                })
+                                .getResult(0);
+                scf::YieldOp::create(lb, loc, ValueRange{any});
+              })
+              .getResult(0);
+      emitRunCheck(b, loc, op, arith::XOrIOp::create(b, loc, hasNaN, t),
+                   "X holds NaN, whose place among the unique values is not "
+                   "defined (numpy and onnxruntime differ)");
+    }
 
     // 1. first[k] and the number of unique slices.
     auto firsts = scf::ForOp::create(

@@ -476,3 +476,11 @@ func.func @gather_nd_symbolic_depth(%x: tensor<3x4xf32>, %i: tensor<5x?xi64>) {
   %0 = "onnx.GatherND"(%x, %i) {batch_dims = 0 : i64} : (tensor<3x4xf32>, tensor<5x?xi64>) -> none
   return
 }
+
+// -----
+
+func.func @nonzero_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{node (NonZero): a scalar input is not supported (the ONNX spec gives [0, N] indices, onnxruntime [1, N])}}
+  %0 = "onnx.NonZero"(%x) : (tensor<f32>) -> none
+  return
+}
