@@ -557,3 +557,48 @@ def test_gpu_devices_refuse_run_time_sizes(kiln, tmp_path, model, node, op, inpu
             f"'{input}' (sizes decided by the run's values are supported on the cpu device "
             f"only so far)") in r.stderr, r.describe()
     assert harness.crash_marker(r.stderr) is None, r.describe()
+
+
+def pad_then_slice_model(path: Path) -> Path:
+    """Pad of x [4, 5] by run-time pads, then a Slice of the run-dim result by run-time
+    starts and ends (CenterCropPad's expansion does this)."""
+    nodes = [h.make_node("Pad", ["x", "pads"], ["p"], name="pad"),
+             h.make_node("Slice", ["p", "starts", "ends"], ["y"], name="slice")]
+    return save(path, nodes, [vi("x", [4, 5]), vi("pads", [4], T.INT64),
+                              vi("starts", [2], T.INT64), vi("ends", [2], T.INT64)],
+                [vi("y", ["a", "b"])])
+
+
+def symbolic_slice_model(path: Path) -> Path:
+    """x [batch, 6] sliced along axis 1 by run-time starts and ends: the batch stays."""
+    node = h.make_node("Slice", ["x", "starts", "ends", "axes"], ["y"], name="slice")
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    return save(path, [node], [vi("x", ["batch", 6]), vi("starts", [1], T.INT64),
+                               vi("ends", [1], T.INT64)], [vi("y", ["batch", "w"])], [axes])
+
+
+SPECS.update({
+    "pad_then_slice": harness.register(harness.CompileSpec(
+        "run_dims_pad_then_slice", lambda d: pad_then_slice_model(d / "m.onnx"))),
+    "symbolic_slice": harness.register(harness.CompileSpec(
+        "run_dims_symbolic_slice", lambda d: symbolic_slice_model(d / "m.onnx"))),
+})
+
+
+@pytest.mark.parametrize("pads,starts,ends", [((1, 0, 2, 3), (0, 1), (7, 8)),
+                                              ((0, 0, 0, 0), (1, -3), (3, 100)),
+                                              ((2, 2, 2, 2), (3, 0), (1, 9))])
+def test_slice_of_a_run_dim_tensor(kiln, compile_cache, tmp_path, pads, starts, ends):
+    compiled = compile_cache.get(SPECS["pad_then_slice"])
+    harness.run_and_compare(kiln, compiled, {"x": data(4, 5, seed=8), "pads": shape(*pads),
+                                             "starts": shape(*starts), "ends": shape(*ends)},
+                            tmp_path)
+
+
+@pytest.mark.parametrize("batch,start,end", [(1, 0, 6), (3, 2, 5), (5, -1, -7)])
+def test_slice_of_a_symbolic_batch_at_run_time(kiln, compile_cache, tmp_path, batch, start,
+                                               end):
+    compiled = compile_cache.get(SPECS["symbolic_slice"])
+    harness.run_and_compare(kiln, compiled, {"x": data(batch, 6, seed=batch),
+                                             "starts": shape(start), "ends": shape(end)},
+                            tmp_path)

@@ -622,7 +622,15 @@ LogicalResult inferSqueeze(Operation *op) {
 // Slice(data, starts, ends, axes, steps): starts/ends (and axes/steps when
 // present) constant; indices clamped as in ONNX.
 LogicalResult inferSlice(Operation *op) {
-  FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+  // Starts, ends, axes or steps read at run time: data may have symbolic (or
+  // run) dims, the lowering reads them with tensor.dim (a Slice of a Pad
+  // with run-time pads: CenterCropPad's expansion).
+  bool runTimeParams = isRunTimeOperand(op, 1) || isRunTimeOperand(op, 2) ||
+                       isRunTimeOperand(op, 3) || isRunTimeOperand(op, 4);
+  auto ranked = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  FailureOr<RankedTensorType> data =
+      runTimeParams && ranked ? FailureOr<RankedTensorType>(ranked)
+                              : getInputType(op, 0, "data");
   if (failed(data))
     return failure();
   // x[i : i + c] at a Loop's iteration number i, in range for every i.
