@@ -137,3 +137,19 @@ func.func @unique_axis(%x: tensor<2x4x2xf32>) -> (none, none, none, none) {
   %0:4 = "onnx.Unique"(%x) {axis = 1 : i64, sorted = 1 : i64} : (tensor<2x4x2xf32>) -> (none, none, none, none) loc("uq")
   return %0#0, %0#1, %0#2, %0#3 : none, none, none, none
 }
+
+// -----
+
+// A Slice with run-time starts and ends takes data with input symbols (and run dims):
+// the dims it does not slice keep theirs.
+// CHECK-LABEL: func.func @slice_symbolic_data
+// CHECK-SAME: kiln.symbols = {{\[}}["batch", 1, -1], ["s.dim1", 0, -1, 1]]
+// CHECK: onnx.Slice{{.*}}kiln.symbolic_dims = ["batch", "s.dim1"]{{.*}} -> tensor<?x?xf32>
+func.func @slice_symbolic_data(%x: tensor<?x6xf32> {kiln.dims = array<i64: -1, 6>},
+                               %st: tensor<1xi64>, %en: tensor<1xi64>) -> none
+    attributes {kiln.symbols = [["batch", 1, -1]]} {
+  %axes = onnx.Constant {value = dense<[1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %n = onnx.NoValue : () -> none
+  %0 = "onnx.Slice"(%x, %st, %en, %axes, %n) : (tensor<?x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> none loc("s")
+  return %0 : none
+}
