@@ -400,3 +400,34 @@ def test_nonzero_of_a_scalar_is_refused(kiln, tmp_path):
     assert r.returncode == 1, r.describe()
     assert "node 'nz' (NonZero, opset 17): a scalar input is not supported" in r.stderr, \
         r.describe()
+
+
+def test_score_threshold_head_with_nonzero(kiln, tmp_path):
+    """Detection-style: Greater(scores, threshold) -> NonZero -> Squeeze -> Gather of the
+    boxes -> Mul, the threshold a graph input, one compile at thresholds keeping none,
+    some and all boxes."""
+    nodes = [h.make_node("Greater", ["scores", "threshold"], ["keep"], name="gt"),
+             h.make_node("NonZero", ["keep"], ["idx2d"], name="nz"),
+             h.make_node("Squeeze", ["idx2d", "axis0"], ["idx"], name="sq"),
+             h.make_node("Gather", ["boxes", "idx"], ["kept"], name="pick", axis=0),
+             h.make_node("Mul", ["kept", "two"], ["scaled"], name="scale")]
+    inits = [numpy_helper.from_array(np.array([0], np.int64), "axis0"),
+             numpy_helper.from_array(np.array(2, np.float32), "two")]
+    g = h.make_graph(nodes, "head",
+                     [h.make_tensor_value_info("scores", T.FLOAT, [16]),
+                      h.make_tensor_value_info("boxes", T.FLOAT, [16, 4]),
+                      h.make_tensor_value_info("threshold", T.FLOAT, [])],
+                     [h.make_tensor_value_info("idx", T.INT64, ["n"]),
+                      h.make_tensor_value_info("scaled", T.FLOAT, ["n", 4])], inits)
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=9)
+    path, artifact = _compile(kiln, model, tmp_path, "head")
+    rng = np.random.default_rng(3)
+    scores = rng.uniform(0, 1, 16).astype(np.float32)
+    boxes = rng.uniform(0, 10, (16, 4)).astype(np.float32)
+    counts = set()
+    for i, t in enumerate([1.5, 0.5, 0.8, -1.0]):
+        want = _run_and_compare(kiln, path, artifact,
+                                {"scores": scores, "boxes": boxes,
+                                 "threshold": np.array(t, np.float32)}, tmp_path / str(i))
+        counts.add(want["idx"].shape[0])
+    assert {0, 16} <= counts and len(counts) == 4, counts
