@@ -552,10 +552,33 @@ struct KilnSymbolicShapesPass
     Dims x = op->getNumOperands() ? get(op->getOperand(0)) : Dims();
     // Sizes counted during the run (selected boxes, true conditions): run
     // dims whatever the inputs.
-    if (isa<onnx::NonMaxSuppressionOp, onnx::CompressOp>(op)) {
+    if (isa<onnx::NonMaxSuppressionOp, onnx::CompressOp, onnx::NonZeroOp>(
+            op)) {
       handledByRunDims = true;
       return setRunDims(op, 0, {},
-                        isa<onnx::CompressOp>(op) ? "condition" : "scores");
+                        isa<onnx::CompressOp>(op)   ? "condition"
+                        : isa<onnx::NonZeroOp>(op) ? "X"
+                                                   : "scores");
+    }
+    // Unique: one run symbol, the number of unique slices, for Y's axis,
+    // indices and counts; inverse_indices is static.
+    if (isa<onnx::UniqueOp>(op)) {
+      handledByRunDims = true;
+      if (failed(setRunDims(op, 0, {}, "X")))
+        return failure();
+      auto y = cast<RankedTensorType>(op->getResult(0).getType());
+      Dims yDims = get(op->getResult(0));
+      AffineExpr count;
+      for (int64_t a = 0; a < y.getRank(); ++a)
+        if (y.isDynamicDim(a))
+          count = yDims[a];
+      if (!count)
+        return fail(op, "Y has no run dim");
+      if (failed(set(op, 1, {count})) || failed(set(op, 3, {count})))
+        return failure();
+      auto inverse = cast<RankedTensorType>(op->getResult(2).getType());
+      return set(op, 2,
+                 {getAffineConstantExpr(inverse.getDimSize(0), op->getContext())});
     }
     // Reductions whose axes, and Resizes whose scales or sizes, the run
     // decides (their shape inference gave `?` for the dims those values
@@ -576,6 +599,22 @@ struct KilnSymbolicShapesPass
       // left `?` are the padded ones.
       handledByRunDims = true;
       return setRunDims(op, 0, {}, runTime(1) ? "pads" : "axes");
+    }
+    // Sizes read at run time: ConstantOfShape's shape, Expand's shape,
+    // Tile's repeats, OneHot's depth, CenterCropPad's shape (static data; the dims shape inference
+    // left `?` are the ones those values choose).
+    if (name == "onnx.ConstantOfShape" && runTime(0)) {
+      handledByRunDims = true;
+      return setRunDims(op, 0, {}, "input");
+    }
+    if ((name == "onnx.Expand" || name == "onnx.Tile" ||
+         name == "onnx.OneHot" || name == "onnx.CenterCropPad") &&
+        runTime(1)) {
+      handledByRunDims = true;
+      return setRunDims(op, 0, {},
+                        name == "onnx.Tile"     ? "repeats"
+                        : name == "onnx.OneHot" ? "depth"
+                                                : "shape");
     }
     if (name == "onnx.TopK" && runTime(1)) {
       // Values and indices share K: one run symbol.
@@ -644,8 +683,16 @@ struct KilnSymbolicShapesPass
       std::optional<Dims> start = getValues(op->getOperand(0));
       std::optional<Dims> limit = getValues(op->getOperand(1));
       std::optional<Dims> delta = getValues(op->getOperand(2));
-      if (!limit || isConstant((*limit)[0]))
+      if (!limit || isConstant((*limit)[0])) {
+        // Values read at run time (shape inference gave a `?`): a run dim.
+        if (!cast<RankedTensorType>(op->getResult(0).getType())
+                 .hasStaticShape())
+          return setRunDims(op, 0, {},
+                            onnx::isRunTimeOperand(op, 0)   ? "start"
+                            : onnx::isRunTimeOperand(op, 1) ? "limit"
+                                             : "delta");
         return success(); // static (shape inference gave the size)
+      }
       if (!start || !delta || !isConstant((*start)[0]) ||
           !isConstant((*delta)[0]) ||
           cast<AffineConstantExpr>((*delta)[0]).getValue() <= 0)
@@ -901,6 +948,20 @@ struct KilnSymbolicShapesPass
       Dims out(ArrayRef(x).take_front(axis));
       llvm::append_range(out, indices);
       llvm::append_range(out, ArrayRef(x).drop_front(axis + 1));
+      return set(op, 0, out);
+    }
+
+    if (name == "onnx.GatherND") {
+      // Static data (shape inference checked): the indices' dims but the
+      // last, then data's past batch_dims and the index depth.
+      Dims indices = get(op->getOperand(1));
+      int64_t b = onnx::getIntAttr(op, "batch_dims", 0);
+      auto depth = indices.empty() ? AffineConstantExpr()
+                                   : dyn_cast<AffineConstantExpr>(indices.back());
+      if (!depth || b + depth.getValue() > rank)
+        return fail(op, "the index depth must be static");
+      Dims out(ArrayRef(indices).drop_back());
+      llvm::append_range(out, ArrayRef(x).drop_front(b + depth.getValue()));
       return set(op, 0, out);
     }
 

@@ -27,9 +27,9 @@ def vi(name, shape, elem=T.FLOAT):
     return h.make_tensor_value_info(name, elem, shape)
 
 
-def save(path: Path, nodes, inputs, outputs, initializers=()) -> Path:
+def save(path: Path, nodes, inputs, outputs, initializers=(), opset=OPSET) -> Path:
     graph = h.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
-    m = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], ir_version=8)
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)], ir_version=8)
     onnx.checker.check_model(m, full_check=True)
     onnx.save(m, str(path))
     return path
@@ -346,3 +346,259 @@ def test_pad_bad_pads_are_run_time_errors(kiln, compile_cache, tmp_path, pads):
     assert result.returncode != 0, result.describe()
     assert "node 'pad' (Pad, opset 17): pads crop more than the dim" in result.stderr, \
         result.describe()
+
+
+# Sizes read at run time (RunTimeSizes.cpp): Range, ConstantOfShape, Expand, Tile, OneHot
+# and CenterCropPad with their sizes graph inputs, or computed in the graph (Range's limit
+# from a ReduceMax of data), one compile run at several values; bad values fail checks
+# naming the node.
+
+def range_model(path: Path, elem=T.FLOAT) -> Path:
+    node = h.make_node("Range", ["start", "limit", "delta"], ["y"], name="range")
+    return save(path, [node], [vi("start", [], elem), vi("limit", [], elem),
+                               vi("delta", [], elem)], [vi("y", ["n"], elem)])
+
+
+def computed_range_model(path: Path) -> Path:
+    """Range(0, ReduceMax(x) as int64, 1) -> Cast to float -> Add 0.5: a size computed in
+    the graph, through ops."""
+    nodes = [h.make_node("ReduceMax", ["x"], ["m"], name="max", keepdims=0),
+             h.make_node("Cast", ["m"], ["limit"], name="cast", to=T.INT64),
+             h.make_node("Range", ["zero", "limit", "one"], ["r"], name="range"),
+             h.make_node("Cast", ["r"], ["rf"], name="cast2", to=T.FLOAT),
+             h.make_node("Add", ["rf", "half"], ["y"], name="add")]
+    inits = [numpy_helper.from_array(np.array(0, np.int64), "zero"),
+             numpy_helper.from_array(np.array(1, np.int64), "one"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+    return save(path, nodes, [vi("x", [4])], [vi("y", ["n"])], inits)
+
+
+def constant_of_shape_model(path: Path) -> Path:
+    value = numpy_helper.from_array(np.array([7], np.int32), "value")
+    node = h.make_node("ConstantOfShape", ["s"], ["y"], name="cos", value=value)
+    return save(path, [node], [vi("s", [3], T.INT64)], [vi("y", ["a", "b", "c"], T.INT32)])
+
+
+def expand_model(path: Path) -> Path:
+    node = h.make_node("Expand", ["x", "s"], ["y"], name="expand")
+    return save(path, [node], [vi("x", [3, 1]), vi("s", [3], T.INT64)],
+                [vi("y", ["a", 3, "c"])])
+
+
+def tile_model(path: Path) -> Path:
+    node = h.make_node("Tile", ["x", "r"], ["y"], name="tile")
+    return save(path, [node], [vi("x", [2, 3], T.INT64), vi("r", [2], T.INT64)],
+                [vi("y", ["a", "b"], T.INT64)])
+
+
+def onehot_model(path: Path, axis: int) -> Path:
+    node = h.make_node("OneHot", ["i", "depth", "values"], ["y"], name="onehot", axis=axis)
+    values = numpy_helper.from_array(np.array([-1.0, 2.5], np.float32), "values")
+    return save(path, [node], [vi("i", [2, 3], T.INT64), vi("depth", [], T.FLOAT)],
+                [vi("y", ["d", 2, 3] if axis == 0 else [2, 3, "d"])], [values])
+
+
+def center_crop_pad_model(path: Path) -> Path:
+    node = h.make_node("CenterCropPad", ["x", "s"], ["y"], name="ccp", axes=[0, -1])
+    return save(path, [node], [vi("x", [5, 2, 6]), vi("s", [2], T.INT64)],
+                [vi("y", ["a", 2, "c"])], opset=18)
+
+
+SPECS.update({
+    "range_float": harness.register(harness.CompileSpec(
+        "run_dims_range_float", lambda d: range_model(d / "m.onnx"))),
+    "range_int32": harness.register(harness.CompileSpec(
+        "run_dims_range_int32", lambda d: range_model(d / "m.onnx", T.INT32))),
+    "range_computed": harness.register(harness.CompileSpec(
+        "run_dims_range_computed", lambda d: computed_range_model(d / "m.onnx"))),
+    "constant_of_shape": harness.register(harness.CompileSpec(
+        "run_dims_constant_of_shape", lambda d: constant_of_shape_model(d / "m.onnx"))),
+    "expand": harness.register(harness.CompileSpec(
+        "run_dims_expand", lambda d: expand_model(d / "m.onnx"))),
+    "tile": harness.register(harness.CompileSpec(
+        "run_dims_tile", lambda d: tile_model(d / "m.onnx"))),
+    "onehot_last": harness.register(harness.CompileSpec(
+        "run_dims_onehot_last", lambda d: onehot_model(d / "m.onnx", -1))),
+    "onehot_first": harness.register(harness.CompileSpec(
+        "run_dims_onehot_first", lambda d: onehot_model(d / "m.onnx", 0))),
+    "center_crop_pad": harness.register(harness.CompileSpec(
+        "run_dims_center_crop_pad", lambda d: center_crop_pad_model(d / "m.onnx"))),
+})
+
+
+def _run_time_error(kiln, compiled, feeds, tmp_path, what):
+    assert compiled.ok, compiled.failure()
+    out = tmp_path / "out"
+    out.mkdir()
+    result = kiln.run(compiled.artifact, harness.save_inputs(feeds, tmp_path / "in"), out)
+    assert result.returncode != 0, result.describe()
+    assert what in result.stderr, result.describe()
+    assert harness.crash_marker(result.stderr) is None, result.describe()
+
+
+@pytest.mark.parametrize("start,limit,delta", [(0, 5, 1), (1.5, 4, 0.5), (10, 2, -3),
+                                               (3, 3, 1), (5, 1, 1), (-2.5, 2.5, 0.7)])
+def test_range_run_time(kiln, compile_cache, tmp_path, start, limit, delta):
+    compiled = compile_cache.get(SPECS["range_float"])
+    feeds = {k: np.array(v, np.float32) for k, v in
+             [("start", start), ("limit", limit), ("delta", delta)]}
+    harness.run_and_compare(kiln, compiled, feeds, tmp_path)
+
+
+@pytest.mark.parametrize("start,limit,delta", [(0, 7, 2), (10, -3, -4), (-5, 5, 5), (4, 4, 1),
+                                               (2**31 - 2, -2**31, -2**30)])
+def test_range_int32_run_time(kiln, compile_cache, tmp_path, start, limit, delta):
+    compiled = compile_cache.get(SPECS["range_int32"])
+    feeds = {k: np.array(v, np.int32) for k, v in
+             [("start", start), ("limit", limit), ("delta", delta)]}
+    harness.run_and_compare(kiln, compiled, feeds, tmp_path)
+
+
+@pytest.mark.parametrize("x", [(1, 3, 2, 0), (0, 0, 0, 0), (9.7, 1, 2, 3), (-4, -1, -2, -3)])
+def test_range_computed_in_the_graph(kiln, compile_cache, tmp_path, x):
+    compiled = compile_cache.get(SPECS["range_computed"])
+    harness.run_and_compare(kiln, compiled, {"x": np.array(x, np.float32)}, tmp_path)
+
+
+@pytest.mark.parametrize("feeds", [{"start": 0, "limit": 5, "delta": 0},
+                                   {"start": 0, "limit": 1e30, "delta": 1},
+                                   {"start": 0, "limit": float("nan"), "delta": 1}])
+def test_range_bad_values_are_run_time_errors(kiln, compile_cache, tmp_path, feeds):
+    compiled = compile_cache.get(SPECS["range_float"])
+    _run_time_error(kiln, compiled, {k: np.array(v, np.float32) for k, v in feeds.items()},
+                    tmp_path, "node 'range' (Range, opset 17): delta is 0, or the range has "
+                    "more than 2^40 elements")
+
+
+@pytest.mark.parametrize("s", [(2, 3, 4), (1, 0, 5), (1, 1, 1)])
+def test_constant_of_shape_run_time(kiln, compile_cache, tmp_path, s):
+    compiled = compile_cache.get(SPECS["constant_of_shape"])
+    harness.run_and_compare(kiln, compiled, {"s": shape(*s)}, tmp_path)
+
+
+@pytest.mark.parametrize("s", [(2, -1, 3), (2**21, 2**21, 2**21), (0, 2**62, 2**62)])
+def test_constant_of_shape_bad_values_are_run_time_errors(kiln, compile_cache, tmp_path, s):
+    compiled = compile_cache.get(SPECS["constant_of_shape"])
+    _run_time_error(kiln, compiled, {"s": shape(*s)}, tmp_path,
+                    "node 'cos' (ConstantOfShape, opset 17): the shape has a negative size "
+                    "or more than 2^40 elements")
+
+
+@pytest.mark.parametrize("s", [(2, 3, 4), (1, 1, 1), (1, 3, 0), (4, 3, 1), (2, 1, 5)])
+def test_expand_run_time(kiln, compile_cache, tmp_path, s):
+    compiled = compile_cache.get(SPECS["expand"])
+    harness.run_and_compare(kiln, compiled, {"x": data(3, 1, seed=5), "s": shape(*s)}, tmp_path)
+
+
+@pytest.mark.parametrize("s", [(2, 2, 4), (1, 0, 1), (1, 3, -2)])
+def test_expand_bad_shapes_are_run_time_errors(kiln, compile_cache, tmp_path, s):
+    compiled = compile_cache.get(SPECS["expand"])
+    _run_time_error(kiln, compiled, {"x": data(3, 1), "s": shape(*s)}, tmp_path,
+                    "node 'expand' (Expand, opset 17): shape does not broadcast with the "
+                    "input's [3,1]")
+
+
+@pytest.mark.parametrize("r", [(1, 1), (2, 3), (0, 4), (3, 0), (1, 5)])
+def test_tile_run_time(kiln, compile_cache, tmp_path, r):
+    compiled = compile_cache.get(SPECS["tile"])
+    x = np.arange(6, dtype=np.int64).reshape(2, 3)
+    harness.run_and_compare(kiln, compiled, {"x": x, "r": shape(*r)}, tmp_path)
+
+
+@pytest.mark.parametrize("r", [(-1, 2), (2**40, 2**40)])
+def test_tile_bad_repeats_are_run_time_errors(kiln, compile_cache, tmp_path, r):
+    compiled = compile_cache.get(SPECS["tile"])
+    _run_time_error(kiln, compiled, {"x": np.zeros((2, 3), np.int64), "r": shape(*r)},
+                    tmp_path, "node 'tile' (Tile, opset 17): repeats has a negative value")
+
+
+@pytest.mark.parametrize("axis", ["last", "first"])
+@pytest.mark.parametrize("depth", [1, 4, 6.7, 10])
+def test_onehot_run_time_depth(kiln, compile_cache, tmp_path, axis, depth):
+    compiled = compile_cache.get(SPECS[f"onehot_{axis}"])
+    i = np.array([[0, 3, -1], [5, -4, 9]], np.int64)  # negative and out-of-range indices
+    harness.run_and_compare(kiln, compiled, {"i": i, "depth": np.array(depth, np.float32)},
+                            tmp_path)
+
+
+@pytest.mark.parametrize("depth", [0, -3, float("inf")])
+def test_onehot_bad_depth_is_a_run_time_error(kiln, compile_cache, tmp_path, depth):
+    compiled = compile_cache.get(SPECS["onehot_last"])
+    _run_time_error(kiln, compiled, {"i": np.zeros((2, 3), np.int64),
+                                     "depth": np.array(depth, np.float32)}, tmp_path,
+                    "node 'onehot' (OneHot, opset 17): depth is below 1")
+
+
+@pytest.mark.parametrize("s", [(5, 6), (3, 4), (8, 9), (2, 7), (0, 6), (6, 1)])
+def test_center_crop_pad_run_time(kiln, compile_cache, tmp_path, s):
+    compiled = compile_cache.get(SPECS["center_crop_pad"])
+    harness.run_and_compare(kiln, compiled, {"x": data(5, 2, 6, seed=6), "s": shape(*s)},
+                            tmp_path)
+
+
+def test_center_crop_pad_negative_size_is_a_run_time_error(kiln, compile_cache, tmp_path):
+    compiled = compile_cache.get(SPECS["center_crop_pad"])
+    _run_time_error(kiln, compiled, {"x": data(5, 2, 6), "s": shape(3, -1)}, tmp_path,
+                    "node 'ccp' (CenterCropPad, opset 18): the shape has a negative size")
+
+
+@pytest.mark.parametrize("model,node,op,input", [
+    (range_model, "range", "Range", "start"), (tile_model, "tile", "Tile", "repeats"),
+    (constant_of_shape_model, "cos", "ConstantOfShape", "input"),
+    (expand_model, "expand", "Expand", "shape"),
+    (lambda p: onehot_model(p, -1), "onehot", "OneHot", "depth")])
+def test_gpu_devices_refuse_run_time_sizes(kiln, tmp_path, model, node, op, input):
+    """Devices other than the cpu have no run dims: the error of before, naming the node
+    and the input to --specialize."""
+    path = model(tmp_path / "m.onnx")
+    r = kiln.compile(path, tmp_path / "m.so", ["--device", "vulkan"])
+    assert r.returncode == 1, r.describe()
+    assert (f"node '{node}' ({op}, opset 17): output shape depends on a non-constant input "
+            f"'{input}' (sizes decided by the run's values are supported on the cpu device "
+            f"only so far)") in r.stderr, r.describe()
+    assert harness.crash_marker(r.stderr) is None, r.describe()
+
+
+def pad_then_slice_model(path: Path) -> Path:
+    """Pad of x [4, 5] by run-time pads, then a Slice of the run-dim result by run-time
+    starts and ends (CenterCropPad's expansion does this)."""
+    nodes = [h.make_node("Pad", ["x", "pads"], ["p"], name="pad"),
+             h.make_node("Slice", ["p", "starts", "ends"], ["y"], name="slice")]
+    return save(path, nodes, [vi("x", [4, 5]), vi("pads", [4], T.INT64),
+                              vi("starts", [2], T.INT64), vi("ends", [2], T.INT64)],
+                [vi("y", ["a", "b"])])
+
+
+def symbolic_slice_model(path: Path) -> Path:
+    """x [batch, 6] sliced along axis 1 by run-time starts and ends: the batch stays."""
+    node = h.make_node("Slice", ["x", "starts", "ends", "axes"], ["y"], name="slice")
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    return save(path, [node], [vi("x", ["batch", 6]), vi("starts", [1], T.INT64),
+                               vi("ends", [1], T.INT64)], [vi("y", ["batch", "w"])], [axes])
+
+
+SPECS.update({
+    "pad_then_slice": harness.register(harness.CompileSpec(
+        "run_dims_pad_then_slice", lambda d: pad_then_slice_model(d / "m.onnx"))),
+    "symbolic_slice": harness.register(harness.CompileSpec(
+        "run_dims_symbolic_slice", lambda d: symbolic_slice_model(d / "m.onnx"))),
+})
+
+
+@pytest.mark.parametrize("pads,starts,ends", [((1, 0, 2, 3), (0, 1), (7, 8)),
+                                              ((0, 0, 0, 0), (1, -3), (3, 100)),
+                                              ((2, 2, 2, 2), (3, 0), (1, 9))])
+def test_slice_of_a_run_dim_tensor(kiln, compile_cache, tmp_path, pads, starts, ends):
+    compiled = compile_cache.get(SPECS["pad_then_slice"])
+    harness.run_and_compare(kiln, compiled, {"x": data(4, 5, seed=8), "pads": shape(*pads),
+                                             "starts": shape(*starts), "ends": shape(*ends)},
+                            tmp_path)
+
+
+@pytest.mark.parametrize("batch,start,end", [(1, 0, 6), (3, 2, 5), (5, -1, -7)])
+def test_slice_of_a_symbolic_batch_at_run_time(kiln, compile_cache, tmp_path, batch, start,
+                                               end):
+    compiled = compile_cache.get(SPECS["symbolic_slice"])
+    harness.run_and_compare(kiln, compiled, {"x": data(batch, 6, seed=batch),
+                                             "starts": shape(start), "ends": shape(end)},
+                            tmp_path)

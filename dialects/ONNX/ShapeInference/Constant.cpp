@@ -63,9 +63,6 @@ LogicalResult inferConstantOfShape(Operation *op) {
     emitNodeError(op) << "input must be 1-D, got " << *input;
     return failure();
   }
-  FailureOr<SmallVector<int64_t>> shape = getConstantInts(op, 0, "input");
-  if (failed(shape))
-    return failure();
   Type elementType = Float32Type::get(op->getContext());
   if (auto value = op->getAttrOfType<ElementsAttr>("value")) {
     if (value.getNumElements() != 1) {
@@ -75,6 +72,18 @@ LogicalResult inferConstantOfShape(Operation *op) {
     }
     elementType = value.getElementType();
   }
+  // A shape read at run time: as many run dims as it has values.
+  if (isRunTimeOperand(op, 0) && !getShapeValues(op->getOperand(0))) {
+    FailureOr<int64_t> length = getRunTimeValuesLength(op, 0, "input");
+    if (failed(length))
+      return failure();
+    return setResultType(op, 0,
+                         SmallVector<int64_t>(*length, ShapedType::kDynamic),
+                         elementType);
+  }
+  FailureOr<SmallVector<int64_t>> shape = getConstantInts(op, 0, "input");
+  if (failed(shape))
+    return failure();
   return setResultType(op, 0, *shape, elementType);
 }
 
@@ -93,6 +102,21 @@ LogicalResult inferRange(Operation *op) {
         limit && limit->size() == 1 && ShapedType::isDynamic((*limit)[0]))
       return setResultType(op, 0, {ShapedType::kDynamic},
                            start->getElementType());
+  // Values read at run time: a run dim (its count computed by the lowering).
+  if (isRunTimeOperand(op, 0) || isRunTimeOperand(op, 1) ||
+      isRunTimeOperand(op, 2)) {
+    for (unsigned i = 0; i < 3; ++i) {
+      FailureOr<RankedTensorType> t = getInputType(op, i, names[i]);
+      if (failed(t))
+        return failure();
+      if (t->getNumElements() != 1) {
+        emitNodeError(op) << "input '" << names[i] << "' must be a scalar";
+        return failure();
+      }
+    }
+    return setResultType(op, 0, {ShapedType::kDynamic},
+                         start->getElementType());
+  }
   double v[3];
   for (unsigned i = 0; i < 3; ++i) {
     FailureOr<SmallVector<double>> x = getConstantNumbers(op, i, names[i]);

@@ -62,12 +62,59 @@ LogicalResult inferCompress(Operation *op) {
   return setResultType(op, 0, shape, x->getElementType());
 }
 
+// NonZero(X): [rank(X), ?] int64, the indices of the non-zero elements (a
+// run dim: their number).
+LogicalResult inferNonZero(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "X");
+  if (failed(x))
+    return failure();
+  if (x->getRank() == 0) {
+    // The spec's [0, N] and onnxruntime's (numpy's) [1, N] differ.
+    emitNodeError(op) << "a scalar input is not supported (the ONNX spec gives "
+                         "[0, N] indices, onnxruntime [1, N])";
+    return failure();
+  }
+  return setResultType(op, 0, {x->getRank(), ShapedType::kDynamic},
+                       IntegerType::get(op->getContext(), 64));
+}
+
+// Unique(X, axis, sorted): Y is X with dim `axis` (the flattened X without
+// one) the number of unique slices, a run dim, shared by indices and counts;
+// inverse_indices has one entry per slice of X.
+LogicalResult inferUnique(Operation *op) {
+  FailureOr<RankedTensorType> x = getInputType(op, 0, "X");
+  if (failed(x))
+    return failure();
+  SmallVector<int64_t> shape;
+  int64_t slices;
+  if (auto axisAttr = op->getAttrOfType<IntegerAttr>("axis")) {
+    FailureOr<int64_t> axis = normalizeAxis(op, axisAttr.getInt(), x->getRank());
+    if (failed(axis))
+      return failure();
+    slices = x->getDimSize(*axis);
+    shape.assign(x->getShape().begin(), x->getShape().end());
+    shape[*axis] = ShapedType::kDynamic;
+  } else {
+    slices = x->getNumElements();
+    shape.push_back(ShapedType::kDynamic);
+  }
+  Type i64 = IntegerType::get(op->getContext(), 64);
+  if (failed(setResultType(op, 0, shape, x->getElementType())) ||
+      failed(setResultType(op, 1, {ShapedType::kDynamic}, i64)) ||
+      failed(setResultType(op, 2, {slices}, i64)) ||
+      failed(setResultType(op, 3, {ShapedType::kDynamic}, i64)))
+    return failure();
+  return success();
+}
+
 } // namespace
 
 void registerDataDependentShapeInference(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, ONNXDialect *) {
     attachInferShapes<inferNonMaxSuppression, NonMaxSuppressionOp>(ctx);
     attachInferShapes<inferCompress, CompressOp>(ctx);
+    attachInferShapes<inferNonZero, NonZeroOp>(ctx);
+    attachInferShapes<inferUnique, UniqueOp>(ctx);
   });
 }
 

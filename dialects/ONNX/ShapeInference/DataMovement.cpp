@@ -500,6 +500,19 @@ LogicalResult inferGatherND(Operation *op) {
   }
   int64_t r = data->getRank(), q = indices->getRank();
   int64_t b = getIntAttr(op, "batch_dims", 0);
+  // Symbolic dims (or run dims: NonZero -> Transpose -> GatherND) in the
+  // indices' leading dims only.
+  bool symbolic = !data->hasStaticShape() ||
+                  (q >= 1 && indices->isDynamicDim(q - 1));
+  for (int64_t i = 0; i < std::min(b, q); ++i)
+    symbolic |= indices->isDynamicDim(i);
+  if (symbolic) {
+    emitNodeError(op) << "data " << *data << " and indices " << *indices
+                      << ": GatherND takes symbolic dimensions in the indices' "
+                         "leading dims only (not batch_dims' nor the last): "
+                         "fix them with --shape or --specialize";
+    return failure();
+  }
   if (r < 1 || q < 1 || b < 0 || b >= std::min(r, q)) {
     emitNodeError(op) << "batch_dims " << b
                       << " must be less than the ranks of data " << *data
@@ -609,7 +622,15 @@ LogicalResult inferSqueeze(Operation *op) {
 // Slice(data, starts, ends, axes, steps): starts/ends (and axes/steps when
 // present) constant; indices clamped as in ONNX.
 LogicalResult inferSlice(Operation *op) {
-  FailureOr<RankedTensorType> data = getInputType(op, 0, "data");
+  // Starts, ends, axes or steps read at run time: data may have symbolic (or
+  // run) dims, the lowering reads them with tensor.dim (a Slice of a Pad
+  // with run-time pads: CenterCropPad's expansion).
+  bool runTimeParams = isRunTimeOperand(op, 1) || isRunTimeOperand(op, 2) ||
+                       isRunTimeOperand(op, 3) || isRunTimeOperand(op, 4);
+  auto ranked = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  FailureOr<RankedTensorType> data =
+      runTimeParams && ranked ? FailureOr<RankedTensorType>(ranked)
+                              : getInputType(op, 0, "data");
   if (failed(data))
     return failure();
   // x[i : i + c] at a Loop's iteration number i, in range for every i.
@@ -760,8 +781,7 @@ LogicalResult inferSize(Operation *op) {
 // when absent) set to the constant target size.
 LogicalResult inferCenterCropPad(Operation *op) {
   FailureOr<RankedTensorType> input = getInputType(op, 0, "input_data");
-  FailureOr<SmallVector<int64_t>> target = getConstantInts(op, 1, "shape");
-  if (failed(input) || failed(target))
+  if (failed(input))
     return failure();
   int64_t rank = input->getRank();
   SmallVector<int64_t> axes;
@@ -772,6 +792,24 @@ LogicalResult inferCenterCropPad(Operation *op) {
       axes.push_back(d);
   FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(op, axes, rank);
   if (failed(normalized))
+    return failure();
+  // A shape read at run time: the listed axes are run dims.
+  if (isRunTimeOperand(op, 1)) {
+    FailureOr<int64_t> length = getRunTimeValuesLength(op, 1, "shape");
+    if (failed(length))
+      return failure();
+    if (*length != static_cast<int64_t>(normalized->size())) {
+      emitNodeError(op) << "'shape' needs one value per axis ("
+                        << normalized->size() << "), got " << *length;
+      return failure();
+    }
+    SmallVector<int64_t> shape(input->getShape());
+    for (int64_t axis : *normalized)
+      shape[axis] = ShapedType::kDynamic;
+    return setResultType(op, 0, shape, input->getElementType());
+  }
+  FailureOr<SmallVector<int64_t>> target = getConstantInts(op, 1, "shape");
+  if (failed(target))
     return failure();
   if (normalized->size() != target->size()) {
     emitNodeError(op) << "'shape' needs one value per axis (" << normalized->size()
@@ -791,6 +829,23 @@ LogicalResult inferCenterCropPad(Operation *op) {
 // Expand: input broadcast with the constant `shape`.
 LogicalResult inferExpand(Operation *op) {
   FailureOr<RankedTensorType> x = getInputType(op, 0, "input");
+  // A shape read at run time: the result's rank is the larger of the two;
+  // a dim of x other than 1 stays (the shape's value must be 1 or the same),
+  // the others are run dims.
+  if (succeeded(x) && isRunTimeOperand(op, 1) &&
+      !getShapeValues(op->getOperand(1))) {
+    FailureOr<int64_t> length = getRunTimeValuesLength(op, 1, "shape");
+    if (failed(length))
+      return failure();
+    int64_t rank = std::max<int64_t>(*length, x->getRank());
+    SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
+    for (int64_t i = 0; i < x->getRank(); ++i) {
+      int64_t d = x->getDimSize(i);
+      if (d != 1 && !ShapedType::isDynamic(d))
+        shape[rank - x->getRank() + i] = d;
+    }
+    return setResultType(op, 0, shape, x->getElementType());
+  }
   FailureOr<SmallVector<int64_t>> target = getConstantInts(op, 1, "shape");
   if (failed(x) || failed(target))
     return failure();
@@ -810,6 +865,21 @@ LogicalResult inferExpand(Operation *op) {
 // Tile: d[i] * repeats[i].
 LogicalResult inferTile(Operation *op) {
   FailureOr<RankedTensorType> x = getInputType(op, 0, "input");
+  // Repeats read at run time: run dims but where the input's dim is 0.
+  if (succeeded(x) && isRunTimeOperand(op, 1)) {
+    FailureOr<int64_t> length = getRunTimeValuesLength(op, 1, "repeats");
+    if (failed(length))
+      return failure();
+    if (*length != x->getRank()) {
+      emitNodeError(op) << "repeats has " << *length << " values, expected "
+                        << x->getRank();
+      return failure();
+    }
+    SmallVector<int64_t> shape;
+    for (int64_t d : x->getShape())
+      shape.push_back(d == 0 ? 0 : ShapedType::kDynamic);
+    return setResultType(op, 0, shape, x->getElementType());
+  }
   FailureOr<SmallVector<int64_t>> repeats = getConstantInts(op, 1, "repeats");
   if (failed(x) || failed(repeats))
     return failure();
@@ -988,6 +1058,23 @@ LogicalResult inferOneHot(Operation *op) {
     emitNodeError(op) << "input 'values' must hold two values, got " << *values;
     return failure();
   }
+  int64_t rank = indices->getRank() + 1;
+  FailureOr<int64_t> axis = normalizeAxis(op, getIntAttr(op, "axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  // A depth read at run time: a run dim at the axis.
+  if (isRunTimeOperand(op, 1)) {
+    FailureOr<RankedTensorType> depth = getInputType(op, 1, "depth");
+    if (failed(depth))
+      return failure();
+    if (depth->getNumElements() != 1) {
+      emitNodeError(op) << "input 'depth' must hold one value, got " << *depth;
+      return failure();
+    }
+    SmallVector<int64_t> shape(indices->getShape());
+    shape.insert(shape.begin() + *axis, ShapedType::kDynamic);
+    return setResultType(op, 0, shape, values->getElementType());
+  }
   FailureOr<SmallVector<double>> depth = getConstantNumbers(op, 1, "depth");
   if (failed(depth))
     return failure();
@@ -995,10 +1082,6 @@ LogicalResult inferOneHot(Operation *op) {
     emitNodeError(op) << "input 'depth' must be a scalar";
     return failure();
   }
-  int64_t rank = indices->getRank() + 1;
-  FailureOr<int64_t> axis = normalizeAxis(op, getIntAttr(op, "axis", -1), rank);
-  if (failed(axis))
-    return failure();
   // The depth is a generated table's size (kiln-decompose's iota); checked
   // before it becomes an integer.
   double d = (*depth)[0];

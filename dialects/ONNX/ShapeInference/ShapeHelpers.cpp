@@ -119,7 +119,7 @@ bool acceptsSymbolicDims(Operation *op) {
       "onnx.MatMul", "onnx.Gemm",
       // Data movement.
       "onnx.Transpose", "onnx.Reshape", "onnx.Flatten", "onnx.Unsqueeze",
-      "onnx.Squeeze", "onnx.Gather", "onnx.Concat", "onnx.Split", "onnx.Pad",
+      "onnx.Squeeze", "onnx.Gather", "onnx.GatherND", "onnx.Concat", "onnx.Split", "onnx.Pad",
       // Shapes of symbolic tensors (Shape -> Gather -> Concat -> Reshape).
       "onnx.Shape", "onnx.Range",
       // A symbolic batch (dim 0) of images.

@@ -877,10 +877,13 @@ struct GatherNDLowering : OpConversionPattern<onnx::GatherNDOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType dataType = getStaticTensorType(adaptor.getData());
-    RankedTensorType indexType = getStaticTensorType(adaptor.getIndices());
+    // The indices' leading dims (not batch_dims', not the last) may be
+    // symbols or run dims (NonZero -> Transpose -> GatherND).
+    auto indexType = dyn_cast<RankedTensorType>(adaptor.getIndices().getType());
     RankedTensorType resultType =
-        getConvertedResultType(getTypeConverter(), op);
-    if (!dataType || !indexType || !resultType || indexType.getRank() < 1)
+        getConvertedRankedResultType(getTypeConverter(), op);
+    if (!dataType || !indexType || !resultType || indexType.getRank() < 1 ||
+        indexType.isDynamicDim(indexType.getRank() - 1))
       return emitNodeError(op) << "needs static shapes", failure();
     int64_t bd = op.getBatchDims(), k = indexType.getShape().back();
     int64_t q = indexType.getRank();
@@ -888,20 +891,38 @@ struct GatherNDLowering : OpConversionPattern<onnx::GatherNDOp> {
       return emitNodeError(op) << "batch_dims " << bd << " and index depth "
                                << k << " do not fit data " << dataType,
              failure();
+    for (int64_t d = 0; d < bd; ++d)
+      if (indexType.isDynamicDim(d))
+        return emitNodeError(op) << "needs static batch dims", failure();
     // Each component j of the index tuples addresses data dim bd + j.
     for (int64_t j = 0; j < k; ++j) {
       SmallVector<OpFoldResult> offsets(q, rewriter.getIndexAttr(0)),
           sizes, strides(q, rewriter.getIndexAttr(1));
       offsets[q - 1] = rewriter.getIndexAttr(j);
       for (int64_t d = 0; d < q; ++d)
-        sizes.push_back(rewriter.getIndexAttr(d == q - 1 ? 1 : indexType.getDimSize(d)));
+        sizes.push_back(
+            d == q - 1 ? OpFoldResult(rewriter.getIndexAttr(1))
+            : indexType.isDynamicDim(d)
+                ? OpFoldResult(tensor::DimOp::create(
+                                   rewriter, loc, adaptor.getIndices(), d)
+                                   .getResult())
+                : OpFoldResult(rewriter.getIndexAttr(indexType.getDimSize(d))));
       Value component = tensor::ExtractSliceOp::create(
           rewriter, loc, adaptor.getIndices(), offsets, sizes, strides);
       emitIndexCheck(rewriter, loc, op, component, dataType.getDimSize(bd + j));
     }
     int64_t rank = resultType.getRank();
     MLIRContext *ctx = rewriter.getContext();
-    Value empty = createEmptyTensor(rewriter, loc, resultType);
+    // The result's dims: the indices' but the last, then data's.
+    SmallVector<Value> dynSizes;
+    for (int64_t d = 0; d < rank; ++d)
+      if (resultType.isDynamicDim(d)) {
+        if (d >= q - 1)
+          return emitNodeError(op) << "needs static shapes", failure();
+        dynSizes.push_back(
+            tensor::DimOp::create(rewriter, loc, adaptor.getIndices(), d));
+      }
+    Value empty = tensor::EmptyOp::create(rewriter, loc, resultType, dynSizes);
     Value result =
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{resultType}, ValueRange{},

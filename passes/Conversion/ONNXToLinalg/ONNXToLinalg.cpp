@@ -109,6 +109,9 @@ struct ConvertONNXToLinalgPass
     populateTopKPatterns(converter, patterns);
     populateNonMaxSuppressionPatterns(converter, patterns);
     populateCompressPatterns(converter, patterns);
+    populateNonZeroPatterns(converter, patterns);
+    populateUniquePatterns(converter, patterns);
+    populateRunTimeSizesPatterns(converter, patterns);
     populateEinsumPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);

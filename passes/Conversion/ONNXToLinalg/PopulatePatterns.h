@@ -78,6 +78,16 @@ void populateNonMaxSuppressionPatterns(TypeConverter &converter,
 /// Compress (static input; the selected count a run dim).
 void populateCompressPatterns(TypeConverter &converter,
                               RewritePatternSet &patterns);
+/// NonZero (static input; the count of non-zero elements a run dim).
+void populateNonZeroPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns);
+/// Unique (static input; the number of unique slices a run dim).
+void populateUniquePatterns(TypeConverter &converter,
+                            RewritePatternSet &patterns);
+/// Range, ConstantOfShape, Expand, Tile, OneHot with sizes read at run time
+/// (RunTimeSizes.cpp).
+void populateRunTimeSizesPatterns(TypeConverter &converter,
+                                  RewritePatternSet &patterns);
 
 } // namespace kiln::onnx_to_linalg
 

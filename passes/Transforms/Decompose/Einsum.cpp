@@ -17,6 +17,7 @@
 
 #include "dialects/ONNX/Einsum.h"
 #include "dialects/ONNX/ONNXOps.h"
+#include "dialects/ONNX/ShapeInference/ShapeHelpers.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVectorExtras.h"
@@ -90,6 +91,11 @@ bool isIdentity(ArrayRef<int64_t> perm) {
 } // namespace
 
 bool keptForLowering(Operation *op) {
+  // OneHot's depth and CenterCropPad's shape read at run time: the sizes
+  // are run dims, lowered by RunTimeSizes.cpp (the expansions need them
+  // constant).
+  if (isa<onnx::OneHotOp, onnx::CenterCropPadOp>(op))
+    return onnx::isRunTimeOperand(op, 1);
   if (auto bn = dyn_cast<onnx::BatchNormalizationOp>(op))
     return bn.getTrainingMode() == 0;
   if (!isa<onnx::EinsumOp>(op))

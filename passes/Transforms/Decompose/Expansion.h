@@ -240,7 +240,8 @@ bool keptForIntegerKernel(mlir::Operation *op);
 /// Ops with an expansion for some of their forms only, the others kept for
 /// convert-onnx-to-linalg: Einsum equations that are not MatMul-shaped (one or
 /// three+ operands, a diagonal, a broadcast dim, nothing contracted: one
-/// linalg.generic, Einsum.cpp), BatchNormalization in inference form.
+/// linalg.generic, Einsum.cpp), BatchNormalization in inference form, OneHot
+/// and CenterCropPad whose depth / shape are read at run time.
 bool keptForLowering(mlir::Operation *op);
 mlir::LogicalResult expandEinsum(Expansion &e);
 mlir::LogicalResult expandShrink(Expansion &e);

@@ -240,8 +240,8 @@ func.func @topk_k_too_large(%x: tensor<2x3xf32>) {
 // -----
 
 func.func @no_shape_inference(%x: tensor<4xf32>) {
-  // expected-error @+1 {{node (NonZero): has no shape inference yet}}
-  %0 = "onnx.NonZero"(%x) : (tensor<4xf32>) -> none
+  // expected-error @+1 {{node (Det): has no shape inference yet}}
+  %0 = "onnx.Det"(%x) : (tensor<4xf32>) -> none
   return
 }
 
@@ -465,5 +465,22 @@ func.func @max_unpool_indices(%x: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi32>) 
   %none = onnx.NoValue : () -> none
   // expected-error @+1 {{X must have rank >= 3 and I be int64 of its shape, got 'tensor<1x2x2x2xf32>' and 'tensor<1x2x2x2xi32>'}}
   %0 = "onnx.MaxUnpool"(%x, %i, %none) {kernel_shape = [2, 2]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi32>, none) -> none
+  return
+}
+
+// -----
+
+// GatherND takes symbolic (or run) dims in the indices' leading dims only.
+func.func @gather_nd_symbolic_depth(%x: tensor<3x4xf32>, %i: tensor<5x?xi64>) {
+  // expected-error @+1 {{node (GatherND): data 'tensor<3x4xf32>' and indices 'tensor<5x?xi64>': GatherND takes symbolic dimensions in the indices' leading dims only (not batch_dims' nor the last): fix them with --shape or --specialize}}
+  %0 = "onnx.GatherND"(%x, %i) {batch_dims = 0 : i64} : (tensor<3x4xf32>, tensor<5x?xi64>) -> none
+  return
+}
+
+// -----
+
+func.func @nonzero_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{node (NonZero): a scalar input is not supported (the ONNX spec gives [0, N] indices, onnxruntime [1, N])}}
+  %0 = "onnx.NonZero"(%x) : (tensor<f32>) -> none
   return
 }

@@ -84,3 +84,72 @@ func.func @topk_pad(%x: tensor<3x8xf32>, %k: tensor<1xi64>, %y: tensor<3x4xf32>,
   %1 = "onnx.Pad"(%y, %pads, %none, %ax) {mode = "constant"} : (tensor<3x4xf32>, tensor<2xi64>, none, tensor<1xi64>) -> none loc("q")
   return %0#0, %0#1, %1 : none, none, none
 }
+
+// -----
+
+// NonZero counts its non-zero elements during the run: one run symbol for its count,
+// through Transpose and GatherND (the indices' leading dim).
+// CHECK-LABEL: func.func @nonzero_gather_nd
+// CHECK-SAME: -> (tensor<2x?xi64> {kiln.dims = array<i64: 2, -1>}, tensor<?xf32> {kiln.dims = array<i64: -1>})
+// CHECK-SAME: kiln.symbols = {{\[}}["nz.dim1", 0, -1, 1]]
+// CHECK: onnx.NonZero{{.*}}kiln.symbolic_dims = ["2", "nz.dim1"]
+// CHECK: onnx.Transpose{{.*}}kiln.symbolic_dims = ["nz.dim1", "2"]
+// CHECK: onnx.GatherND{{.*}}kiln.symbolic_dims = ["nz.dim1"]
+func.func @nonzero_gather_nd(%x: tensor<3x4xf32>) -> (none, none) {
+  %0 = "onnx.NonZero"(%x) : (tensor<3x4xf32>) -> none loc("nz")
+  %1 = "onnx.Transpose"(%0) {perm = [1, 0]} : (none) -> none loc("tr")
+  %2 = "onnx.GatherND"(%x, %1) {batch_dims = 0 : i64} : (tensor<3x4xf32>, none) -> none loc("gnd")
+  return %0, %2 : none, none
+}
+
+// -----
+
+// Sizes read at run time: ConstantOfShape's shape, Expand's shape (x's dim 3 stays),
+// Tile's repeats, OneHot's depth, Range's start and limit: a run symbol per `?` dim.
+// CHECK-LABEL: func.func @run_time_sizes
+// CHECK-SAME: kiln.symbols = {{\[}}["cos.dim0", 0, -1, 1], ["cos.dim1", 0, -1, 1], ["ex.dim1", 0, -1, 1], ["tile.dim0", 0, -1, 1], ["tile.dim1", 0, -1, 1], ["oh.dim1", 0, -1, 1], ["range.dim0", 0, -1, 1]]
+// CHECK: onnx.ConstantOfShape{{.*}}kiln.symbolic_dims = ["cos.dim0", "cos.dim1"]{{.*}} -> tensor<?x?xf32>
+// CHECK: onnx.Expand{{.*}}kiln.symbolic_dims = ["3", "ex.dim1"]{{.*}} -> tensor<3x?xf32>
+// CHECK: onnx.Tile{{.*}}kiln.symbolic_dims = ["tile.dim0", "tile.dim1"]
+// CHECK: onnx.OneHot{{.*}}kiln.symbolic_dims = ["2", "oh.dim1"]{{.*}} -> tensor<2x?xf32>
+// CHECK: onnx.Range{{.*}}kiln.symbolic_dims = ["range.dim0"]{{.*}} -> tensor<?xi64>
+func.func @run_time_sizes(%s: tensor<2xi64>, %x: tensor<3x1xf32>, %r: tensor<2xi64>, %d: tensor<f32>,
+                          %i: tensor<2xi64>, %st: tensor<i64>, %l: tensor<i64>) -> (none, none, none, none, none) {
+  %v = onnx.Constant {value = dense<[0.0, 1.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %one = onnx.Constant {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %0 = "onnx.ConstantOfShape"(%s) : (tensor<2xi64>) -> none loc("cos")
+  %1 = "onnx.Expand"(%x, %s) : (tensor<3x1xf32>, tensor<2xi64>) -> none loc("ex")
+  %2 = "onnx.Tile"(%x, %r) : (tensor<3x1xf32>, tensor<2xi64>) -> none loc("tile")
+  %3 = "onnx.OneHot"(%i, %d, %v) {axis = -1 : i64} : (tensor<2xi64>, tensor<f32>, tensor<2xf32>) -> none loc("oh")
+  %4 = "onnx.Range"(%st, %l, %one) : (tensor<i64>, tensor<i64>, tensor<i64>) -> none loc("range")
+  return %0, %1, %2, %3, %4 : none, none, none, none, none
+}
+
+// -----
+
+// Unique: one run symbol (the number of unique slices) for Y's axis, indices and
+// counts; inverse_indices has one entry per slice of X.
+// CHECK-LABEL: func.func @unique_axis
+// CHECK-SAME: -> (tensor<2x?x2xf32> {kiln.dims = array<i64: 2, -1, 2>}, tensor<?xi64> {kiln.dims = array<i64: -1>}, tensor<4xi64>, tensor<?xi64> {kiln.dims = array<i64: -1>})
+// CHECK-SAME: kiln.symbols = {{\[}}["uq.out0.dim1", 0, -1, 1]]
+// CHECK: onnx.Unique{{.*}}kiln.symbolic_dims = ["2", "uq.out0.dim1", "2"], kiln.symbolic_dims_1 = ["uq.out0.dim1"], kiln.symbolic_dims_3 = ["uq.out0.dim1"]
+func.func @unique_axis(%x: tensor<2x4x2xf32>) -> (none, none, none, none) {
+  %0:4 = "onnx.Unique"(%x) {axis = 1 : i64, sorted = 1 : i64} : (tensor<2x4x2xf32>) -> (none, none, none, none) loc("uq")
+  return %0#0, %0#1, %0#2, %0#3 : none, none, none, none
+}
+
+// -----
+
+// A Slice with run-time starts and ends takes data with input symbols (and run dims):
+// the dims it does not slice keep theirs.
+// CHECK-LABEL: func.func @slice_symbolic_data
+// CHECK-SAME: kiln.symbols = {{\[}}["batch", 1, -1], ["s.dim1", 0, -1, 1]]
+// CHECK: onnx.Slice{{.*}}kiln.symbolic_dims = ["batch", "s.dim1"]{{.*}} -> tensor<?x?xf32>
+func.func @slice_symbolic_data(%x: tensor<?x6xf32> {kiln.dims = array<i64: -1, 6>},
+                               %st: tensor<1xi64>, %en: tensor<1xi64>) -> none
+    attributes {kiln.symbols = [["batch", 1, -1]]} {
+  %axes = onnx.Constant {value = dense<[1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %n = onnx.NoValue : () -> none
+  %0 = "onnx.Slice"(%x, %st, %en, %axes, %n) : (tensor<?x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> none loc("s")
+  return %0 : none
+}
