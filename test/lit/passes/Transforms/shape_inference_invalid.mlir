@@ -467,3 +467,29 @@ func.func @max_unpool_indices(%x: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi32>) 
   %0 = "onnx.MaxUnpool"(%x, %i, %none) {kernel_shape = [2, 2]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi32>, none) -> none
   return
 }
+
+// -----
+
+// A symbolic batch taken whole leaves a -1 of static dims: one that does not divide is
+// an error at compile time, whatever the batch (computed shape and constant shape).
+func.func @reshape_symbolic_minus_one_does_not_divide(%x: tensor<?x4x5xf32>) {
+  %s = "onnx.Shape"(%x) : (tensor<?x4x5xf32>) -> none
+  %zero = onnx.Constant {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %n = "onnx.Gather"(%s, %zero) {axis = 0 : i64} : (none, tensor<i64>) -> none
+  %axes = onnx.Constant {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %n1 = "onnx.Unsqueeze"(%n, %axes) : (none, tensor<1xi64>) -> none
+  %c = onnx.Constant {value = dense<[7, -1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %shape = "onnx.Concat"(%n1, %c) {axis = 0 : i64} : (none, tensor<2xi64>) -> none
+  // expected-error @+1 {{cannot reshape 'tensor<?x4x5xf32>' to [?, 7, -1]: the -1 would be 20 elements over 7, which do not divide}}
+  %0 = "onnx.Reshape"(%x, %shape) : (tensor<?x4x5xf32>, none) -> none
+  return
+}
+
+// -----
+
+func.func @reshape_copied_symbol_minus_one_does_not_divide(%x: tensor<?x4x5xf32>) {
+  %c = onnx.Constant {value = dense<[0, 7, -1]> : tensor<3xi64>} : () -> tensor<3xi64>
+  // expected-error @+1 {{cannot reshape 'tensor<?x4x5xf32>' to [0, 7, -1]: the -1 would be 20 elements over 7, which do not divide}}
+  %0 = "onnx.Reshape"(%x, %c) : (tensor<?x4x5xf32>, tensor<3xi64>) -> none
+  return
+}
