@@ -493,3 +493,22 @@ func.func @reshape_copied_symbol_minus_one_does_not_divide(%x: tensor<?x4x5xf32>
   %0 = "onnx.Reshape"(%x, %c) : (tensor<?x4x5xf32>, tensor<3xi64>) -> none
   return
 }
+
+// -----
+
+// A flatten whose -1 stays symbolic (%y's batch need not be %x's) leaves a symbolic K:
+// the Gemm's error says so (not the `?` sentinel's value).
+func.func @gemm_symbolic_k(%x: tensor<?x8x16xf32>, %y: tensor<?x8x16xf32>, %w: tensor<10x128xf32>) {
+  %s = "onnx.Shape"(%x) : (tensor<?x8x16xf32>) -> none
+  %zero = onnx.Constant {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %n = "onnx.Gather"(%s, %zero) {axis = 0 : i64} : (none, tensor<i64>) -> none
+  %axes = onnx.Constant {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %n1 = "onnx.Unsqueeze"(%n, %axes) : (none, tensor<1xi64>) -> none
+  %m1 = onnx.Constant {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %shape = "onnx.Concat"(%n1, %m1) {axis = 0 : i64} : (none, tensor<1xi64>) -> none
+  %flat = "onnx.Reshape"(%y, %shape) : (tensor<?x8x16xf32>, none) -> none
+  %none = onnx.NoValue : () -> none
+  // expected-error @+1 {{inner dimensions differ: A has K = ? (symbolic), B has K = 128 (transA = 0, transB = 1); the product's K must be static here (fix the model input's dims with --shape)}}
+  %0 = "onnx.Gemm"(%flat, %w, %none) {transB = 1 : i64} : (none, tensor<10x128xf32>, none) -> none
+  return
+}
