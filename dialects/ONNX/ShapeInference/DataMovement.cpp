@@ -226,8 +226,7 @@ LogicalResult inferReshape(Operation *op) {
             resolvable = false; // a symbolic dim of something else
         } else if (d == -1) {
           if (inferred != -1)
-            return emitNodeError(op) << "shape has more than one -1",
-                   failure();
+            return emitNodeError(op) << "shape has more than one -1", failure();
           inferred = i;
           shape.push_back(ShapedType::kDynamic);
         } else if (d < 0) {

@@ -25,8 +25,8 @@ static InFlightDiagnostic emitInnerDimsDiffer(Operation *op, int64_t k,
                                     : std::to_string(d);
   };
   InFlightDiagnostic diag = emitNodeError(op);
-  diag << "inner dimensions differ: A has K = " << text(k) << ", B has K = "
-       << text(k2);
+  diag << "inner dimensions differ: A has K = " << text(k)
+       << ", B has K = " << text(k2);
   return diag;
 }
 
