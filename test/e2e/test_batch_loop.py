@@ -144,11 +144,13 @@ def test_header_main_runs_each_image(kiln, tmp_path):
     assert problem is None, problem
 
 
-def test_flatten_by_computed_shape(kiln, tmp_path):
-    # x.view(x.size(0), 128): Shape -> Gather -> Unsqueeze -> Concat -> Reshape between
-    # the convolution and the classifier; in the image's graph the computed shape is
-    # [1, 128]. (With -1 for the 128, the product after it is refused at import, its K
-    # unknown there, with or without the batch loop.)
+@pytest.mark.parametrize("rest", [128, -1])
+def test_flatten_by_computed_shape(kiln, tmp_path, rest):
+    # x.view(x.size(0), 128) and x.view(x.size(0), -1) (torch's usual classifier
+    # flatten): Shape -> Gather -> Unsqueeze -> Concat -> Reshape between the
+    # convolution and the classifier; in the image's graph the computed shape is
+    # [1, 128] (or [1, -1]). With -1, import's shape inference finds K = 128 (the
+    # Reshape's data's static dims), so the MatMul after it takes it.
     from onnx import TensorProto as T
     from onnx import helper as h
     from onnx import numpy_helper as nh
@@ -158,7 +160,7 @@ def test_flatten_by_computed_shape(kiln, tmp_path):
                            "fw"),
              nh.from_array(np.array(0, np.int64), "zero"),
              nh.from_array(np.array([0], np.int64), "axes"),
-             nh.from_array(np.array([8 * 4 * 4], np.int64), "rest")]
+             nh.from_array(np.array([rest], np.int64), "rest")]
     nodes = [h.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
              h.make_node("Relu", ["c"], ["r"]),
              h.make_node("AveragePool", ["r"], ["a"], kernel_shape=[4, 4], strides=[4, 4]),

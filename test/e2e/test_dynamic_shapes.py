@@ -513,3 +513,88 @@ def test_maxpool_indices_dynamic_batch(kiln, pool_indices_artifact, tmp_path, ba
     x = np.random.RandomState(batch).permutation(batch * 3 * 9 * 8).astype(np.float32)
     run_at(kiln, model, artifact, {"x": x.reshape(batch, 3, 9, 8),
                                    "v": rand(batch, batch, 2, 4, 6, 4)}, tmp_path)
+
+
+# Flattening a symbolic batch before the classifier, the ways exports write it: the
+# product's K (the non-batch dims' product) is static, found by shape inference at
+# import (the -1 of [x.size(0), -1] is x's static dims over the shape's sizes).
+def flatten_model(path: Path, how: str) -> Path:
+    """x [n, 8, 4, 4] -> Relu -> flatten to [n, 128] (`how`) -> Gemm/MatMul -> [n, 10]."""
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu")]
+    inits = [const("fw", weights(11, 10, 128)), const("fb", weights(12, 10))]
+    if how == "view":  # x.view(x.size(0), -1)
+        nodes += [h.make_node("Shape", ["r"], ["s"], name="shape"),
+                  h.make_node("Gather", ["s", "zero"], ["n0"], name="size0", axis=0),
+                  h.make_node("Unsqueeze", ["n0", "axes"], ["n1"], name="unsq"),
+                  h.make_node("Concat", ["n1", "minus1"], ["shape_v"], name="cat", axis=0),
+                  h.make_node("Reshape", ["r", "shape_v"], ["flat"], name="view")]
+        inits += [const("zero", np.array(0, np.int64)), const("axes", np.array([0], np.int64)),
+                  const("minus1", np.array([-1], np.int64))]
+    elif how == "flatten":  # torch.flatten(x, 1)
+        nodes += [h.make_node("Flatten", ["r"], ["flat"], name="flatten", axis=1)]
+    elif how == "zero_minus1":
+        nodes += [h.make_node("Reshape", ["r", "shape_c"], ["flat"], name="reshape")]
+        inits += [const("shape_c", np.array([0, -1], np.int64))]
+    elif how == "minus1_128":
+        nodes += [h.make_node("Reshape", ["r", "shape_c"], ["flat"], name="reshape")]
+        inits += [const("shape_c", np.array([-1, 128], np.int64))]
+    else:
+        raise ValueError(how)
+    if how in ("view", "zero_minus1"):
+        nodes += [h.make_node("Gemm", ["flat", "fw", "fb"], ["y"], name="fc", transB=1)]
+    else:
+        nodes += [h.make_node("MatMul", ["flat", "fwt"], ["m"], name="fc"),
+                  h.make_node("Add", ["m", "fb"], ["y"], name="bias")]
+        inits += [const("fwt", np.ascontiguousarray(weights(11, 10, 128).T))]
+    return save(path, nodes, [vi("x", ["n", 8, 4, 4])], [vi("y", ["n", 10])], inits)
+
+
+@pytest.fixture(scope="module")
+def flatten_artifacts(kiln, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dyn_flatten")
+    out = {}
+    for how in ("view", "flatten", "zero_minus1", "minus1_128"):
+        model = flatten_model(folder / f"{how}.onnx", how)
+        looped = compile_model(kiln, model, folder / f"{how}.so")
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("KILN_NO_BATCH_LOOP", "1")
+            over_batch = compile_model(kiln, model, folder / f"{how}_over_batch.so")
+        out[how] = (model, looped, over_batch)
+    return out
+
+
+@pytest.mark.parametrize("batch", [1, 3, 5])
+@pytest.mark.parametrize("which", ["default", "over_batch"])
+@pytest.mark.parametrize("how", ["view", "flatten", "zero_minus1", "minus1_128"])
+def test_flatten_symbolic_batch_before_classifier(kiln, flatten_artifacts, tmp_path, how,
+                                                   which, batch):
+    model, looped, over_batch = flatten_artifacts[how]
+    artifact = looped if which == "default" else over_batch
+    run_at(kiln, model, artifact, {"x": rand(batch, batch, 8, 4, 4)}, tmp_path)
+
+
+@pytest.mark.parametrize("computed", [False, True])
+def test_flatten_minus1_that_does_not_divide(kiln, tmp_path, computed):
+    # [n, 4, 5] to [n, 7, -1]: 20 elements per image over 7 do not divide; an error
+    # naming the node (at compile time, whatever n is).
+    nodes = []
+    inits = [const("seven_m1", np.array([7, -1], np.int64))]
+    if computed:
+        nodes += [h.make_node("Shape", ["x"], ["s"], name="shape"),
+                  h.make_node("Gather", ["s", "zero"], ["n0"], name="size0", axis=0),
+                  h.make_node("Unsqueeze", ["n0", "axes"], ["n1"], name="unsq"),
+                  h.make_node("Concat", ["n1", "seven_m1"], ["shape_v"], name="cat", axis=0)]
+        inits += [const("zero", np.array(0, np.int64)), const("axes", np.array([0], np.int64))]
+    else:
+        inits += [const("shape_v", np.array([0, 7, -1], np.int64))]
+    nodes.append(h.make_node("Reshape", ["x", "shape_v"], ["y"], name="the_view"))
+    model = tmp_path / "bad.onnx"
+    graph = h.make_graph(nodes, "g", [vi("x", ["n", 4, 5])], [vi("y", ["n", 7, None])],
+                         initializer=inits)
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], ir_version=8),
+              str(model))
+    r = kiln.compile(model, tmp_path / "bad.so", timeout=120)
+    assert r.returncode == 1, r.describe()
+    assert "node 'the_view' (Reshape" in r.stderr, r.stderr
+    assert "the -1 would be 20 elements over 7, which do not divide" in r.stderr, r.stderr
+    assert harness.crash_marker(r.stdout + r.stderr) is None, r.describe()

@@ -192,23 +192,80 @@ LogicalResult inferReshape(Operation *op) {
     return failure();
   // A shape computed from symbolic dims (Shape -> Gather -> Concat): each
   // element a size, 0, -1 or a symbolic dim (`?`); kiln-symbolic-shapes
-  // gives the `?`s their expressions and makes the shape a constant.
+  // gives the `?`s their expressions and makes the shape a constant. A -1 is
+  // static when every symbolic dim of data is taken whole, by a 0 at its axis
+  // or by an element that is that dim of data (`x.view(x.size(0), -1)`): it
+  // is then data's static dims over the shape's sizes.
   if (!getConstantAttr(op->getOperand(1)))
-    if (std::optional<SmallVector<int64_t>> values =
-            getShapeValues(op->getOperand(1));
-        values && llvm::any_of(*values, ShapedType::isDynamic)) {
+    if (std::optional<SmallVector<ShapeValue>> values =
+            getShapeValueSources(op->getOperand(1));
+        values && llvm::any_of(*values, [](const ShapeValue &v) {
+          return ShapedType::isDynamic(v.value);
+        })) {
       bool allowZero = getIntAttr(op, "allowzero", 0) != 0;
+      int64_t rank = data->getRank();
+      SmallVector<bool> taken(rank, false);
+      bool resolvable = true;
+      int64_t inferred = -1, known = 1;
+      auto take = [&](int64_t axis) {
+        if (taken[axis])
+          resolvable = false;
+        taken[axis] = true;
+      };
       SmallVector<int64_t> shape;
-      for (auto [i, d] : llvm::enumerate(*values)) {
-        if (d == 0 && !allowZero && static_cast<int64_t>(i) < data->getRank())
+      for (auto [i, v] : llvm::enumerate(*values)) {
+        int64_t d = v.value;
+        if (d == 0 && !allowZero && static_cast<int64_t>(i) < rank) {
           shape.push_back(data->getDimSize(i));
-        else if (ShapedType::isDynamic(d) || d == -1)
+          take(i);
+        } else if (ShapedType::isDynamic(d)) {
           shape.push_back(ShapedType::kDynamic);
-        else if (d < 0)
+          if (v.source == op->getOperand(0) && v.axis < rank)
+            take(v.axis);
+          else
+            resolvable = false; // a symbolic dim of something else
+        } else if (d == -1) {
+          if (inferred != -1)
+            return emitNodeError(op) << "shape has more than one -1", failure();
+          inferred = i;
+          shape.push_back(ShapedType::kDynamic);
+        } else if (d < 0) {
           return emitNodeError(op) << "shape has invalid dimension " << d,
                  failure();
-        else
+        } else {
           shape.push_back(d);
+          std::optional<int64_t> product = checkedMul(known, d);
+          if (!product)
+            return emitNodeError(op) << "shape's dimensions multiply to more "
+                                        "than 64-bit integers hold",
+                   failure();
+          known = *product;
+        }
+      }
+      int64_t rest = 1; // data's elements not taken whole
+      for (int64_t i = 0; i < rank; ++i) {
+        if (taken[i])
+          continue;
+        if (data->isDynamicDim(i))
+          resolvable = false;
+        else
+          rest *= data->getDimSize(i);
+      }
+      if (inferred != -1 && resolvable) {
+        if (known == 0 || rest % known != 0) {
+          InFlightDiagnostic diag = emitNodeError(op);
+          diag << "cannot reshape " << *data << " to [";
+          llvm::interleaveComma(*values, diag, [&](const ShapeValue &v) {
+            if (ShapedType::isDynamic(v.value))
+              diag << "?";
+            else
+              diag << v.value;
+          });
+          diag << "]: the -1 would be " << rest << " elements over " << known
+               << ", which do not divide";
+          return failure();
+        }
+        shape[inferred] = rest / known;
       }
       return setResultType(op, 0, shape, data->getElementType());
     }
@@ -287,10 +344,17 @@ LogicalResult inferReshape(Operation *op) {
           staticKnown *= d;
         else if (d == 0 && allowZero)
           staticKnown = 0;
-      if (staticRest && staticKnown > 0 && rest % staticKnown == 0)
-        shape[inferred] = rest / staticKnown;
-      else
-        shape[inferred] = ShapedType::kDynamic;
+      if (staticRest && (staticKnown == 0 || rest % staticKnown != 0)) {
+        // Every symbolic dim is copied in place: the -1 is rest / staticKnown,
+        // whatever the symbols' values.
+        InFlightDiagnostic diag = emitNodeError(op);
+        diag << "cannot reshape " << *data << " to [";
+        llvm::interleaveComma(given, diag);
+        diag << "]: the -1 would be " << rest << " elements over "
+             << staticKnown << ", which do not divide";
+        return failure();
+      }
+      shape[inferred] = staticRest ? rest / staticKnown : ShapedType::kDynamic;
     }
     return setResultType(op, 0, shape, data->getElementType());
   }

@@ -15,6 +15,21 @@ using namespace mlir;
 
 namespace kiln::onnx {
 
+/// "inner dimensions differ" for K = `k` of A and `k2` of B; a symbolic K
+/// (a `?` that shape inference could not resolve: a flatten's -1 over dims
+/// of another tensor, ...) says so instead of printing its sentinel.
+static InFlightDiagnostic emitInnerDimsDiffer(Operation *op, int64_t k,
+                                              int64_t k2) {
+  auto text = [](int64_t d) {
+    return ShapedType::isDynamic(d) ? std::string("? (symbolic)")
+                                    : std::to_string(d);
+  };
+  InFlightDiagnostic diag = emitNodeError(op);
+  diag << "inner dimensions differ: A has K = " << text(k)
+       << ", B has K = " << text(k2);
+  return diag;
+}
+
 /// The result shape of numpy.matmul(a, b), or an error on `op`.
 static FailureOr<SmallVector<int64_t>>
 matmulShape(Operation *op, ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
@@ -30,8 +45,10 @@ matmulShape(Operation *op, ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
     rhs.push_back(1);
   int64_t k = lhs.back(), k2 = rhs[rhs.size() - 2];
   if (k != k2) {
-    emitNodeError(op) << "inner dimensions differ: A has K = " << k
-                      << ", B has K = " << k2;
+    InFlightDiagnostic diag = emitInnerDimsDiffer(op, k, k2);
+    if (ShapedType::isDynamic(k) != ShapedType::isDynamic(k2))
+      diag << "; the product's K must be static here (fix the model "
+              "input's dims with --shape)";
     return failure();
   }
   FailureOr<SmallVector<int64_t>> batch = broadcastShapes(
@@ -106,9 +123,11 @@ LogicalResult inferGemm(Operation *op) {
   int64_t m = a->getDimSize(transA ? 1 : 0), k = a->getDimSize(transA ? 0 : 1);
   int64_t k2 = b->getDimSize(transB ? 1 : 0), n = b->getDimSize(transB ? 0 : 1);
   if (k != k2) {
-    emitNodeError(op) << "inner dimensions differ: A has K = " << k
-                      << ", B has K = " << k2 << " (transA = " << transA
-                      << ", transB = " << transB << ")";
+    InFlightDiagnostic diag = emitInnerDimsDiffer(op, k, k2);
+    diag << " (transA = " << transA << ", transB = " << transB << ")";
+    if (ShapedType::isDynamic(k) || ShapedType::isDynamic(k2))
+      diag << "; the product's K must be static here (fix the model "
+              "input's dims with --shape)";
     return failure();
   }
   SmallVector<int64_t> shape = {m, n};

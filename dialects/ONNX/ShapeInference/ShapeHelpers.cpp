@@ -223,9 +223,14 @@ FailureOr<SmallVector<int64_t>> getConstantInts(Operation *op, unsigned index,
   return **values;
 }
 
-static std::optional<SmallVector<int64_t>> shapeValues(Value value, int depth) {
-  if (std::optional<SmallVector<int64_t>> c = getConstantIntValues(value))
-    return c;
+static std::optional<SmallVector<ShapeValue>> shapeValues(Value value,
+                                                          int depth) {
+  if (std::optional<SmallVector<int64_t>> c = getConstantIntValues(value)) {
+    SmallVector<ShapeValue> out;
+    for (int64_t v : *c)
+      out.push_back({v, Value(), 0});
+    return out;
+  }
   auto type = dyn_cast<RankedTensorType>(value.getType());
   Operation *op = value.getDefiningOp();
   if (!op || depth > 32 || !type || type.getRank() > 1 ||
@@ -233,12 +238,12 @@ static std::optional<SmallVector<int64_t>> shapeValues(Value value, int depth) {
       !isa<IntegerType>(type.getElementType()))
     return std::nullopt;
   StringRef name = op->getName().getStringRef();
-  auto operand = [&](unsigned i) -> std::optional<SmallVector<int64_t>> {
+  auto operand = [&](unsigned i) -> std::optional<SmallVector<ShapeValue>> {
     if (i >= op->getNumOperands() || isNoneValue(op->getOperand(i)))
       return std::nullopt;
     return shapeValues(op->getOperand(i), depth + 1);
   };
-  std::optional<SmallVector<int64_t>> out;
+  std::optional<SmallVector<ShapeValue>> out;
   if (name == "onnx.Shape") {
     auto data = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
     if (!data)
@@ -251,12 +256,12 @@ static std::optional<SmallVector<int64_t>> shapeValues(Value value, int depth) {
     int64_t end = clamp(getIntAttr(op, "end", rank));
     out.emplace();
     for (int64_t i = start; i < end; ++i)
-      out->push_back(data.getDimSize(i));
+      out->push_back({data.getDimSize(i), op->getOperand(0), i});
   } else if (name == "onnx.Identity" || name == "onnx.Cast" ||
              name == "onnx.Unsqueeze" || name == "onnx.Squeeze") {
     out = operand(0);
   } else if (name == "onnx.Gather") {
-    std::optional<SmallVector<int64_t>> data = operand(0);
+    std::optional<SmallVector<ShapeValue>> data = operand(0);
     std::optional<SmallVector<int64_t>> indices =
         getConstantIntValues(op->getOperand(1));
     if (!data || !indices)
@@ -272,13 +277,13 @@ static std::optional<SmallVector<int64_t>> shapeValues(Value value, int depth) {
   } else if (name == "onnx.Concat") {
     out.emplace();
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-      std::optional<SmallVector<int64_t>> part = operand(i);
+      std::optional<SmallVector<ShapeValue>> part = operand(i);
       if (!part)
         return std::nullopt;
       out->append(part->begin(), part->end());
     }
   } else if (name == "onnx.Slice") {
-    std::optional<SmallVector<int64_t>> data = operand(0);
+    std::optional<SmallVector<ShapeValue>> data = operand(0);
     std::optional<SmallVector<int64_t>> starts =
         getConstantIntValues(op->getOperand(1));
     std::optional<SmallVector<int64_t>> ends =
@@ -304,7 +309,7 @@ static std::optional<SmallVector<int64_t>> shapeValues(Value value, int depth) {
       out->push_back((*data)[i]);
   } else if (name == "onnx.Add" || name == "onnx.Sub" || name == "onnx.Mul" ||
              name == "onnx.Div") {
-    std::optional<SmallVector<int64_t>> a = operand(0), b = operand(1);
+    std::optional<SmallVector<ShapeValue>> a = operand(0), b = operand(1);
     if (!a || !b)
       return std::nullopt;
     size_t n = std::max(a->size(), b->size());
@@ -313,18 +318,19 @@ static std::optional<SmallVector<int64_t>> shapeValues(Value value, int depth) {
       return std::nullopt;
     out.emplace();
     for (size_t i = 0; i < n; ++i) {
-      int64_t x = (*a)[a->size() == 1 ? 0 : i];
-      int64_t y = (*b)[b->size() == 1 ? 0 : i];
+      int64_t x = (*a)[a->size() == 1 ? 0 : i].value;
+      int64_t y = (*b)[b->size() == 1 ? 0 : i].value;
       if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y)) {
-        out->push_back(ShapedType::kDynamic);
+        out->push_back({ShapedType::kDynamic, Value(), 0});
         continue;
       }
       if (name == "onnx.Div" && y == 0)
         return std::nullopt;
-      out->push_back(name == "onnx.Add"   ? x + y
-                     : name == "onnx.Sub" ? x - y
-                     : name == "onnx.Mul" ? x * y
-                                          : x / y);
+      out->push_back({name == "onnx.Add"   ? x + y
+                      : name == "onnx.Sub" ? x - y
+                      : name == "onnx.Mul" ? x * y
+                                           : x / y,
+                      Value(), 0});
     }
   } else {
     return std::nullopt;
@@ -335,6 +341,16 @@ static std::optional<SmallVector<int64_t>> shapeValues(Value value, int depth) {
 }
 
 std::optional<SmallVector<int64_t>> getShapeValues(Value value) {
+  std::optional<SmallVector<ShapeValue>> values = shapeValues(value, 0);
+  if (!values)
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  for (const ShapeValue &v : *values)
+    out.push_back(v.value);
+  return out;
+}
+
+std::optional<SmallVector<ShapeValue>> getShapeValueSources(Value value) {
   return shapeValues(value, 0);
 }
 

@@ -128,6 +128,21 @@ getConstantNumbers(mlir::Operation *op, unsigned index, llvm::StringRef name);
 /// their expressions over the symbols.
 std::optional<llvm::SmallVector<int64_t>> getShapeValues(mlir::Value value);
 
+/// One element of getShapeValueSources: its value (kDynamic for a symbolic
+/// one) and, for an element that is exactly dim `axis` of a tensor (Shape's
+/// element, through Gather, Concat, Slice, Unsqueeze, ...), that tensor
+/// (null otherwise: a constant or a computed element).
+struct ShapeValue {
+  int64_t value;
+  mlir::Value source;
+  int64_t axis;
+};
+
+/// getShapeValues with each element's source: a Reshape's shape `[x.size(0),
+/// -1]` names its `?` as dim 0 of x, so its -1 can be resolved statically.
+std::optional<llvm::SmallVector<ShapeValue>>
+getShapeValueSources(mlir::Value value);
+
 /// Error for an output shape that depends on a non-constant input.
 mlir::LogicalResult emitNonConstantInput(mlir::Operation *op,
                                          llvm::StringRef name);

@@ -877,3 +877,38 @@ func.func @max_unpool(%x: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi64>) {
   %1 = "onnx.MaxUnpool"(%x, %i, %shape) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>, tensor<4xi64>) -> none
   return
 }
+
+// -----
+
+// A symbolic batch flattened by a shape computed from it (torch's x.view(x.size(0), -1):
+// Shape -> Gather -> Unsqueeze -> Concat) and by constants: the -1 is the data's static
+// dims over the shape's sizes when every symbolic dim of the data is taken whole (by
+// its own dim in the shape, or a 0 at its axis), so the product after it has a static K.
+// With the dim of another tensor (%y's `?` need not be %x's), the -1 stays symbolic.
+// CHECK-LABEL: func.func @flatten_symbolic_batch
+// CHECK: onnx.Reshape {{.*}} -> tensor<?x128xf32>
+// CHECK: onnx.Reshape {{.*}} -> tensor<?x8x16xf32>
+// CHECK: onnx.Reshape {{.*}} -> tensor<?x?xf32>
+// CHECK: onnx.Reshape {{.*}} -> tensor<?x128xf32>
+// CHECK: onnx.Reshape {{.*}} -> tensor<?x128xf32>
+// CHECK: onnx.Flatten {{.*}} -> tensor<?x128xf32>
+func.func @flatten_symbolic_batch(%x: tensor<?x8x4x4xf32>, %y: tensor<?x8x4x4xf32>) {
+  %s = "onnx.Shape"(%x) : (tensor<?x8x4x4xf32>) -> none
+  %zero = onnx.Constant {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %n = "onnx.Gather"(%s, %zero) {axis = 0 : i64} : (none, tensor<i64>) -> none
+  %axes = onnx.Constant {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %n1 = "onnx.Unsqueeze"(%n, %axes) : (none, tensor<1xi64>) -> none
+  %m1 = onnx.Constant {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %shape = "onnx.Concat"(%n1, %m1) {axis = 0 : i64} : (none, tensor<1xi64>) -> none
+  %0 = "onnx.Reshape"(%x, %shape) : (tensor<?x8x4x4xf32>, none) -> none
+  %c8m1 = onnx.Constant {value = dense<[8, -1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %shape3 = "onnx.Concat"(%n1, %c8m1) {axis = 0 : i64} : (none, tensor<2xi64>) -> none
+  %1 = "onnx.Reshape"(%x, %shape3) : (tensor<?x8x4x4xf32>, none) -> none
+  %2 = "onnx.Reshape"(%y, %shape) : (tensor<?x8x4x4xf32>, none) -> none
+  %c0m1 = onnx.Constant {value = dense<[0, -1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %3 = "onnx.Reshape"(%x, %c0m1) : (tensor<?x8x4x4xf32>, tensor<2xi64>) -> none
+  %cm1n = onnx.Constant {value = dense<[-1, 128]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %4 = "onnx.Reshape"(%x, %cm1n) : (tensor<?x8x4x4xf32>, tensor<2xi64>) -> none
+  %5 = "onnx.Flatten"(%x) {axis = 1 : i64} : (tensor<?x8x4x4xf32>) -> none
+  return
+}
