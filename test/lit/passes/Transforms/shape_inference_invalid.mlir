@@ -470,12 +470,23 @@ func.func @max_unpool_indices(%x: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi32>) 
 
 // -----
 
-<<<<<<< HEAD
 // GatherND takes symbolic (or run) dims in the indices' leading dims only.
 func.func @gather_nd_symbolic_depth(%x: tensor<3x4xf32>, %i: tensor<5x?xi64>) {
   // expected-error @+1 {{node (GatherND): data 'tensor<3x4xf32>' and indices 'tensor<5x?xi64>': GatherND takes symbolic dimensions in the indices' leading dims only (not batch_dims' nor the last): fix them with --shape or --specialize}}
   %0 = "onnx.GatherND"(%x, %i) {batch_dims = 0 : i64} : (tensor<3x4xf32>, tensor<5x?xi64>) -> none
-=======
+  return
+}
+
+// -----
+
+func.func @nonzero_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{node (NonZero): a scalar input is not supported (the ONNX spec gives [0, N] indices, onnxruntime [1, N])}}
+  %0 = "onnx.NonZero"(%x) : (tensor<f32>) -> none
+  return
+}
+
+// -----
+
 // A symbolic batch taken whole leaves a -1 of static dims: one that does not divide is
 // an error at compile time, whatever the batch (computed shape and constant shape).
 func.func @reshape_symbolic_minus_one_does_not_divide(%x: tensor<?x4x5xf32>) {
@@ -488,17 +499,11 @@ func.func @reshape_symbolic_minus_one_does_not_divide(%x: tensor<?x4x5xf32>) {
   %shape = "onnx.Concat"(%n1, %c) {axis = 0 : i64} : (none, tensor<2xi64>) -> none
   // expected-error @+1 {{cannot reshape 'tensor<?x4x5xf32>' to [?, 7, -1]: the -1 would be 20 elements over 7, which do not divide}}
   %0 = "onnx.Reshape"(%x, %shape) : (tensor<?x4x5xf32>, none) -> none
->>>>>>> flatk
   return
 }
 
 // -----
 
-<<<<<<< HEAD
-func.func @nonzero_scalar(%x: tensor<f32>) {
-  // expected-error @+1 {{node (NonZero): a scalar input is not supported (the ONNX spec gives [0, N] indices, onnxruntime [1, N])}}
-  %0 = "onnx.NonZero"(%x) : (tensor<f32>) -> none
-=======
 func.func @reshape_copied_symbol_minus_one_does_not_divide(%x: tensor<?x4x5xf32>) {
   %c = onnx.Constant {value = dense<[0, 7, -1]> : tensor<3xi64>} : () -> tensor<3xi64>
   // expected-error @+1 {{cannot reshape 'tensor<?x4x5xf32>' to [0, 7, -1]: the -1 would be 20 elements over 7, which do not divide}}
@@ -522,6 +527,5 @@ func.func @gemm_symbolic_k(%x: tensor<?x8x16xf32>, %y: tensor<?x8x16xf32>, %w: t
   %none = onnx.NoValue : () -> none
   // expected-error @+1 {{inner dimensions differ: A has K = ? (symbolic), B has K = 128 (transA = 0, transB = 1); the product's K must be static here (fix the model input's dims with --shape)}}
   %0 = "onnx.Gemm"(%flat, %w, %none) {transB = 1 : i64} : (none, tensor<10x128xf32>, none) -> none
->>>>>>> flatk
   return
 }
