@@ -319,6 +319,23 @@ std::optional<int64_t> constantZeroPoint(Value zp) {
 /// The lowest bit a nonzero f32 `x` (or an integer multiple of it) can have.
 int lowestBit(float x) { return std::ilogb(x) - 23; }
 
+/// Whether onnxruntime's QLinearAdd reads operand `t` of an Add producing `y`
+/// in spans of more than one element, the kernel's general path: `t` is `y`'s
+/// shape, or its trailing dims (broadcast over the leading ones only, as a
+/// bias over rows) holding more than one element. A broadcast along inner dims
+/// (a per-channel [C, 1, 1] operand) makes one-element spans, whose scalar path
+/// folds b * rB into F (another rounding); those stay as written.
+bool isFullSpan(RankedTensorType t, RankedTensorType y) {
+  if (!t.hasStaticShape() || t.getRank() > y.getRank())
+    return false;
+  if (t.getShape() == y.getShape())
+    return true;
+  ArrayRef<int64_t> dims = t.getShape();
+  while (!dims.empty() && dims.front() == 1)
+    dims = dims.drop_front();
+  return t.getNumElements() > 1 && dims == y.getShape().take_back(dims.size());
+}
+
 /// onnxruntime's graph optimizations (level 2, on by default) fuse
 /// DequantizeLinear(a), DequantizeLinear(b) -> Add -> QuantizeLinear into its
 /// QLinearAdd, which does not compute the spec's float sum: with the ratios
@@ -339,9 +356,9 @@ int lowestBit(float x) { return std::ilogb(x) - 23; }
 /// f32 result, a multiple of the same power of two) when the terms' bits span
 /// at most 53 - which is checked here from the constants; where it is not
 /// (scales 2^20 apart), the pattern is left as written. Operands and result of
-/// one 8-bit type, per-tensor constant scales and zero points, the same static
-/// shape (onnxruntime's broadcasting forms round differently): anything else
-/// stays as written. A Relu between the Add and the QuantizeLinear is kept
+/// one 8-bit type, per-tensor constant scales and zero points, operands of the
+/// result's shape or broadcast over its leading dims (`isFullSpan`): anything
+/// else stays as written. A Relu between the Add and the QuantizeLinear is kept
 /// out of the fusion by onnxruntime unless the zero point is the type's
 /// minimum, where it is a no-op (onnxruntime removes it; so does kiln).
 bool foldQuantizedAdd(onnx::QuantizeLinearOp q, Value noValue) {
@@ -382,7 +399,7 @@ bool foldQuantizedAdd(onnx::QuantizeLinearOp q, Value noValue) {
     std::optional<float> s = constantScalarF32(d->scale);
     std::optional<int64_t> z = constantZeroPoint(d->zp);
     if (!t || t.getElementType() != yt.getElementType() ||
-        t.getShape() != yt.getShape() || !s || !z || !(*s > 0) ||
+        !isFullSpan(t, yt) || !s || !z || !(*s > 0) ||
         !std::isfinite(*s))
       return false;
     in.push_back({d->q, *s, *z});

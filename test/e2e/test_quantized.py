@@ -533,12 +533,15 @@ def _spec_add(a, b, sa, za, sb, zb, sc, zc, lo, hi):
     return np.clip(np.rint(v / f32(sc)) + zc, lo, hi).astype(np.int64)
 
 
-ADD_CASES = [("u8", False), ("s8", False), ("u8", True), ("s8", True)]
+ADD_CASES = [("u8", False, False), ("s8", False, False), ("u8", True, False),
+             ("s8", True, False), ("u8", False, True), ("s8", False, True)]
 
 
-def _add_case(signed: bool, relu: bool, path):
+def _add_case(signed: bool, relu: bool, bias: bool, path):
     """A DQ -> Add (-> Relu) -> Q model over every pair of 8-bit values (a, b: 65536
-    elements each, shaped [1, 256, 16, 16]), with seeded scales and zero points drawn
+    elements each, shaped [1, 256, 16, 16]; with `bias`, b is the 256 values broadcast
+    over the rows of a [256, 256] a, as a bias vector: onnxruntime's kernel reads it in
+    spans of 256, the same formula), with seeded scales and zero points drawn
     until onnxruntime's QLinearAdd and the spec disagree on some pair (so a kiln computing
     the spec fails). With Relu the output zero point is the type's minimum (onnxruntime
     then drops the Relu and fuses; so does kiln). Returns the feeds."""
@@ -548,7 +551,7 @@ def _add_case(signed: bool, relu: bool, path):
     values = np.arange(lo, hi + 1)
     a = np.repeat(values, 256).astype(_np_type(t))
     b = np.tile(values, 256).astype(_np_type(t))
-    rng = np.random.default_rng(31 + 2 * signed + relu)
+    rng = np.random.default_rng(31 + 2 * signed + relu + 4 * bias)
     for _ in range(1000):
         sa, sb, sc = (np.float32(v) for v in rng.uniform(0.005, 0.1, 3))
         za, zb = (int(v) for v in rng.integers(lo, hi + 1, 2))
@@ -567,30 +570,34 @@ def _add_case(signed: bool, relu: bool, path):
         nodes.append(helper.make_node("Relu", ["s"], ["r"]))
     nodes.append(helper.make_node("QuantizeLinear", ["r" if relu else "s", "sc", "zc"],
                                   ["y"]))
-    shape = [1, 256, 16, 16]
-    _save_op(path, nodes, [helper.make_tensor_value_info(n, t, shape) for n in "ab"],
+    shape = [256, 256] if bias else [1, 256, 16, 16]
+    b_shape = [256] if bias else shape
+    _save_op(path, nodes, [helper.make_tensor_value_info("a", t, shape),
+                           helper.make_tensor_value_info("b", t, b_shape)],
              [helper.make_tensor_value_info("y", t, shape)],
              [f32("sa", sa), f32("sb", sb), f32("sc", sc), zp("za", za), zp("zb", zb),
               zp("zc", zc)])
-    feeds = {"a": a.reshape(shape), "b": b.reshape(shape)}
+    feeds = {"a": a.reshape(shape), "b": values.astype(_np_type(t)) if bias else
+             b.reshape(shape)}
     return feeds, _qladd_reference(*args).reshape(shape), _spec_add(*args).reshape(shape)
 
 
 @pytest.mark.parametrize("case,cpu", [
-    pytest.param(case, cpu, id=f"{case[0]}{'-relu' if case[1] else ''}-{cpu[0]}")
+    pytest.param(case, cpu, id=f"{case[0]}{'-relu' if case[1] else ''}"
+                 f"{'-bias' if case[2] else ''}-{cpu[0]}")
     for case in ADD_CASES for cpu in CPUS])
 def test_quantized_add(case, cpu, kiln, tmp_path):
     """Every (a, b) pair: kiln's output equals onnxruntime's optimized session (its
     QLinearAdd) exactly, and so does the formula above; the spec (onnxruntime unoptimized)
     differs on some pairs by one step."""
-    act, relu = case
+    act, relu, bias = case
     model = tmp_path / "add.onnx"
-    feeds, formula, spec = _add_case(act == "s8", relu, model)
+    feeds, formula, spec = _add_case(act == "s8", relu, bias, model)
     want = _ort(model, feeds, optimized=True)["y"].astype(np.int64)
     unfused = _ort(model, feeds, optimized=False)["y"].astype(np.int64)
     got = harness.load_outputs(_kiln_run(kiln, model, feeds, tmp_path, cpu[1]),
                                ["y"])["y"].astype(np.int64)
-    print(f"{act}{' relu' if relu else ''} ({cpu[0]}): {int(np.sum(got != want))} of "
+    print(f"{act}{' relu' if relu else ''}{' bias' if bias else ''} ({cpu[0]}): {int(np.sum(got != want))} of "
           f"{want.size} differ from onnxruntime optimized, "
           f"{int(np.sum(got != unfused))} from unoptimized (the spec)")
     if np.any(formula != want):
@@ -601,15 +608,19 @@ def test_quantized_add(case, cpu, kiln, tmp_path):
     bad = np.argwhere(got != want)
     if bad.size:
         i = tuple(bad[0])
+        b = np.broadcast_to(feeds["b"], want.shape)[i]
         fail(f"{len(bad)} of {want.size} elements differ from onnxruntime's QLinearAdd "
-             f"(first: a={feeds['a'][i]}, b={feeds['b'][i]}: kiln {got[i]}, onnxruntime "
-             f"{want[i]}, spec {spec[i]})\n(files in {tmp_path})")
+             f"(first: a={feeds['a'][i]}, b={b}: kiln {got[i]}, onnxruntime {want[i]}, "
+             f"spec {spec[i]})\n(files in {tmp_path})")
 
 
 def test_quantized_add_not_fused(kiln, tmp_path):
     """Where onnxruntime does not fuse (a Relu before a QuantizeLinear whose zero point
-    is not the minimum), or fuses with another formula (a broadcast operand), kiln computes
-    the spec: within one step of both onnxruntime sessions."""
+    is not the minimum), or fuses with another formula (a per-channel [1, C, 1, 1] operand:
+    one-element spans, its scalar path), kiln computes the spec: within one step of both
+    onnxruntime sessions (LLVM's FMA contraction, part of kiln's float semantics, rounds
+    the spec's (a - a_zp) a_scale + (b - b_zp) b_scale once where onnxruntime's separate
+    ops round twice: a few values near ties differ)."""
     rng = np.random.default_rng(41)
     shape, bshape = [1, 16, 12, 12], [1, 16, 1, 1]
     f32 = lambda n, v: numpy_helper.from_array(np.asarray(v, np.float32), n)  # noqa: E731

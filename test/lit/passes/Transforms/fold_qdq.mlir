@@ -229,8 +229,8 @@ func.func @add(%a: tensor<1x4x2x2xui8>, %b: tensor<1x4x2x2xui8>) -> tensor<1x4x2
 
 // -----
 
-// Left as written: a broadcast operand (onnxruntime's broadcasting QLinearAdd
-// rounds differently), a Relu before a zero point above the minimum
+// Left as written: a per-channel broadcast operand (onnxruntime's QLinearAdd
+// reads it in one-element spans, whose scalar path rounds differently), a Relu before a zero point above the minimum
 // (onnxruntime keeps it, and the Add, unfused), operands of another type.
 // CHECK-LABEL: func.func @add_kept
 // CHECK-COUNT-2: onnx.DequantizeLinear
