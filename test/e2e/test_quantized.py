@@ -614,6 +614,29 @@ def test_quantized_add(case, cpu, kiln, tmp_path):
              f"spec {spec[i]})\n(files in {tmp_path})")
 
 
+@pytest.mark.parametrize("cpu", A64_CPUS, ids=[c[0] for c in A64_CPUS])
+def test_quantized_add_aarch64(cpu, kiln, a64_kiln_run, tmp_path):
+    """The u8 and s8 QLinearAdd cases compiled for AArch64 (fma in f32) and run under
+    qemu-aarch64 equal the x86 host's onnxruntime: kiln's result does not depend on the
+    target (onnxruntime's own NEON QLinearAdd, a fixed-point form, would differ)."""
+    for act in ("u8", "s8"):
+        model = tmp_path / f"add_{act}.onnx"
+        feeds, _, _ = _add_case(act == "s8", False, False, model)
+        want = _ort(model, feeds, optimized=True)["y"]
+        artifact = tmp_path / f"add_{act}.so"
+        result = kiln.compile(model, artifact,
+                              ["--target", "aarch64-linux-gnu", "--cpu", cpu[1]])
+        if result.returncode != 0:
+            fail(f"kiln compile --cpu {cpu[1]} failed\n" + result.describe())
+        result, out_dir = _a64_run(a64_kiln_run, artifact, feeds, tmp_path / act)
+        if result.returncode != 0:
+            fail("kiln-run under qemu failed\n" + result.describe())
+        got = harness.load_outputs(out_dir, ["y"])["y"]
+        if np.any(got != want):
+            fail(f"{act} (aarch64 {cpu[0]}): {int(np.sum(got != want))} of {want.size} "
+                 f"elements differ from onnxruntime's QLinearAdd")
+
+
 def test_quantized_add_not_fused(kiln, tmp_path):
     """Where onnxruntime does not fuse (a Relu before a QuantizeLinear whose zero point
     is not the minimum), or fuses with another formula (a per-channel [1, C, 1, 1] operand:
