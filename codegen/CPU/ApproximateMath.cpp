@@ -335,6 +335,8 @@ struct ApproximateMathPass
           return signalPassFailure();
       }
     }
+    if (exactFmaOnly)
+      return;
     // Only the math ops and what their rewrites create: a greedy rewrite of
     // the whole module would also fold and simplify everything else.
     SmallVector<Operation *> logs;

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --kiln-approximate-math | FileCheck %s
 // RUN: kiln-opt %s --kiln-approximate-math=expand-fma | FileCheck %s --check-prefix=NOFMA
+// RUN: kiln-opt %s --kiln-approximate-math=exact-fma-only | FileCheck %s --check-prefix=ONLY
 
 // exp, erf and tanh become polynomials (no math op left for libm), on
 // scalars and on vectors; log first scales subnormal inputs by 2^23.
@@ -13,6 +14,14 @@
 // CHECK: arith.constant 0x4B000000 : f32
 // CHECK: return
 // NOFMA-LABEL: func.func @f
+// exact-fma-only (run on linalg bodies before the kernels' epilogues) leaves
+// the rest for later.
+// ONLY-LABEL: func.func @f
+// ONLY: math.exp
+// ONLY-LABEL: func.func @exact_fma
+// ONLY-COUNT-2: math.fma
+// ONLY-LABEL: func.func @inexact_fma
+// ONLY-NOT: math.fma
 // NOFMA-NOT: math.fma
 // NOFMA: return
 func.func @f(%x: f32, %v: vector<8xf32>) -> (f32, f32, vector<8xf32>, f32, f32) {
