@@ -322,7 +322,11 @@ def KilnApproximateMathPass
                            "mlir::vector::VectorDialect"];
   let options = [
     Option<"expandFma", "expand-fma", "bool", /*default=*/"false",
-           "also rewrite math.fma as mulf + addf (targets without FMA)">
+           "also rewrite math.fma as mulf + addf (targets without FMA)">,
+    Option<"exactFmaOnly", "exact-fma-only", "bool", /*default=*/"false",
+           "only turn exact f64 multiply-adds into f32 math.fma (run on "
+           "linalg bodies before the kernels' epilogues, which compute on "
+           "lanes of at most 32 bits)">
   ];
 }
 

@@ -18,14 +18,31 @@
 // NaN and +-inf propagate as in libm (exp(-inf) = 0, tanh(+-inf) = +-1,
 // erf(+-inf) = +-1, log(0) = -inf, log(x < 0) = NaN).
 //
+// Exact f64 multiply-adds as f32 fma (targets with FMA): kiln-fold-qdq writes
+// onnxruntime's QLinearAdd, fma(a, rA, fma(b, rB, F)) in f32, as f64 products
+// and sums rounded to f32 once, exact in f64 for its constants. Here
+// truncf(x * c + y) in f64, with x an integer of at most 24 bits converted,
+// c an f32-exact constant and y an f32-exact constant or an extf'ed f32, is
+// `math.fma` in f32 where the f64 sum is provably exact (every term a
+// multiple of 2^low, the sum's bound below 2^(low + 53), from the constants
+// and what y is computed from): then both are the one rounding of the exact
+// value, and the f32 form takes half the vector registers and no
+// conversions. Anything else stays as it is.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <climits>
+#include <cmath>
+#include <optional>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNAPPROXIMATEMATHPASS
@@ -157,11 +174,169 @@ struct FastErf : OpRewritePattern<math::ErfOp> {
   }
 };
 
+/// What is known of an f64 (or f32) value for the exactness of a sum: every
+/// value it takes is a multiple of 2^low with magnitude at most `bound`.
+struct Magnitude {
+  double bound;
+  int low;
+};
+
+/// The lowest bit of a nonzero f32-exact `x` (or of an integer multiple of it).
+int lowestBit(double x) { return std::ilogb(x) - 23; }
+
+/// A constant that is exactly an f32 (normal, or 0), or null.
+std::optional<double> f32ExactConstant(Value v) {
+  FloatAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)))
+    return std::nullopt;
+  double x = attr.getValueAsDouble();
+  if (double(float(x)) != x || (x != 0 && !std::isnormal(float(x))))
+    return std::nullopt;
+  return x;
+}
+
+/// The magnitude of a converted integer of at most 24 bits (exact in f32).
+std::optional<double> integerMagnitude(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!isa_and_nonnull<arith::UIToFPOp, arith::SIToFPOp>(def))
+    return std::nullopt;
+  auto it = dyn_cast<IntegerType>(def->getOperand(0).getType());
+  if (!it || it.getWidth() > 24)
+    return std::nullopt;
+  return std::ldexp(1.0, int(it.getWidth()) - isa<arith::SIToFPOp>(def));
+}
+
+std::optional<Magnitude> magnitudeOf(Value v, int depth);
+
+/// x * c with x a converted integer and c an f32-exact constant.
+std::optional<Magnitude> productMagnitude(arith::MulFOp mul) {
+  for (int i = 0; i < 2; ++i) {
+    std::optional<double> x = integerMagnitude(mul->getOperand(i));
+    std::optional<double> c = f32ExactConstant(mul->getOperand(1 - i));
+    if (x && c)
+      return *c == 0 ? Magnitude{0, INT_MAX}
+                     : Magnitude{*x * std::fabs(*c), lowestBit(*c)};
+  }
+  return std::nullopt;
+}
+
+std::optional<Magnitude> magnitudeOf(Value v, int depth) {
+  if (depth > 8)
+    return std::nullopt;
+  if (std::optional<double> c = f32ExactConstant(v))
+    return *c == 0 ? Magnitude{0, INT_MAX} : Magnitude{std::fabs(*c), lowestBit(*c)};
+  Operation *def = v.getDefiningOp();
+  if (auto ext = dyn_cast_or_null<arith::ExtFOp>(def))
+    return magnitudeOf(ext.getIn(), depth + 1);
+  // Rounding to f32 keeps a multiple of 2^low one (no subnormals: low is at
+  // least that of a normal f32) and grows the bound by at most an ulp.
+  if (auto trunc = dyn_cast_or_null<arith::TruncFOp>(def)) {
+    std::optional<Magnitude> m = magnitudeOf(trunc.getIn(), depth + 1);
+    if (!m || m->low < -126 - 23)
+      return std::nullopt;
+    return Magnitude{m->bound * (1 + 0x1p-22), m->low};
+  }
+  // An f32 fma this rewrite made: one rounding of x * c + y, as truncf.
+  if (auto fma = dyn_cast_or_null<math::FmaOp>(def)) {
+    std::optional<double> x = integerMagnitude(fma.getA());
+    std::optional<double> c = f32ExactConstant(fma.getB());
+    std::optional<Magnitude> y = magnitudeOf(fma.getC(), depth + 1);
+    if (!x || !c || !y || *c == 0)
+      return std::nullopt;
+    return Magnitude{(*x * std::fabs(*c) + y->bound) * (1 + 0x1p-22),
+                     std::min(lowestBit(*c), y->low)};
+  }
+  if (auto mul = dyn_cast_or_null<arith::MulFOp>(def))
+    return productMagnitude(mul);
+  if (auto add = dyn_cast_or_null<arith::AddFOp>(def)) {
+    std::optional<Magnitude> a = magnitudeOf(add.getLhs(), depth + 1);
+    std::optional<Magnitude> b = magnitudeOf(add.getRhs(), depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    Magnitude m{a->bound + b->bound, std::min(a->low, b->low)};
+    // The sum itself must be exact (in its own type: f64 here).
+    if (m.bound != 0 && std::ilogb(m.bound) + 1 - m.low > 53)
+      return std::nullopt;
+    return m;
+  }
+  return std::nullopt;
+}
+
+/// truncf(addf(mulf(int_to_fp(i), c), y)) : f64 -> f32, exact in f64, as
+/// math.fma(int_to_fp(i) : f32, c : f32, y : f32).
+struct ExactMultiplyAddToFma : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::TruncFOp trunc,
+                                PatternRewriter &rewriter) const override {
+    if (!trunc.getType().isF32() || !trunc.getIn().getType().isF64())
+      return failure();
+    auto add = trunc.getIn().getDefiningOp<arith::AddFOp>();
+    if (!add || !add->hasOneUse())
+      return failure();
+    for (int i = 0; i < 2; ++i) {
+      auto mul = add->getOperand(i).getDefiningOp<arith::MulFOp>();
+      Value y = add->getOperand(1 - i);
+      if (!mul || !mul->hasOneUse() || !productMagnitude(mul))
+        continue;
+      // y as an f32: an f32-exact constant or an extf'ed f32.
+      std::optional<double> yc = f32ExactConstant(y);
+      auto ext = y.getDefiningOp<arith::ExtFOp>();
+      if (!yc && !(ext && ext.getIn().getType().isF32()))
+        continue;
+      if (!magnitudeOf(add.getResult(), 0))
+        continue; // the f64 sum may round: keep it
+      Location loc = trunc.getLoc();
+      Type f32 = rewriter.getF32Type();
+      Value x, c;
+      for (int j = 0; j < 2; ++j)
+        if (integerMagnitude(mul->getOperand(j)) &&
+            f32ExactConstant(mul->getOperand(1 - j))) {
+          Operation *conv = mul->getOperand(j).getDefiningOp();
+          Value in = conv->getOperand(0);
+          x = isa<arith::UIToFPOp>(conv)
+                  ? Value(arith::UIToFPOp::create(rewriter, loc, f32, in))
+                  : Value(arith::SIToFPOp::create(rewriter, loc, f32, in));
+          c = arith::ConstantOp::create(
+              rewriter, loc,
+              rewriter.getF32FloatAttr(
+                  float(*f32ExactConstant(mul->getOperand(1 - j)))));
+          break;
+        }
+      Value y32 = yc ? Value(arith::ConstantOp::create(
+                           rewriter, loc, rewriter.getF32FloatAttr(float(*yc))))
+                     : ext.getIn();
+      rewriter.replaceOpWithNewOp<math::FmaOp>(trunc, x, c, y32);
+      return success();
+    }
+    return failure();
+  }
+};
+
 struct ApproximateMathPass
     : kiln::impl::KilnApproximateMathPassBase<ApproximateMathPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    // Exact f64 multiply-adds as f32 fma where the target has FMA.
+    if (!expandFma) {
+      SmallVector<Operation *> truncs;
+      getOperation()->walk([&](arith::TruncFOp op) {
+        if (op.getType().isF32() && op.getIn().getType().isF64())
+          truncs.push_back(op);
+      });
+      if (!truncs.empty()) {
+        RewritePatternSet patterns(&getContext());
+        patterns.add<ExactMultiplyAddToFma>(&getContext());
+        GreedyRewriteConfig config;
+        config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+        config.enableFolding(false);
+        if (failed(applyOpPatternsGreedily(truncs, std::move(patterns), config)))
+          return signalPassFailure();
+      }
+    }
+    if (exactFmaOnly)
+      return;
     // Only the math ops and what their rewrites create: a greedy rewrite of
     // the whole module would also fold and simplify everything else.
     SmallVector<Operation *> logs;

@@ -195,6 +195,18 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
       pm.addPass(createKilnFlipInt8ActivationsPass());
   };
   buildTensorPipeline(pm, hooks);
+  // kiln-fold-qdq's QLinearAdd (exact f64 multiply-adds) as f32 fma while it
+  // is still a linalg body: the conv's epilogue it fuses into computes on
+  // lanes of at most 32 bits (and on FMA targets only: without FMA the f64
+  // form stays, as kiln-approximate-math leaves it below).
+  bool hasFma =
+      !llvm::Triple(target.triple).isX86() ||
+      llvm::is_contained(llvm::split(target.runtimeFeatures, ','), "fma");
+  if (hasFma) {
+    KilnApproximateMathPassOptions fmaOptions;
+    fmaOptions.exactFmaOnly = true;
+    pm.addPass(createKilnApproximateMathPass(fmaOptions));
+  }
 
   // Buffers: results become caller-provided out-params (the entry ABI).
   pm.addPass(bufferization::createEmptyTensorEliminationPass());

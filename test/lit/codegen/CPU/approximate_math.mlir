@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --kiln-approximate-math | FileCheck %s
 // RUN: kiln-opt %s --kiln-approximate-math=expand-fma | FileCheck %s --check-prefix=NOFMA
+// RUN: kiln-opt %s --kiln-approximate-math=exact-fma-only | FileCheck %s --check-prefix=ONLY
 
 // exp, erf and tanh become polynomials (no math op left for libm), on
 // scalars and on vectors; log first scales subnormal inputs by 2^23.
@@ -13,6 +14,14 @@
 // CHECK: arith.constant 0x4B000000 : f32
 // CHECK: return
 // NOFMA-LABEL: func.func @f
+// exact-fma-only (run on linalg bodies before the kernels' epilogues) leaves
+// the rest for later.
+// ONLY-LABEL: func.func @f
+// ONLY: math.exp
+// ONLY-LABEL: func.func @exact_fma
+// ONLY-COUNT-2: math.fma
+// ONLY-LABEL: func.func @inexact_fma
+// ONLY-NOT: math.fma
 // NOFMA-NOT: math.fma
 // NOFMA: return
 func.func @f(%x: f32, %v: vector<8xf32>) -> (f32, f32, vector<8xf32>, f32, f32) {
@@ -46,4 +55,60 @@ func.func @g(%x: f64) -> f64 {
 func.func @erf(%v: vector<8xf32>) -> vector<8xf32> {
   %r = math.erf %v : vector<8xf32>
   return %r : vector<8xf32>
+}
+
+// kiln-fold-qdq's QLinearAdd: truncf(x * c + y) in f64 with x a converted
+// 8-bit integer and c, y f32-exact is exact in f64, so it is the f32 fma (one
+// rounding of the same exact value); the second one reads the first through
+// extf. Without FMA (expand-fma) the f64 form stays.
+// CHECK-LABEL: func.func @exact_fma
+// CHECK-DAG: %[[B:.*]] = arith.uitofp %arg1 : i8 to f32
+// CHECK-DAG: %[[RB:.*]] = arith.constant 1.43633127 : f32
+// CHECK-DAG: %[[F:.*]] = arith.constant -399.571106 : f32
+// CHECK: %[[T1:.*]] = math.fma %[[B]], %[[RB]], %[[F]] : f32
+// CHECK-DAG: %[[A:.*]] = arith.uitofp %arg0 : i8 to f32
+// CHECK-DAG: %[[RA:.*]] = arith.constant 1.68675697 : f32
+// CHECK: %[[T2:.*]] = math.fma %[[A]], %[[RA]], %[[T1]] : f32
+// CHECK: return %[[T2]]
+// NOFMA-LABEL: func.func @exact_fma
+// NOFMA-NOT: math.fma
+// NOFMA: arith.truncf
+// NOFMA: arith.truncf
+func.func @exact_fma(%a: i8, %b: i8) -> f32 {
+  %ra = arith.constant 1.68675696849823 : f64
+  %rb = arith.constant 1.4363312721252441 : f64
+  %f = arith.constant -399.57110595703125 : f64
+  %bf = arith.uitofp %b : i8 to f64
+  %bm = arith.mulf %bf, %rb : f64
+  %s1 = arith.addf %bm, %f : f64
+  %t1 = arith.truncf %s1 : f64 to f32
+  %af = arith.uitofp %a : i8 to f64
+  %am = arith.mulf %af, %ra : f64
+  %t1d = arith.extf %t1 : f32 to f64
+  %s2 = arith.addf %am, %t1d : f64
+  %t2 = arith.truncf %s2 : f64 to f32
+  return %t2 : f32
+}
+
+// Kept in f64: a constant 2^40 apart from the product (the f64 sum could
+// round), a constant that is not an f32, an integer wider than 24 bits.
+// CHECK-LABEL: func.func @inexact_fma
+// CHECK-NOT: math.fma
+// CHECK-COUNT-3: arith.truncf
+func.func @inexact_fma(%a: i8, %w: i32) -> (f32, f32, f32) {
+  %c = arith.constant 1.68675696849823 : f64
+  %big = arith.constant 1.099511627776e+12 : f64
+  %notf32 = arith.constant 0.1 : f64
+  %af = arith.uitofp %a : i8 to f64
+  %m1 = arith.mulf %af, %c : f64
+  %s1 = arith.addf %m1, %big : f64
+  %t1 = arith.truncf %s1 : f64 to f32
+  %m2 = arith.mulf %af, %notf32 : f64
+  %s2 = arith.addf %m2, %c : f64
+  %t2 = arith.truncf %s2 : f64 to f32
+  %wf = arith.sitofp %w : i32 to f64
+  %m3 = arith.mulf %wf, %c : f64
+  %s3 = arith.addf %m3, %c : f64
+  %t3 = arith.truncf %s3 : f64 to f32
+  return %t1, %t2, %t3 : f32, f32, f32
 }

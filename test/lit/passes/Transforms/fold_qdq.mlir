@@ -184,3 +184,81 @@ func.func @conv_clip_runtime_bound(%x: tensor<1x2x4x4xui8>, %hi: tensor<f32>) ->
   %q = onnx.QuantizeLinear %r, %ys, %yz : (tensor<1x3x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x3x4x4xui8>
   return %q : tensor<1x3x4x4xui8>
 }
+
+// -----
+
+// DQ(a), DQ(b) -> Add -> Q (one 8-bit type, per-tensor constants, one shape):
+// onnxruntime's QLinearAdd, fma(a, rA, fma(b, rB, F)) on the raw values with
+// rA = 0.5 / 0.125 = 4, rB = 0.25 / 0.125 = 2 and F = 0 - fma(4, 3, 2 * 7) =
+// -26, each fma a product and sum in f64 rounded to f32 once; then rounded
+// half to even and saturated. The Relu before a zero point at the type's
+// minimum (0) goes (a no-op after saturation; onnxruntime drops it too).
+// CHECK-LABEL: func.func @add
+// CHECK-NOT: onnx.DequantizeLinear
+// CHECK-NOT: onnx.Relu
+// CHECK-DAG: %[[RB:.*]] = onnx.Constant {value = dense<2.000000e+00> : tensor<f64>}
+// CHECK-DAG: %[[F:.*]] = onnx.Constant {value = dense<-2.600000e+01> : tensor<f64>}
+// CHECK-DAG: %[[RA:.*]] = onnx.Constant {value = dense<4.000000e+00> : tensor<f64>}
+// CHECK: %[[B64:.*]] = onnx.Cast %arg1 {to = 11 : i64} : (tensor<1x4x2x2xui8>) -> tensor<1x4x2x2xf64>
+// CHECK: %[[BR:.*]] = onnx.Mul %[[B64]], %[[RB]]
+// CHECK: %[[T1:.*]] = onnx.Add %[[BR]], %[[F]]
+// CHECK: %[[T1F:.*]] = onnx.Cast %[[T1]] {to = 1 : i64} : (tensor<1x4x2x2xf64>) -> tensor<1x4x2x2xf32>
+// CHECK: %[[A64:.*]] = onnx.Cast %arg0 {to = 11 : i64}
+// CHECK: %[[AR:.*]] = onnx.Mul %[[A64]], %[[RA]]
+// CHECK: %[[T1D:.*]] = onnx.Cast %[[T1F]] {to = 11 : i64}
+// CHECK: %[[T2:.*]] = onnx.Add %[[AR]], %[[T1D]]
+// CHECK: %[[T2F:.*]] = onnx.Cast %[[T2]] {to = 1 : i64}
+// CHECK: %[[R:.*]] = onnx.Round %[[T2F]]
+// CHECK: onnx.Clip %[[R]]
+// CHECK: onnx.Cast {{.*}} {to = 2 : i64} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xui8>
+// CHECK-NOT: onnx.QuantizeLinear
+func.func @add(%a: tensor<1x4x2x2xui8>, %b: tensor<1x4x2x2xui8>) -> tensor<1x4x2x2xui8> {
+  %sa = onnx.Constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %za = onnx.Constant {value = dense<3> : tensor<ui8>} : () -> tensor<ui8>
+  %sb = onnx.Constant {value = dense<0.25> : tensor<f32>} : () -> tensor<f32>
+  %zb = onnx.Constant {value = dense<7> : tensor<ui8>} : () -> tensor<ui8>
+  %sc = onnx.Constant {value = dense<0.125> : tensor<f32>} : () -> tensor<f32>
+  %zc = onnx.Constant {value = dense<0> : tensor<ui8>} : () -> tensor<ui8>
+  %ad = onnx.DequantizeLinear %a, %sa, %za : (tensor<1x4x2x2xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x2x2xf32>
+  %bd = onnx.DequantizeLinear %b, %sb, %zb : (tensor<1x4x2x2xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x2x2xf32>
+  %s = onnx.Add %ad, %bd : (tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32>
+  %r = onnx.Relu %s : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32>
+  %q = onnx.QuantizeLinear %r, %sc, %zc : (tensor<1x4x2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4x2x2xui8>
+  return %q : tensor<1x4x2x2xui8>
+}
+
+// -----
+
+// Left as written: a per-channel broadcast operand (onnxruntime's QLinearAdd
+// reads it in one-element spans, whose scalar path rounds differently), a Relu before a zero point above the minimum
+// (onnxruntime keeps it, and the Add, unfused), operands of another type.
+// CHECK-LABEL: func.func @add_kept
+// CHECK-COUNT-2: onnx.DequantizeLinear
+// CHECK: onnx.Add
+// CHECK: onnx.QuantizeLinear
+// CHECK-COUNT-2: onnx.DequantizeLinear
+// CHECK: onnx.Add
+// CHECK: onnx.Relu
+// CHECK: onnx.QuantizeLinear
+// CHECK-COUNT-2: onnx.DequantizeLinear
+// CHECK: onnx.Add
+// CHECK: onnx.QuantizeLinear
+func.func @add_kept(%a: tensor<1x4x2x2xui8>, %b: tensor<1x4x1x1xui8>, %c: tensor<1x4x2x2xi8>) -> (tensor<1x4x2x2xui8>, tensor<1x4x2x2xui8>, tensor<1x4x2x2xui8>) {
+  %s1 = onnx.Constant {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %z1 = onnx.Constant {value = dense<3> : tensor<ui8>} : () -> tensor<ui8>
+  %z2 = onnx.Constant {value = dense<3> : tensor<i8>} : () -> tensor<i8>
+  %ad = onnx.DequantizeLinear %a, %s1, %z1 : (tensor<1x4x2x2xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x2x2xf32>
+  %bd = onnx.DequantizeLinear %b, %s1, %z1 : (tensor<1x4x1x1xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x1x1xf32>
+  %s = onnx.Add %ad, %bd : (tensor<1x4x2x2xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x2x2xf32>
+  %q = onnx.QuantizeLinear %s, %s1, %z1 : (tensor<1x4x2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4x2x2xui8>
+  %ad2 = onnx.DequantizeLinear %a, %s1, %z1 : (tensor<1x4x2x2xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x2x2xf32>
+  %ad3 = onnx.DequantizeLinear %a, %s1, %z1 : (tensor<1x4x2x2xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x2x2xf32>
+  %t = onnx.Add %ad2, %ad3 : (tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32>
+  %r = onnx.Relu %t : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32>
+  %q2 = onnx.QuantizeLinear %r, %s1, %z1 : (tensor<1x4x2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4x2x2xui8>
+  %ad4 = onnx.DequantizeLinear %a, %s1, %z1 : (tensor<1x4x2x2xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x2x2xf32>
+  %cd = onnx.DequantizeLinear %c, %s1, %z2 : (tensor<1x4x2x2xi8>, tensor<f32>, tensor<i8>) -> tensor<1x4x2x2xf32>
+  %u = onnx.Add %ad4, %cd : (tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32>
+  %q3 = onnx.QuantizeLinear %u, %s1, %z1 : (tensor<1x4x2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4x2x2xui8>
+  return %q, %q2, %q3 : tensor<1x4x2x2xui8>, tensor<1x4x2x2xui8>, tensor<1x4x2x2xui8>
+}
