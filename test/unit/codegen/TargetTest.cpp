@@ -301,6 +301,8 @@ TEST(CPUTarget, PipelineOrder) {
                 "cse",
                 "kiln-materialize-checks",
                 "kiln-decompose-pads",
+                // exact f64 multiply-adds (the QLinearAdd fold) to f32 fma
+                "kiln-approximate-math",
                 // buffers
                 "eliminate-empty-tensors",
                 "one-shot-bufferize",
