@@ -56,7 +56,13 @@ def KilnGPUSelectLoweringConfigPass
     Option<"maxWorkgroupInvocations", "max-workgroup-invocations", "int64_t",
            /*default=*/"128", "threads a workgroup may have">,
     Option<"maxWorkgroupMemory", "max-workgroup-memory", "int64_t",
-           /*default=*/"16384", "bytes of workgroup memory a workgroup may use">
+           /*default=*/"16384", "bytes of workgroup memory a workgroup may use">,
+    Option<"minWorkgroups", "min-workgroups", "int64_t", /*default=*/"0",
+           "matmul_tiled: smaller tiles (down to 16x32) while the grid has "
+           "fewer workgroups than this (0: 32/64 x 64 tiles)">,
+    Option<"maxTileK", "max-tile-k", "int64_t", /*default=*/"16",
+           "matmul_tiled: the longest K step (16, 32 or 64) that fits the "
+           "workgroup memory">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }

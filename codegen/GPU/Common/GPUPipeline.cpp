@@ -47,6 +47,8 @@ void buildGPUCommonPipeline(OpPassManager &pm,
   KilnGPUSelectLoweringConfigPassOptions selectOptions;
   selectOptions.maxWorkgroupInvocations = options.maxWorkgroupInvocations;
   selectOptions.maxWorkgroupMemory = options.maxWorkgroupMemory;
+  selectOptions.minWorkgroups = options.minWorkgroups;
+  selectOptions.maxTileK = options.maxTileK;
   pm.addPass(createKilnGPUSelectLoweringConfigPass(selectOptions));
   pm.addNestedPass<func::FuncOp>(createKilnGPULowerConfiguredOpsPass());
   KilnPlanMemoryPassOptions planOptions;

@@ -25,6 +25,10 @@ struct GPUPipelineOptions {
   /// chooses (defaults: the minimums Vulkan guarantees).
   int64_t maxWorkgroupInvocations = 128;
   int64_t maxWorkgroupMemory = 16384;
+  /// matmul_tiled's tile choice (kiln-gpu-select-lowering-config's options
+  /// of the same names): 0 and 16 keep the 32/64 x 64 x 16 tiles.
+  int64_t minWorkgroups = 0;
+  int64_t maxTileK = 16;
 };
 
 /// Appends the passes from linalg-on-tensors to outlined gpu.module kernels

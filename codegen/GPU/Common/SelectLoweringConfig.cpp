@@ -178,6 +178,26 @@ struct SelectLoweringConfigPass
                         : maxWorkgroupInvocations >= 128 ? 128
                                                          : 0;
       int64_t tm = m <= 32 ? 32 : 64, tn = 64, tk = 16;
+      // Enough workgroups to keep every multiprocessor busy (a batch-1
+      // ResNet's late convolutions have M = 49): smaller tiles, rows first,
+      // down to 16 x 32, while the grid has fewer than minWorkgroups.
+      auto workgroups = [&] {
+        return llvm::divideCeil(m, tm) * llvm::divideCeil(n, tn) * batch;
+      };
+      while (workgroups() < minWorkgroups && (tm > 16 || tn > 32)) {
+        if (tm > 16 && (tm >= tn || tn <= 32))
+          tm /= 2;
+        else
+          tn /= 2;
+      }
+      if (tm * tn <= 1024)
+        threads = std::min<int64_t>(threads, 128);
+      // A longer K step where the target allows it: each step is a round
+      // trip to global memory and two barriers, which a long K (ResNet's
+      // 3x3x512) pays thousands of times.
+      while (tk * 2 <= maxTileK && tk * 2 <= k &&
+             (tm + tn) * tk * 2 * 4 <= maxWorkgroupMemory)
+        tk *= 2;
       int64_t sharedBytes = (tm * tk + tk * tn) * 4;
       if (threads && m >= 4 && n >= 16 && k >= 4 &&
           sharedBytes <= maxWorkgroupMemory &&

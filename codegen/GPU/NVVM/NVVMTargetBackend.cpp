@@ -155,7 +155,16 @@ public:
   StringRef getDeviceName() const override { return "cuda"; }
 
   void buildPipeline(OpPassManager &pm) const override {
-    buildGPUCommonPipeline(pm);
+    // Every NVIDIA GPU since Fermi allows 1024 threads and 48 KiB of static
+    // shared memory per block; the products use up to 256 threads and 32
+    // KiB. 264 workgroups: two per multiprocessor of an H100/H200 (132), so
+    // a batch-1 model's small products still spread over the whole GPU.
+    GPUPipelineOptions options;
+    options.maxWorkgroupInvocations = 256;
+    options.maxWorkgroupMemory = 49152;
+    options.minWorkgroups = 264;
+    options.maxTileK = 64;
+    buildGPUCommonPipeline(pm, options);
     buildNVVMKernelPipeline(pm, chip);
   }
 

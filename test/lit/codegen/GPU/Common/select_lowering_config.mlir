@@ -6,6 +6,9 @@
 // RUN: kiln-opt %s -split-input-file \
 // RUN:   -kiln-gpu-select-lowering-config=max-workgroup-memory=4096 \
 // RUN:   | FileCheck %s --check-prefix=SMALL
+// RUN: kiln-opt %s -split-input-file \
+// RUN:   -kiln-gpu-select-lowering-config="max-workgroup-invocations=256 max-workgroup-memory=49152 min-workgroups=264 max-tile-k=64" \
+// RUN:   | FileCheck %s --check-prefix=CUDA
 
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
@@ -21,6 +24,11 @@
 // BIG:           kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 64, 64, 16>, workgroup_size = array<i64: 16, 16, 1>}
 // SMALL-LABEL: func.func @matmul
 // SMALL:         kiln.gpu_lowering = {kind = "generic"}
+// The cuda target's options: 2 workgroups of 64x64 are far from 264, so the
+// tiles shrink to 16x32 (16 workgroups, 128 threads); K (65) takes steps of
+// 64.
+// CUDA-LABEL:  func.func @matmul
+// CUDA:          kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 16, 32, 64>, workgroup_size = array<i64: 16, 8, 1>}
 func.func @matmul(%a: memref<127x65xf32>, %b: memref<65x33xf32>,
                   %c: memref<127x33xf32>) {
   linalg.generic {indexing_maps = [#mk, #kn, #mn],
@@ -41,9 +49,12 @@ func.func @matmul(%a: memref<127x65xf32>, %b: memref<65x33xf32>,
 #bkn = affine_map<(b, m, n, k) -> (b, k, n)>
 #bmn = affine_map<(b, m, n, k) -> (b, m, n)>
 
-// A batch matmul with M <= 32: 32-row tiles.
+// A batch matmul with M <= 32: 32-row tiles. With the cuda target's options
+// 16x32 tiles; K = 13 keeps steps of 16.
 // CHECK-LABEL: func.func @batch_matmul
 // CHECK:         kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 32, 64, 16>, workgroup_size = array<i64: 16, 8, 1>}
+// CUDA-LABEL:  func.func @batch_matmul
+// CUDA:          kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 16, 32, 16>, workgroup_size = array<i64: 16, 8, 1>}
 func.func @batch_matmul(%a: memref<3x7x13xf32>, %b: memref<3x13x29xf32>,
                         %c: memref<3x7x29xf32>) {
   linalg.generic {indexing_maps = [#bmk, #bkn, #bmn],
