@@ -108,7 +108,7 @@ def main() -> int:
     cases = []
     if args.cases != "none":
         pattern = None if args.cases == "all" else re.compile(args.cases)
-        cases = [c for c in models.all_cases() if pattern is None or pattern.search(c.name)]
+        cases = [c for c in models.all_cases("all") if pattern is None or pattern.search(c.name)]
     names = [m for m in args.models.split(",") if m]
     models_dir = Path(os.environ.get("KILN_MODELS_DIR", ROOT.parent / "shared" / "models"))
 
@@ -126,6 +126,8 @@ def main() -> int:
             add_entry(manifest, args.out, kiln, device, f"model-{name}", path, feeds, [],
                       harness.RTOL, harness.ATOL, True, args.timeout)
         for case in cases:
+            if not case.for_device(device):
+                continue  # a case for other devices (tensor-core tf32 cases: cuda only)
             model = case.save(work / case.name)
             add_entry(manifest, args.out, kiln, device, case.name, model, case.inputs,
                       list(case.compile_args), case.rtol, case.atol, False, args.timeout)

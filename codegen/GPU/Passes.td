@@ -42,6 +42,13 @@ def KilnGPUSelectLoweringConfigPass
       K >= 4: TN = 64, TK = 16, TM = 32 when M <= 32 else 64, 256 threads
       (TY = 16) when the target allows them, else 128 (TY = 8); the two
       staged tiles must fit `max-workgroup-memory`;
+    - `matmul_mma`, tile_sizes [TM, TN, TK], workgroup_size [128, 1, 1],
+      warp_tile [WM, WN], mma_shape [16, 8, MK] (only with `mma-sync`, the
+      cuda target on sm_80+): a contraction whose body is
+      `out + ext(a) * ext(b)` with f16 operands and an f32 result (MK = 16,
+      TK = 32), or with f32 operands under `tf32` (MK = 8, TK = 16); TN =
+      64, TM = 32 (warps 1 x 4 of 32 x 16) when M <= 32, else 64 (2 x 2
+      warps of 32 x 32); chosen before `matmul_tiled`;
     - `row_reduction`, workgroup_size [W, 1, 1]: a reduction with a 32-bit
       result and a combiner with a neutral element (add, mul, min, max, and,
       or, xor) over at least 32 elements per output, the reduced dims
@@ -56,7 +63,12 @@ def KilnGPUSelectLoweringConfigPass
     Option<"maxWorkgroupInvocations", "max-workgroup-invocations", "int64_t",
            /*default=*/"128", "threads a workgroup may have">,
     Option<"maxWorkgroupMemory", "max-workgroup-memory", "int64_t",
-           /*default=*/"16384", "bytes of workgroup memory a workgroup may use">
+           /*default=*/"16384", "bytes of workgroup memory a workgroup may use">,
+    Option<"mmaSync", "mma-sync", "bool", /*default=*/"false",
+           "the target has NVIDIA's mma.sync (cuda, sm_80+): matmul_mma">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "with mma-sync, f32 contractions too, their operands rounded to "
+           "tf32 (--precision tf32)">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
@@ -91,7 +103,9 @@ def KilnGPULowerConfiguredOpsPass
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect",
-                           "mlir::affine::AffineDialect"];
+                           "mlir::affine::AffineDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::NVVM::NVVMDialect"];
 }
 
 def KilnGPUMapLoopsPass : Pass<"kiln-gpu-map-loops", "mlir::func::FuncOp"> {

@@ -47,6 +47,8 @@ void buildGPUCommonPipeline(OpPassManager &pm,
   KilnGPUSelectLoweringConfigPassOptions selectOptions;
   selectOptions.maxWorkgroupInvocations = options.maxWorkgroupInvocations;
   selectOptions.maxWorkgroupMemory = options.maxWorkgroupMemory;
+  selectOptions.mmaSync = options.mmaSync;
+  selectOptions.tf32 = options.tf32;
   pm.addPass(createKilnGPUSelectLoweringConfigPass(selectOptions));
   pm.addNestedPass<func::FuncOp>(createKilnGPULowerConfiguredOpsPass());
   KilnPlanMemoryPassOptions planOptions;

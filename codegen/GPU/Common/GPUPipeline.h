@@ -25,6 +25,11 @@ struct GPUPipelineOptions {
   /// chooses (defaults: the minimums Vulkan guarantees).
   int64_t maxWorkgroupInvocations = 128;
   int64_t maxWorkgroupMemory = 16384;
+  /// NVIDIA's mma.sync (cuda, sm_80+): f16 contractions on tensor cores
+  /// (kiln-gpu-select-lowering-config's matmul_mma); with `tf32`, f32 ones
+  /// too (--precision tf32).
+  bool mmaSync = false;
+  bool tf32 = false;
 };
 
 /// Appends the passes from linalg-on-tensors to outlined gpu.module kernels
