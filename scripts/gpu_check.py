@@ -173,6 +173,8 @@ def main() -> int:
         problem = run_entry(bundle, runner, entry, args.timeout)
         row = {"name": entry["name"], "device": entry["device"],
                "status": "failed" if problem else "passed"}
+        if entry.get("flops"):
+            row["flops"] = entry["flops"]
         if problem:
             failures += 1
             c["failed"] += 1
@@ -190,13 +192,18 @@ def main() -> int:
     for device, c in counts.items():
         print(f"  {device}: {c['passed']} passed, {c['failed']} failed, "
               f"{c['rejected']} rejected at compile time")
-    print("\nmodel                    device   kiln p50 ms  torch eager ms  torch graph ms")
+    print("\nmodel                    device   kiln p50 ms  torch eager ms  torch graph ms  TFLOP/s")
     for row in results:
         if row.get("status") == "passed" and row.get("kiln") is not None:
             k = row["kiln"].get("p50", float("nan"))
             t = row.get("torch") or {}
+            # Benchmark cases with a FLOP count (models.py bench_flops): TFLOP/s of p50.
+            tflops = f"{row['flops'] / (k * 1e-3) / 1e12:8.1f}" if row.get("flops") else ""
+            if tflops:
+                row["tflops"] = float(tflops)
             print(f"{row['name']:24s} {row['device']:8s} {k:11.3f}  "
-                  f"{t.get('eager_ms', float('nan')):14.3f}  {t.get('graph_ms', float('nan')):14.3f}")
+                  f"{t.get('eager_ms', float('nan')):14.3f}  {t.get('graph_ms', float('nan')):14.3f}"
+                  f"  {tflops}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 1 if failures else 0

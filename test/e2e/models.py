@@ -50,6 +50,9 @@ class Case:
         return not self.devices or device.split(":")[0] in self.devices
 
     extra_args: tuple[str, ...] = ()  # more `kiln compile` flags (--precision tf32)
+    # Floating-point operations of one run (2*M*N*K of a product): non-zero makes the case
+    # a benchmark that scripts/gpu_bundle.py marks for timing; gpu_check.py reports TFLOP/s.
+    bench_flops: int = 0
 
     @property
     def compile_args(self) -> tuple[str, ...]:
@@ -469,6 +472,22 @@ def tensor_core_cases():
     def tf32_case(g):
         return g.case(rtol=1e-2, atol=1e-2, devices=("cuda",),
                       extra_args=("--precision", "tf32"))
+
+    # The tensor-core benchmark (docs/gpu.md): a 4096x4096x4096 f16 product, f32
+    # accumulation, f16 output. Its operands are tiled on the device from 64-row / 64-column
+    # inputs and its output reduced to row maxima (in f32), so that a run moves 1 MiB
+    # between host and device instead of 96 MiB and the bundle stays small; the Tile,
+    # Cast and ReduceMax kernels add about 100 MiB of device memory traffic (~40 us on an
+    # H200) to the product's 137 GFLOP. The row maxima (~60-90) check the product loosely
+    # (rtol 1e-2: f16 output rounding, 0.06 at 64); the other cases check it exactly.
+    n = 4096
+    g = G("mma_f16_bench_matmul_4096")
+    a = g.node("Tile", [g.input("x", [64, n], f16), g.init("ra", [n // 64, 1], np.int64)])
+    b = g.node("Tile", [g.input("w", [n, 64], f16), g.init("rb", [1, n // 64], np.int64)])
+    c = g.node("MatMul", [a, b], name="bench_matmul")
+    g.output(g.node("ReduceMax", [g.node("Cast", [c], to=TensorProto.FLOAT)], axes=[1],
+                    keepdims=0))
+    out.append(g.case(rtol=1e-2, atol=1e-2, devices=("cuda",), bench_flops=2 * n ** 3))
 
     g = G("mma_tf32_matmul_127x65_65x33")
     g.output(g.node("MatMul", [g.input("a", [127, 65]), g.input("b", [65, 33])]))
