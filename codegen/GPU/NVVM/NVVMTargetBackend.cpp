@@ -434,11 +434,7 @@ createNVVMTargetBackend(const TargetOptions &options, std::string &error) {
       options.triple, options.cpu.empty() ? "generic" : options.cpu, error);
   if (failed(host))
     return nullptr;
-  if (options.precision != "fp32" && options.precision != "tf32") {
-    error = "--precision " + options.precision +
-            " is not supported on the cuda device (fp32 or tf32)";
-    return nullptr;
-  }
+  // Other precisions are createTargetBackend's to accept or refuse.
   if (options.precision == "tf32" && !hasMmaSync(chip)) {
     error = "--precision tf32 needs tensor cores with tf32 (sm_80 or newer), "
             "not " + chip;
