@@ -90,6 +90,15 @@ def KilnGPULowerConfiguredOpsPass
       for its (TM / TY) x (TN / 16) outputs, rows `ty + i * TY`, columns
       `tx + j * 16`, K in ascending order as the serial loop does; stores
       guarded by M and N;
+    - matmul_mma (NVIDIA tensor cores; only the cuda target selects it):
+      the same workgroups and staging as matmul_tiled in 128 threads, A as
+      [TM][TK + pad] and B transposed as [TN][TK + pad] (pad: 16 bytes), K
+      past the end staged as zeros, f32 operands rounded to tf32
+      (`nvvm.convert.float.to.tf32`, rna) as staged; each warp computes its
+      WM x WN part with `nvvm.mma.sync` (m16n8k16 f16 or m16n8k8 tf32, f32
+      accumulators) on fragments loaded from the tiles (the PTX ISA's
+      fragment layout, LowerConfiguredOps.cpp); stores guarded; fill
+      folding and epilogue fusion as matmul_tiled;
     - row_reduction: min(rows, 65535) workgroups of W threads, looping over
       the rows; each thread folds the elements `tid, tid + W, ...` of its
       row into the combiner's neutral element, then a tree over workgroup
