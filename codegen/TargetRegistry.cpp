@@ -78,7 +78,9 @@ std::unique_ptr<TargetBackend> createTargetBackend(StringRef deviceSpec,
             llvm::join(getTargetDeviceNames(), ", ") + ")";
     return nullptr;
   }
-  if (targetOptions.precision != "fp32" && device != "cpu") {
+  // tf32: tensor-core products of the cuda target (its own check).
+  if (targetOptions.precision != "fp32" && device != "cpu" &&
+      !(targetOptions.precision == "tf32" && device == "cuda")) {
     error = "--precision " + targetOptions.precision +
             " is supported on the cpu device only so far (got --device " +
             deviceSpec.str() + ")";

@@ -129,7 +129,7 @@ def compile_model(kiln: Path, model: Path, device: str, out: Path, extra: list[s
 
 def add_entry(manifest: list, out: Path, kiln: Path, device: str, name: str, model: Path,
               feeds: dict, extra: list[str], rtol: float, atol: float, bench: bool,
-              timeout: float, info: dict | None = None) -> None:
+              timeout: float, info: dict | None = None, flops: int = 0) -> None:
     # Folders named without ':' (cuda:sm_90) so the bundle travels as plain names.
     folder = out / device.replace(":", "_") / name
     folder.mkdir(parents=True, exist_ok=True)
@@ -139,6 +139,8 @@ def add_entry(manifest: list, out: Path, kiln: Path, device: str, name: str, mod
     # compiles for sm_90; "cuda:N" at run time would pick GPU N).
     entry = {"name": name, "device": device, "run_device": device.split(":")[0],
              "bench": bench, "rtol": rtol, "atol": atol, **(info or {})}
+    if flops:
+        entry["flops"] = flops  # gpu_check.py reports TFLOP/s
     if not ok:
         entry["rejected"] = message
         manifest.append(entry)
@@ -199,7 +201,7 @@ def main() -> int:
     cases = []
     if args.cases != "none":
         pattern = None if args.cases == "all" else re.compile(args.cases)
-        cases = [c for c in models.all_cases() if pattern is None or pattern.search(c.name)]
+        cases = [c for c in models.all_cases("all") if pattern is None or pattern.search(c.name)]
     names = [m for m in args.models.split(",") if m]
     models_dir = Path(os.environ.get("KILN_MODELS_DIR", ROOT.parent / "shared" / "models"))
 
@@ -227,9 +229,12 @@ def main() -> int:
                           [], harness.RTOL, harness.ATOL, True, args.timeout,
                           {"arch": name, "batch": batch, "precision": "fp32"})
         for case in cases:
+            if not case.for_device(device):
+                continue  # a case for other devices (tensor-core tf32 cases: cuda only)
             model = case.save(work / case.name)
             add_entry(manifest, args.out, kiln, device, case.name, model, case.inputs,
-                      list(case.compile_args), case.rtol, case.atol, False, args.timeout)
+                      list(case.compile_args), case.rtol, case.atol, case.bench_flops > 0,
+                      args.timeout, flops=case.bench_flops)
     shutil.rmtree(work, ignore_errors=True)
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())

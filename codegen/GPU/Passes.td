@@ -42,6 +42,13 @@ def KilnGPUSelectLoweringConfigPass
       K >= 4: TN = 64, TK = 16, TM = 32 when M <= 32 else 64, 256 threads
       (TY = 16) when the target allows them, else 128 (TY = 8); the two
       staged tiles must fit `max-workgroup-memory`;
+    - `matmul_mma`, tile_sizes [TM, TN, TK], workgroup_size [128, 1, 1],
+      warp_tile [WM, WN], mma_shape [16, 8, MK] (only with `mma-sync`, the
+      cuda target on sm_80+): a contraction whose body is
+      `out + ext(a) * ext(b)` with f16 operands and an f32 result (MK = 16,
+      TK = 32), or with f32 operands under `tf32` (MK = 8, TK = 16); TN =
+      64, TM = 32 (warps 1 x 4 of 32 x 16) when M <= 32, else 64 (2 x 2
+      warps of 32 x 32); chosen before `matmul_tiled`;
     - `row_reduction`, workgroup_size [W, 1, 1]: a reduction with a 32-bit
       result and a combiner with a neutral element (add, mul, min, max, and,
       or, xor) over at least 32 elements per output, the reduced dims
@@ -62,7 +69,12 @@ def KilnGPUSelectLoweringConfigPass
            "fewer workgroups than this (0: 32/64 x 64 tiles)">,
     Option<"maxTileK", "max-tile-k", "int64_t", /*default=*/"16",
            "matmul_tiled: the longest K step (16, 32 or 64) that fits the "
-           "workgroup memory">
+           "workgroup memory">,
+    Option<"mmaSync", "mma-sync", "bool", /*default=*/"false",
+           "the target has NVIDIA's mma.sync (cuda, sm_80+): matmul_mma">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "with mma-sync, f32 contractions too, their operands rounded to "
+           "tf32 (--precision tf32)">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
@@ -84,6 +96,15 @@ def KilnGPULowerConfiguredOpsPass
       for its (TM / TY) x (TN / 16) outputs, rows `ty + i * TY`, columns
       `tx + j * 16`, K in ascending order as the serial loop does; stores
       guarded by M and N;
+    - matmul_mma (NVIDIA tensor cores; only the cuda target selects it):
+      the same workgroups and staging as matmul_tiled in 128 threads, A as
+      [TM][TK + pad] and B transposed as [TN][TK + pad] (pad: 16 bytes), K
+      past the end staged as zeros, f32 operands rounded to tf32
+      (`nvvm.convert.float.to.tf32`, rna) as staged; each warp computes its
+      WM x WN part with `nvvm.mma.sync` (m16n8k16 f16 or m16n8k8 tf32, f32
+      accumulators) on fragments loaded from the tiles (the PTX ISA's
+      fragment layout, LowerConfiguredOps.cpp); stores guarded; fill
+      folding and epilogue fusion as matmul_tiled;
     - row_reduction: min(rows, 65535) workgroups of W threads, looping over
       the rows; each thread folds the elements `tid, tid + W, ...` of its
       row into the combiner's neutral element, then a tree over workgroup
@@ -97,7 +118,9 @@ def KilnGPULowerConfiguredOpsPass
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect",
-                           "mlir::affine::AffineDialect"];
+                           "mlir::affine::AffineDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::NVVM::NVVMDialect"];
 }
 
 def KilnGPUMapLoopsPass : Pass<"kiln-gpu-map-loops", "mlir::func::FuncOp"> {

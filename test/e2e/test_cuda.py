@@ -32,7 +32,7 @@ CHIPS = ("sm_80", "sm_90")
 # Cases the cuda target rejects, with what its error must say (the node is named too).
 REJECTED: dict[str, str] = {}
 
-CASES = models.all_cases()
+CASES = models.all_cases("cuda")
 CUDA_ARGS = ("--device", "cuda", "--cuda-path", str(CUDA_PATH))
 SPECS = {c.name: harness.register(harness.CompileSpec(
     f"cuda-{c.name}", c.save, c.compile_args + CUDA_ARGS + ("--keep-intermediates",)))

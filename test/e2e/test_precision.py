@@ -208,7 +208,21 @@ def test_precision_bad_value(kiln, tmp_path):
     model = _small_model(tmp_path / "f32.onnx", TensorProto.FLOAT)
     result = kiln.compile(model, tmp_path / "m.so", ["--precision", "fp8"])
     assert result.returncode != 0
-    assert "--precision fp8 is not supported (fp32, bf16 or fp16)" in result.stderr, result.stderr
+    assert "--precision fp8 is not supported (fp32, bf16, fp16 or tf32)" in result.stderr, \
+        result.stderr
+    # tf32 is the cuda target's tensor-core products (docs/gpu.md): a usage error on any
+    # other device, naming it.
+    for devices in (["--device", "vulkan"], ["--device", "cpu"],
+                    ["--device", "cuda", "--device", "cpu"]):
+        result = kiln.compile(model, tmp_path / "m.so", ["--precision", "tf32", *devices])
+        assert result.returncode != 0, devices
+        assert "--precision tf32 is for the cuda device only" in result.stderr, result.stderr
+        assert f"not --device {devices[-1]}" in result.stderr, result.stderr
+    result = kiln.compile(model, tmp_path / "m.so", ["--precision", "tf32", "--device",
+                                                     "cuda:sm_75"])
+    assert result.returncode != 0
+    assert "--precision tf32 needs tensor cores with tf32 (sm_80 or newer)" in result.stderr, \
+        result.stderr
     result = kiln.compile(model, tmp_path / "m.so", ["--precision", "bf16", "--device", "vulkan"])
     assert result.returncode != 0
     assert "--precision bf16 is supported on the cpu device only" in result.stderr, result.stderr

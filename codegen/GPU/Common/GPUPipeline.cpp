@@ -49,6 +49,8 @@ void buildGPUCommonPipeline(OpPassManager &pm,
   selectOptions.maxWorkgroupMemory = options.maxWorkgroupMemory;
   selectOptions.minWorkgroups = options.minWorkgroups;
   selectOptions.maxTileK = options.maxTileK;
+  selectOptions.mmaSync = options.mmaSync;
+  selectOptions.tf32 = options.tf32;
   pm.addPass(createKilnGPUSelectLoweringConfigPass(selectOptions));
   pm.addNestedPass<func::FuncOp>(createKilnGPULowerConfiguredOpsPass());
   KilnPlanMemoryPassOptions planOptions;

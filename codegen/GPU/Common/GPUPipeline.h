@@ -29,6 +29,11 @@ struct GPUPipelineOptions {
   /// of the same names): 0 and 16 keep the 32/64 x 64 x 16 tiles.
   int64_t minWorkgroups = 0;
   int64_t maxTileK = 16;
+  /// NVIDIA's mma.sync (cuda, sm_80+): f16 contractions on tensor cores
+  /// (kiln-gpu-select-lowering-config's matmul_mma); with `tf32`, f32 ones
+  /// too (--precision tf32).
+  bool mmaSync = false;
+  bool tf32 = false;
 };
 
 /// Appends the passes from linalg-on-tensors to outlined gpu.module kernels

@@ -44,6 +44,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -70,6 +71,13 @@ unsigned getPTXVersionForChip(StringRef chip) {
       .Case("sm_100", 86)
       .Case("sm_120", 87)
       .Default(0);
+}
+
+bool hasMmaSync(StringRef chip) {
+  unsigned version = 0;
+  StringRef digits = chip.drop_front(3).take_while(llvm::isDigit);
+  return chip.starts_with("sm_") && !digits.getAsInteger(10, version) &&
+         version >= 80;
 }
 
 void buildNVVMKernelPipeline(OpPassManager &pm, StringRef chip) {
@@ -138,9 +146,10 @@ StringRef findLibdeviceCall(gpu::GPUModuleOp gpuModule) {
 
 class NVVMTargetBackend final : public DeviceTargetBackend {
 public:
-  NVVMTargetBackend(CPUTarget host, std::string chip, std::string toolkit)
+  NVVMTargetBackend(CPUTarget host, std::string chip, std::string toolkit,
+                    bool tf32)
       : DeviceTargetBackend(std::move(host)), chip(std::move(chip)),
-        toolkit(std::move(toolkit)) {
+        toolkit(std::move(toolkit)), tf32(tf32) {
     SmallString<256> path(this->toolkit);
     llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
     libdevice = std::string(path);
@@ -164,6 +173,9 @@ public:
     options.maxWorkgroupMemory = 49152;
     options.minWorkgroups = 264;
     options.maxTileK = 64;
+    // Tensor cores through mma.sync from sm_80 (docs/gpu.md).
+    options.mmaSync = hasMmaSync(chip);
+    options.tf32 = tf32;
     buildGPUCommonPipeline(pm, options);
     buildNVVMKernelPipeline(pm, chip);
   }
@@ -400,6 +412,8 @@ private:
 
   std::string chip;
   std::string toolkit;
+  /// --precision tf32: f32 contractions on tensor cores.
+  bool tf32 = false;
   std::string libdevice;
   bool hasLibdevice = false;
   std::string ptxas;
@@ -428,8 +442,15 @@ createNVVMTargetBackend(const TargetOptions &options, std::string &error) {
       options.triple, options.cpu.empty() ? "generic" : options.cpu, error);
   if (failed(host))
     return nullptr;
+  // Other precisions are createTargetBackend's to accept or refuse.
+  if (options.precision == "tf32" && !hasMmaSync(chip)) {
+    error = "--precision tf32 needs tensor cores with tf32 (sm_80 or newer), "
+            "not " + chip;
+    return nullptr;
+  }
   return std::make_unique<NVVMTargetBackend>(std::move(*host), std::move(chip),
-                                             std::move(toolkit));
+                                             std::move(toolkit),
+                                             options.precision == "tf32");
 }
 
 } // namespace kiln

@@ -9,6 +9,11 @@
 // RUN: kiln-opt %s -split-input-file \
 // RUN:   -kiln-gpu-select-lowering-config="max-workgroup-invocations=256 max-workgroup-memory=49152 min-workgroups=264 max-tile-k=64" \
 // RUN:   | FileCheck %s --check-prefix=CUDA
+// RUN:   -kiln-gpu-select-lowering-config=mma-sync=true \
+// RUN:   | FileCheck %s --check-prefix=MMA
+// RUN: kiln-opt %s -split-input-file \
+// RUN:   "-kiln-gpu-select-lowering-config=mma-sync=true tf32=true" \
+// RUN:   | FileCheck %s --check-prefix=TF32
 
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
@@ -29,6 +34,13 @@
 // 64.
 // CUDA-LABEL:  func.func @matmul
 // CUDA:          kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 16, 32, 64>, workgroup_size = array<i64: 16, 8, 1>}
+// With mma.sync (cuda, sm_80+) an f32 contraction stays on CUDA cores
+// unless tf32 is allowed (--precision tf32): then tensor cores, K steps of
+// 16 (two m16n8k8), 2x2 warps of 32x32.
+// MMA-LABEL:   func.func @matmul
+// MMA:           kind = "matmul_tiled"
+// TF32-LABEL:  func.func @matmul
+// TF32:          kiln.gpu_lowering = {kind = "matmul_mma", mma_shape = array<i64: 16, 8, 8>, tile_sizes = array<i64: 64, 64, 16>, warp_tile = array<i64: 32, 32>, workgroup_size = array<i64: 128, 1, 1>}
 func.func @matmul(%a: memref<127x65xf32>, %b: memref<65x33xf32>,
                   %c: memref<127x33xf32>) {
   linalg.generic {indexing_maps = [#mk, #kn, #mn],
@@ -220,6 +232,64 @@ func.func @convs(%x: memref<1x12x12x3xf32>, %w: memref<3x3x3x24xf32>,
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// f16 x f16 accumulated in f32 (what an f16 MatMul imports as): tensor
+// cores where the target has mma.sync, m16n8k16 in K steps of 32; M <= 32:
+// 32x64 tiles as 1x4 warps of 32x16. Without mma.sync: generic (the tiled
+// CUDA-core kernel is f32 only).
+// CHECK-LABEL: func.func @matmul_f16
+// CHECK:         kiln.gpu_lowering = {kind = "generic"}
+// MMA-LABEL:   func.func @matmul_f16
+// MMA:           kiln.gpu_lowering = {kind = "matmul_mma", mma_shape = array<i64: 16, 8, 16>, tile_sizes = array<i64: 32, 64, 32>, warp_tile = array<i64: 32, 16>, workgroup_size = array<i64: 128, 1, 1>}
+// TF32-LABEL:  func.func @matmul_f16
+// TF32:          kind = "matmul_mma", mma_shape = array<i64: 16, 8, 16>
+func.func @matmul_f16(%a: memref<7x13xf16>, %b: memref<13x29xf16>,
+                      %c: memref<7x29xf32>) {
+  linalg.generic {indexing_maps = [#mk, #kn, #mn],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<7x13xf16>, memref<13x29xf16>)
+      outs(%c : memref<7x29xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// A body that is not out + a * b (here out + a * b + a) is not an mma.
+// MMA-LABEL:   func.func @not_mma_body
+// MMA:           kiln.gpu_lowering = {kind = "generic"}
+func.func @not_mma_body(%a: memref<70x13xf16>, %b: memref<13x29xf16>,
+                        %c: memref<70x29xf32>) {
+  linalg.generic {indexing_maps = [#mk, #kn, #mn],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<70x13xf16>, memref<13x29xf16>)
+      outs(%c : memref<70x29xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %q = arith.addf %p, %xe : f32
+    %s = arith.addf %acc, %q : f32
     linalg.yield %s : f32
   }
   return
