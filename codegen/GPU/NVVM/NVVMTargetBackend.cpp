@@ -138,8 +138,9 @@ StringRef findLibdeviceCall(gpu::GPUModuleOp gpuModule) {
 
 class NVVMTargetBackend final : public DeviceTargetBackend {
 public:
-  NVVMTargetBackend(CPUTarget host, std::string chip, std::string toolkit)
-      : DeviceTargetBackend(std::move(host)), chip(std::move(chip)),
+  NVVMTargetBackend(CPUTarget host, std::string precision, std::string chip,
+                    std::string toolkit)
+      : DeviceTargetBackend(std::move(host), std::move(precision)), chip(std::move(chip)),
         toolkit(std::move(toolkit)) {
     SmallString<256> path(this->toolkit);
     llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
@@ -155,7 +156,7 @@ public:
   StringRef getDeviceName() const override { return "cuda"; }
 
   void buildPipeline(OpPassManager &pm) const override {
-    buildGPUCommonPipeline(pm);
+    buildGPUCommonPipeline(pm, getPipelineOptions());
     buildNVVMKernelPipeline(pm, chip);
   }
 
@@ -419,8 +420,8 @@ createNVVMTargetBackend(const TargetOptions &options, std::string &error) {
       options.triple, options.cpu.empty() ? "generic" : options.cpu, error);
   if (failed(host))
     return nullptr;
-  return std::make_unique<NVVMTargetBackend>(std::move(*host), std::move(chip),
-                                             std::move(toolkit));
+  return std::make_unique<NVVMTargetBackend>(
+      std::move(*host), options.precision, std::move(chip), std::move(toolkit));
 }
 
 } // namespace kiln
