@@ -5,7 +5,14 @@ outputs as .npy files, and copies the runtime-only runner (build/bin/kiln-run) b
 scripts/gpu_check.py then runs the bundle there with python3 and numpy alone.
 
     .venv/bin/python scripts/gpu_bundle.py --device vulkan [--device cuda] --out gpu-bundle \
-        [--cases all|none|REGEX] [--models mobilenet_v2,squeezenet1_1,bert_mini]
+        [--cases all|none|REGEX] [--models mobilenet_v2,squeezenet1_1,bert_mini] \
+        [--precision fp16]
+
+`--precision fp16` adds, for each device, a second entry per model compiled with
+`--precision fp16` (named model-NAME-fp16; f16 weights and products with f32 accumulation,
+docs/precision.md), compared with onnxruntime's f32 outputs at the fp16 tolerance
+(rtol 1e-2, atol 1e-2) and timed like the f32 entry; `--precision-cases` does the same for
+the operator cases with products (CASE-fp16).
 
 Layout of OUT: kiln-run (and kiln_cuda_tests for a cuda device), manifest.json (one entry per compiled model: device, artifact, inputs,
 expected outputs, tolerances, whether to time it) and one folder per device and model. Cases the
@@ -32,6 +39,13 @@ sys.path.insert(0, str(ROOT / "test" / "e2e"))
 import harness  # noqa: E402  (test/e2e: onnxruntime reference, input files)
 import models  # noqa: E402  (test/e2e: the operator cases)
 import test_models  # noqa: E402  (test/e2e: inputs of the reference models)
+
+
+# `--precision P`'s tolerance against onnxruntime's f32 outputs (docs/precision.md: the
+# CPU's fp16 tolerance, the issue's rtol 1e-2 / atol 1e-2).
+PRECISION_TOLERANCE = {"fp16": (1e-2, 1e-2)}
+# The operator cases whose ops --precision narrows (test_precision.py's PRODUCT_CASES).
+PRODUCTS = re.compile("conv|matmul|gemm|einsum|attention|lstm|gru")
 
 
 def compile_model(kiln: Path, model: Path, device: str, out: Path, extra: list[str],
@@ -84,6 +98,10 @@ def main() -> int:
                     help="operator cases of test/e2e/models.py: all, none, or a regex")
     ap.add_argument("--models", default="mobilenet_v2,squeezenet1_1,bert_mini",
                     help="reference models from KILN_MODELS_DIR (comma-separated, or empty)")
+    ap.add_argument("--precision", action="append", default=[], choices=["fp16"],
+                    help="also compile each model with --precision P (entries model-NAME-P)")
+    ap.add_argument("--precision-cases", action="store_true",
+                    help="with --precision: the operator cases with products too (CASE-P)")
     ap.add_argument("--build", type=Path, default=ROOT / "build")
     ap.add_argument("--timeout", type=float, default=300)
     args = ap.parse_args()
@@ -125,10 +143,21 @@ def main() -> int:
             feeds = test_models.MODELS[name](np.random.default_rng(2024))
             add_entry(manifest, args.out, kiln, device, f"model-{name}", path, feeds, [],
                       harness.RTOL, harness.ATOL, True, args.timeout)
+            for precision in args.precision:
+                add_entry(manifest, args.out, kiln, device, f"model-{name}-{precision}", path,
+                          feeds, ["--precision", precision], *PRECISION_TOLERANCE[precision],
+                          True, args.timeout)
         for case in cases:
             model = case.save(work / case.name)
             add_entry(manifest, args.out, kiln, device, case.name, model, case.inputs,
                       list(case.compile_args), case.rtol, case.atol, False, args.timeout)
+            if not args.precision_cases or not PRODUCTS.search(case.name):
+                continue
+            for precision in args.precision:
+                rtol, atol = PRECISION_TOLERANCE[precision]
+                add_entry(manifest, args.out, kiln, device, f"{case.name}-{precision}", model,
+                          case.inputs, [*case.compile_args, "--precision", precision],
+                          max(rtol, case.rtol), max(atol, case.atol), False, args.timeout)
     shutil.rmtree(work, ignore_errors=True)
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())

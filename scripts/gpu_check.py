@@ -86,20 +86,25 @@ def bench_entry(bundle: Path, runner: Path, entry: dict, count: int, timeout: fl
 
 def torch_reference(name: str, count: int) -> dict | None:
     """Median ms of the same architecture (random weights) in PyTorch on the GPU, eager and
-    CUDA-graph replay, fp32 (TF32 off), batch 1: a speed reference, not a correctness one."""
+    CUDA-graph replay, fp32 (TF32 off), batch 1: a speed reference, not a correctness one.
+    For an entry named ...-fp16 (gpu_bundle.py --precision fp16): the network and input in
+    half precision (net.half()), PyTorch's own f16 inference."""
     try:
         import torch
         import torchvision
     except ImportError:
         return None
+    half = name.endswith("-fp16")
     arch = {"model-mobilenet_v2": "mobilenet_v2", "model-squeezenet1_1": "squeezenet1_1",
-            "model-resnet50": "resnet50"}.get(name)
+            "model-resnet50": "resnet50"}.get(name.removesuffix("-fp16"))
     if arch is None or not torch.cuda.is_available():
         return None
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     net = getattr(torchvision.models, arch)().eval().cuda()
     x = torch.randn(1, 3, 224, 224, device="cuda")
+    if half:
+        net, x = net.half(), x.half()
     result = {}
     with torch.inference_mode():
         for _ in range(20):
