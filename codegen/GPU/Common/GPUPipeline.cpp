@@ -20,7 +20,7 @@ namespace kiln {
 void buildGPUCommonPipeline(OpPassManager &pm,
                             const GPUPipelineOptions &options) {
   TensorPipelineHooks hooks;
-  if (options.precision != "fp32") {
+  if (options.precision == "fp16" || options.precision == "bf16") {
     std::string precision = options.precision;
     const TargetBackend *target = options.target;
     hooks.afterLayoutPropagation = [precision, target](OpPassManager &pm) {
