@@ -16,6 +16,7 @@
 
 #include "codegen/CPU/ConstantData.h"
 #include "codegen/Passes.h"
+#include "dialects/ONNX/Diagnostics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -139,7 +140,9 @@ struct NarrowPrecisionPass
       if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation());
           !(mm && !mm.hasUserDefinedMaps()) &&
           !isa<linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp>(
-              op.getOperation()))
+              op.getOperation()) &&
+          !(activations &&
+            isa<linalg::DepthwiseConv2DNhwcHwcOp>(op.getOperation())))
         return;
       if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
           bmm && bmm.hasUserDefinedMaps())
@@ -148,39 +151,59 @@ struct NarrowPrecisionPass
             return getElementTypeOrSelf(t).isF32();
           }))
         return;
-      if (!matchPattern(op.getDpsInputs()[1], m_Constant()))
+      if (!activations && !matchPattern(op.getDpsInputs()[1], m_Constant()))
         return;
       work.push_back(op);
     });
+
+    // A device without `narrow` arithmetic: the first product it would
+    // narrow names the node (nothing is narrowed).
+    if (!refuseOn.empty() && !work.empty()) {
+      InFlightDiagnostic diag = work.front()->emitError();
+      if (std::optional<std::string> node =
+              kiln::onnx::getNodeName(work.front()))
+        diag << "node '" << *node << "': ";
+      diag << "--precision " << precision << " is not supported on the "
+           << refuseOn << " device (its products compute on fp32 or fp16 "
+           << "operands only: use --precision fp16)";
+      if (work.size() > 1)
+        diag << "; " << work.size() - 1 << " more product"
+             << (work.size() > 2 ? "s" : "") << " would be narrowed";
+      return signalPassFailure();
+    }
+
+    // `v` converted to `narrow` by an elementwise truncf generic before `op`.
+    auto truncate = [&](OpBuilder &b, Location loc, Value v) -> Value {
+      auto type = cast<RankedTensorType>(v.getType());
+      // Dynamic dims (symbolic rows) take their sizes from `v`.
+      SmallVector<Value> dynamicSizes;
+      for (int64_t i = 0; i < type.getRank(); ++i)
+        if (type.isDynamicDim(i))
+          dynamicSizes.push_back(tensor::DimOp::create(b, loc, v, i));
+      Value empty =
+          tensor::EmptyOp::create(b, loc, type.clone(narrow), dynamicSizes);
+      SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
+      SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                                 utils::IteratorType::parallel);
+      return linalg::GenericOp::create(
+                 b, loc, TypeRange{type.clone(narrow)}, ValueRange{v},
+                 ValueRange{empty}, maps, iterators,
+                 [&](OpBuilder &nb, Location l, ValueRange args) {
+                   Value t = arith::TruncFOp::create(nb, l, narrow, args[0]);
+                   linalg::YieldOp::create(nb, l, t);
+                 })
+          .getResult(0);
+    };
 
     for (linalg::LinalgOp op : work) {
       OpBuilder b(op);
       Location loc = op.getLoc();
       Value w = narrowWeights(b, op.getDpsInputs()[1]);
-      if (!w)
+      if (!w && !activations)
         continue;
-      Value a = op.getDpsInputs()[0];
-      auto aType = cast<RankedTensorType>(a.getType());
-      auto narrowA = aType.clone(narrow);
-      // Dynamic dims (symbolic rows) take their sizes from A.
-      SmallVector<Value> dynamicSizes;
-      for (int64_t i = 0; i < aType.getRank(); ++i)
-        if (aType.isDynamicDim(i))
-          dynamicSizes.push_back(tensor::DimOp::create(b, loc, a, i));
-      Value empty = tensor::EmptyOp::create(b, loc, narrowA, dynamicSizes);
-      SmallVector<AffineMap> maps(
-          2, b.getMultiDimIdentityMap(aType.getRank()));
-      SmallVector<utils::IteratorType> iterators(aType.getRank(),
-                                                 utils::IteratorType::parallel);
-      Value narrowed =
-          linalg::GenericOp::create(
-              b, loc, TypeRange{narrowA}, ValueRange{a}, ValueRange{empty},
-              maps, iterators,
-              [&](OpBuilder &nb, Location l, ValueRange args) {
-                Value t = arith::TruncFOp::create(nb, l, narrow, args[0]);
-                linalg::YieldOp::create(nb, l, t);
-              })
-              .getResult(0);
+      Value narrowed = truncate(b, loc, op.getDpsInputs()[0]);
+      if (!w)
+        w = truncate(b, loc, op.getDpsInputs()[1]);
       Value init = op.getDpsInits()[0];
       Operation *replacement;
       if (isa<linalg::MatmulOp>(op.getOperation()))
@@ -191,6 +214,11 @@ struct NarrowPrecisionPass
         replacement = linalg::BatchMatmulOp::create(
             b, loc, TypeRange{init.getType()}, ValueRange{narrowed, w},
             ValueRange{init});
+      else if (auto dw =
+                   dyn_cast<linalg::DepthwiseConv2DNhwcHwcOp>(op.getOperation()))
+        replacement = linalg::DepthwiseConv2DNhwcHwcOp::create(
+            b, loc, TypeRange{init.getType()}, ValueRange{narrowed, w},
+            ValueRange{init}, dw.getStrides(), dw.getDilations());
       else {
         auto conv = cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation());
         replacement = linalg::Conv2DNhwcHwcfOp::create(

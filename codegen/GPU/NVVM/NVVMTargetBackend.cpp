@@ -146,10 +146,10 @@ StringRef findLibdeviceCall(gpu::GPUModuleOp gpuModule) {
 
 class NVVMTargetBackend final : public DeviceTargetBackend {
 public:
-  NVVMTargetBackend(CPUTarget host, std::string chip, std::string toolkit,
-                    bool tf32)
-      : DeviceTargetBackend(std::move(host)), chip(std::move(chip)),
-        toolkit(std::move(toolkit)), tf32(tf32) {
+  NVVMTargetBackend(CPUTarget host, std::string precision, std::string chip,
+                    std::string toolkit, bool tf32)
+      : DeviceTargetBackend(std::move(host), std::move(precision)),
+        chip(std::move(chip)), toolkit(std::move(toolkit)), tf32(tf32) {
     SmallString<256> path(this->toolkit);
     llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
     libdevice = std::string(path);
@@ -168,7 +168,7 @@ public:
     // shared memory per block; the products use up to 256 threads and 32
     // KiB. 264 workgroups: two per multiprocessor of an H100/H200 (132), so
     // a batch-1 model's small products still spread over the whole GPU.
-    GPUPipelineOptions options;
+    GPUPipelineOptions options = getPipelineOptions();
     options.maxWorkgroupInvocations = 256;
     options.maxWorkgroupMemory = 49152;
     options.minWorkgroups = 264;
@@ -448,9 +448,9 @@ createNVVMTargetBackend(const TargetOptions &options, std::string &error) {
             "not " + chip;
     return nullptr;
   }
-  return std::make_unique<NVVMTargetBackend>(std::move(*host), std::move(chip),
-                                             std::move(toolkit),
-                                             options.precision == "tf32");
+  return std::make_unique<NVVMTargetBackend>(
+      std::move(*host), options.precision, std::move(chip), std::move(toolkit),
+      options.precision == "tf32");
 }
 
 } // namespace kiln

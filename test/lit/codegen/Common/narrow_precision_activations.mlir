@@ -1,0 +1,67 @@
+// The GPU targets' scope of kiln-narrow-precision (--precision fp16 on vulkan,
+// cuda, hip): every product becomes an f16 x f16 contraction with an f32
+// accumulator, computed B operands and depthwise convolutions included.
+// RUN: kiln-opt %s --split-input-file --kiln-narrow-precision="precision=fp16 activations=true" | FileCheck %s
+// bf16 on a GPU target: nothing is narrowed, the first product names its node.
+// RUN: not kiln-opt %s --split-input-file --kiln-narrow-precision="precision=bf16 activations=true refuse-on=vulkan" 2>&1 | FileCheck %s --check-prefix=REFUSE
+
+// Attention's products: both operands computed, both converted; the
+// accumulator and the result stay f32.
+// CHECK-LABEL: func.func @attention
+// CHECK: %[[Q:.*]] = linalg.generic
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: %[[K:.*]] = linalg.generic
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: linalg.batch_matmul ins(%[[Q]], %[[K]] : tensor<2x4x8xf16>, tensor<2x8x4xf16>) outs(%{{.*}} : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+// REFUSE: error: {{.*}}node 'scores': --precision bf16 is not supported on the vulkan device (its products compute on fp32 or fp16 operands only: use --precision fp16); 1 more product would be narrowed
+func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x8x4xf32>, %acc: tensor<2x4x4xf32>) -> tensor<2x4x4xf32> {
+  %r = linalg.batch_matmul ins(%q, %k : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%acc : tensor<2x4x4xf32>) -> tensor<2x4x4xf32> loc("scores")
+  %w = arith.constant dense<0.5> : tensor<4x4xf32>
+  %e = tensor.empty() : tensor<4x4xf32>
+  %a = tensor.extract_slice %r[0, 0, 0] [1, 4, 4] [1, 1, 1] : tensor<2x4x4xf32> to tensor<4x4xf32>
+  %s = linalg.matmul ins(%a, %w : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %t = tensor.insert_slice %s into %r[0, 0, 0] [1, 4, 4] [1, 1, 1] : tensor<4x4xf32> into tensor<2x4x4xf32>
+  return %t : tensor<2x4x4xf32>
+}
+
+// -----
+
+// A depthwise convolution: its filter stored f16 (converted at compile
+// time), its input converted; strides and dilations kept.
+// CHECK-LABEL: func.func @depthwise
+// CHECK-NOT: tensor<3x3x4xf32>
+// CHECK: %[[W:.*]] = arith.constant dense<2.500000e-01> : tensor<3x3x4xf16>
+// CHECK: %[[X:.*]] = linalg.generic
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[X]], %[[W]] : tensor<1x9x9x4xf16>, tensor<3x3x4xf16>) outs(%{{.*}} : tensor<1x4x4x4xf32>)
+// CHECK-NOT: tensor<3x3x4xf32>
+func.func @depthwise(%x: tensor<1x9x9x4xf32>, %acc: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  %w = arith.constant dense<0.25> : tensor<3x3x4xf32>
+  %r = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+         ins(%x, %w : tensor<1x9x9x4xf32>, tensor<3x3x4xf32>) outs(%acc : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  return %r : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// Dynamic rows (symbolic dims): the converted operand takes its sizes from
+// the f32 one.
+// CHECK-LABEL: func.func @dynamic
+// CHECK: %[[D:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x8xf32>
+// CHECK: tensor.empty(%[[D]]) : tensor<?x8xf16>
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x8xf16>, tensor<8x4xf16>) outs(%{{.*}} : tensor<?x4xf32>)
+func.func @dynamic(%a: tensor<?x8xf32>, %b: tensor<8x4xf32>, %acc: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<?x8xf32>, tensor<8x4xf32>) outs(%acc : tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %r : tensor<?x4xf32>
+}
+
+// -----
+
+// Ops that are no products, and f16 products already, are left alone.
+// CHECK-LABEL: func.func @others
+// CHECK-NOT: truncf
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xf16>, tensor<8x4xf16>) outs(%{{.*}} : tensor<4x4xf32>)
+func.func @others(%a: tensor<4x8xf16>, %b: tensor<8x4xf16>, %acc: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<4x8xf16>, tensor<8x4xf16>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}
