@@ -473,6 +473,14 @@ def tensor_core_cases():
         return g.case(rtol=1e-2, atol=1e-2, devices=("cuda",),
                       extra_args=("--precision", "tf32"))
 
+    # Convs are implicit GEMMs (M = n*oh*ow, N = f, K = c*kh*kw): the same kernel, operands
+    # read through the conv's maps (strides, pads) with clamps and zero fill.
+    g = G("mma_f16_conv_bias_relu_1x5x9x9")
+    y = g.node("Conv", [g.input("x", [1, 5, 9, 9], f16), g.weight("w", [12, 5, 3, 3], dtype=f16),
+                        g.weight("b", [12], dtype=f16)], pads=[1, 1, 1, 1], strides=[2, 1])
+    g.output(g.node("Relu", [y]), f16)
+    out.append(g.case(**tol16))
+
     # The tensor-core benchmark (docs/gpu.md): a 4096x4096x4096 f16 product, f32
     # accumulation, f16 output. Its operands are tiled on the device from 64-row / 64-column
     # inputs and its output reduced to row maxima (in f32), so that a run moves 1 MiB
@@ -501,6 +509,11 @@ def tensor_core_cases():
     y = g.node("Gemm", [g.input("a", [70, 50]), g.weight("w", [90, 50]), g.weight("c", [90])],
                transB=1)
     g.output(g.node("Relu", [y]))
+    out.append(tf32_case(g))
+
+    g = G("mma_tf32_conv_1x5x9x9")
+    g.output(g.node("Conv", [g.input("x", [1, 5, 9, 9]), g.weight("w", [12, 5, 3, 3]),
+                             g.weight("b", [12])], pads=[1, 1, 1, 1], strides=[2, 1]))
     out.append(tf32_case(g))
 
     g = G("mma_tf32_matmul_256x256x256")
