@@ -192,6 +192,9 @@ public:
     GPUPipelineOptions options;
     // Tensor cores through mma.sync from sm_80 (docs/gpu.md).
     options.mmaSync = hasMmaSync(chip);
+    // What every CUDA GPU gives a workgroup of static shared memory (only
+    // matmul_mma's 128x128 tiles need more than Vulkan's 16 KiB).
+    options.maxWorkgroupMemory = 48 * 1024;
     options.tf32 = tf32;
     buildGPUCommonPipeline(pm, options);
     buildNVVMKernelPipeline(pm, chip);
