@@ -5,7 +5,15 @@ outputs as .npy files, and copies the runtime-only runner (build/bin/kiln-run) b
 scripts/gpu_check.py then runs the bundle there with python3 and numpy alone.
 
     .venv/bin/python scripts/gpu_bundle.py --device vulkan [--device cuda] --out gpu-bundle \
-        [--cases all|none|REGEX] [--models mobilenet_v2,squeezenet1_1,bert_mini]
+        [--cases all|none|REGEX] [--models mobilenet_v2,squeezenet1_1,bert_mini] \
+        [--suite-dir DIR --suite-models resnet50,bert_base] [--batches 1,8] [--periodic-weights]
+
+--batches compiles each model again at other batch sizes (dim 0 of the inputs and outputs set,
+Reshape targets that spelled the batch as 1 changed to 0, "copy it"); --periodic-weights replaces
+every float weight of 4096 elements or more by a ternary pattern of period 4093 with the weight's
+mean and spread, so that the bundle compresses to almost nothing (the device machine takes 64
+MiB; kernels and their speed do not depend on the values, and onnxruntime's reference outputs are
+computed from the same rewritten model).
 
 Layout of OUT: kiln-run (and kiln_cuda_tests for a cuda device), manifest.json (one entry per compiled model: device, artifact, inputs,
 expected outputs, tolerances, whether to time it) and one folder per device and model. Cases the
@@ -34,6 +42,81 @@ import models  # noqa: E402  (test/e2e: the operator cases)
 import test_models  # noqa: E402  (test/e2e: inputs of the reference models)
 
 
+PERIOD = 4093  # prime: the pattern's phase differs from row to row of any weight
+
+
+def periodic_weights(model) -> int:
+    """Rewrites MODEL's float initializers of >= 4096 elements in place (see the docstring);
+    returns how many."""
+    from onnx import numpy_helper
+    pattern = np.random.default_rng(4093).integers(-1, 2, PERIOD).astype(np.float64)
+    count = 0
+    for i, t in enumerate(model.graph.initializer):
+        w = numpy_helper.to_array(t)
+        if w.dtype not in (np.float32, np.float16) or w.size < 4096:
+            continue
+        spread = float(w.std()) * np.sqrt(1.5)  # the pattern's variance is 2/3
+        values = float(w.mean()) + spread * np.resize(pattern, w.size)
+        new = numpy_helper.from_array(values.astype(w.dtype).reshape(w.shape), t.name)
+        model.graph.initializer[i].CopyFrom(new)
+        count += 1
+    return count
+
+
+def rebatch(model, batch: int) -> None:
+    """Sets dim 0 of MODEL's inputs and outputs that have the first input's dim 0 to BATCH;
+    a Reshape whose constant target starts with that size gets 0 there (copy the input's)."""
+    from onnx import numpy_helper
+    weights = {t.name for t in model.graph.initializer}
+    inputs = [v for v in model.graph.input if v.name not in weights]
+    old = inputs[0].type.tensor_type.shape.dim[0].dim_value
+    for v in [*inputs, *model.graph.output]:
+        dims = v.type.tensor_type.shape.dim
+        if dims and dims[0].HasField("dim_value") and dims[0].dim_value == old:
+            dims[0].dim_value = batch
+    targets = {n.input[1] for n in model.graph.node if n.op_type == "Reshape"
+               and not any(a.name == "allowzero" and a.i for a in n.attribute)}
+    def fix(tensor):
+        a = numpy_helper.to_array(tensor).copy()
+        if a.ndim == 1 and a.size >= 2 and a[0] == old:
+            a[0] = 0
+            tensor.CopyFrom(numpy_helper.from_array(a, tensor.name))
+    for t in model.graph.initializer:
+        if t.name in targets:
+            fix(t)
+    for n in model.graph.node:
+        if n.op_type == "Constant" and n.output[0] in targets:
+            for a in n.attribute:
+                if a.name == "value":
+                    fix(a.t)
+    del model.graph.value_info[:]
+
+
+def transport_model(src: Path, dst: Path, batch: int | None, periodic: bool) -> Path:
+    """SRC as the bundle compiles it: at BATCH (None: as exported), its weights periodic."""
+    if batch is None and not periodic:
+        return src
+    import onnx
+    model = onnx.load(str(src))
+    if batch is not None:
+        rebatch(model, batch)
+    if periodic:
+        periodic_weights(model)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(dst))
+    return dst
+
+
+def model_feeds(name: str, model: Path, rng) -> dict:
+    """Inputs: the reference models' own (test_models.py) at batch 1; else seeded by the
+    graph's input types, as bench/bench.py makes them."""
+    import onnxruntime as ort
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench  # noqa: E402
+    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    return bench.make_inputs(session, int(rng.integers(0, 2**31)))
+
+
 def compile_model(kiln: Path, model: Path, device: str, out: Path, extra: list[str],
                   timeout: float) -> tuple[bool, str]:
     cmd = [str(kiln), "compile", str(model), "--device", device, "-o", str(out), *extra]
@@ -46,7 +129,7 @@ def compile_model(kiln: Path, model: Path, device: str, out: Path, extra: list[s
 
 def add_entry(manifest: list, out: Path, kiln: Path, device: str, name: str, model: Path,
               feeds: dict, extra: list[str], rtol: float, atol: float, bench: bool,
-              timeout: float, flops: int = 0) -> None:
+              timeout: float, info: dict | None = None) -> None:
     # Folders named without ':' (cuda:sm_90) so the bundle travels as plain names.
     folder = out / device.replace(":", "_") / name
     folder.mkdir(parents=True, exist_ok=True)
@@ -55,9 +138,7 @@ def add_entry(manifest: list, out: Path, kiln: Path, device: str, name: str, mod
     # What kiln-run opens it on: the device without the compile-time arch ("cuda:sm_90"
     # compiles for sm_90; "cuda:N" at run time would pick GPU N).
     entry = {"name": name, "device": device, "run_device": device.split(":")[0],
-             "bench": bench, "rtol": rtol, "atol": atol}
-    if flops:
-        entry["flops"] = flops  # gpu_check.py reports TFLOP/s
+             "bench": bench, "rtol": rtol, "atol": atol, **(info or {})}
     if not ok:
         entry["rejected"] = message
         manifest.append(entry)
@@ -86,6 +167,13 @@ def main() -> int:
                     help="operator cases of test/e2e/models.py: all, none, or a regex")
     ap.add_argument("--models", default="mobilenet_v2,squeezenet1_1,bert_mini",
                     help="reference models from KILN_MODELS_DIR (comma-separated, or empty)")
+    ap.add_argument("--suite-dir", type=Path, help="a folder of bench/export_models.py exports")
+    ap.add_argument("--suite-models", default="",
+                    help="models of --suite-dir to add (comma-separated: resnet50,bert_base)")
+    ap.add_argument("--batches", default="1",
+                    help="batch sizes each model is compiled for (comma-separated)")
+    ap.add_argument("--periodic-weights", action="store_true",
+                    help="rewrite large weights as a periodic pattern (a bundle that compresses)")
     ap.add_argument("--build", type=Path, default=ROOT / "build")
     ap.add_argument("--timeout", type=float, default=300)
     args = ap.parse_args()
@@ -101,6 +189,7 @@ def main() -> int:
     args.out.mkdir(parents=True)
     shutil.copy2(runner, args.out / "kiln-run")
     shutil.copy2(ROOT / "scripts" / "gpu_check.py", args.out / "gpu_check.py")
+    shutil.copy2(ROOT / "scripts" / "gpu_torch_reference.py", args.out / "gpu_torch_reference.py")
     # The CUDA back end's unit tests (self-contained: the runtime and gtest linked in); their
     # GPU tests skip here and run there (gpu_check.py runs them first).
     cuda_tests = args.build / "test" / "unit" / "runtime" / "kiln_cuda_tests"
@@ -119,21 +208,35 @@ def main() -> int:
     work = args.out / ".models"
     for device in args.device:
         print(f"{device}: {len(names)} models, {len(cases)} operator cases", flush=True)
-        for name in names:
-            path = models_dir / f"{name}.onnx"
+        suite = [m for m in args.suite_models.split(",") if m]
+        for name in names + suite:
+            path = (args.suite_dir if name in suite else models_dir) / f"{name}.onnx"
             if not path.is_file():
-                print(f"gpu_bundle: {path} not found (KILN_MODELS_DIR)", file=sys.stderr)
+                print(f"gpu_bundle: {path} not found (KILN_MODELS_DIR, --suite-dir)",
+                      file=sys.stderr)
                 return 1
-            feeds = test_models.MODELS[name](np.random.default_rng(2024))
-            add_entry(manifest, args.out, kiln, device, f"model-{name}", path, feeds, [],
-                      harness.RTOL, harness.ATOL, True, args.timeout)
+            for batch in [int(b) for b in args.batches.split(",")]:
+                model = transport_model(
+                    path, work / f"{name}-b{batch}.onnx", None if batch == 1 else batch,
+                    args.periodic_weights)
+                rng = np.random.default_rng(2024)
+                feeds = (test_models.MODELS[name](rng) if name in test_models.MODELS
+                         and batch == 1 else model_feeds(name, model, rng))
+                add_entry(manifest, args.out, kiln, device,
+                          f"model-{name}" + (f"-b{batch}" if batch != 1 else ""), model, feeds,
+                          [], harness.RTOL, harness.ATOL, True, args.timeout,
+                          {"arch": name, "batch": batch, "precision": "fp32"})
         for case in cases:
             if not case.for_device(device):
                 continue  # a case for other devices (tensor-core tf32 cases: cuda only)
             model = case.save(work / case.name)
             add_entry(manifest, args.out, kiln, device, case.name, model, case.inputs,
                       list(case.compile_args), case.rtol, case.atol, case.bench_flops > 0,
-                      args.timeout, case.bench_flops)
+                      args.timeout,
+                      # gpu_check.py reports TFLOP/s of a case with a FLOP count, and
+                      # times the PyTorch reference bench_info names beside it
+                      {"flops": case.bench_flops, **case.bench_info}
+                      if case.bench_flops else None)
     shutil.rmtree(work, ignore_errors=True)
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())

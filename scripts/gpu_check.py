@@ -84,51 +84,48 @@ def bench_entry(bundle: Path, runner: Path, entry: dict, count: int, timeout: fl
         if m else {"raw": r.stdout.strip()}
 
 
-def torch_reference(name: str, count: int) -> dict | None:
-    """Median ms of the same architecture (random weights) in PyTorch on the GPU, eager and
-    CUDA-graph replay, fp32 (TF32 off), batch 1: a speed reference, not a correctness one."""
+def torch_reference(entry: dict, count: int, rows: list[dict]) -> dict | None:
+    """PyTorch's timings of ENTRY's architecture, batch and precision: from ROWS (a
+    gpu_torch_reference.py --json file) when they have it, else measured now (eager and CUDA
+    graph only) where PyTorch is installed."""
+    arch = entry.get("arch") or entry["name"].removeprefix("model-")
+    key = (arch, entry.get("batch", 1), entry.get("precision", "fp32"))
+    for row in rows:
+        if (row["arch"], row["batch"], row["precision"]) == key:
+            return row
     try:
         import torch
-        import torchvision
+        import gpu_torch_reference
     except ImportError:
         return None
-    arch = {"model-mobilenet_v2": "mobilenet_v2", "model-squeezenet1_1": "squeezenet1_1",
-            "model-resnet50": "resnet50"}.get(name)
-    if arch is None or not torch.cuda.is_available():
+    if not torch.cuda.is_available():
         return None
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    net = getattr(torchvision.models, arch)().eval().cuda()
-    x = torch.randn(1, 3, 224, 224, device="cuda")
-    result = {}
-    with torch.inference_mode():
-        for _ in range(20):
-            net(x)
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(count):
-            t = time.perf_counter()
-            net(x)
-            torch.cuda.synchronize()
-            times.append((time.perf_counter() - t) * 1e3)
-        result["eager_ms"] = float(np.median(times))
-        g = torch.cuda.CUDAGraph()
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                net(x)
-        torch.cuda.current_stream().wait_stream(s)
-        with torch.cuda.graph(g):
-            net(x)
-        times = []
-        for _ in range(count):
-            t = time.perf_counter()
-            g.replay()
-            torch.cuda.synchronize()
-            times.append((time.perf_counter() - t) * 1e3)
-        result["graph_ms"] = float(np.median(times))
-    return result
+    try:
+        return gpu_torch_reference.reference(*key, count, False, False)
+    except Exception as e:  # an architecture PyTorch does not have (bert_mini)
+        return {"error": str(e)[:200]}
+
+
+def sanitize(bundle: Path, runner: Path, entry: dict, timeout: float) -> str:
+    """One run of ENTRY under compute-sanitizer's memcheck, kernel by kernel (no graph):
+    'clean', or the sanitizer's summary."""
+    import os
+    import shutil
+    tool = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [tool, "--tool", "memcheck", "--error-exitcode", "9", str(runner),
+               str(bundle / entry["artifact"]), "--device", "cuda", "--output-dir", tmp]
+        for name, path in entry["inputs"].items():
+            cmd += ["--input", f"{name}={bundle / path}"]
+        env = dict(os.environ, KILN_CUDA_GRAPH="0")
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        except (subprocess.TimeoutExpired, FileNotFoundError) as e:
+            return f"not run: {e}"
+    summary = [ln for ln in (r.stdout + r.stderr).splitlines() if "ERROR SUMMARY" in ln]
+    if r.returncode == 0:
+        return "clean" + (f" ({summary[-1].strip()})" if summary else "")
+    return f"exit {r.returncode}: " + " | ".join((r.stdout + r.stderr).strip().splitlines()[-6:])
 
 
 def main() -> int:
@@ -138,8 +135,15 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=200, help="timed runs per benchmark")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--torch", action="store_true", help="time the PyTorch references too")
+    ap.add_argument("--torch-json", type=Path,
+                    help="PyTorch timings measured before (gpu_torch_reference.py --json)")
+    ap.add_argument("--sanitize", default="",
+                    help="a regex: benchmarked cuda entries whose name matches also run once "
+                         "under compute-sanitizer memcheck")
     ap.add_argument("--cpu-bench", action="store_true",
                     help="also time each benchmarked model's CPU code when the artifact has it")
+    ap.add_argument("--names", help="only the entries whose name matches this regex")
+    ap.add_argument("--no-bench", action="store_true", help="check only, time nothing")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
@@ -150,8 +154,12 @@ def main() -> int:
         manifest = [e for e in manifest
                     if e["device"] in args.device or e.get("run_device") in args.device]
 
+    if args.names:
+        manifest = [e for e in manifest if re.search(args.names, e["name"])]
     results = []
     failures = 0
+    torch_rows = json.loads(args.torch_json.read_text()) if args.torch_json and \
+        args.torch_json.is_file() else []
     # The CUDA back end's unit tests, where the bundle has them and cuda entries run.
     cuda_tests = bundle / "kiln_cuda_tests"
     if cuda_tests.is_file() and any(e.get("run_device", e["device"]) == "cuda"
@@ -182,28 +190,38 @@ def main() -> int:
             print(f"FAIL {entry['device']} {entry['name']}: {problem}", flush=True)
         else:
             c["passed"] += 1
-            if entry.get("bench"):
+            if entry.get("bench") and not args.no_bench:
                 row["kiln"] = bench_entry(bundle, runner, entry, args.count, args.timeout * 4)
-                if args.torch:
-                    row["torch"] = torch_reference(entry["name"], args.count)
+                if args.torch or torch_rows:
+                    row["torch"] = torch_reference(entry, args.count, torch_rows)
+            if entry.get("bench") and args.sanitize and entry.get("run_device") == "cuda" and \
+                    re.search(args.sanitize, entry["name"]):
+                row["sanitizer"] = sanitize(bundle, runner, entry, args.timeout * 4)
+                print(f"compute-sanitizer {entry['name']}: {row['sanitizer']}", flush=True)
+                if not row["sanitizer"].startswith("clean"):
+                    failures += 1
         results.append(row)
 
     print(f"\n{len(manifest)} entries in {time.monotonic() - start:.0f} s")
     for device, c in counts.items():
         print(f"  {device}: {c['passed']} passed, {c['failed']} failed, "
               f"{c['rejected']} rejected at compile time")
-    print("\nmodel                    device   kiln p50 ms  torch eager ms  torch graph ms  TFLOP/s")
+    nan = float("nan")
+    print("\nmodel                      device      kiln p50 ms  torch eager  torch graph  "
+          "torch.compile  kiln/eager  kiln/compile  TFLOP/s")
     for row in results:
         if row.get("status") == "passed" and row.get("kiln") is not None:
-            k = row["kiln"].get("p50", float("nan"))
+            k = row["kiln"].get("p50", nan)
             t = row.get("torch") or {}
+            eager, compiled = t.get("eager_ms", nan), t.get("compiled_ms", nan)
             # Benchmark cases with a FLOP count (models.py bench_flops): TFLOP/s of p50.
-            tflops = f"{row['flops'] / (k * 1e-3) / 1e12:8.1f}" if row.get("flops") else ""
-            if tflops:
-                row["tflops"] = float(tflops)
-            print(f"{row['name']:24s} {row['device']:8s} {k:11.3f}  "
-                  f"{t.get('eager_ms', float('nan')):14.3f}  {t.get('graph_ms', float('nan')):14.3f}"
-                  f"  {tflops}")
+            tflops = ""
+            if row.get("flops"):
+                row["tflops"] = row["flops"] / (k * 1e-3) / 1e12
+                tflops = f"{row['tflops']:8.1f}"
+            print(f"{row['name']:26s} {row['device']:10s} {k:11.3f}  {eager:11.3f}  "
+                  f"{t.get('graph_ms', nan):11.3f}  {compiled:13.3f}  {k / eager:10.2f}  "
+                  f"{k / compiled:12.2f}  {tflops}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 1 if failures else 0

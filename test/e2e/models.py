@@ -53,6 +53,9 @@ class Case:
     # Floating-point operations of one run (2*M*N*K of a product): non-zero makes the case
     # a benchmark that scripts/gpu_bundle.py marks for timing; gpu_check.py reports TFLOP/s.
     bench_flops: int = 0
+    # More keys of its manifest entry: which PyTorch reference gpu_check.py times beside it
+    # ({"arch": "matmul4096", "batch": 1, "precision": "fp16"}: cuBLAS, gpu_torch_reference.py).
+    bench_info: dict = dataclasses.field(default_factory=dict)
 
     @property
     def compile_args(self) -> tuple[str, ...]:
@@ -495,7 +498,8 @@ def tensor_core_cases():
     c = g.node("MatMul", [a, b], name="bench_matmul")
     g.output(g.node("ReduceMax", [g.node("Cast", [c], to=TensorProto.FLOAT)], axes=[1],
                     keepdims=0))
-    out.append(g.case(rtol=1e-2, atol=1e-2, devices=("cuda",), bench_flops=2 * n ** 3))
+    out.append(g.case(rtol=1e-2, atol=1e-2, devices=("cuda",), bench_flops=2 * n ** 3,
+                      bench_info={"arch": f"matmul{n}", "batch": 1, "precision": "fp16"}))
 
     g = G("mma_tf32_matmul_127x65_65x33")
     g.output(g.node("MatMul", [g.input("a", [127, 65]), g.input("b", [65, 33])]))
