@@ -215,9 +215,10 @@ def main() -> int:
             t = row.get("torch") or {}
             eager, compiled = t.get("eager_ms", nan), t.get("compiled_ms", nan)
             # Benchmark cases with a FLOP count (models.py bench_flops): TFLOP/s of p50.
-            tflops = f"{row['flops'] / (k * 1e-3) / 1e12:8.1f}" if row.get("flops") else ""
-            if tflops:
-                row["tflops"] = float(tflops)
+            tflops = ""
+            if row.get("flops"):
+                row["tflops"] = row["flops"] / (k * 1e-3) / 1e12
+                tflops = f"{row['tflops']:8.1f}"
             print(f"{row['name']:26s} {row['device']:10s} {k:11.3f}  {eager:11.3f}  "
                   f"{t.get('graph_ms', nan):11.3f}  {compiled:13.3f}  {k / eager:10.2f}  "
                   f"{k / compiled:12.2f}  {tflops}")

@@ -162,6 +162,21 @@ def KilnGPUPlanDispatchesPass
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
+def KilnNVVMAlignWorkgroupMemoryPass
+    : Pass<"kiln-nvvm-align-workgroup-memory", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Give every workgroup buffer of a kernel a 16-byte alignment";
+  let description = [{
+    Before convert-gpu-to-nvvm (cuda target). Each workgroup attribution of
+    a `gpu.func` without an `llvm.align` of at least 16 gets
+    `llvm.align = 16`, which convert-gpu-to-nvvm puts on the shared-memory
+    global. Without it the global has no alignment: LLVM's optimizer assumes
+    the preferred one of a large global (16 bytes) and merges adjacent f16
+    loads into 32-bit ones (matmul_mma's fragments), while the NVPTX printer
+    declares `.align 2` (the element's), so ptxas may place the buffer where
+    those loads would be misaligned.
+  }];
+}
+
 def KilnSPIRVSetEntryPointsPass
     : Pass<"kiln-spirv-set-entry-points", "mlir::ModuleOp"> {
   let summary = "Attach the Vulkan target environment and entry-point ABIs";

@@ -53,6 +53,9 @@ class Case:
     # Floating-point operations of one run (2*M*N*K of a product): non-zero makes the case
     # a benchmark that scripts/gpu_bundle.py marks for timing; gpu_check.py reports TFLOP/s.
     bench_flops: int = 0
+    # More keys of its manifest entry: which PyTorch reference gpu_check.py times beside it
+    # ({"arch": "matmul4096", "batch": 1, "precision": "fp16"}: cuBLAS, gpu_torch_reference.py).
+    bench_info: dict = dataclasses.field(default_factory=dict)
 
     @property
     def compile_args(self) -> tuple[str, ...]:
@@ -473,6 +476,14 @@ def tensor_core_cases():
         return g.case(rtol=1e-2, atol=1e-2, devices=("cuda",),
                       extra_args=("--precision", "tf32"))
 
+    # Convs are implicit GEMMs (M = n*oh*ow, N = f, K = c*kh*kw): the same kernel, operands
+    # read through the conv's maps (strides, pads) with clamps and zero fill.
+    g = G("mma_f16_conv_bias_relu_1x5x9x9")
+    y = g.node("Conv", [g.input("x", [1, 5, 9, 9], f16), g.weight("w", [12, 5, 3, 3], dtype=f16),
+                        g.weight("b", [12], dtype=f16)], pads=[1, 1, 1, 1], strides=[2, 1])
+    g.output(g.node("Relu", [y]), f16)
+    out.append(g.case(**tol16))
+
     # The tensor-core benchmark (docs/gpu.md): a 4096x4096x4096 f16 product, f32
     # accumulation, f16 output. Its operands are tiled on the device from 64-row / 64-column
     # inputs and its output reduced to row maxima (in f32), so that a run moves 1 MiB
@@ -487,7 +498,8 @@ def tensor_core_cases():
     c = g.node("MatMul", [a, b], name="bench_matmul")
     g.output(g.node("ReduceMax", [g.node("Cast", [c], to=TensorProto.FLOAT)], axes=[1],
                     keepdims=0))
-    out.append(g.case(rtol=1e-2, atol=1e-2, devices=("cuda",), bench_flops=2 * n ** 3))
+    out.append(g.case(rtol=1e-2, atol=1e-2, devices=("cuda",), bench_flops=2 * n ** 3,
+                      bench_info={"arch": f"matmul{n}", "batch": 1, "precision": "fp16"}))
 
     g = G("mma_tf32_matmul_127x65_65x33")
     g.output(g.node("MatMul", [g.input("a", [127, 65]), g.input("b", [65, 33])]))
@@ -501,6 +513,11 @@ def tensor_core_cases():
     y = g.node("Gemm", [g.input("a", [70, 50]), g.weight("w", [90, 50]), g.weight("c", [90])],
                transB=1)
     g.output(g.node("Relu", [y]))
+    out.append(tf32_case(g))
+
+    g = G("mma_tf32_conv_1x5x9x9")
+    g.output(g.node("Conv", [g.input("x", [1, 5, 9, 9]), g.weight("w", [12, 5, 3, 3]),
+                             g.weight("b", [12])], pads=[1, 1, 1, 1], strides=[2, 1]))
     out.append(tf32_case(g))
 
     g = G("mma_tf32_matmul_256x256x256")

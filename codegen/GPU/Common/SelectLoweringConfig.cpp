@@ -227,6 +227,15 @@ struct SelectLoweringConfigPass
         bool isF16 = mma->second == MmaOperands::F16;
         int64_t tm = m <= 32 ? 32 : 64, tn = 64, tk = isF16 ? 32 : 16;
         int64_t bytes = isF16 ? 2 : 4;
+        int64_t wn = tm == 32 ? 16 : 32;
+        // Large products: 128x128 tiles as 2x2 warps of 64x64 (4 x 8 mma
+        // tiles each: twice the reuse of every staged element), where the
+        // target's workgroup memory allows them.
+        if (m >= 128 && n >= 128 &&
+            (128 + 128) * (tk * bytes + 16) <= maxWorkgroupMemory) {
+          tm = tn = 128;
+          wn = 64;
+        }
         int64_t sharedBytes = (tm + tn) * (tk * bytes + 16);
         if (maxWorkgroupInvocations >= 128 &&
             sharedBytes <= maxWorkgroupMemory &&
@@ -236,7 +245,7 @@ struct SelectLoweringConfigPass
           config.kind = GPUKernelKind::MatmulMma;
           config.tileSizes = {tm, tn, tk};
           config.workgroupSize = {128, 1, 1};
-          config.warpTile = {32, tm == 32 ? 16 : 32};
+          config.warpTile = {tm == 128 ? 64 : 32, wn};
           config.mmaShape = {16, 8, isF16 ? 16 : 8};
           return config;
         }

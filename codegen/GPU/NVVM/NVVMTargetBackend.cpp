@@ -17,6 +17,7 @@
 #include "codegen/GPU/Common/DeviceTargetBackend.h"
 #include "codegen/GPU/Common/GPUPipeline.h"
 #include "codegen/GPU/Common/HostPlan.h"
+#include "codegen/GPU/Passes.h"
 #include "dialects/Kiln/ABIAttributes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -58,6 +59,8 @@
 using namespace mlir;
 
 namespace kiln {
+#define GEN_PASS_DEF_KILNNVVMALIGNWORKGROUPMEMORYPASS
+#include "codegen/GPU/Passes.h.inc"
 
 unsigned getPTXVersionForChip(StringRef chip) {
   return llvm::StringSwitch<unsigned>(chip)
@@ -72,6 +75,27 @@ unsigned getPTXVersionForChip(StringRef chip) {
       .Case("sm_120", 87)
       .Default(0);
 }
+
+namespace {
+
+struct AlignWorkgroupMemoryPass
+    : impl::KilnNVVMAlignWorkgroupMemoryPassBase<AlignWorkgroupMemoryPass> {
+  void runOnOperation() override {
+    constexpr int64_t kAlignment = 16;
+    StringRef name = LLVM::LLVMDialect::getAlignAttrName();
+    Builder b(&getContext());
+    for (auto func : getOperation().getOps<gpu::GPUFuncOp>())
+      for (unsigned i = 0, e = func.getNumWorkgroupAttributions(); i < e; ++i) {
+        auto align = dyn_cast_or_null<IntegerAttr>(
+            func.getWorkgroupAttributionAttr(i, name));
+        if (!align || align.getInt() < kAlignment)
+          func.setWorkgroupAttributionAttr(i, name,
+                                           b.getI64IntegerAttr(kAlignment));
+      }
+  }
+};
+
+} // namespace
 
 bool hasMmaSync(StringRef chip) {
   unsigned version = 0;
@@ -90,6 +114,7 @@ void buildNVVMKernelPipeline(OpPassManager &pm, StringRef chip) {
   pm.addPass(createGpuNVVMAttachTarget(attach));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createKilnNVVMAlignWorkgroupMemoryPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
@@ -175,6 +200,9 @@ public:
     options.maxTileK = 64;
     // Tensor cores through mma.sync from sm_80 (docs/gpu.md).
     options.mmaSync = hasMmaSync(chip);
+    // What every CUDA GPU gives a workgroup of static shared memory (only
+    // matmul_mma's 128x128 tiles need more than Vulkan's 16 KiB).
+    options.maxWorkgroupMemory = 48 * 1024;
     options.tf32 = tf32;
     buildGPUCommonPipeline(pm, options);
     buildNVVMKernelPipeline(pm, chip);

@@ -14,6 +14,9 @@
 // RUN: kiln-opt %s -split-input-file \
 // RUN:   "-kiln-gpu-select-lowering-config=mma-sync=true tf32=true" \
 // RUN:   | FileCheck %s --check-prefix=TF32
+// RUN: kiln-opt %s -split-input-file \
+// RUN:   "-kiln-gpu-select-lowering-config=mma-sync=true max-workgroup-memory=49152" \
+// RUN:   | FileCheck %s --check-prefix=MMA48K
 
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
@@ -290,6 +293,34 @@ func.func @not_mma_body(%a: memref<70x13xf16>, %b: memref<13x29xf16>,
     %p = arith.mulf %xe, %ye : f32
     %q = arith.addf %p, %xe : f32
     %s = arith.addf %acc, %q : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// M and N >= 128: 128x128 tiles as 2x2 warps of 64x64 where 20 KiB of
+// workgroup memory are allowed (the cuda target's 48 KiB), else 64x64.
+// MMA-LABEL:     func.func @matmul_f16_large
+// MMA:             kiln.gpu_lowering = {kind = "matmul_mma", mma_shape = array<i64: 16, 8, 16>, tile_sizes = array<i64: 64, 64, 32>, warp_tile = array<i64: 32, 32>, workgroup_size = array<i64: 128, 1, 1>}
+// MMA48K-LABEL:  func.func @matmul_f16_large
+// MMA48K:          kiln.gpu_lowering = {kind = "matmul_mma", mma_shape = array<i64: 16, 8, 16>, tile_sizes = array<i64: 128, 128, 32>, warp_tile = array<i64: 64, 64>, workgroup_size = array<i64: 128, 1, 1>}
+func.func @matmul_f16_large(%a: memref<256x256xf16>, %b: memref<256x130xf16>,
+                            %c: memref<256x130xf32>) {
+  linalg.generic {indexing_maps = [#mk, #kn, #mn],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<256x256xf16>, memref<256x130xf16>)
+      outs(%c : memref<256x130xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
   }
   return
