@@ -12,6 +12,11 @@
 // (kiln-emit-microkernels) then read the narrow operands: vdpbf16ps on
 // AVX512-BF16, conversion + f32 FMA elsewhere.
 //
+// One implementation for every target: it works on tensors only. The GPU
+// targets run it from their shared pipeline with `activations` (products
+// whose B is computed and depthwise convs too: every product an f16 x f16
+// contraction with an f32 accumulator) and refuse bf16 through `refuse-on`.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/ConstantData.h"
@@ -26,6 +31,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <cstring>
+#include <functional>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNNARROWPRECISIONPASS
@@ -173,7 +179,26 @@ struct NarrowPrecisionPass
     }
 
     // `v` converted to `narrow` by an elementwise truncf generic before `op`.
-    auto truncate = [&](OpBuilder &b, Location loc, Value v) -> Value {
+    SmallVector<tensor::PadOp> pads;
+    std::function<Value(OpBuilder &, Location, Value)> truncate;
+    truncate = [&](OpBuilder &b, Location loc, Value v) -> Value {
+      // GPU scope: a constant pad read only by this product is moved after
+      // the conversion (pad(truncf(x)) instead of truncf(pad(x))), so the
+      // conversion fuses into x's producer, which then writes f16 into the
+      // padded buffer (kiln-decompose-pads), and no kernel converts the
+      // padded copy.
+      if (auto pad = v.getDefiningOp<tensor::PadOp>();
+          activations && pad && pad->hasOneUse()) {
+        if (Value padValue = pad.getConstantPaddingValue()) {
+          pads.push_back(pad);
+          Value source = truncate(b, loc, pad.getSource());
+          Value narrowValue = arith::TruncFOp::create(b, loc, narrow, padValue);
+          return tensor::PadOp::create(
+              b, pad.getLoc(), pad.getResultType().clone(narrow), source,
+              pad.getMixedLowPad(), pad.getMixedHighPad(), narrowValue,
+              pad.getNofold());
+        }
+      }
       auto type = cast<RankedTensorType>(v.getType());
       // Dynamic dims (symbolic rows) take their sizes from `v`.
       SmallVector<Value> dynamicSizes;
@@ -232,6 +257,10 @@ struct NarrowPrecisionPass
       op->replaceAllUsesWith(replacement);
       op->erase();
     }
+    // The f32 pads the conversions moved past (now unread).
+    for (tensor::PadOp pad : pads)
+      if (pad->use_empty())
+        pad->erase();
     // The f32 weights no product reads any more.
     for (auto &[f32Weights, narrowWeights] : narrowedWeights)
       if (f32Weights.use_empty())

@@ -21,7 +21,9 @@ Tolerances (stated, and printed with the measured errors; pytest -s shows them):
 
 from __future__ import annotations
 
+import os
 import platform
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -413,6 +415,14 @@ def test_precision_fp16_vulkan_small_model(kiln, vulkan, tmp_path):
     print(f"device memory f32 {wide}, fp16 {narrow}")
     assert narrow["device-constant"] < 0.6 * wide["device-constant"], (wide, narrow)
     assert narrow["device-local"] < wide["device-local"], (wide, narrow)
+    # A device without f16 arithmetic or 16-bit storage is refused at open, naming the
+    # feature (KILN_VULKAN_MASK_FEATURES takes lavapipe's for absent).
+    for feature in ("shaderFloat16", "storageBuffer16BitAccess"):
+        env = dict(os.environ, KILN_VULKAN_MASK_FEATURES=feature)
+        r = subprocess.run([str(kiln.bin_dir / "kiln-run"), str(artifact), "--device", "vulkan"],
+                           capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode != 0 and f"needs the Vulkan feature {feature}" in r.stderr, \
+            (r.returncode, r.stderr)
 
 
 # The operator cases with products (MatMul, Gemm, Conv, Einsum, attention, recurrences) on

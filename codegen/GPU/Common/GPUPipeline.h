@@ -25,6 +25,13 @@ class TargetBackend;
 struct GPUPipelineOptions {
   /// Threads per workgroup of the generic mapping.
   int64_t workgroupSize = 64;
+  /// `--precision`: "fp32", or "fp16" for an f32 model's products on f16
+  /// operands (kiln-narrow-precision with its GPU scope: docs/precision.md);
+  /// "bf16" is refused naming the first node it would narrow.
+  std::string precision = "fp32";
+  /// The target whose support check runs again after narrowing (none: no
+  /// check).
+  const TargetBackend *target = nullptr;
   /// The target's limits, for the kernels kiln-gpu-select-lowering-config
   /// chooses (defaults: the minimums Vulkan guarantees).
   int64_t maxWorkgroupInvocations = 128;
@@ -38,13 +45,6 @@ struct GPUPipelineOptions {
   /// too (--precision tf32).
   bool mmaSync = false;
   bool tf32 = false;
-  /// `--precision`: "fp32", or "fp16" for an f32 model's products on f16
-  /// operands (kiln-narrow-precision with its GPU scope: docs/precision.md);
-  /// "bf16" is refused naming the first node it would narrow.
-  std::string precision = "fp32";
-  /// The target whose support check runs again after narrowing (none: no
-  /// check).
-  const TargetBackend *target = nullptr;
 };
 
 /// Appends the passes from linalg-on-tensors to outlined gpu.module kernels

@@ -65,3 +65,45 @@ func.func @others(%a: tensor<4x8xf16>, %b: tensor<8x4xf16>, %acc: tensor<4x4xf32
   %r = linalg.matmul ins(%a, %b : tensor<4x8xf16>, tensor<8x4xf16>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %r : tensor<4x4xf32>
 }
+
+// -----
+
+// A constant pad read only by the product: the conversion moves before it
+// (pad(truncf(x))), so it can fuse into x's producer and the pad copies f16;
+// the f32 pad is gone. A pad with another reader stays, converted after.
+// CHECK-LABEL: func.func @padded
+// CHECK: %[[X:.*]] = linalg.generic
+// CHECK-SAME: ins(%{{.*}} : tensor<1x4x4x2xf32>) outs(%{{.*}} : tensor<1x4x4x2xf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: %[[Z:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK: tensor.yield %[[Z]] : f16
+// CHECK: } : tensor<1x4x4x2xf16> to tensor<1x6x6x2xf16>
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[P]], %{{.*}} : tensor<1x6x6x2xf16>, tensor<3x3x2x3xf16>)
+// CHECK-NOT: tensor<1x6x6x2xf32>
+// CHECK-LABEL: func.func @padded_twice
+// CHECK: %[[P2:.*]] = tensor.pad
+// CHECK: } : tensor<1x4x4x2xf32> to tensor<1x6x6x2xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[P2]] : tensor<1x6x6x2xf32>) outs(%{{.*}} : tensor<1x6x6x2xf16>)
+func.func @padded(%x: tensor<1x4x4x2xf32>, %acc: tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x4x2xf32> to tensor<1x6x6x2xf32>
+  %w = arith.constant dense<0.5> : tensor<3x3x2x3xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%p, %w : tensor<1x6x6x2xf32>, tensor<3x3x2x3xf32>) outs(%acc : tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32>
+  return %r : tensor<1x4x4x3xf32>
+}
+func.func @padded_twice(%x: tensor<1x4x4x2xf32>, %acc: tensor<1x4x4x3xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x6x6x2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x4x2xf32> to tensor<1x6x6x2xf32>
+  %w = arith.constant dense<0.5> : tensor<3x3x2x3xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%p, %w : tensor<1x6x6x2xf32>, tensor<3x3x2x3xf32>) outs(%acc : tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32>
+  return %r, %p : tensor<1x4x4x3xf32>, tensor<1x6x6x2xf32>
+}
