@@ -190,8 +190,8 @@ public:
 
   void buildPipeline(OpPassManager &pm) const override {
     // Every NVIDIA GPU since Fermi allows 1024 threads and 48 KiB of static
-    // shared memory per block; the products use up to 256 threads and 32
-    // KiB. 264 workgroups: two per multiprocessor of an H100/H200 (132), so
+    // shared memory per block; matmul_tiled uses up to 256 threads and 32
+    // KiB, matmul_mma's 128x128 tiles more than Vulkan's 16 KiB. 264 workgroups: two per multiprocessor of an H100/H200 (132), so
     // a batch-1 model's small products still spread over the whole GPU.
     GPUPipelineOptions options = getPipelineOptions();
     options.maxWorkgroupInvocations = 256;
@@ -200,9 +200,6 @@ public:
     options.maxTileK = 64;
     // Tensor cores through mma.sync from sm_80 (docs/gpu.md).
     options.mmaSync = hasMmaSync(chip);
-    // What every CUDA GPU gives a workgroup of static shared memory (only
-    // matmul_mma's 128x128 tiles need more than Vulkan's 16 KiB).
-    options.maxWorkgroupMemory = 48 * 1024;
     options.tf32 = tf32;
     buildGPUCommonPipeline(pm, options);
     buildNVVMKernelPipeline(pm, chip);
