@@ -9,6 +9,7 @@
 // RUN: kiln-opt %s -split-input-file \
 // RUN:   -kiln-gpu-select-lowering-config="max-workgroup-invocations=256 max-workgroup-memory=49152 min-workgroups=264 max-tile-k=64" \
 // RUN:   | FileCheck %s --check-prefix=CUDA
+// RUN: kiln-opt %s -split-input-file \
 // RUN:   -kiln-gpu-select-lowering-config=mma-sync=true \
 // RUN:   | FileCheck %s --check-prefix=MMA
 // RUN: kiln-opt %s -split-input-file \
