@@ -140,8 +140,8 @@ class NVVMTargetBackend final : public DeviceTargetBackend {
 public:
   NVVMTargetBackend(CPUTarget host, std::string precision, std::string chip,
                     std::string toolkit)
-      : DeviceTargetBackend(std::move(host), std::move(precision)), chip(std::move(chip)),
-        toolkit(std::move(toolkit)) {
+      : DeviceTargetBackend(std::move(host), std::move(precision)),
+        chip(std::move(chip)), toolkit(std::move(toolkit)) {
     SmallString<256> path(this->toolkit);
     llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
     libdevice = std::string(path);
