@@ -136,7 +136,9 @@ def KilnNarrowPrecisionPass
     whose B is computed (batch matmuls and matmuls: attention) get both
     operands converted, and depthwise convolutions with a constant filter
     their filter and input, so every product is an f16 x f16 contraction
-    with an f32 accumulator. With `refuse-on=DEVICE` (bf16 on a GPU target)
+    with an f32 accumulator; f32 constants of 1024 elements or more read only
+    by `tensor.extract` (Gather's embedding tables) are stored narrow, each
+    read widened back to f32. With `refuse-on=DEVICE` (bf16 on a GPU target)
     the pass narrows nothing and reports the first product it would narrow,
     naming its node.
   }];

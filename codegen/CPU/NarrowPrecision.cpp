@@ -88,6 +88,10 @@ uint16_t floatToHalfBits(float value) {
 
 namespace {
 
+/// The smallest f32 table (elements) the GPU scope stores narrow when only
+/// element reads use it (Gather's embeddings; small lookup tables stay).
+constexpr int64_t kMinNarrowTable = 1024;
+
 /// The f32 values of the constant defining `v`, or nullopt.
 std::optional<SmallVector<float>> constantFloats(Value v) {
   auto cst = v.getDefiningOp<arith::ConstantOp>();
@@ -177,6 +181,8 @@ struct NarrowPrecisionPass
              << (work.size() > 2 ? "s" : "") << " would be narrowed";
       return signalPassFailure();
     }
+    if (!refuseOn.empty())
+      return; // nothing to narrow: the model compiles as it is
 
     // `v` converted to `narrow` by an elementwise truncf generic before `op`.
     SmallVector<tensor::PadOp> pads;
@@ -261,6 +267,40 @@ struct NarrowPrecisionPass
     for (tensor::PadOp pad : pads)
       if (pad->use_empty())
         pad->erase();
+    // GPU scope: large f32 constants read element by element only (Gather's
+    // embedding tables: `tensor.extract` in its generic) are stored narrow
+    // too, each read widened back to f32 (extf: exact), so the table takes
+    // half the device memory and bytes read; what is computed from the
+    // values stays f32.
+    if (activations) {
+      SmallVector<arith::ConstantOp> tables;
+      getOperation()->walk([&](arith::ConstantOp cst) {
+        auto type = dyn_cast<RankedTensorType>(cst.getType());
+        if (type && type.getElementType().isF32() &&
+            type.getNumElements() >= kMinNarrowTable && !cst->use_empty() &&
+            llvm::all_of(cst->getUsers(),
+                         [](Operation *user) {
+                           return isa<tensor::ExtractOp>(user);
+                         }))
+          tables.push_back(cst);
+      });
+      for (arith::ConstantOp cst : tables) {
+        OpBuilder b(cst);
+        Value table = narrowWeights(b, cst.getResult());
+        if (!table)
+          continue;
+        for (Operation *user : llvm::make_early_inc_range(cst->getUsers())) {
+          auto extract = cast<tensor::ExtractOp>(user);
+          b.setInsertionPoint(extract);
+          Value narrowValue = tensor::ExtractOp::create(
+              b, extract.getLoc(), table, extract.getIndices());
+          Value wide = arith::ExtFOp::create(b, extract.getLoc(),
+                                             b.getF32Type(), narrowValue);
+          extract.replaceAllUsesWith(wide);
+          extract.erase();
+        }
+      }
+    }
     // The f32 weights no product reads any more.
     for (auto &[f32Weights, narrowWeights] : narrowedWeights)
       if (f32Weights.use_empty())

@@ -107,3 +107,35 @@ func.func @padded_twice(%x: tensor<1x4x4x2xf32>, %acc: tensor<1x4x4x3xf32>) -> (
          ins(%p, %w : tensor<1x6x6x2xf32>, tensor<3x3x2x3xf32>) outs(%acc : tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32>
   return %r, %p : tensor<1x4x4x3xf32>, tensor<1x6x6x2xf32>
 }
+
+// -----
+
+// Gather's embedding table (1024 elements or more, read only by
+// tensor.extract): stored f16, each read widened back to f32. A smaller
+// table, and one something else reads too, stay f32.
+// CHECK-LABEL: func.func @embedding
+// CHECK-DAG: %[[T:.*]] = arith.constant dense<2.500000e-01> : tensor<512x4xf16>
+// CHECK-DAG: arith.constant dense<5.000000e-01> : tensor<8x4xf32>
+// CHECK-DAG: arith.constant dense<7.500000e-01> : tensor<512x4xf32>
+// CHECK-NOT: dense<2.500000e-01> : tensor<512x4xf32>
+// CHECK: %[[E:.*]] = tensor.extract %[[T]][%{{.*}}, %{{.*}}] : tensor<512x4xf16>
+// CHECK: %[[W:.*]] = arith.extf %[[E]] : f16 to f32
+// CHECK: arith.addf %[[W]]
+func.func @embedding(%ids: tensor<3xindex>) -> (tensor<3x4xf32>, tensor<512x4xf32>) {
+  %table = arith.constant dense<0.25> : tensor<512x4xf32>
+  %small = arith.constant dense<0.5> : tensor<8x4xf32>
+  %shared = arith.constant dense<0.75> : tensor<512x4xf32>
+  %e = tensor.empty() : tensor<3x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<3xindex>) outs(%e : tensor<3x4xf32>) {
+  ^bb0(%i: index, %out: f32):
+    %j = linalg.index 1 : index
+    %a = tensor.extract %table[%i, %j] : tensor<512x4xf32>
+    %b = tensor.extract %small[%j, %j] : tensor<8x4xf32>
+    %c = tensor.extract %shared[%i, %j] : tensor<512x4xf32>
+    %s = arith.addf %a, %b : f32
+    %t = arith.addf %s, %c : f32
+    linalg.yield %t : f32
+  } -> tensor<3x4xf32>
+  return %r, %shared : tensor<3x4xf32>, tensor<512x4xf32>
+}
