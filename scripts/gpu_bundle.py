@@ -192,10 +192,15 @@ def main() -> int:
                     help="also compile each model with --precision P (entries ...-P)")
     ap.add_argument("--precision-cases", action="store_true",
                     help="with --precision: the operator cases with products too (CASE-P)")
+    ap.add_argument("--tensor-cores", action="store_true",
+                    help="compile cuda with KILN_CUDA_TENSOR_CORES=1 (matmul_mma, not yet run "
+                         "on a GPU: the check that lets its gate go)")
     ap.add_argument("--build", type=Path, default=ROOT / "build")
     ap.add_argument("--timeout", type=float, default=300)
     args = ap.parse_args()
 
+    if args.tensor_cores:
+        os.environ["KILN_CUDA_TENSOR_CORES"] = "1"  # inherited by every kiln compile below
     kiln = args.build / "bin" / "kiln"
     runner = args.build / "bin" / "kiln-run"
     for tool in (kiln, runner):

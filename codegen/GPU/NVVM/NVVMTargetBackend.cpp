@@ -54,6 +54,7 @@
 #include "llvm/Support/Program.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 using namespace mlir;
@@ -96,6 +97,14 @@ struct AlignWorkgroupMemoryPass
 };
 
 } // namespace
+
+/// matmul_mma has been assembled by ptxas but has not yet run on a GPU, so it
+/// is used only when asked for: KILN_CUDA_TENSOR_CORES=1, or --precision tf32
+/// (docs/gpu.md). The next session with a GPU checks it and drops this gate.
+static bool tensorCoresRequested() {
+  const char *value = std::getenv("KILN_CUDA_TENSOR_CORES");
+  return value && StringRef(value) == "1";
+}
 
 bool hasMmaSync(StringRef chip) {
   unsigned version = 0;
@@ -198,8 +207,8 @@ public:
     options.maxWorkgroupMemory = 49152;
     options.minWorkgroups = 264;
     options.maxTileK = 64;
-    // Tensor cores through mma.sync from sm_80 (docs/gpu.md).
-    options.mmaSync = hasMmaSync(chip);
+    // Tensor cores through mma.sync from sm_80, when asked for (above).
+    options.mmaSync = hasMmaSync(chip) && (tf32 || tensorCoresRequested());
     options.tf32 = tf32;
     buildGPUCommonPipeline(pm, options);
     buildNVVMKernelPipeline(pm, chip);
