@@ -131,13 +131,31 @@ def KilnNarrowPrecisionPass
     accumulator and result: reductions (softmax, LayerNorm, means) and every
     other op stay f32, and so do the model's inputs and outputs. Products
     without a constant B (attention's Q x K^T) are left in f32.
+
+    With `activations` (the GPU targets, `--precision fp16`) the products
+    whose B is computed (batch matmuls and matmuls: attention) get both
+    operands converted, and depthwise convolutions with a constant filter
+    their filter and input, so every product is an f16 x f16 contraction
+    with an f32 accumulator; f32 constants of 1024 elements or more read only
+    by `tensor.extract` (Gather's embedding tables) are stored narrow, each
+    read widened back to f32. With `refuse-on=DEVICE` (bf16 on a GPU target)
+    the pass narrows nothing and reports the first product it would narrow,
+    naming its node.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
-           "the operands' type: bf16 or fp16">
+           "the operands' type: bf16 or fp16">,
+    Option<"activations", "activations", "bool", /*default=*/"false",
+           "also narrow the products whose B is no constant (both operands "
+           "converted: attention's Q x K^T and P x V) and the depthwise "
+           "convolutions (linalg.depthwise_conv_2d_nhwc_hwc, constant "
+           "filter): the GPU targets' scope">,
+    Option<"refuseOn", "refuse-on", "std::string", /*default=*/"\"\"",
+           "a device that cannot compute `precision`: instead of narrowing, "
+           "the first product it would narrow is an error naming its node">
   ];
 }
 

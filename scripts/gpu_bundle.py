@@ -6,7 +6,14 @@ scripts/gpu_check.py then runs the bundle there with python3 and numpy alone.
 
     .venv/bin/python scripts/gpu_bundle.py --device vulkan [--device cuda] --out gpu-bundle \
         [--cases all|none|REGEX] [--models mobilenet_v2,squeezenet1_1,bert_mini] \
-        [--suite-dir DIR --suite-models resnet50,bert_base] [--batches 1,8] [--periodic-weights]
+        [--suite-dir DIR --suite-models resnet50,bert_base] [--batches 1,8] [--periodic-weights] \
+        [--precision fp16 [--precision-cases]]
+
+--precision fp16 compiles each model (each batch) a second time with `--precision fp16` (f16
+weights, f16 x f16 products with f32 accumulation: docs/precision.md), entries named
+model-NAME[-bB]-fp16 with "precision": "fp16" (gpu_check.py --torch times PyTorch's half model
+beside them), compared with onnxruntime's f32 outputs at the fp16 tolerance (rtol 1e-2, atol
+1e-2, as on the CPU); --precision-cases adds the operator cases with products (CASE-fp16).
 
 --batches compiles each model again at other batch sizes (dim 0 of the inputs and outputs set,
 Reshape targets that spelled the batch as 1 changed to 0, "copy it"); --periodic-weights replaces
@@ -117,6 +124,13 @@ def model_feeds(name: str, model: Path, rng) -> dict:
     return bench.make_inputs(session, int(rng.integers(0, 2**31)))
 
 
+# `--precision P`'s tolerance against onnxruntime's f32 outputs (docs/precision.md: the
+# CPU's fp16 tolerance, the issue's rtol 1e-2 / atol 1e-2).
+PRECISION_TOLERANCE = {"fp16": (1e-2, 1e-2)}
+# The operator cases whose ops --precision narrows (test_precision.py's PRODUCT_CASES).
+PRODUCTS = re.compile("conv|matmul|gemm|einsum|attention|lstm|gru")
+
+
 def compile_model(kiln: Path, model: Path, device: str, out: Path, extra: list[str],
                   timeout: float) -> tuple[bool, str]:
     cmd = [str(kiln), "compile", str(model), "--device", device, "-o", str(out), *extra]
@@ -174,10 +188,19 @@ def main() -> int:
                     help="batch sizes each model is compiled for (comma-separated)")
     ap.add_argument("--periodic-weights", action="store_true",
                     help="rewrite large weights as a periodic pattern (a bundle that compresses)")
+    ap.add_argument("--precision", action="append", default=[], choices=["fp16"],
+                    help="also compile each model with --precision P (entries ...-P)")
+    ap.add_argument("--precision-cases", action="store_true",
+                    help="with --precision: the operator cases with products too (CASE-P)")
+    ap.add_argument("--tensor-cores", action="store_true",
+                    help="compile cuda with KILN_CUDA_TENSOR_CORES=1 (matmul_mma, not yet run "
+                         "on a GPU: the check that lets its gate go)")
     ap.add_argument("--build", type=Path, default=ROOT / "build")
     ap.add_argument("--timeout", type=float, default=300)
     args = ap.parse_args()
 
+    if args.tensor_cores:
+        os.environ["KILN_CUDA_TENSOR_CORES"] = "1"  # inherited by every kiln compile below
     kiln = args.build / "bin" / "kiln"
     runner = args.build / "bin" / "kiln-run"
     for tool in (kiln, runner):
@@ -199,7 +222,7 @@ def main() -> int:
     cases = []
     if args.cases != "none":
         pattern = None if args.cases == "all" else re.compile(args.cases)
-        cases = [c for c in models.all_cases() if pattern is None or pattern.search(c.name)]
+        cases = [c for c in models.all_cases("all") if pattern is None or pattern.search(c.name)]
     names = [m for m in args.models.split(",") if m]
     models_dir = Path(os.environ.get("KILN_MODELS_DIR", ROOT.parent / "shared" / "models"))
 
@@ -222,14 +245,33 @@ def main() -> int:
                 rng = np.random.default_rng(2024)
                 feeds = (test_models.MODELS[name](rng) if name in test_models.MODELS
                          and batch == 1 else model_feeds(name, model, rng))
-                add_entry(manifest, args.out, kiln, device,
-                          f"model-{name}" + (f"-b{batch}" if batch != 1 else ""), model, feeds,
+                entry_name = f"model-{name}" + (f"-b{batch}" if batch != 1 else "")
+                add_entry(manifest, args.out, kiln, device, entry_name, model, feeds,
                           [], harness.RTOL, harness.ATOL, True, args.timeout,
                           {"arch": name, "batch": batch, "precision": "fp32"})
+                for precision in args.precision:
+                    add_entry(manifest, args.out, kiln, device, f"{entry_name}-{precision}",
+                              model, feeds, ["--precision", precision],
+                              *PRECISION_TOLERANCE[precision], True, args.timeout,
+                              {"arch": name, "batch": batch, "precision": precision})
         for case in cases:
+            if not case.for_device(device):
+                continue  # a case for other devices (tensor-core tf32 cases: cuda only)
             model = case.save(work / case.name)
             add_entry(manifest, args.out, kiln, device, case.name, model, case.inputs,
-                      list(case.compile_args), case.rtol, case.atol, False, args.timeout)
+                      list(case.compile_args), case.rtol, case.atol, case.bench_flops > 0,
+                      args.timeout,
+                      # gpu_check.py reports TFLOP/s of a case with a FLOP count, and
+                      # times the PyTorch reference bench_info names beside it
+                      {"flops": case.bench_flops, **case.bench_info}
+                      if case.bench_flops else None)
+            if not args.precision_cases or not PRODUCTS.search(case.name):
+                continue
+            for precision in args.precision:
+                rtol, atol = PRECISION_TOLERANCE[precision]
+                add_entry(manifest, args.out, kiln, device, f"{case.name}-{precision}", model,
+                          case.inputs, [*case.compile_args, "--precision", precision],
+                          max(rtol, case.rtol), max(atol, case.atol), False, args.timeout)
     shutil.rmtree(work, ignore_errors=True)
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())

@@ -181,6 +181,8 @@ def main() -> int:
         problem = run_entry(bundle, runner, entry, args.timeout)
         row = {"name": entry["name"], "device": entry["device"],
                "status": "failed" if problem else "passed"}
+        if entry.get("flops"):
+            row["flops"] = entry["flops"]
         if problem:
             failures += 1
             c["failed"] += 1
@@ -206,15 +208,20 @@ def main() -> int:
               f"{c['rejected']} rejected at compile time")
     nan = float("nan")
     print("\nmodel                      device      kiln p50 ms  torch eager  torch graph  "
-          "torch.compile  kiln/eager  kiln/compile")
+          "torch.compile  kiln/eager  kiln/compile  TFLOP/s")
     for row in results:
         if row.get("status") == "passed" and row.get("kiln") is not None:
             k = row["kiln"].get("p50", nan)
             t = row.get("torch") or {}
             eager, compiled = t.get("eager_ms", nan), t.get("compiled_ms", nan)
+            # Benchmark cases with a FLOP count (models.py bench_flops): TFLOP/s of p50.
+            tflops = ""
+            if row.get("flops"):
+                row["tflops"] = row["flops"] / (k * 1e-3) / 1e12
+                tflops = f"{row['tflops']:8.1f}"
             print(f"{row['name']:26s} {row['device']:10s} {k:11.3f}  {eager:11.3f}  "
                   f"{t.get('graph_ms', nan):11.3f}  {compiled:13.3f}  {k / eager:10.2f}  "
-                  f"{k / compiled:12.2f}")
+                  f"{k / compiled:12.2f}  {tflops}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 1 if failures else 0

@@ -12,10 +12,16 @@
 // (kiln-emit-microkernels) then read the narrow operands: vdpbf16ps on
 // AVX512-BF16, conversion + f32 FMA elsewhere.
 //
+// One implementation for every target: it works on tensors only. The GPU
+// targets run it from their shared pipeline with `activations` (products
+// whose B is computed and depthwise convs too: every product an f16 x f16
+// contraction with an f32 accumulator) and refuse bf16 through `refuse-on`.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/ConstantData.h"
 #include "codegen/Passes.h"
+#include "dialects/ONNX/Diagnostics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -25,6 +31,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <cstring>
+#include <functional>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNNARROWPRECISIONPASS
@@ -80,6 +87,10 @@ uint16_t floatToHalfBits(float value) {
 } // namespace kiln
 
 namespace {
+
+/// The smallest f32 table (elements) the GPU scope stores narrow when only
+/// element reads use it (Gather's embeddings; small lookup tables stay).
+constexpr int64_t kMinNarrowTable = 1024;
 
 /// The f32 values of the constant defining `v`, or nullopt.
 std::optional<SmallVector<float>> constantFloats(Value v) {
@@ -139,7 +150,9 @@ struct NarrowPrecisionPass
       if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation());
           !(mm && !mm.hasUserDefinedMaps()) &&
           !isa<linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp>(
-              op.getOperation()))
+              op.getOperation()) &&
+          !(activations &&
+            isa<linalg::DepthwiseConv2DNhwcHwcOp>(op.getOperation())))
         return;
       if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
           bmm && bmm.hasUserDefinedMaps())
@@ -148,39 +161,80 @@ struct NarrowPrecisionPass
             return getElementTypeOrSelf(t).isF32();
           }))
         return;
-      if (!matchPattern(op.getDpsInputs()[1], m_Constant()))
+      if (!activations && !matchPattern(op.getDpsInputs()[1], m_Constant()))
         return;
       work.push_back(op);
     });
+
+    // A device without `narrow` arithmetic: the first product it would
+    // narrow names the node (nothing is narrowed).
+    if (!refuseOn.empty() && !work.empty()) {
+      InFlightDiagnostic diag = work.front()->emitError();
+      if (std::optional<std::string> node =
+              kiln::onnx::getNodeName(work.front()))
+        diag << "node '" << *node << "': ";
+      diag << "--precision " << precision << " is not supported on the "
+           << refuseOn << " device (its products compute on fp32 or fp16 "
+           << "operands only: use --precision fp16)";
+      if (work.size() > 1)
+        diag << "; " << work.size() - 1 << " more product"
+             << (work.size() > 2 ? "s" : "") << " would be narrowed";
+      return signalPassFailure();
+    }
+    if (!refuseOn.empty())
+      return; // nothing to narrow: the model compiles as it is
+
+    // `v` converted to `narrow` by an elementwise truncf generic before `op`.
+    SmallVector<tensor::PadOp> pads;
+    std::function<Value(OpBuilder &, Location, Value)> truncate;
+    truncate = [&](OpBuilder &b, Location loc, Value v) -> Value {
+      // GPU scope: a constant pad read only by this product is moved after
+      // the conversion (pad(truncf(x)) instead of truncf(pad(x))), so the
+      // conversion fuses into x's producer, which then writes f16 into the
+      // padded buffer (kiln-decompose-pads), and no kernel converts the
+      // padded copy.
+      if (auto pad = v.getDefiningOp<tensor::PadOp>();
+          activations && pad && pad->hasOneUse()) {
+        if (Value padValue = pad.getConstantPaddingValue()) {
+          pads.push_back(pad);
+          Value source = truncate(b, loc, pad.getSource());
+          Value narrowValue = arith::TruncFOp::create(b, loc, narrow, padValue);
+          return tensor::PadOp::create(
+              b, pad.getLoc(), pad.getResultType().clone(narrow), source,
+              pad.getMixedLowPad(), pad.getMixedHighPad(), narrowValue,
+              pad.getNofold());
+        }
+      }
+      auto type = cast<RankedTensorType>(v.getType());
+      // Dynamic dims (symbolic rows) take their sizes from `v`.
+      SmallVector<Value> dynamicSizes;
+      for (int64_t i = 0; i < type.getRank(); ++i)
+        if (type.isDynamicDim(i))
+          dynamicSizes.push_back(tensor::DimOp::create(b, loc, v, i));
+      Value empty =
+          tensor::EmptyOp::create(b, loc, type.clone(narrow), dynamicSizes);
+      SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
+      SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                                 utils::IteratorType::parallel);
+      return linalg::GenericOp::create(
+                 b, loc, TypeRange{type.clone(narrow)}, ValueRange{v},
+                 ValueRange{empty}, maps, iterators,
+                 [&](OpBuilder &nb, Location l, ValueRange args) {
+                   Value t = arith::TruncFOp::create(nb, l, narrow, args[0]);
+                   linalg::YieldOp::create(nb, l, t);
+                 })
+          .getResult(0);
+    };
 
     for (linalg::LinalgOp op : work) {
       OpBuilder b(op);
       Location loc = op.getLoc();
       Value w = narrowWeights(b, op.getDpsInputs()[1]);
-      if (!w)
+      if (!w && !activations)
         continue;
-      Value a = op.getDpsInputs()[0];
-      auto aType = cast<RankedTensorType>(a.getType());
-      auto narrowA = aType.clone(narrow);
-      // Dynamic dims (symbolic rows) take their sizes from A.
-      SmallVector<Value> dynamicSizes;
-      for (int64_t i = 0; i < aType.getRank(); ++i)
-        if (aType.isDynamicDim(i))
-          dynamicSizes.push_back(tensor::DimOp::create(b, loc, a, i));
-      Value empty = tensor::EmptyOp::create(b, loc, narrowA, dynamicSizes);
-      SmallVector<AffineMap> maps(
-          2, b.getMultiDimIdentityMap(aType.getRank()));
-      SmallVector<utils::IteratorType> iterators(aType.getRank(),
-                                                 utils::IteratorType::parallel);
-      Value narrowed =
-          linalg::GenericOp::create(
-              b, loc, TypeRange{narrowA}, ValueRange{a}, ValueRange{empty},
-              maps, iterators,
-              [&](OpBuilder &nb, Location l, ValueRange args) {
-                Value t = arith::TruncFOp::create(nb, l, narrow, args[0]);
-                linalg::YieldOp::create(nb, l, t);
-              })
-              .getResult(0);
+      Value narrowed = truncate(b, loc, op.getDpsInputs()[0]);
+      if (!w)
+        w = truncate(b, loc, op.getDpsInputs()[1]);
       Value init = op.getDpsInits()[0];
       Operation *replacement;
       if (isa<linalg::MatmulOp>(op.getOperation()))
@@ -191,6 +245,11 @@ struct NarrowPrecisionPass
         replacement = linalg::BatchMatmulOp::create(
             b, loc, TypeRange{init.getType()}, ValueRange{narrowed, w},
             ValueRange{init});
+      else if (auto dw =
+                   dyn_cast<linalg::DepthwiseConv2DNhwcHwcOp>(op.getOperation()))
+        replacement = linalg::DepthwiseConv2DNhwcHwcOp::create(
+            b, loc, TypeRange{init.getType()}, ValueRange{narrowed, w},
+            ValueRange{init}, dw.getStrides(), dw.getDilations());
       else {
         auto conv = cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation());
         replacement = linalg::Conv2DNhwcHwcfOp::create(
@@ -203,6 +262,44 @@ struct NarrowPrecisionPass
         replacement->setAttr(attr.getName(), attr.getValue());
       op->replaceAllUsesWith(replacement);
       op->erase();
+    }
+    // The f32 pads the conversions moved past (now unread).
+    for (tensor::PadOp pad : pads)
+      if (pad->use_empty())
+        pad->erase();
+    // GPU scope: large f32 constants read element by element only (Gather's
+    // embedding tables: `tensor.extract` in its generic) are stored narrow
+    // too, each read widened back to f32 (extf: exact), so the table takes
+    // half the device memory and bytes read; what is computed from the
+    // values stays f32.
+    if (activations) {
+      SmallVector<arith::ConstantOp> tables;
+      getOperation()->walk([&](arith::ConstantOp cst) {
+        auto type = dyn_cast<RankedTensorType>(cst.getType());
+        if (type && type.getElementType().isF32() &&
+            type.getNumElements() >= kMinNarrowTable && !cst->use_empty() &&
+            llvm::all_of(cst->getUsers(),
+                         [](Operation *user) {
+                           return isa<tensor::ExtractOp>(user);
+                         }))
+          tables.push_back(cst);
+      });
+      for (arith::ConstantOp cst : tables) {
+        OpBuilder b(cst);
+        Value table = narrowWeights(b, cst.getResult());
+        if (!table)
+          continue;
+        for (Operation *user : llvm::make_early_inc_range(cst->getUsers())) {
+          auto extract = cast<tensor::ExtractOp>(user);
+          b.setInsertionPoint(extract);
+          Value narrowValue = tensor::ExtractOp::create(
+              b, extract.getLoc(), table, extract.getIndices());
+          Value wide = arith::ExtFOp::create(b, extract.getLoc(),
+                                             b.getF32Type(), narrowValue);
+          extract.replaceAllUsesWith(wide);
+          extract.erase();
+        }
+      }
     }
     // The f32 weights no product reads any more.
     for (auto &[f32Weights, narrowWeights] : narrowedWeights)

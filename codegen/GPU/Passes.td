@@ -42,6 +42,13 @@ def KilnGPUSelectLoweringConfigPass
       K >= 4: TN = 64, TK = 16, TM = 32 when M <= 32 else 64, 256 threads
       (TY = 16) when the target allows them, else 128 (TY = 8); the two
       staged tiles must fit `max-workgroup-memory`;
+    - `matmul_mma`, tile_sizes [TM, TN, TK], workgroup_size [128, 1, 1],
+      warp_tile [WM, WN], mma_shape [16, 8, MK] (only with `mma-sync`, the
+      cuda target on sm_80+): a contraction whose body is
+      `out + ext(a) * ext(b)` with f16 operands and an f32 result (MK = 16,
+      TK = 32), or with f32 operands under `tf32` (MK = 8, TK = 16); TN =
+      64, TM = 32 (warps 1 x 4 of 32 x 16) when M <= 32, else 64 (2 x 2
+      warps of 32 x 32); chosen before `matmul_tiled`;
     - `row_reduction`, workgroup_size [W, 1, 1]: a reduction with a 32-bit
       result and a combiner with a neutral element (add, mul, min, max, and,
       or, xor) over at least 32 elements per output, the reduced dims
@@ -56,7 +63,18 @@ def KilnGPUSelectLoweringConfigPass
     Option<"maxWorkgroupInvocations", "max-workgroup-invocations", "int64_t",
            /*default=*/"128", "threads a workgroup may have">,
     Option<"maxWorkgroupMemory", "max-workgroup-memory", "int64_t",
-           /*default=*/"16384", "bytes of workgroup memory a workgroup may use">
+           /*default=*/"16384", "bytes of workgroup memory a workgroup may use">,
+    Option<"minWorkgroups", "min-workgroups", "int64_t", /*default=*/"0",
+           "matmul_tiled: smaller tiles (down to 16x32) while the grid has "
+           "fewer workgroups than this (0: 32/64 x 64 tiles)">,
+    Option<"maxTileK", "max-tile-k", "int64_t", /*default=*/"16",
+           "matmul_tiled: the longest K step (16, 32 or 64) that fits the "
+           "workgroup memory">,
+    Option<"mmaSync", "mma-sync", "bool", /*default=*/"false",
+           "the target has NVIDIA's mma.sync (cuda, sm_80+): matmul_mma">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "with mma-sync, f32 contractions too, their operands rounded to "
+           "tf32 (--precision tf32)">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
@@ -78,6 +96,15 @@ def KilnGPULowerConfiguredOpsPass
       for its (TM / TY) x (TN / 16) outputs, rows `ty + i * TY`, columns
       `tx + j * 16`, K in ascending order as the serial loop does; stores
       guarded by M and N;
+    - matmul_mma (NVIDIA tensor cores; only the cuda target selects it):
+      the same workgroups and staging as matmul_tiled in 128 threads, A as
+      [TM][TK + pad] and B transposed as [TN][TK + pad] (pad: 16 bytes), K
+      past the end staged as zeros, f32 operands rounded to tf32
+      (`nvvm.convert.float.to.tf32`, rna) as staged; each warp computes its
+      WM x WN part with `nvvm.mma.sync` (m16n8k16 f16 or m16n8k8 tf32, f32
+      accumulators) on fragments loaded from the tiles (the PTX ISA's
+      fragment layout, LowerConfiguredOps.cpp); stores guarded; fill
+      folding and epilogue fusion as matmul_tiled;
     - row_reduction: min(rows, 65535) workgroups of W threads, looping over
       the rows; each thread folds the elements `tid, tid + W, ...` of its
       row into the combiner's neutral element, then a tree over workgroup
@@ -91,7 +118,9 @@ def KilnGPULowerConfiguredOpsPass
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect",
-                           "mlir::affine::AffineDialect"];
+                           "mlir::affine::AffineDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::NVVM::NVVMDialect"];
 }
 
 def KilnGPUMapLoopsPass : Pass<"kiln-gpu-map-loops", "mlir::func::FuncOp"> {
@@ -131,6 +160,21 @@ def KilnGPUPlanDispatchesPass
     `kiln.device_constants_size`.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def KilnNVVMAlignWorkgroupMemoryPass
+    : Pass<"kiln-nvvm-align-workgroup-memory", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Give every workgroup buffer of a kernel a 16-byte alignment";
+  let description = [{
+    Before convert-gpu-to-nvvm (cuda target). Each workgroup attribution of
+    a `gpu.func` without an `llvm.align` of at least 16 gets
+    `llvm.align = 16`, which convert-gpu-to-nvvm puts on the shared-memory
+    global. Without it the global has no alignment: LLVM's optimizer assumes
+    the preferred one of a large global (16 bytes) and merges adjacent f16
+    loads into 32-bit ones (matmul_mma's fragments), while the NVPTX printer
+    declares `.align 2` (the element's), so ptxas may place the buffer where
+    those loads would be misaligned.
+  }];
 }
 
 def KilnSPIRVSetEntryPointsPass

@@ -41,13 +41,28 @@ class Case:
     files: dict[str, bytes] = dataclasses.field(default_factory=dict)  # beside model.onnx
     rtol: float = 1e-3
     atol: float = 1e-4
+    # The devices the case is for (kiln's device names, "cpu", "vulkan", "cuda", "hip");
+    # empty: every one. Tests and scripts/gpu_bundle.py skip the others (for_device).
+    devices: tuple[str, ...] = ()
+
+    def for_device(self, device: str) -> bool:
+        """Whether the case is meant for `device` ("cuda:sm_90" counts as "cuda")."""
+        return not self.devices or device.split(":")[0] in self.devices
+
+    extra_args: tuple[str, ...] = ()  # more `kiln compile` flags (--precision tf32)
+    # Floating-point operations of one run (2*M*N*K of a product): non-zero makes the case
+    # a benchmark that scripts/gpu_bundle.py marks for timing; gpu_check.py reports TFLOP/s.
+    bench_flops: int = 0
+    # More keys of its manifest entry: which PyTorch reference gpu_check.py times beside it
+    # ({"arch": "matmul4096", "batch": 1, "precision": "fp16"}: cuBLAS, gpu_torch_reference.py).
+    bench_info: dict = dataclasses.field(default_factory=dict)
 
     @property
     def compile_args(self) -> tuple[str, ...]:
         args: list[str] = []
         for s in self.shape_args:
             args += ["--shape", s]
-        return tuple(args)
+        return tuple(args) + self.extra_args
 
     def save(self, folder: Path) -> Path:
         """Writes model.onnx and its side files into folder; returns the model's path."""
@@ -417,6 +432,97 @@ def gpu_fast_path_cases():
     out.append(g.case())
 
     out.append(_unary("gpu_global_avgpool_1x6x9x11", "GlobalAveragePool", [1, 6, 9, 11]))
+    return out
+
+
+@cases
+def tensor_core_cases():
+    """Products the cuda target computes on tensor cores (matmul_mma, docs/gpu.md): f16
+    operands with f32 accumulation (m16n8k16), and f32 ones under `--precision tf32`
+    (m16n8k8, cuda only). Sizes that are not multiples of the 64x64 (32x64) tiles, of the
+    K steps (32 f16, 16 tf32) or of the 16x8 instructions, so every clamp, zero fill and
+    guard runs. On the CPU the f16 cases are ordinary f16 models.
+
+    Tolerances: f16 outputs against onnxruntime running the same f16 model, rtol 1e-2 atol
+    1e-2 as test_precision.py's f16 models (every output rounded to f16, relative step
+    4.9e-4; the accumulation orders differ). tf32 against onnxruntime's f32: tf32 keeps 10
+    of f32's 23 mantissa bits (cvt.rna: relative error <= 2^-11 = 4.9e-4 per operand,
+    ~1e-3 per product), and a sum of K products of inputs in [-1, 1] is off by about
+    sqrt(K) * 1e-3 / 3 absolute: rtol 1e-2, atol 1e-2 hold to K = 256 with margin."""
+    out = []
+    f16 = np.float16
+    tol16 = dict(rtol=1e-2, atol=1e-2, devices=("cpu", "cuda"))
+
+    def matmul(name, a_shape, b_shape, b_weight=False):
+        g = G(name)
+        b = g.weight("w", b_shape, dtype=f16) if b_weight else g.input("b", b_shape, f16)
+        g.output(g.node("MatMul", [g.input("a", a_shape, f16), b]), f16)
+        return g.case(**tol16)
+
+    out.append(matmul("mma_f16_matmul_1x7x13_13x29", [1, 7, 13], [13, 29], b_weight=True))
+    out.append(matmul("mma_f16_matmul_127x65_65x33", [127, 65], [65, 33]))
+    out.append(matmul("mma_f16_batch_matmul_3x37x19_19x45", [3, 37, 19], [3, 19, 45]))
+    out.append(matmul("mma_f16_matmul_256x256x256", [256, 256], [256, 256]))
+
+    # Gemm (transB) with bias and a Relu consumer: the bias/Relu/f16 epilogue fused.
+    g = G("mma_f16_gemm_bias_relu_70x50x90")
+    y = g.node("Gemm", [g.input("a", [70, 50], f16), g.weight("w", [90, 50], dtype=f16),
+                        g.weight("c", [90], dtype=f16)], transB=1)
+    g.output(g.node("Relu", [y]), f16)
+    out.append(g.case(**tol16))
+
+    # --precision tf32 (cuda only): f32 models.
+    def tf32_case(g):
+        return g.case(rtol=1e-2, atol=1e-2, devices=("cuda",),
+                      extra_args=("--precision", "tf32"))
+
+    # Convs are implicit GEMMs (M = n*oh*ow, N = f, K = c*kh*kw): the same kernel, operands
+    # read through the conv's maps (strides, pads) with clamps and zero fill.
+    g = G("mma_f16_conv_bias_relu_1x5x9x9")
+    y = g.node("Conv", [g.input("x", [1, 5, 9, 9], f16), g.weight("w", [12, 5, 3, 3], dtype=f16),
+                        g.weight("b", [12], dtype=f16)], pads=[1, 1, 1, 1], strides=[2, 1])
+    g.output(g.node("Relu", [y]), f16)
+    out.append(g.case(**tol16))
+
+    # The tensor-core benchmark (docs/gpu.md): a 4096x4096x4096 f16 product, f32
+    # accumulation, f16 output. Its operands are tiled on the device from 64-row / 64-column
+    # inputs and its output reduced to row maxima (in f32), so that a run moves 1 MiB
+    # between host and device instead of 96 MiB and the bundle stays small; the Tile,
+    # Cast and ReduceMax kernels add about 100 MiB of device memory traffic (~40 us on an
+    # H200) to the product's 137 GFLOP. The row maxima (~60-90) check the product loosely
+    # (rtol 1e-2: f16 output rounding, 0.06 at 64); the other cases check it exactly.
+    n = 4096
+    g = G("mma_f16_bench_matmul_4096")
+    a = g.node("Tile", [g.input("x", [64, n], f16), g.init("ra", [n // 64, 1], np.int64)])
+    b = g.node("Tile", [g.input("w", [n, 64], f16), g.init("rb", [1, n // 64], np.int64)])
+    c = g.node("MatMul", [a, b], name="bench_matmul")
+    g.output(g.node("ReduceMax", [g.node("Cast", [c], to=TensorProto.FLOAT)], axes=[1],
+                    keepdims=0))
+    out.append(g.case(rtol=1e-2, atol=1e-2, devices=("cuda",), bench_flops=2 * n ** 3,
+                      bench_info={"arch": f"matmul{n}", "batch": 1, "precision": "fp16"}))
+
+    g = G("mma_tf32_matmul_127x65_65x33")
+    g.output(g.node("MatMul", [g.input("a", [127, 65]), g.input("b", [65, 33])]))
+    out.append(tf32_case(g))
+
+    g = G("mma_tf32_batch_matmul_3x37x19_19x45")
+    g.output(g.node("MatMul", [g.input("a", [3, 37, 19]), g.input("b", [3, 19, 45])]))
+    out.append(tf32_case(g))
+
+    g = G("mma_tf32_gemm_bias_relu_70x50x90")
+    y = g.node("Gemm", [g.input("a", [70, 50]), g.weight("w", [90, 50]), g.weight("c", [90])],
+               transB=1)
+    g.output(g.node("Relu", [y]))
+    out.append(tf32_case(g))
+
+    g = G("mma_tf32_conv_1x5x9x9")
+    g.output(g.node("Conv", [g.input("x", [1, 5, 9, 9]), g.weight("w", [12, 5, 3, 3]),
+                             g.weight("b", [12])], pads=[1, 1, 1, 1], strides=[2, 1]))
+    out.append(tf32_case(g))
+
+    g = G("mma_tf32_matmul_256x256x256")
+    g.output(g.node("MatMul", [g.input("a", [256, 256]), g.weight("w", [256, 256])]))
+    out.append(tf32_case(g))
     return out
 
 
@@ -1132,15 +1238,16 @@ def recurrent_cases():
 
 
 @functools.cache
-def all_cases() -> list[Case]:
-    """Every case (built once per process; treat the result as read-only)."""
+def all_cases(device: str = "cpu") -> list[Case]:
+    """Every case meant for `device` (Case.devices; "all": every case whatever its
+    devices). Built once per process and device; treat the result as read-only."""
     found: list[Case] = []
     for fn in CASE_FUNCS:
         found.extend(fn())
     names = [c.name for c in found]
     dup = {n for n in names if names.count(n) > 1}
     assert not dup, f"duplicate case names: {dup}"
-    return found
+    return found if device == "all" else [c for c in found if c.for_device(device)]
 
 
 #===----------------------------------------------------------------------===//
@@ -1387,7 +1494,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, help="write the cases into this folder")
     ap.add_argument("names", nargs="*", help="only these cases")
     args = ap.parse_args()
-    selected = [c for c in all_cases() if not args.names or c.name in args.names]
+    selected = [c for c in all_cases("all") if not args.names or c.name in args.names]
     if args.list:
         print("\n".join(c.name for c in selected))
     if args.check:

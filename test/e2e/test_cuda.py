@@ -25,6 +25,10 @@ import models
 import test_models
 from conftest import fail
 
+# The tensor-core kernels (matmul_mma) are used only when asked for until they have run on a
+# GPU (docs/gpu.md): these tests assemble them with ptxas, so they ask. Set at import, before
+# the compile cache builds anything; other modules' cuda builds in this process take them too.
+os.environ.setdefault("KILN_CUDA_TENSOR_CORES", "1")
 CUDA_PATH = Path(os.environ.get("KILN_CUDA_PATH", "/usr/local/cuda"))
 PTXAS = CUDA_PATH / "bin" / "ptxas"
 CHIPS = ("sm_80", "sm_90")
@@ -32,7 +36,7 @@ CHIPS = ("sm_80", "sm_90")
 # Cases the cuda target rejects, with what its error must say (the node is named too).
 REJECTED: dict[str, str] = {}
 
-CASES = models.all_cases()
+CASES = models.all_cases("cuda")
 CUDA_ARGS = ("--device", "cuda", "--cuda-path", str(CUDA_PATH))
 SPECS = {c.name: harness.register(harness.CompileSpec(
     f"cuda-{c.name}", c.save, c.compile_args + CUDA_ARGS + ("--keep-intermediates",)))
@@ -111,6 +115,10 @@ def test_op_cuda(case: models.Case, toolkit, compile_cache, tmp_path):
     if not compiled.ok:
         fail(compiled.failure())
     problems = _check_modules(compiled.artifact, compile_cache.kiln.kiln)
+    if case.name.startswith("mma_") and not any(
+            "mma.sync" in m.read_text()
+            for m in Path(str(compiled.artifact) + ".kiln").glob("*.ptx")):
+        problems.append("no mma.sync in its PTX (KILN_CUDA_TENSOR_CORES=1 is set above)")
     if problems:
         fail(f"{case.name}: " + "\n".join(problems))
     if GPU_MISSING:

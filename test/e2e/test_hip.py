@@ -32,7 +32,7 @@ DEVICE_LIBS = [Path(p) for p in (os.environ.get("ROCM_PATH", "/opt/rocm"),
 CASE_CHIPS = ("gfx90a", "gfx942")
 MODEL_CHIPS = ("gfx90a", "gfx942", "gfx1100")
 
-CASES = models.all_cases()
+CASES = models.all_cases("hip")
 SPECS = {(c.name, chip): harness.register(harness.CompileSpec(
     f"hip-{chip}-{c.name}", c.save,
     c.compile_args + ("--device", f"hip:{chip}", "--keep-intermediates")))

@@ -13,11 +13,19 @@ Tolerances (stated, and printed with the measured errors; pytest -s shows them):
   issue's rtol 1e-2 / atol 1e-2, on the shared models (mobilenet_v2, squeezenet1_1,
   bert_mini) and a small model of every narrowed op, on the native CPU (vdpbf16ps where
   it has AVX512-BF16) and on x86-64-v4 / x86-64-v3 (no AVX512-BF16: widened + FMA).
+- `--precision fp16` on the GPU devices (every product f16 x f16 with f32 accumulation,
+  f16 activations between a product and its producer): the same tolerances, on Vulkan
+  (lavapipe: the small model, the operator cases with products, mobilenet_v2 and
+  bert_mini), and for cuda compiled and checked by ptxas (test_cuda.py's checks).
 """
 
 from __future__ import annotations
 
+import os
 import platform
+import re
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -208,10 +216,32 @@ def test_precision_bad_value(kiln, tmp_path):
     model = _small_model(tmp_path / "f32.onnx", TensorProto.FLOAT)
     result = kiln.compile(model, tmp_path / "m.so", ["--precision", "fp8"])
     assert result.returncode != 0
-    assert "--precision fp8 is not supported (fp32, bf16 or fp16)" in result.stderr, result.stderr
-    result = kiln.compile(model, tmp_path / "m.so", ["--precision", "bf16", "--device", "vulkan"])
+    assert "--precision fp8 is not supported (fp32, bf16, fp16 or tf32)" in result.stderr, \
+        result.stderr
+    # tf32 is the cuda target's tensor-core products (docs/gpu.md): a usage error on any
+    # other device, naming it.
+    for devices in (["--device", "vulkan"], ["--device", "cpu"],
+                    ["--device", "cuda", "--device", "cpu"]):
+        result = kiln.compile(model, tmp_path / "m.so", ["--precision", "tf32", *devices])
+        assert result.returncode != 0, devices
+        assert "--precision tf32 is for the cuda device only" in result.stderr, result.stderr
+        assert f"not --device {devices[-1]}" in result.stderr, result.stderr
+    result = kiln.compile(model, tmp_path / "m.so", ["--precision", "tf32", "--device",
+                                                     "cuda:sm_75"])
     assert result.returncode != 0
-    assert "--precision bf16 is supported on the cpu device only" in result.stderr, result.stderr
+    assert "--precision tf32 needs tensor cores with tf32 (sm_80 or newer)" in result.stderr, \
+        result.stderr
+    # bf16 on a GPU device: refused naming the first node it would narrow (a clean error,
+    # exit status 1).
+    for device in ("vulkan", "cuda:sm_90", "hip:gfx942"):
+        result = kiln.compile(model, tmp_path / "m.so", ["--precision", "bf16", "--device", device])
+        problem = harness.check_clean_failure(
+            result, [f"node 'Conv_0': --precision bf16 is not supported on the "
+                     f"{device.split(':')[0]} device"], f"bf16 on {device}")
+        if problem:
+            fail(problem)
+        assert "use --precision fp16); 3 more products would be narrowed" in result.stderr, \
+            result.stderr
 
 
 #===----------------------------------------------------------------------===//
@@ -336,3 +366,189 @@ def test_run_reads_and_writes_f16_npy(kiln, tmp_path):
     y = np.load(out / "y.npy")
     assert y.dtype == np.float16
     np.testing.assert_array_equal(y, x + x)
+
+
+#===----------------------------------------------------------------------===//
+# --precision fp16 on the GPU devices
+#===----------------------------------------------------------------------===//
+
+import models  # noqa: E402
+import test_models  # noqa: E402
+from test_cuda import CUDA_ARGS, GPU_MISSING, _check_modules, toolkit  # noqa: E402,F401
+from test_vulkan import VK_ARGS, _spirv_val, vulkan  # noqa: E402,F401
+
+FP16 = ("--precision", "fp16")
+
+
+def _device_memory(kiln, artifact) -> dict[str, int]:
+    """Bytes per kind of the `memory I KIND N bytes, align A` lines of kiln-run --inspect
+    (device-constant: the weights on the device; device-local: the arena)."""
+    sizes: dict[str, int] = {}
+    for line in _inspect(kiln, artifact).splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and parts[0] == "memory" and parts[4] == "bytes,":
+            sizes[parts[2]] = sizes.get(parts[2], 0) + int(parts[3])
+    return sizes
+
+
+def test_precision_fp16_vulkan_small_model(kiln, vulkan, tmp_path):
+    """Every narrowed op on Vulkan (lavapipe) against onnxruntime's f32 run; the weights
+    on the device take about half the bytes of the f32 build (the biases, LayerNorm's
+    scale and shift stay f32) and so does the arena (activations stored f16 between an
+    op and the product reading them); every module passes spirv-val."""
+    model = _small_model(tmp_path / "f32.onnx", TensorProto.FLOAT)
+    feeds = _feeds()
+    f32 = kiln.compile(model, tmp_path / "f32.so", list(VK_ARGS))
+    if f32.returncode != 0:
+        fail("kiln compile --device vulkan failed\n" + f32.describe())
+    artifact, out = _compile_run(kiln, model, feeds, tmp_path / "fp16",
+                                 [*VK_ARGS, *FP16, "--keep-intermediates"])
+    problems = _spirv_val(artifact)
+    if problems:
+        fail("\n".join(problems))
+    want = harness.ort_run(model, feeds)
+    got = harness.load_outputs(out, ["y", "z"])
+    for name in ("y", "z"):
+        assert got[name].dtype == np.float32  # interfaces stay f32
+        _check(f"--precision fp16 --device vulkan, output {name}", got[name], want[name],
+               1e-2, 1e-2)
+    narrow, wide = _device_memory(kiln, artifact), _device_memory(kiln, tmp_path / "f32.so")
+    print(f"device memory f32 {wide}, fp16 {narrow}")
+    assert narrow["device-constant"] < 0.6 * wide["device-constant"], (wide, narrow)
+    assert narrow["device-local"] < wide["device-local"], (wide, narrow)
+    # A device without f16 arithmetic or 16-bit storage is refused at open, naming the
+    # feature (KILN_VULKAN_MASK_FEATURES takes lavapipe's for absent).
+    for feature in ("shaderFloat16", "storageBuffer16BitAccess"):
+        env = dict(os.environ, KILN_VULKAN_MASK_FEATURES=feature)
+        r = subprocess.run([str(kiln.bin_dir / "kiln-run"), str(artifact), "--device", "vulkan"],
+                           capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode != 0 and f"needs the Vulkan feature {feature}" in r.stderr, \
+            (r.returncode, r.stderr)
+
+
+# The operator cases with products (MatMul, Gemm, Conv, Einsum, attention, recurrences) on
+# Vulkan with --precision fp16, at the fp16 tolerance.
+PRODUCT_CASES = [c for c in models.all_cases() if any(
+    k in c.name for k in ("conv", "matmul", "gemm", "einsum", "attention", "lstm", "gru"))]
+FP16_VK_SPECS = {c.name: harness.register(harness.CompileSpec(
+    f"vulkan-fp16-{c.name}", c.save, c.compile_args + VK_ARGS + FP16 + ("--keep-intermediates",)))
+    for c in PRODUCT_CASES}
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, id=c.name, marks=pytest.mark.compiles(FP16_VK_SPECS[c.name].key))
+    for c in PRODUCT_CASES])
+def test_precision_fp16_vulkan_case(case, vulkan, compile_cache, tmp_path):
+    compiled = compile_cache.get(FP16_VK_SPECS[case.name])
+    if not compiled.ok:
+        fail(compiled.failure())
+    problems = _spirv_val(compiled.artifact)
+    if problems:
+        fail(f"{case.name}: " + "\n".join(problems))
+    try:
+        harness.run_and_compare(compile_cache.kiln, compiled, case.inputs, tmp_path,
+                                rtol=max(case.rtol, 1e-2), atol=max(case.atol, 1e-2),
+                                args=VK_ARGS)
+    except AssertionError as e:
+        fail(f"{case.name} --precision fp16 on vulkan: {e}")
+
+
+GPU_MODELS = ("mobilenet_v2", "bert_mini")
+FP16_MODEL_SPECS = {(name, device): harness.register(harness.CompileSpec(
+    f"{device}-fp16-model-{name}", test_models._prepare(name),
+    args + FP16 + ("--keep-intermediates",), timeout=harness.COMPILE_TIMEOUT_LARGE))
+    for name in GPU_MODELS for device, args in (("vulkan", VK_ARGS), ("cuda", CUDA_ARGS))}
+
+
+def _check_shared_model(name, got, want):
+    for output in want:
+        if not np.issubdtype(want[output].dtype, np.floating):
+            continue
+        assert got[output].dtype == want[output].dtype
+        what = f"{name} --precision fp16 --device vulkan, output {output}"
+        _check(what, got[output], want[output], 1e-2, 1e-2)
+        scale = float(np.abs(want[output]).max())
+        scaled = _errors(got[output], want[output])[0] / scale
+        print(f"{what}: max |diff| / max |reference| = {scaled:.2e} (|reference| <= {scale:.2e})")
+        if scale < 1e-4:
+            continue  # below f16's range, as on the CPU (test_precision_shared_model)
+        assert scaled < 5e-2, f"{what}: {scaled:.2e} of the output's scale"
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", [
+    pytest.param(n, id=n, marks=pytest.mark.compiles(FP16_MODEL_SPECS[(n, "vulkan")].key))
+    for n in GPU_MODELS])
+def test_precision_fp16_vulkan_shared_model(name, vulkan, models_dir, compile_cache, tmp_path):
+    compiled = compile_cache.get(FP16_MODEL_SPECS[(name, "vulkan")])
+    if not compiled.ok:
+        fail(compiled.failure())
+    problems = _spirv_val(compiled.artifact)
+    if problems:
+        fail(f"{name}: " + "\n".join(problems))
+    feeds = test_models.MODELS[name](np.random.default_rng(2024))
+    want = harness.ort_run(compiled.model, feeds)
+    inputs = harness.save_inputs(feeds, tmp_path / "inputs")
+    out = tmp_path / "outputs"
+    out.mkdir()
+    result = compile_cache.kiln.run(compiled.artifact, inputs, out, VK_ARGS)
+    if result.returncode != 0:
+        fail("kiln run failed\n" + result.describe())
+    _check_shared_model(name, harness.load_outputs(out, list(want)), want)
+
+
+def test_precision_fp16_cuda_small_model(kiln, toolkit, tmp_path):
+    """The small model for cuda with --precision fp16: PTX that ptxas assembles for sm_80
+    and sm_90, converting activations to f16 and reading f16 operands; run where a GPU is."""
+    model = _small_model(tmp_path / "f32.onnx", TensorProto.FLOAT)
+    artifact = tmp_path / "m.so"
+    result = kiln.compile(model, artifact, [*CUDA_ARGS, *FP16, "--keep-intermediates"])
+    if result.returncode != 0:
+        fail("kiln compile --device cuda --precision fp16 failed\n" + result.describe())
+    problems = _check_modules(artifact, kiln.kiln)
+    if problems:
+        fail("\n".join(problems))
+    ptx = "".join(p.read_text() for p in Path(str(artifact) + ".kiln").glob("*.ptx"))
+    # Activations converted to f16 on the device, and the products reading f16: widened
+    # to f32 (the generic mapping) or on tensor cores (mma.sync ... f16, sm_80+).
+    assert "cvt.rn.f16.f32" in ptx, "no f32 -> f16 conversion in the PTX"
+    assert "cvt.f32.f16" in ptx or re.search(r"mma\.sync\S*\.f16", ptx), \
+        "no product reads f16 in the PTX"
+    if GPU_MISSING:
+        return
+    feeds = _feeds()
+    want = harness.ort_run(model, feeds)
+    inputs = harness.save_inputs(feeds, tmp_path / "inputs")
+    out = tmp_path / "outputs"
+    out.mkdir()
+    result = kiln.run(artifact, inputs, out, ("--device", "cuda"))
+    if result.returncode != 0:
+        fail("kiln run failed\n" + result.describe())
+    got = harness.load_outputs(out, ["y", "z"])
+    for name in ("y", "z"):
+        _check(f"--precision fp16 --device cuda, output {name}", got[name], want[name],
+               1e-2, 1e-2)
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", [
+    pytest.param(n, id=n, marks=pytest.mark.compiles(FP16_MODEL_SPECS[(n, "cuda")].key))
+    for n in GPU_MODELS])
+def test_precision_fp16_cuda_shared_model(name, toolkit, models_dir, compile_cache, tmp_path):
+    compiled = compile_cache.get(FP16_MODEL_SPECS[(name, "cuda")])
+    if not compiled.ok:
+        fail(compiled.failure())
+    problems = _check_modules(compiled.artifact, compile_cache.kiln.kiln)
+    if problems:
+        fail(f"{name}: " + "\n".join(problems))
+    if GPU_MISSING:
+        return
+    feeds = test_models.MODELS[name](np.random.default_rng(2024))
+    want = harness.ort_run(compiled.model, feeds)
+    inputs = harness.save_inputs(feeds, tmp_path / "inputs")
+    out = tmp_path / "outputs"
+    out.mkdir()
+    result = compile_cache.kiln.run(compiled.artifact, inputs, out, ("--device", "cuda"))
+    if result.returncode != 0:
+        fail("kiln run failed\n" + result.describe())
+    _check_shared_model(name, harness.load_outputs(out, list(want)), want)

@@ -30,7 +30,7 @@ if "VK_ICD_FILENAMES" not in os.environ and LAVAPIPE_ICD.is_file():
 # None today: keep this list short and honest.
 REJECTED: dict[str, str] = {}
 
-CASES = models.all_cases()
+CASES = models.all_cases("vulkan")
 VK_ARGS = ("--device", "vulkan")
 SPECS = {c.name: harness.register(harness.CompileSpec(
     f"vulkan-{c.name}", c.save, c.compile_args + VK_ARGS + ("--keep-intermediates",)))

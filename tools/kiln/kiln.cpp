@@ -89,7 +89,9 @@ constexpr const char *kUsage =
     "                           MatMul/Gemm/Conv weights stored in P and\n"
     "                           computed on P operands with f32 accumulation;\n"
     "                           inputs, outputs and other ops stay f32\n"
-    "                           (docs/precision.md)\n"
+    "                           (docs/precision.md); tf32 (cuda only): f32\n"
+    "                           products on tensor cores, operands rounded\n"
+    "                           to tf32 (docs/gpu.md)\n"
     "      --quantize int8      quantize an f32 model (Conv, MatMul, Gemm: s8\n"
     "                           weights per channel, u8 activations) after\n"
     "                           calibrating on --calibration DIR (one folder\n"
@@ -287,9 +289,21 @@ int runCompile(ArrayRef<StringRef> args) {
       options.triple = triple.str();
     }
   }
-  if (precision != "fp32" && precision != "bf16" && precision != "fp16")
+  if (precision != "fp32" && precision != "bf16" && precision != "fp16" &&
+      precision != "tf32")
     return usageError("--precision " + precision +
-                      " is not supported (fp32, bf16 or fp16)");
+                      " is not supported (fp32, bf16, fp16 or tf32)");
+  // tf32 is a way of computing the cuda target's f32 products (tensor
+  // cores), not a format other devices have.
+  if (precision == "tf32") {
+    std::vector<std::string> devices = options.devices;
+    if (devices.empty())
+      devices.push_back(options.device);
+    for (const std::string &device : devices)
+      if (StringRef(device).split(':').first != "cuda")
+        return usageError("--precision tf32 is for the cuda device only "
+                          "(tensor cores), not --device " + device);
+  }
   bool quantizing = !quantizeMode.empty();
   if (quantizing && quantizeMode != "int8")
     return usageError("--quantize " + quantizeMode + " is not supported (int8)");

@@ -52,6 +52,13 @@ LogicalResult DeviceTargetBackend::serializeExecutable(
                         options.linkBitcode);
 }
 
+GPUPipelineOptions DeviceTargetBackend::getPipelineOptions() const {
+  GPUPipelineOptions options;
+  options.precision = precision;
+  options.target = this;
+  return options;
+}
+
 std::shared_ptr<DeviceProgram>
 DeviceTargetBackend::beginExecutableInfo(ModuleOp module, StringRef device,
                                          StringRef extension,

@@ -3,6 +3,7 @@
 #define KILN_CODEGEN_GPU_COMMON_DEVICETARGETBACKEND_H
 
 #include "codegen/CPU/CPUPipeline.h"
+#include "codegen/GPU/Common/GPUPipeline.h"
 #include "codegen/Target.h"
 
 #include <memory>
@@ -17,7 +18,10 @@ namespace kiln {
 /// each executable's code.
 class DeviceTargetBackend : public TargetBackend {
 public:
-  explicit DeviceTargetBackend(CPUTarget host) : host(std::move(host)) {}
+  /// `precision`: TargetOptions::precision ("fp32", "fp16"; "bf16" is
+  /// refused by the pipeline naming the node).
+  explicit DeviceTargetBackend(CPUTarget host, std::string precision = "fp32")
+      : host(std::move(host)), precision(std::move(precision)) {}
 
   ExecutableFormat getExecutableFormat() const final {
     return ExecutableFormat::DeviceProgram;
@@ -35,6 +39,11 @@ public:
                                           std::string &error) const final;
 
 protected:
+  /// The shared pipeline's options for this target: its precision, and
+  /// this target's support check after narrowing. A target sets its limits
+  /// on top.
+  GPUPipelineOptions getPipelineOptions() const;
+
   /// Fills `info` for the host (triple, CPU, the module's check messages) and
   /// returns a program for `device` (its modules' file `extension`) with the
   /// dispatches, weights and arena of the module's host plan, its executables
@@ -45,6 +54,7 @@ protected:
                       llvm::StringRef extension, ExecutableInfo &info) const;
 
   CPUTarget host;
+  std::string precision;
 };
 
 } // namespace kiln

@@ -4,6 +4,7 @@
 #include "codegen/Common/TensorPipeline.h"
 #include "codegen/GPU/Passes.h"
 #include "codegen/Passes.h"
+#include "codegen/Target.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
@@ -18,7 +19,28 @@ namespace kiln {
 
 void buildGPUCommonPipeline(OpPassManager &pm,
                             const GPUPipelineOptions &options) {
-  buildTensorPipeline(pm);
+  TensorPipelineHooks hooks;
+  if (options.precision == "fp16" || options.precision == "bf16") {
+    std::string precision = options.precision;
+    const TargetBackend *target = options.target;
+    hooks.afterLayoutPropagation = [precision, target](OpPassManager &pm) {
+      // --precision fp16: every product is an f16 x f16 contraction with
+      // an f32 accumulator (weights converted at compile time, activations
+      // by truncf generics that fusion merges into their producers, which
+      // then store f16); before fusion, like the CPU's. bf16 is refused,
+      // naming the first node (no bf16 arithmetic in these targets).
+      KilnNarrowPrecisionPassOptions narrowOptions;
+      narrowOptions.precision = precision;
+      narrowOptions.activations = true;
+      if (precision != "fp16" && target)
+        narrowOptions.refuseOn = target->getDeviceName().str();
+      pm.addPass(createKilnNarrowPrecisionPass(narrowOptions));
+      // What narrowing made is checked as the imported ops were.
+      if (target)
+        pm.addPass(createKilnCheckTargetSupportPass(*target));
+    };
+  }
+  buildTensorPipeline(pm, hooks);
 
   // Buffers: results become out-parameters, as on the CPU; the runtime binds
   // its device copies of the graph's inputs and outputs.
@@ -47,6 +69,10 @@ void buildGPUCommonPipeline(OpPassManager &pm,
   KilnGPUSelectLoweringConfigPassOptions selectOptions;
   selectOptions.maxWorkgroupInvocations = options.maxWorkgroupInvocations;
   selectOptions.maxWorkgroupMemory = options.maxWorkgroupMemory;
+  selectOptions.minWorkgroups = options.minWorkgroups;
+  selectOptions.maxTileK = options.maxTileK;
+  selectOptions.mmaSync = options.mmaSync;
+  selectOptions.tf32 = options.tf32;
   pm.addPass(createKilnGPUSelectLoweringConfigPass(selectOptions));
   pm.addNestedPass<func::FuncOp>(createKilnGPULowerConfiguredOpsPass());
   KilnPlanMemoryPassOptions planOptions;

@@ -16,15 +16,35 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+
 namespace kiln {
+
+class TargetBackend;
 
 struct GPUPipelineOptions {
   /// Threads per workgroup of the generic mapping.
   int64_t workgroupSize = 64;
+  /// `--precision`: "fp32", or "fp16" for an f32 model's products on f16
+  /// operands (kiln-narrow-precision with its GPU scope: docs/precision.md);
+  /// "bf16" is refused naming the first node it would narrow.
+  std::string precision = "fp32";
+  /// The target whose support check runs again after narrowing (none: no
+  /// check).
+  const TargetBackend *target = nullptr;
   /// The target's limits, for the kernels kiln-gpu-select-lowering-config
   /// chooses (defaults: the minimums Vulkan guarantees).
   int64_t maxWorkgroupInvocations = 128;
   int64_t maxWorkgroupMemory = 16384;
+  /// matmul_tiled's tile choice (kiln-gpu-select-lowering-config's options
+  /// of the same names): 0 and 16 keep the 32/64 x 64 x 16 tiles.
+  int64_t minWorkgroups = 0;
+  int64_t maxTileK = 16;
+  /// NVIDIA's mma.sync (cuda, sm_80+): f16 contractions on tensor cores
+  /// (kiln-gpu-select-lowering-config's matmul_mma); with `tf32`, f32 ones
+  /// too (--precision tf32).
+  bool mmaSync = false;
+  bool tf32 = false;
 };
 
 /// Appends the passes from linalg-on-tensors to outlined gpu.module kernels

@@ -13,6 +13,8 @@
 #include "dialects/ONNX/Diagnostics.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -313,6 +315,8 @@ struct LowerConfiguredOpsPass
       LogicalResult result =
           config.kind == GPUKernelKind::MatmulTiled
               ? lowerMatmul(op, anchor, config)
+          : config.kind == GPUKernelKind::MatmulMma
+              ? lowerMatmulMma(op, anchor, config)
               : lowerRowReduction(op, anchor, config);
       if (mlir::failed(result))
         return signalPassFailure();
@@ -488,6 +492,293 @@ struct LowerConfiguredOpsPass
         if (epilogue)
           applyEpilogue(b, loc, epilogue, cOperand.get(), acc, indices);
       }
+    if (fill)
+      eraseWithLoop(fill);
+    if (epilogue)
+      eraseWithLoop(epilogue);
+    return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // matmul_mma: NVIDIA tensor cores (cuda target, sm_80+)
+  //===--------------------------------------------------------------------===//
+  //
+  // The fragments of mma.sync (PTX ISA, "Matrix Fragments for mma.m16n8k16
+  // with floating point type" and "for mma.m16n8k8" .tf32), per lane of the
+  // warp, with g = lane / 4 (groupID) and t = lane % 4 (threadID_in_group):
+  //
+  //   m16n8k16 .f16: A 16 x 16 (row) in 4 registers of f16x2, B 16 x 8 (col)
+  //   in 2 registers of f16x2; element 0 of a pair is the low half.
+  //     A a0..a7: (g, 2t + i%2) for a0 a1; (g+8, 2t + i%2) for a2 a3;
+  //               (g, 2t+8 + i%2) for a4 a5; (g+8, 2t+8 + i%2) for a6 a7
+  //     B b0..b3: (k = 2t + i%2, n = g) for b0 b1; (2t+8 + i%2, g) for b2 b3
+  //   m16n8k8 .tf32: A 16 x 8 in 4 b32 registers, B 8 x 8 in 2:
+  //     A a0: (g, t), a1: (g+8, t), a2: (g, t+4), a3: (g+8, t+4)
+  //     B b0: (k = t, n = g), b1: (t+4, g)
+  //   C/D 16 x 8 f32, both: c0 c1: (g, 2t + i%2); c2 c3: (g+8, 2t + i%2).
+  //
+  // With E elements per register (2 for f16, 1 for tf32) and H = 4E, both:
+  //   A register r, element e: row g + 8 (r % 2), column E t + H (r / 2) + e
+  //   B register r, element e: row (k) E t + H r + e, column (n) g
+  //   C element i: row g + 8 (i / 2), column 2t + i % 2
+  // and every index below comes from these three lines.
+  //
+  // The workgroup stages A as [TM][TK + pad] and B transposed as
+  // [TN][TK + pad] (a register's pair is then contiguous in both; pad = 16
+  // bytes, so the 8 rows g one load touches fall in distinct banks); K past
+  // the end is staged as zeros (the instruction sums every K of its step),
+  // rows and columns past M and N are clamped loads that only feed
+  // accumulators not stored. tf32 operands are rounded (cvt.rna.tf32.f32)
+  // when staged.
+  LogicalResult lowerMatmulMma(linalg::GenericOp op, Operation *anchor,
+                               const GPULoweringConfig &config) {
+    auto match = matchMmaContraction(op, /*allowTF32=*/true);
+    if (!match)
+      return onnx::emitNodeError(op)
+             << "'matmul_mma' asked for an op that is not a contraction "
+                "out + a * b of f16 or f32 operands with an f32 result";
+    const TiledContraction &loops = match->first;
+    bool isF16 = match->second == MmaOperands::F16;
+    int64_t tm = config.tileSizes[0], tn = config.tileSizes[1],
+            tk = config.tileSizes[2];
+    int64_t threads = config.workgroupSize[0];
+    int64_t wm = config.warpTile[0], wn = config.warpTile[1];
+    int64_t mk = isF16 ? 16 : 8;
+    int64_t perRegister = isF16 ? 2 : 1, half = 4 * perRegister;
+    if (config.workgroupSize[1] != 1 || config.workgroupSize[2] != 1 ||
+        threads % 32 || tm % wm || tn % wn || wm % 16 || wn % 8 ||
+        (tm / wm) * (tn / wn) != threads / 32 || tk % mk ||
+        ArrayRef<int64_t>(config.mmaShape) != ArrayRef<int64_t>{16, 8, mk} ||
+        (tm * tk) % threads || (tk * tn) % threads)
+      return onnx::emitNodeError(op)
+             << "'matmul_mma' needs workgroup_size [32 * warps, 1, 1] with "
+                "one warp per warp_tile of the tile, warp tiles of whole "
+                "16 x 8 instructions, and mma_shape [16, 8, "
+             << mk << "] dividing tile_sizes";
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    auto sizesOf = [&](ArrayRef<unsigned> dims, int64_t &product) {
+      SmallVector<int64_t> sizes;
+      product = 1;
+      for (unsigned dim : dims) {
+        sizes.push_back(ranges[dim]);
+        product *= ranges[dim];
+      }
+      return sizes;
+    };
+    int64_t m, n, k, batch;
+    SmallVector<int64_t> mSizes = sizesOf(loops.m, m);
+    SmallVector<int64_t> nSizes = sizesOf(loops.n, n);
+    SmallVector<int64_t> kSizes = sizesOf(loops.k, k);
+    SmallVector<int64_t> batchSizes = sizesOf(loops.batch, batch);
+    int64_t gridX = llvm::divideCeil(n, tn), gridY = llvm::divideCeil(m, tm);
+    if (gridX > kMaxWorkgroups || gridY > kMaxWorkgroups ||
+        batch > kMaxWorkgroups)
+      return onnx::emitNodeError(op)
+             << "'matmul_mma' needs more than 65535 workgroups";
+    if (m == 0 || n == 0 || batch == 0)
+      return success(); // nothing to compute
+
+    Location loc = op.getLoc();
+    MLIRContext *ctx = &getContext();
+    Type f32 = Float32Type::get(ctx), i32 = IntegerType::get(ctx, 32);
+    Type operandType = isF16 ? Type(Float16Type::get(ctx)) : f32;
+    // What the tiles hold: f16, or tf32 bit patterns.
+    Type staged = isF16 ? operandType : i32;
+    int64_t pad = 16 / (isF16 ? 2 : 4);
+    OpOperand &aOperand = *op.getDpsInputOperand(0);
+    OpOperand &bOperand = *op.getDpsInputOperand(1);
+    OpOperand &cOperand = *op.getDpsInitOperand(0);
+    auto [fillValue, fill] = findInitFill(anchor, cOperand.get());
+    linalg::GenericOp epilogue = findEpilogue(
+        anchor, cOperand.get(), {aOperand.get(), bOperand.get()});
+    bool storeOutput =
+        !epilogue || isReadElsewhere(cOperand.get(), {fill, op, epilogue});
+    OpBuilder b(epilogue ? getTopOp(epilogue) : anchor);
+    IndexBuilder ib{b, loc};
+    gpu::LaunchOp launch = createLaunch(
+        b, loc, {gridX, gridY, batch}, {threads, 1, 1},
+        {workgroupBuffer({tm, tk + pad}, staged),
+         workgroupBuffer({tn, tk + pad}, staged)});
+    Value aTile = launch.getWorkgroupAttributions()[0];
+    Value bTile = launch.getWorkgroupAttributions()[1];
+    Value linearThread = launch.getThreadIds().x;
+    Value m0 = ib.mul(launch.getBlockIds().y, tm);
+    Value n0 = ib.mul(launch.getBlockIds().x, tn);
+    SmallVector<Value> ivs(op.getNumLoops(), ib.cst(0));
+    auto setIndices = [&](ArrayRef<unsigned> dims, ArrayRef<int64_t> sizes,
+                          Value linear) {
+      for (auto [dim, index] : llvm::zip(dims, ib.delinearize(linear, sizes)))
+        ivs[dim] = index;
+    };
+    for (auto [dim, index] : llvm::zip(
+             loops.batch, ib.delinearize(launch.getBlockIds().z, batchSizes)))
+      ivs[dim] = index;
+
+    // This lane's place: warp w computes rows wRow0 .. wRow0 + WM and
+    // columns wCol0 .. wCol0 + WN of the tile (warps row-major).
+    Value lane = ib.remCst(linearThread, 32);
+    Value warp = ib.divCst(linearThread, 32);
+    Value g = ib.divCst(lane, 4), t = ib.remCst(lane, 4);
+    int64_t warpsN = tn / wn;
+    Value wRow0 = ib.mul(ib.divCst(warp, warpsN), wm);
+    Value wCol0 = ib.mul(ib.remCst(warp, warpsN), wn);
+    int64_t mTiles = wm / 16, nTiles = wn / 8;
+    // Tile rows of C element i's row g + 8 (i / 2) in m16 tile `mi`, and
+    // tile columns of its column 2t + i % 2 in n8 tile `nj` (also the tile
+    // row of A register r's row g + 8 (r % 2), and of B's column g: nj's
+    // column g is cCol with 2t + i % 2 replaced by g).
+    auto tileRow = [&](int64_t mi, int64_t plus8) {
+      return ib.add(ib.add(wRow0, g), mi * 16 + 8 * plus8);
+    };
+    Value twoT = ib.mul(t, 2);
+    auto tileCol = [&](int64_t nj, int64_t odd) {
+      return ib.add(ib.add(wCol0, twoT), nj * 8 + odd);
+    };
+    auto accIndex = [&](int64_t mi, int64_t nj, int64_t i) {
+      return (mi * nTiles + nj) * 4 + i;
+    };
+    SmallVector<Value> init(mTiles * nTiles * 4);
+    for (int64_t mi = 0; mi < mTiles; ++mi)
+      for (int64_t nj = 0; nj < nTiles; ++nj)
+        for (int64_t i = 0; i < 4; ++i) {
+          Value &value = init[accIndex(mi, nj, i)];
+          if (fill) {
+            value = fillValue;
+            continue;
+          }
+          setIndices(loops.m, mSizes,
+                     ib.min(ib.add(m0, tileRow(mi, i / 2)), m - 1));
+          setIndices(loops.n, nSizes,
+                     ib.min(ib.add(n0, tileCol(nj, i % 2)), n - 1));
+          value = loadOperand(b, loc, op, cOperand, ivs);
+        }
+    // The fragments' places in the staged tiles (the same every K step):
+    // A register r of m16 tile mi, step s: row aRow[mi][r % 2], column
+    // s * MK + E t + H (r / 2) + e; B register r of n8 tile nj: row
+    // bRow[nj] (its n), column s * MK + E t + H r + e.
+    SmallVector<std::array<Value, 2>> aRow(mTiles);
+    for (int64_t mi = 0; mi < mTiles; ++mi)
+      for (int64_t h = 0; h < 2; ++h)
+        aRow[mi][h] = tileRow(mi, h);
+    SmallVector<Value> bRow(nTiles);
+    for (int64_t nj = 0; nj < nTiles; ++nj)
+      bRow[nj] = ib.add(ib.add(wCol0, g), nj * 8);
+    Value kLane = ib.mul(t, perRegister);
+    // Column of K offset `offset` + e within the step's first column.
+    auto kCol = [&](int64_t offset) { return ib.add(kLane, offset); };
+
+    auto kLoop = scf::ForOp::create(b, loc, ib.cst(0),
+                                    ib.cst(llvm::divideCeil(k, tk)),
+                                    ib.cst(1), init);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value k0 = ib.mul(kLoop.getInductionVar(), tk);
+    Value zero = arith::ConstantOp::create(
+        b, loc, operandType, b.getFloatAttr(operandType, 0.0));
+    // The value staged for `value` of K index `kIndex`: zero past K, tf32
+    // rounded to nearest (ties away from zero) for f32 operands.
+    auto stage = [&](Value value, Value kIndex) -> Value {
+      value = arith::SelectOp::create(b, loc, ib.ult(kIndex, k), value, zero);
+      if (isF16)
+        return value;
+      return NVVM::ConvertFloatToTF32Op::create(
+          b, loc, i32, value, NVVM::FPRoundingMode::RNA,
+          NVVM::SaturationMode::NONE, /*relu=*/false);
+    };
+    // Element e of the linearized tile goes to thread e % threads
+    // (consecutive threads, consecutive elements of the operand's rows).
+    for (int64_t e = 0; e < tm * tk; e += threads) {
+      Value element = ib.add(linearThread, e);
+      Value r = ib.divCst(element, tk), c = ib.remCst(element, tk);
+      Value kIndex = ib.add(k0, c);
+      setIndices(loops.m, mSizes, ib.min(ib.add(m0, r), m - 1));
+      setIndices(loops.k, kSizes, ib.min(kIndex, k - 1));
+      Value value = stage(loadOperand(b, loc, op, aOperand, ivs), kIndex);
+      memref::StoreOp::create(b, loc, value, aTile, ValueRange{r, c});
+    }
+    for (int64_t e = 0; e < tk * tn; e += threads) {
+      Value element = ib.add(linearThread, e);
+      Value r = ib.divCst(element, tn), c = ib.remCst(element, tn);
+      Value kIndex = ib.add(k0, r);
+      setIndices(loops.k, kSizes, ib.min(kIndex, k - 1));
+      setIndices(loops.n, nSizes, ib.min(ib.add(n0, c), n - 1));
+      Value value = stage(loadOperand(b, loc, op, bOperand, ivs), kIndex);
+      memref::StoreOp::create(b, loc, value, bTile, ValueRange{c, r});
+    }
+    gpu::BarrierOp::create(b, loc);
+
+    // A register: its E elements from `tile` at `row`, columns `col` + e.
+    Type pairType = VectorType::get({2}, operandType);
+    auto loadRegister = [&](Value tile, Value row, Value col) -> Value {
+      if (!isF16)
+        return memref::LoadOp::create(b, loc, tile, ValueRange{row, col});
+      Value reg = LLVM::PoisonOp::create(b, loc, pairType);
+      for (int64_t e = 0; e < 2; ++e) {
+        Value element = memref::LoadOp::create(
+            b, loc, tile, ValueRange{row, ib.add(col, e)});
+        Value position = LLVM::ConstantOp::create(
+            b, loc, i32, b.getI32IntegerAttr(e));
+        reg = LLVM::InsertElementOp::create(b, loc, pairType, reg, element,
+                                            position);
+      }
+      return reg;
+    };
+    Type resultType = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+    NVVM::MMATypes ptxType =
+        isF16 ? NVVM::MMATypes::f16 : NVVM::MMATypes::tf32;
+    SmallVector<Value> acc(kLoop.getRegionIterArgs());
+    for (int64_t step = 0; step < tk / mk; ++step) {
+      SmallVector<SmallVector<Value, 4>> aRegs(mTiles);
+      for (int64_t mi = 0; mi < mTiles; ++mi)
+        for (int64_t r = 0; r < 4; ++r)
+          aRegs[mi].push_back(loadRegister(
+              aTile, aRow[mi][r % 2], kCol(step * mk + half * (r / 2))));
+      SmallVector<SmallVector<Value, 2>> bRegs(nTiles);
+      for (int64_t nj = 0; nj < nTiles; ++nj)
+        for (int64_t r = 0; r < 2; ++r)
+          bRegs[nj].push_back(
+              loadRegister(bTile, bRow[nj], kCol(step * mk + half * r)));
+      for (int64_t mi = 0; mi < mTiles; ++mi)
+        for (int64_t nj = 0; nj < nTiles; ++nj) {
+          SmallVector<Value, 4> c;
+          for (int64_t i = 0; i < 4; ++i)
+            c.push_back(acc[accIndex(mi, nj, i)]);
+          Value d = NVVM::MmaOp::create(
+              b, loc, resultType, aRegs[mi], bRegs[nj], c,
+              ArrayRef<int64_t>{16, 8, mk}, std::nullopt, std::nullopt,
+              std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                             NVVM::MMALayout::col});
+          for (int64_t i = 0; i < 4; ++i)
+            acc[accIndex(mi, nj, i)] =
+                LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i});
+        }
+    }
+    // The tiles are overwritten by the next step only when every warp is
+    // done reading them.
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, acc);
+
+    b.setInsertionPointAfter(kLoop);
+    for (int64_t mi = 0; mi < mTiles; ++mi)
+      for (int64_t nj = 0; nj < nTiles; ++nj)
+        for (int64_t i = 0; i < 4; ++i) {
+          Value row = ib.add(m0, tileRow(mi, i / 2));
+          Value col = ib.add(n0, tileCol(nj, i % 2));
+          Value inRange = arith::AndIOp::create(b, loc, ib.ult(row, m),
+                                                ib.ult(col, n));
+          auto ifOp = scf::IfOp::create(b, loc, inRange, false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+          setIndices(loops.m, mSizes, row);
+          setIndices(loops.n, nSizes, col);
+          Value value = kLoop.getResult(accIndex(mi, nj, i));
+          SmallVector<Value> indices =
+              operandIndices(b, loc, op, cOperand, ivs);
+          if (storeOutput)
+            memref::StoreOp::create(b, loc, value, cOperand.get(), indices);
+          if (epilogue)
+            applyEpilogue(b, loc, epilogue, cOperand.get(), value, indices);
+        }
     if (fill)
       eraseWithLoop(fill);
     if (epilogue)

@@ -15,6 +15,8 @@ StringRef stringifyGPUKernelKind(GPUKernelKind kind) {
     return "generic";
   case GPUKernelKind::MatmulTiled:
     return "matmul_tiled";
+  case GPUKernelKind::MatmulMma:
+    return "matmul_mma";
   case GPUKernelKind::RowReduction:
     return "row_reduction";
   }
@@ -45,16 +47,22 @@ std::optional<GPULoweringConfig> getGPULoweringConfig(Operation *op) {
     config.kind = GPUKernelKind::Generic;
   else if (kind.getValue() == "matmul_tiled")
     config.kind = GPUKernelKind::MatmulTiled;
+  else if (kind.getValue() == "matmul_mma")
+    config.kind = GPUKernelKind::MatmulMma;
   else if (kind.getValue() == "row_reduction")
     config.kind = GPUKernelKind::RowReduction;
   else
     return std::nullopt;
   auto tiles = getSizes(dict, "tile_sizes");
   auto workgroup = getSizes(dict, "workgroup_size");
-  if (!tiles || !workgroup)
+  auto warpTile = getSizes(dict, "warp_tile");
+  auto mmaShape = getSizes(dict, "mma_shape");
+  if (!tiles || !workgroup || !warpTile || !mmaShape)
     return std::nullopt;
   config.tileSizes = std::move(*tiles);
   config.workgroupSize = std::move(*workgroup);
+  config.warpTile.assign(warpTile->begin(), warpTile->end());
+  config.mmaShape = std::move(*mmaShape);
   bool wellFormed = true;
   switch (config.kind) {
   case GPUKernelKind::Generic:
@@ -62,6 +70,11 @@ std::optional<GPULoweringConfig> getGPULoweringConfig(Operation *op) {
   case GPUKernelKind::MatmulTiled:
     wellFormed = config.tileSizes.size() == 3 &&
                  config.workgroupSize.size() == 3;
+    break;
+  case GPUKernelKind::MatmulMma:
+    wellFormed = config.tileSizes.size() == 3 &&
+                 config.workgroupSize.size() == 3 &&
+                 config.warpTile.size() == 2 && config.mmaShape.size() == 3;
     break;
   case GPUKernelKind::RowReduction:
     wellFormed = config.workgroupSize.size() == 3;
@@ -83,6 +96,12 @@ void setGPULoweringConfig(Operation *op, const GPULoweringConfig &config) {
   if (!config.workgroupSize.empty())
     fields.push_back(b.getNamedAttr(
         "workgroup_size", b.getDenseI64ArrayAttr(config.workgroupSize)));
+  if (!config.warpTile.empty())
+    fields.push_back(
+        b.getNamedAttr("warp_tile", b.getDenseI64ArrayAttr(config.warpTile)));
+  if (!config.mmaShape.empty())
+    fields.push_back(
+        b.getNamedAttr("mma_shape", b.getDenseI64ArrayAttr(config.mmaShape)));
   op->setAttr(kGPULoweringAttrName, b.getDictionaryAttr(fields));
 }
 

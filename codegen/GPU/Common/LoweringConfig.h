@@ -6,6 +6,9 @@
 //
 //   {kind = "matmul_tiled", tile_sizes = [TM, TN, TK],
 //    workgroup_size = [16, TY, 1]}
+//   {kind = "matmul_mma", tile_sizes = [TM, TN, TK],
+//    workgroup_size = [32 * warps, 1, 1], warp_tile = [WM, WN],
+//    mma_shape = [16, 8, MK]}
 //   {kind = "row_reduction", workgroup_size = [W, 1, 1]}
 //   {kind = "generic"}
 //
@@ -33,6 +36,12 @@ enum class GPUKernelKind {
   /// tile per workgroup, K staged in TK steps through workgroup memory,
   /// each thread computing a (TM / TY) x (TN / 16) micro-tile.
   MatmulTiled,
+  /// A contraction on NVIDIA tensor cores (cuda target, sm_80+): a TM x TN
+  /// output tile per workgroup staged through workgroup memory like
+  /// MatmulTiled, each warp computing a WM x WN part of it with
+  /// `mma.sync.m16n8k16` (f16 operands, f32 accumulation) or `m16n8k8`
+  /// tf32 (f32 operands rounded to tf32: --precision tf32).
+  MatmulMma,
   /// A reduction whose rows (the parallel dims) each go to one workgroup of
   /// W threads: strided partial results, then a tree in workgroup memory.
   RowReduction,
@@ -44,6 +53,11 @@ struct GPULoweringConfig {
   llvm::SmallVector<int64_t, 3> tileSizes;
   /// Threads per workgroup on x, y, z (empty for Generic).
   llvm::SmallVector<int64_t, 3> workgroupSize;
+  /// MatmulMma: [WM, WN], the part of the tile one warp computes.
+  llvm::SmallVector<int64_t, 2> warpTile;
+  /// MatmulMma: [16, 8, MK], the mma.sync instruction's shape (MK = 16:
+  /// f16 operands; MK = 8: tf32).
+  llvm::SmallVector<int64_t, 3> mmaShape;
 };
 
 /// The attribute's name.
@@ -68,6 +82,24 @@ struct TiledContraction {
   llvm::SmallVector<unsigned> batch, m, n, k;
 };
 std::optional<TiledContraction> matchTiledContraction(mlir::linalg::GenericOp op);
+
+/// What a tensor-core product multiplies.
+enum class MmaOperands {
+  /// f16 x f16, accumulated in f32: `mma.sync.m16n8k16 .f32.f16.f16.f32`.
+  F16,
+  /// f32 x f32 rounded to tf32 (cvt.rna.tf32.f32), accumulated in f32:
+  /// `mma.sync.m16n8k8 .f32.tf32.tf32.f32`.
+  TF32,
+};
+
+/// The loops of a contraction the tensor-core kernel computes, and what it
+/// multiplies: the loops as matchTiledContraction finds them (any element
+/// types), A and B memrefs of f16 (or f32 when `allowTF32`), C of f32, and
+/// the body exactly `yield out + ext(a) * ext(b)` (the adds either way
+/// round, ext an arith.extf to f32 for f16 operands, nothing for f32): the
+/// sum is accumulated in f32 in another order than the serial loop's.
+std::optional<std::pair<TiledContraction, MmaOperands>>
+matchMmaContraction(mlir::linalg::GenericOp op, bool allowTF32);
 
 /// The combiner of a reduction the row-reduction kernel computes: one init
 /// operand of a 32-bit type, reductions over any dims, projected-permutation

@@ -36,18 +36,18 @@ static bool hasSimpleLoops(linalg::GenericOp op) {
               .wasInterrupted();
 }
 
-std::optional<TiledContraction> matchTiledContraction(linalg::GenericOp op) {
+/// The loops of a contraction (TiledContraction) on memrefs of any types.
+static std::optional<TiledContraction>
+matchContractionLoops(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic) ||
       op.getRegion()
           .walk([](linalg::IndexOp) { return WalkResult::interrupt(); })
           .wasInterrupted())
     return std::nullopt;
-  for (Value operand : op->getOperands()) {
-    auto type = dyn_cast<MemRefType>(operand.getType());
-    if (!type || !type.getElementType().isF32())
+  for (Value operand : op->getOperands())
+    if (!isa<MemRefType>(operand.getType()))
       return std::nullopt;
-  }
   AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap b = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
   AffineMap c = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
@@ -73,6 +73,54 @@ std::optional<TiledContraction> matchTiledContraction(linalg::GenericOp op) {
   if (match.m.empty() || match.n.empty() || match.k.empty())
     return std::nullopt;
   return match;
+}
+
+std::optional<TiledContraction> matchTiledContraction(linalg::GenericOp op) {
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (!type || !type.getElementType().isF32())
+      return std::nullopt;
+  }
+  return matchContractionLoops(op);
+}
+
+std::optional<std::pair<TiledContraction, MmaOperands>>
+matchMmaContraction(linalg::GenericOp op, bool allowTF32) {
+  std::optional<TiledContraction> loops = matchContractionLoops(op);
+  if (!loops)
+    return std::nullopt;
+  Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+  Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
+  Type c = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+  if (!c.isF32() || a != b || !(a.isF16() || (allowTF32 && a.isF32())))
+    return std::nullopt;
+  MmaOperands operands = a.isF16() ? MmaOperands::F16 : MmaOperands::TF32;
+  // yield out + ext(a) * ext(b), nothing else in the body.
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != (a.isF16() ? 5u : 3u))
+    return std::nullopt;
+  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return std::nullopt;
+  BlockArgument out = body.getArgument(2);
+  Value product = add.getLhs() == out   ? add.getRhs()
+                  : add.getRhs() == out ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return std::nullopt;
+  auto operandOf = [&](Value value) -> Value {
+    if (a.isF32())
+      return value;
+    auto ext = value.getDefiningOp<arith::ExtFOp>();
+    return ext && ext.getType().isF32() ? ext.getIn() : Value();
+  };
+  Value x = operandOf(mul.getLhs()), y = operandOf(mul.getRhs());
+  bool inOrder = x == body.getArgument(0) && y == body.getArgument(1);
+  bool swapped = x == body.getArgument(1) && y == body.getArgument(0);
+  if (!inOrder && !swapped)
+    return std::nullopt;
+  return std::make_pair(*loops, operands);
 }
 
 Operation *matchRowReduction(linalg::GenericOp op) {
@@ -161,6 +209,48 @@ struct SelectLoweringConfigPass
   GPULoweringConfig select(linalg::GenericOp op) {
     GPULoweringConfig config;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (mmaSync) {
+      if (auto mma = matchMmaContraction(op, tf32)) {
+        auto product = [&](ArrayRef<unsigned> dims) {
+          int64_t size = 1;
+          for (unsigned dim : dims)
+            size *= ranges[dim];
+          return size;
+        };
+        const TiledContraction &loops = mma->first;
+        int64_t m = product(loops.m), n = product(loops.n);
+        int64_t batch = product(loops.batch);
+        // 4 warps; a 64x64 tile as 2x2 warps of 32x32 (2 x 4 mma tiles
+        // each), or 32x64 as 1x4 warps of 32x16 when M is small. K steps of
+        // 32 f16 (two m16n8k16) or 16 f32 (two m16n8k8): the staged rows
+        // are padded by 16 bytes against bank conflicts.
+        bool isF16 = mma->second == MmaOperands::F16;
+        int64_t tm = m <= 32 ? 32 : 64, tn = 64, tk = isF16 ? 32 : 16;
+        int64_t bytes = isF16 ? 2 : 4;
+        int64_t wn = tm == 32 ? 16 : 32;
+        // Large products: 128x128 tiles as 2x2 warps of 64x64 (4 x 8 mma
+        // tiles each: twice the reuse of every staged element), where the
+        // target's workgroup memory allows them.
+        if (m >= 128 && n >= 128 &&
+            (128 + 128) * (tk * bytes + 16) <= maxWorkgroupMemory) {
+          tm = tn = 128;
+          wn = 64;
+        }
+        int64_t sharedBytes = (tm + tn) * (tk * bytes + 16);
+        if (maxWorkgroupInvocations >= 128 &&
+            sharedBytes <= maxWorkgroupMemory &&
+            llvm::divideCeil(n, tn) <= kMaxWorkgroups &&
+            llvm::divideCeil(m, tm) <= kMaxWorkgroups &&
+            batch <= kMaxWorkgroups) {
+          config.kind = GPUKernelKind::MatmulMma;
+          config.tileSizes = {tm, tn, tk};
+          config.workgroupSize = {128, 1, 1};
+          config.warpTile = {tm == 128 ? 64 : 32, wn};
+          config.mmaShape = {16, 8, isF16 ? 16 : 8};
+          return config;
+        }
+      }
+    }
     if (auto contraction = matchTiledContraction(op)) {
       auto product = [&](ArrayRef<unsigned> dims) {
         int64_t size = 1;
@@ -178,6 +268,26 @@ struct SelectLoweringConfigPass
                         : maxWorkgroupInvocations >= 128 ? 128
                                                          : 0;
       int64_t tm = m <= 32 ? 32 : 64, tn = 64, tk = 16;
+      // Enough workgroups to keep every multiprocessor busy (a batch-1
+      // ResNet's late convolutions have M = 49): smaller tiles, rows first,
+      // down to 16 x 32, while the grid has fewer than minWorkgroups.
+      auto workgroups = [&] {
+        return llvm::divideCeil(m, tm) * llvm::divideCeil(n, tn) * batch;
+      };
+      while (workgroups() < minWorkgroups && (tm > 16 || tn > 32)) {
+        if (tm > 16 && (tm >= tn || tn <= 32))
+          tm /= 2;
+        else
+          tn /= 2;
+      }
+      if (tm * tn <= 1024)
+        threads = std::min<int64_t>(threads, 128);
+      // A longer K step where the target allows it: each step is a round
+      // trip to global memory and two barriers, which a long K (ResNet's
+      // 3x3x512) pays thousands of times.
+      while (tk * 2 <= maxTileK && tk * 2 <= k &&
+             (tm + tn) * tk * 2 * 4 <= maxWorkgroupMemory)
+        tk *= 2;
       int64_t sharedBytes = (tm * tk + tk * tn) * 4;
       if (threads && m >= 4 && n >= 16 && k >= 4 &&
           sharedBytes <= maxWorkgroupMemory &&

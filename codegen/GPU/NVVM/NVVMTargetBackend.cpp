@@ -17,6 +17,7 @@
 #include "codegen/GPU/Common/DeviceTargetBackend.h"
 #include "codegen/GPU/Common/GPUPipeline.h"
 #include "codegen/GPU/Common/HostPlan.h"
+#include "codegen/GPU/Passes.h"
 #include "dialects/Kiln/ABIAttributes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -44,6 +45,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -52,11 +54,14 @@
 #include "llvm/Support/Program.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 using namespace mlir;
 
 namespace kiln {
+#define GEN_PASS_DEF_KILNNVVMALIGNWORKGROUPMEMORYPASS
+#include "codegen/GPU/Passes.h.inc"
 
 unsigned getPTXVersionForChip(StringRef chip) {
   return llvm::StringSwitch<unsigned>(chip)
@@ -72,6 +77,42 @@ unsigned getPTXVersionForChip(StringRef chip) {
       .Default(0);
 }
 
+namespace {
+
+struct AlignWorkgroupMemoryPass
+    : impl::KilnNVVMAlignWorkgroupMemoryPassBase<AlignWorkgroupMemoryPass> {
+  void runOnOperation() override {
+    constexpr int64_t kAlignment = 16;
+    StringRef name = LLVM::LLVMDialect::getAlignAttrName();
+    Builder b(&getContext());
+    for (auto func : getOperation().getOps<gpu::GPUFuncOp>())
+      for (unsigned i = 0, e = func.getNumWorkgroupAttributions(); i < e; ++i) {
+        auto align = dyn_cast_or_null<IntegerAttr>(
+            func.getWorkgroupAttributionAttr(i, name));
+        if (!align || align.getInt() < kAlignment)
+          func.setWorkgroupAttributionAttr(i, name,
+                                           b.getI64IntegerAttr(kAlignment));
+      }
+  }
+};
+
+} // namespace
+
+/// matmul_mma has been assembled by ptxas but has not yet run on a GPU, so it
+/// is used only when asked for: KILN_CUDA_TENSOR_CORES=1, or --precision tf32
+/// (docs/gpu.md). The next session with a GPU checks it and drops this gate.
+static bool tensorCoresRequested() {
+  const char *value = std::getenv("KILN_CUDA_TENSOR_CORES");
+  return value && StringRef(value) == "1";
+}
+
+bool hasMmaSync(StringRef chip) {
+  unsigned version = 0;
+  StringRef digits = chip.drop_front(3).take_while(llvm::isDigit);
+  return chip.starts_with("sm_") && !digits.getAsInteger(10, version) &&
+         version >= 80;
+}
+
 void buildNVVMKernelPipeline(OpPassManager &pm, StringRef chip) {
   // ceildivsi, floordivsi, ... have no LLVM lowering of their own.
   pm.addPass(arith::createArithExpandOpsPass());
@@ -82,6 +123,7 @@ void buildNVVMKernelPipeline(OpPassManager &pm, StringRef chip) {
   pm.addPass(createGpuNVVMAttachTarget(attach));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createKilnNVVMAlignWorkgroupMemoryPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
@@ -138,9 +180,10 @@ StringRef findLibdeviceCall(gpu::GPUModuleOp gpuModule) {
 
 class NVVMTargetBackend final : public DeviceTargetBackend {
 public:
-  NVVMTargetBackend(CPUTarget host, std::string chip, std::string toolkit)
-      : DeviceTargetBackend(std::move(host)), chip(std::move(chip)),
-        toolkit(std::move(toolkit)) {
+  NVVMTargetBackend(CPUTarget host, std::string precision, std::string chip,
+                    std::string toolkit, bool tf32)
+      : DeviceTargetBackend(std::move(host), std::move(precision)),
+        chip(std::move(chip)), toolkit(std::move(toolkit)), tf32(tf32) {
     SmallString<256> path(this->toolkit);
     llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
     libdevice = std::string(path);
@@ -155,7 +198,19 @@ public:
   StringRef getDeviceName() const override { return "cuda"; }
 
   void buildPipeline(OpPassManager &pm) const override {
-    buildGPUCommonPipeline(pm);
+    // Every NVIDIA GPU since Fermi allows 1024 threads and 48 KiB of static
+    // shared memory per block; matmul_tiled uses up to 256 threads and 32
+    // KiB, matmul_mma's 128x128 tiles more than Vulkan's 16 KiB. 264 workgroups: two per multiprocessor of an H100/H200 (132), so
+    // a batch-1 model's small products still spread over the whole GPU.
+    GPUPipelineOptions options = getPipelineOptions();
+    options.maxWorkgroupInvocations = 256;
+    options.maxWorkgroupMemory = 49152;
+    options.minWorkgroups = 264;
+    options.maxTileK = 64;
+    // Tensor cores through mma.sync from sm_80, when asked for (above).
+    options.mmaSync = hasMmaSync(chip) && (tf32 || tensorCoresRequested());
+    options.tf32 = tf32;
+    buildGPUCommonPipeline(pm, options);
     buildNVVMKernelPipeline(pm, chip);
   }
 
@@ -391,6 +446,8 @@ private:
 
   std::string chip;
   std::string toolkit;
+  /// --precision tf32: f32 contractions on tensor cores.
+  bool tf32 = false;
   std::string libdevice;
   bool hasLibdevice = false;
   std::string ptxas;
@@ -419,8 +476,15 @@ createNVVMTargetBackend(const TargetOptions &options, std::string &error) {
       options.triple, options.cpu.empty() ? "generic" : options.cpu, error);
   if (failed(host))
     return nullptr;
-  return std::make_unique<NVVMTargetBackend>(std::move(*host), std::move(chip),
-                                             std::move(toolkit));
+  // Other precisions are createTargetBackend's to accept or refuse.
+  if (options.precision == "tf32" && !hasMmaSync(chip)) {
+    error = "--precision tf32 needs tensor cores with tf32 (sm_80 or newer), "
+            "not " + chip;
+    return nullptr;
+  }
+  return std::make_unique<NVVMTargetBackend>(
+      std::move(*host), options.precision, std::move(chip), std::move(toolkit),
+      options.precision == "tf32");
 }
 
 } // namespace kiln

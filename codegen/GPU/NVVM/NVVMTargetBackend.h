@@ -22,6 +22,10 @@ createNVVMTargetBackend(const TargetOptions &options, std::string &error);
 /// does not compile for.
 unsigned getPTXVersionForChip(llvm::StringRef chip);
 
+/// Whether `chip` (sm_XX) has the mma.sync shapes kiln's tensor-core
+/// kernel uses (m16n8k16 f16, m16n8k8 tf32): sm_80 and newer.
+bool hasMmaSync(llvm::StringRef chip);
+
 /// Appends what the cuda target runs after the shared GPU pipeline: every
 /// gpu.module gets the NVVM target for `chip` (its PTX version from
 /// getPTXVersionForChip) and is lowered to the LLVM/NVVM dialects with the

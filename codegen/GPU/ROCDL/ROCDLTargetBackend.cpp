@@ -167,15 +167,15 @@ std::string findDeviceLibraries(StringRef given) {
 
 class ROCDLTargetBackend final : public DeviceTargetBackend {
 public:
-  ROCDLTargetBackend(CPUTarget host, std::string chip, std::string libraries,
-                     std::string lld)
-      : DeviceTargetBackend(std::move(host)), chip(std::move(chip)),
+  ROCDLTargetBackend(CPUTarget host, std::string precision, std::string chip,
+                     std::string libraries, std::string lld)
+      : DeviceTargetBackend(std::move(host), std::move(precision)), chip(std::move(chip)),
         libraries(std::move(libraries)), lld(std::move(lld)) {}
 
   StringRef getDeviceName() const override { return "hip"; }
 
   void buildPipeline(OpPassManager &pm) const override {
-    buildGPUCommonPipeline(pm);
+    buildGPUCommonPipeline(pm, getPipelineOptions());
     buildROCDLKernelPipeline(pm, chip);
   }
 
@@ -375,7 +375,7 @@ createROCDLTargetBackend(const TargetOptions &options, std::string &error) {
   if (failed(host))
     return nullptr;
   return std::make_unique<ROCDLTargetBackend>(
-      std::move(*host), std::move(chip),
+      std::move(*host), options.precision, std::move(chip),
       findDeviceLibraries(options.toolkitPath), findLLVMTool("ld.lld"));
 }
 

@@ -73,7 +73,7 @@ public:
     // of the target environment kiln-spirv-set-entry-points declares
     // (spirv::getDefaultResourceLimits: 128 invocations, 16 KiB of
     // workgroup memory), which that pass checks each kernel against.
-    GPUPipelineOptions options;
+    GPUPipelineOptions options = getPipelineOptions();
     options.maxWorkgroupInvocations = 128;
     options.maxWorkgroupMemory = 16384;
     buildGPUCommonPipeline(pm, options);
@@ -142,7 +142,8 @@ createSPIRVTargetBackend(const TargetOptions &options, std::string &error) {
       options.triple, options.cpu.empty() ? "generic" : options.cpu, error);
   if (failed(host))
     return nullptr;
-  return std::make_unique<SPIRVTargetBackend>(std::move(*host));
+  return std::make_unique<SPIRVTargetBackend>(std::move(*host),
+                                              options.precision);
 }
 
 } // namespace kiln

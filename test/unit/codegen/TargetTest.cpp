@@ -231,15 +231,23 @@ TEST(CPUTarget, BF16ProductPerISA) {
   }
 }
 
-TEST(TargetRegistry, PrecisionOnTheCPUOnly) {
+TEST(TargetRegistry, Precision) {
   std::string error;
   kiln::TargetOptions options;
   options.precision = "bf16";
   EXPECT_NE(kiln::createTargetBackend("cpu", options, error), nullptr) << error;
-  EXPECT_EQ(kiln::createTargetBackend("vulkan", options, error), nullptr);
-  EXPECT_EQ(error, "--precision bf16 is supported on the cpu device only so "
-                   "far (got --device vulkan)");
+  // The GPU targets take fp16; bf16 reaches their pipeline, which refuses it
+  // naming the first node it would narrow (test/e2e/test_precision.py).
+  for (const char *precision : {"fp16", "bf16"})
+    for (const char *device : {"vulkan", "cuda:sm_90", "hip:gfx942"}) {
+      options.precision = precision;
+      EXPECT_NE(kiln::createTargetBackend(device, options, error), nullptr)
+          << device << " " << precision << ": " << error;
+    }
   options.precision = "int4";
+  EXPECT_EQ(kiln::createTargetBackend("vulkan", options, error), nullptr);
+  EXPECT_EQ(error,
+            "unknown precision 'int4' (the vulkan target computes fp32 or fp16)");
   EXPECT_EQ(kiln::createTargetBackend("cpu", options, error), nullptr);
   EXPECT_EQ(error,
             "unknown precision 'int4' (the cpu target computes fp32, bf16 or "

@@ -6,6 +6,18 @@
 // RUN: kiln-opt %s -split-input-file \
 // RUN:   -kiln-gpu-select-lowering-config=max-workgroup-memory=4096 \
 // RUN:   | FileCheck %s --check-prefix=SMALL
+// RUN: kiln-opt %s -split-input-file \
+// RUN:   -kiln-gpu-select-lowering-config="max-workgroup-invocations=256 max-workgroup-memory=49152 min-workgroups=264 max-tile-k=64" \
+// RUN:   | FileCheck %s --check-prefix=CUDA
+// RUN: kiln-opt %s -split-input-file \
+// RUN:   -kiln-gpu-select-lowering-config=mma-sync=true \
+// RUN:   | FileCheck %s --check-prefix=MMA
+// RUN: kiln-opt %s -split-input-file \
+// RUN:   "-kiln-gpu-select-lowering-config=mma-sync=true tf32=true" \
+// RUN:   | FileCheck %s --check-prefix=TF32
+// RUN: kiln-opt %s -split-input-file \
+// RUN:   "-kiln-gpu-select-lowering-config=mma-sync=true max-workgroup-memory=49152" \
+// RUN:   | FileCheck %s --check-prefix=MMA48K
 
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
@@ -21,6 +33,18 @@
 // BIG:           kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 64, 64, 16>, workgroup_size = array<i64: 16, 16, 1>}
 // SMALL-LABEL: func.func @matmul
 // SMALL:         kiln.gpu_lowering = {kind = "generic"}
+// The cuda target's options: 2 workgroups of 64x64 are far from 264, so the
+// tiles shrink to 16x32 (16 workgroups, 128 threads); K (65) takes steps of
+// 64.
+// CUDA-LABEL:  func.func @matmul
+// CUDA:          kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 16, 32, 64>, workgroup_size = array<i64: 16, 8, 1>}
+// With mma.sync (cuda, sm_80+) an f32 contraction stays on CUDA cores
+// unless tf32 is allowed (--precision tf32): then tensor cores, K steps of
+// 16 (two m16n8k8), 2x2 warps of 32x32.
+// MMA-LABEL:   func.func @matmul
+// MMA:           kind = "matmul_tiled"
+// TF32-LABEL:  func.func @matmul
+// TF32:          kiln.gpu_lowering = {kind = "matmul_mma", mma_shape = array<i64: 16, 8, 8>, tile_sizes = array<i64: 64, 64, 16>, warp_tile = array<i64: 32, 32>, workgroup_size = array<i64: 128, 1, 1>}
 func.func @matmul(%a: memref<127x65xf32>, %b: memref<65x33xf32>,
                   %c: memref<127x33xf32>) {
   linalg.generic {indexing_maps = [#mk, #kn, #mn],
@@ -41,9 +65,12 @@ func.func @matmul(%a: memref<127x65xf32>, %b: memref<65x33xf32>,
 #bkn = affine_map<(b, m, n, k) -> (b, k, n)>
 #bmn = affine_map<(b, m, n, k) -> (b, m, n)>
 
-// A batch matmul with M <= 32: 32-row tiles.
+// A batch matmul with M <= 32: 32-row tiles. With the cuda target's options
+// 16x32 tiles; K = 13 keeps steps of 16.
 // CHECK-LABEL: func.func @batch_matmul
 // CHECK:         kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 32, 64, 16>, workgroup_size = array<i64: 16, 8, 1>}
+// CUDA-LABEL:  func.func @batch_matmul
+// CUDA:          kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 16, 32, 16>, workgroup_size = array<i64: 16, 8, 1>}
 func.func @batch_matmul(%a: memref<3x7x13xf32>, %b: memref<3x13x29xf32>,
                         %c: memref<3x7x29xf32>) {
   linalg.generic {indexing_maps = [#bmk, #bkn, #bmn],
@@ -208,6 +235,92 @@ func.func @convs(%x: memref<1x12x12x3xf32>, %w: memref<3x3x3x24xf32>,
       outs(%z : memref<1x10x10x3xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// f16 x f16 accumulated in f32 (what an f16 MatMul imports as): tensor
+// cores where the target has mma.sync, m16n8k16 in K steps of 32; M <= 32:
+// 32x64 tiles as 1x4 warps of 32x16. Without mma.sync: generic (the tiled
+// CUDA-core kernel is f32 only).
+// CHECK-LABEL: func.func @matmul_f16
+// CHECK:         kiln.gpu_lowering = {kind = "generic"}
+// MMA-LABEL:   func.func @matmul_f16
+// MMA:           kiln.gpu_lowering = {kind = "matmul_mma", mma_shape = array<i64: 16, 8, 16>, tile_sizes = array<i64: 32, 64, 32>, warp_tile = array<i64: 32, 16>, workgroup_size = array<i64: 128, 1, 1>}
+// TF32-LABEL:  func.func @matmul_f16
+// TF32:          kind = "matmul_mma", mma_shape = array<i64: 16, 8, 16>
+func.func @matmul_f16(%a: memref<7x13xf16>, %b: memref<13x29xf16>,
+                      %c: memref<7x29xf32>) {
+  linalg.generic {indexing_maps = [#mk, #kn, #mn],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<7x13xf16>, memref<13x29xf16>)
+      outs(%c : memref<7x29xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// A body that is not out + a * b (here out + a * b + a) is not an mma.
+// MMA-LABEL:   func.func @not_mma_body
+// MMA:           kiln.gpu_lowering = {kind = "generic"}
+func.func @not_mma_body(%a: memref<70x13xf16>, %b: memref<13x29xf16>,
+                        %c: memref<70x29xf32>) {
+  linalg.generic {indexing_maps = [#mk, #kn, #mn],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<70x13xf16>, memref<13x29xf16>)
+      outs(%c : memref<70x29xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %q = arith.addf %p, %xe : f32
+    %s = arith.addf %acc, %q : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// M and N >= 128: 128x128 tiles as 2x2 warps of 64x64 where 20 KiB of
+// workgroup memory are allowed (the cuda target's 48 KiB), else 64x64.
+// MMA-LABEL:     func.func @matmul_f16_large
+// MMA:             kiln.gpu_lowering = {kind = "matmul_mma", mma_shape = array<i64: 16, 8, 16>, tile_sizes = array<i64: 64, 64, 32>, warp_tile = array<i64: 32, 32>, workgroup_size = array<i64: 128, 1, 1>}
+// MMA48K-LABEL:  func.func @matmul_f16_large
+// MMA48K:          kiln.gpu_lowering = {kind = "matmul_mma", mma_shape = array<i64: 16, 8, 16>, tile_sizes = array<i64: 128, 128, 32>, warp_tile = array<i64: 64, 64>, workgroup_size = array<i64: 128, 1, 1>}
+func.func @matmul_f16_large(%a: memref<256x256xf16>, %b: memref<256x130xf16>,
+                            %c: memref<256x130xf32>) {
+  linalg.generic {indexing_maps = [#mk, #kn, #mn],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<256x256xf16>, memref<256x130xf16>)
+      outs(%c : memref<256x130xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
     %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
   }
