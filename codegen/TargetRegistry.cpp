@@ -84,8 +84,9 @@ std::unique_ptr<TargetBackend> createTargetBackend(StringRef deviceSpec,
   if (device != "cpu" && targetOptions.precision != "fp32" &&
       targetOptions.precision != "fp16" && targetOptions.precision != "bf16" &&
       !(targetOptions.precision == "tf32" && device == "cuda")) {
-    error = "unknown precision '" + targetOptions.precision + "' for the " +
-            device.str() + " target";
+    error = "unknown precision '" + targetOptions.precision + "' (the " +
+            device.str() + " target computes fp32 or fp16" +
+            (device == "cuda" ? ", or tf32)" : ")");
     return nullptr;
   }
   if (!entry->create) {
