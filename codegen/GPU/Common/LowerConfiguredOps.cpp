@@ -369,9 +369,12 @@ struct LowerConfiguredOpsPass
     int64_t rm = tm / wy, rn = tn / wx;
 
     Location loc = op.getLoc();
-    Type f32 = Float32Type::get(&getContext());
     OpOperand &aOperand = *op.getDpsInputOperand(0);
     OpOperand &bOperand = *op.getDpsInputOperand(1);
+    // The tiles hold the operands' own types (f16 or f32); the cloned body
+    // does any widening.
+    Type aType = getElementTypeOrSelf(aOperand.get().getType());
+    Type bType = getElementTypeOrSelf(bOperand.get().getType());
     OpOperand &cOperand = *op.getDpsInitOperand(0);
     auto [fillValue, fill] = findInitFill(anchor, cOperand.get());
     linalg::GenericOp epilogue = findEpilogue(
@@ -384,7 +387,7 @@ struct LowerConfiguredOpsPass
     IndexBuilder ib{b, loc};
     gpu::LaunchOp launch = createLaunch(
         b, loc, {gridX, gridY, batch}, {wx, wy, 1},
-        {workgroupBuffer({tm, tk}, f32), workgroupBuffer({tk, tn}, f32)});
+        {workgroupBuffer({tm, tk}, aType), workgroupBuffer({tk, tn}, bType)});
     Value aTile = launch.getWorkgroupAttributions()[0];
     Value bTile = launch.getWorkgroupAttributions()[1];
     Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;

@@ -78,6 +78,8 @@ llvm::StringRef stringifyGPUKernelKind(GPUKernelKind kind);
 /// row-major over their dims: a matmul has one of each; an NHWC convolution
 /// is an implicit GEMM with M = (n, oh, ow), N = f, K = (kh, kw, c). The body
 /// can be anything: it is evaluated per K step in the serial loop's order.
+/// matchTiledContraction also asks for f32 or f16 operands (the staged tiles
+/// hold their type; the body does any widening) and an f32 result.
 struct TiledContraction {
   llvm::SmallVector<unsigned> batch, m, n, k;
 };

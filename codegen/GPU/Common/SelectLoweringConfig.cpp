@@ -76,12 +76,20 @@ matchContractionLoops(linalg::GenericOp op) {
 }
 
 std::optional<TiledContraction> matchTiledContraction(linalg::GenericOp op) {
-  for (Value operand : op->getOperands()) {
-    auto type = dyn_cast<MemRefType>(operand.getType());
-    if (!type || !type.getElementType().isF32())
+  // f32 or f16 operands (the staged tiles hold their type; the cloned body
+  // widens them, as `out + extf(a) * extf(b)` of --precision fp16 does)
+  // and an f32 result (the accumulators).
+  std::optional<TiledContraction> loops = matchContractionLoops(op);
+  if (!loops)
+    return std::nullopt;
+  for (Value operand : op.getDpsInputs()) {
+    Type type = getElementTypeOrSelf(operand.getType());
+    if (!type.isF32() && !type.isF16())
       return std::nullopt;
   }
-  return matchContractionLoops(op);
+  if (!getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
+    return std::nullopt;
+  return loops;
 }
 
 std::optional<std::pair<TiledContraction, MmaOperands>>
@@ -285,10 +293,19 @@ struct SelectLoweringConfigPass
       // A longer K step where the target allows it: each step is a round
       // trip to global memory and two barriers, which a long K (ResNet's
       // 3x3x512) pays thousands of times.
+      // Bytes per staged element: the operands' own (f16 tiles are half
+      // the size of f32 ones).
+      int64_t aBytes = getElementTypeOrSelf(op.getDpsInputs()[0].getType())
+                           .getIntOrFloatBitWidth() / 8;
+      int64_t bBytes = getElementTypeOrSelf(op.getDpsInputs()[1].getType())
+                           .getIntOrFloatBitWidth() / 8;
+      auto tileBytes = [&](int64_t stepK) {
+        return tm * stepK * aBytes + stepK * tn * bBytes;
+      };
       while (tk * 2 <= maxTileK && tk * 2 <= k &&
-             (tm + tn) * tk * 2 * 4 <= maxWorkgroupMemory)
+             tileBytes(tk * 2) <= maxWorkgroupMemory)
         tk *= 2;
-      int64_t sharedBytes = (tm * tk + tk * tn) * 4;
+      int64_t sharedBytes = tileBytes(tk);
       if (threads && m >= 4 && n >= 16 && k >= 4 &&
           sharedBytes <= maxWorkgroupMemory &&
           llvm::divideCeil(n, tn) <= kMaxWorkgroups &&

@@ -251,3 +251,66 @@ func.func @conv(%x: memref<1x12x12x3xf32>, %w: memref<3x3x3x24xf32>,
   }
   return
 }
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+#scalar = affine_map<(m, n) -> ()>
+
+// f16 operands, an f32 result (an f16 MatMul, or one --precision fp16
+// narrowed): the tiles hold f16 (staged as loaded, no conversion), the
+// cloned body widens what it reads from them, the accumulators are f32; the
+// zero fill is their start and the truncation to f16 the epilogue.
+// CHECK-LABEL: func.func @matmul_f16
+// CHECK-SAME:    (%[[A:.*]]: memref<20x8xf16>, %[[B:.*]]: memref<8x40xf16>, %[[OUT:.*]]: memref<20x40xf16>)
+// CHECK-NOT:   linalg.generic
+// CHECK:       gpu.launch
+// CHECK-SAME:    workgroup(%[[AT:[^,)]*]] : memref<32x16xf16, #gpu.address_space<workgroup>>, %[[BT:[^,)]*]] : memref<16x64xf16, #gpu.address_space<workgroup>>)
+// CHECK:         scf.for
+// CHECK:           %[[AV:.*]] = memref.load %[[A]]
+// CHECK-NEXT:      memref.store %[[AV]], %[[AT]]
+// CHECK:           %[[BV:.*]] = memref.load %[[B]]
+// CHECK-NEXT:      memref.store %[[BV]], %[[BT]]
+// CHECK:           gpu.barrier
+// CHECK:           scf.for
+// CHECK:             %[[X:.*]] = memref.load %[[AT]]
+// CHECK:             %[[Y:.*]] = memref.load %[[BT]]
+// CHECK:             %[[XE:.*]] = arith.extf %[[X]] : f16 to f32
+// CHECK:             %[[YE:.*]] = arith.extf %[[Y]] : f16 to f32
+// CHECK:             arith.mulf %[[XE]], %[[YE]] : f32
+// CHECK:         scf.if
+// CHECK:           %[[T:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK:           memref.store %[[T]], %[[OUT]]
+// CHECK-NOT:   linalg.generic
+// CHECK:       return
+func.func @matmul_f16(%a: memref<20x8xf16>, %b: memref<8x40xf16>,
+                      %out: memref<20x40xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %tmp = memref.alloc() : memref<20x40xf32>
+  linalg.generic {indexing_maps = [#scalar, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%zero : f32) outs(%tmp : memref<20x40xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#mk, #kn, #mn],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<20x8xf16>, memref<8x40xf16>) outs(%tmp : memref<20x40xf32>)
+      attrs = {kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 32, 64, 16>, workgroup_size = array<i64: 16, 8, 1>}} {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%tmp : memref<20x40xf32>) outs(%out : memref<20x40xf16>) {
+  ^bb0(%v: f32, %o: f16):
+    %t = arith.truncf %v : f32 to f16
+    linalg.yield %t : f16
+  }
+  return
+}

@@ -249,10 +249,10 @@ func.func @convs(%x: memref<1x12x12x3xf32>, %w: memref<3x3x3x24xf32>,
 
 // f16 x f16 accumulated in f32 (what an f16 MatMul imports as): tensor
 // cores where the target has mma.sync, m16n8k16 in K steps of 32; M <= 32:
-// 32x64 tiles as 1x4 warps of 32x16. Without mma.sync: generic (the tiled
-// CUDA-core kernel is f32 only).
+// 32x64 tiles as 1x4 warps of 32x16. Without mma.sync: matmul_tiled with
+// f16 tiles (the body widens what it reads from them).
 // CHECK-LABEL: func.func @matmul_f16
-// CHECK:         kiln.gpu_lowering = {kind = "generic"}
+// CHECK:         kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 32, 64, 16>, workgroup_size = array<i64: 16, 8, 1>}
 // MMA-LABEL:   func.func @matmul_f16
 // MMA:           kiln.gpu_lowering = {kind = "matmul_mma", mma_shape = array<i64: 16, 8, 16>, tile_sizes = array<i64: 32, 64, 32>, warp_tile = array<i64: 32, 16>, workgroup_size = array<i64: 128, 1, 1>}
 // TF32-LABEL:  func.func @matmul_f16
@@ -279,9 +279,10 @@ func.func @matmul_f16(%a: memref<7x13xf16>, %b: memref<13x29xf16>,
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
 
-// A body that is not out + a * b (here out + a * b + a) is not an mma.
+// A body that is not out + a * b (here out + a * b + a) is not an mma: the
+// CUDA-core tiled kernel (which clones any body) takes it.
 // MMA-LABEL:   func.func @not_mma_body
-// MMA:           kiln.gpu_lowering = {kind = "generic"}
+// MMA:           kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 64, 64, 16>, workgroup_size = array<i64: 16, 8, 1>}
 func.func @not_mma_body(%a: memref<70x13xf16>, %b: memref<13x29xf16>,
                         %c: memref<70x29xf32>) {
   linalg.generic {indexing_maps = [#mk, #kn, #mn],
@@ -323,6 +324,48 @@ func.func @matmul_f16_large(%a: memref<256x256xf16>, %b: memref<256x130xf16>,
     %p = arith.mulf %xe, %ye : f32
     %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// f16 operands, f32 result (--precision fp16's narrowed products) on CUDA
+// cores: @matmul's tiles, at 2 bytes per staged element: 64x16 + 16x64 f16
+// are 4 KiB, so they fit where the two f32 tiles do not (SMALL).
+// CHECK-LABEL: func.func @matmul_f16_tiled
+// CHECK:         kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 64, 64, 16>, workgroup_size = array<i64: 16, 8, 1>}
+// SMALL-LABEL: func.func @matmul_f16_tiled
+// SMALL:         kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 64, 64, 16>, workgroup_size = array<i64: 16, 8, 1>}
+// CUDA-LABEL:  func.func @matmul_f16_tiled
+// CUDA:          kiln.gpu_lowering = {kind = "matmul_tiled", tile_sizes = array<i64: 16, 32, 64>, workgroup_size = array<i64: 16, 8, 1>}
+// An f16 result (no f32 accumulator) stays generic.
+// CHECK:         kiln.gpu_lowering = {kind = "generic"}
+func.func @matmul_f16_tiled(%a: memref<127x65xf16>, %b: memref<65x33xf16>,
+                            %c: memref<127x33xf32>, %h: memref<127x33xf16>) {
+  linalg.generic {indexing_maps = [#mk, #kn, #mn],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<127x65xf16>, memref<65x33xf16>)
+      outs(%c : memref<127x33xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#mk, #kn, #mn],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<127x65xf16>, memref<65x33xf16>)
+      outs(%h : memref<127x33xf16>) {
+  ^bb0(%x: f16, %y: f16, %acc: f16):
+    %p = arith.mulf %x, %y : f16
+    %s = arith.addf %acc, %p : f16
+    linalg.yield %s : f16
   }
   return
 }
