@@ -28,6 +28,20 @@ namespace kiln {
 using namespace mlir;
 using namespace kiln;
 
+/// The static sizes of `dims` (a contraction's m, n, k or batch loops) and
+/// their product, for the tiled kernels' index arithmetic.
+static SmallVector<int64_t> loopSizes(ArrayRef<int64_t> ranges,
+                                      ArrayRef<unsigned> dims,
+                                      int64_t &product) {
+  SmallVector<int64_t> sizes;
+  product = 1;
+  for (unsigned dim : dims) {
+    sizes.push_back(ranges[dim]);
+    product *= ranges[dim];
+  }
+  return sizes;
+}
+
 namespace {
 
 constexpr int64_t kMaxWorkgroups = 65535;
@@ -346,13 +360,7 @@ struct LowerConfiguredOpsPass
                 "its tiles";
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     auto sizesOf = [&](ArrayRef<unsigned> dims, int64_t &product) {
-      SmallVector<int64_t> sizes;
-      product = 1;
-      for (unsigned dim : dims) {
-        sizes.push_back(ranges[dim]);
-        product *= ranges[dim];
-      }
-      return sizes;
+      return loopSizes(ranges, dims, product);
     };
     int64_t m, n, k, batch;
     SmallVector<int64_t> mSizes = sizesOf(match->m, m);
@@ -560,13 +568,7 @@ struct LowerConfiguredOpsPass
              << mk << "] dividing tile_sizes";
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     auto sizesOf = [&](ArrayRef<unsigned> dims, int64_t &product) {
-      SmallVector<int64_t> sizes;
-      product = 1;
-      for (unsigned dim : dims) {
-        sizes.push_back(ranges[dim]);
-        product *= ranges[dim];
-      }
-      return sizes;
+      return loopSizes(ranges, dims, product);
     };
     int64_t m, n, k, batch;
     SmallVector<int64_t> mSizes = sizesOf(loops.m, m);
