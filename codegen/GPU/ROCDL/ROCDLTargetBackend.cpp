@@ -88,6 +88,14 @@ void buildROCDLKernelPipeline(OpPassManager &pm, StringRef chip) {
   rocdl.chipset = chip.str();
   rocdl.useBarePtrCallConv = true;
   rocdl.runtime = gpu::amd::Runtime::HIP;
+  // The dialects whose generic LLVM lowering the kernels may use: those
+  // registerROCDLTargetDialects registers. Without the list the pass takes
+  // every loaded dialect's, and once the NVVM dialect is loaded (the shared
+  // kiln-gpu-lower-configured-ops depends on it for the cuda target's
+  // tensor cores) math.tanh became llvm.intr.tanh, which the AMDGPU back end
+  // cannot lower, instead of ocml's __ocml_tanh_f32.
+  rocdl.allowedDialects = {"arith", "cf",     "func", "index",
+                           "math",  "memref", "ub"};
   kernels.addPass(createConvertGpuOpsToROCDLOps(rocdl));
   kernels.addPass(createReconcileUnrealizedCastsPass());
 }

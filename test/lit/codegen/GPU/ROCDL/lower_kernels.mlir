@@ -21,6 +21,10 @@
 // CHECK:           rocdl.workgroup.id.x
 // CHECK:           rocdl.workitem.id.x
 // CHECK:           llvm.intr.exp({{.*}}) : (f32) -> f32
+// tanh goes to ocml even with the NVVM dialect loaded (the host function
+// @loads_nvvm below loads it, as kiln-gpu-lower-configured-ops does).
+// CHECK-NOT:       llvm.intr.tanh
+// CHECK:           llvm.call @__ocml_tanh_f32(
 // CHECK:           %[[FOUR:.*]] = llvm.mlir.constant(4 : index) : i64
 // CHECK-NEXT:      llvm.getelementptr %{{.*}}[%[[FOUR]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK:           llvm.call @__ocml_exp_f64(
@@ -41,7 +45,8 @@ module attributes {gpu.container_module} {
       scf.if %in {
         %v = memref.load %a[%i] : memref<128xf32>
         %e = math.exp %v : f32
-        memref.store %e, %b[%i] : memref<128xf32, strided<[1], offset: 4>>
+        %h = math.tanh %e : f32
+        memref.store %h, %b[%i] : memref<128xf32, strided<[1], offset: 4>>
         %w = memref.load %c[%i] : memref<128xf64>
         %f = math.exp %w : f64
         memref.store %f, %c[%i] : memref<128xf64>
@@ -51,6 +56,10 @@ module attributes {gpu.container_module} {
       }
       gpu.return
     }
+  }
+  func.func @loads_nvvm() -> i32 {
+    %tid = nvvm.read.ptx.sreg.tid.x : i32
+    return %tid : i32
   }
   func.func @entry(%a: memref<128xf32>, %b: memref<128xf32, strided<[1], offset: 4>>,
                    %c: memref<128xf64>, %d: memref<128xi1>) {
