@@ -497,16 +497,11 @@ struct LowerConfiguredOpsPass
         setIndices(match->m, mSizes, rows[i]);
         setIndices(match->n, nSizes, cols[j]);
         Value acc = kLoop.getResult(i * rn + j);
-        SmallVector<Value> indices = operandIndices(b, loc, op, cOperand, ivs);
-        if (storeOutput)
-          memref::StoreOp::create(b, loc, acc, cOperand.get(), indices);
-        if (epilogue)
-          applyEpilogue(b, loc, epilogue, cOperand.get(), acc, indices);
+        storeResult(b, loc, acc, cOperand.get(),
+                    operandIndices(b, loc, op, cOperand, ivs), storeOutput,
+                    epilogue);
       }
-    if (fill)
-      eraseWithLoop(fill);
-    if (epilogue)
-      eraseWithLoop(epilogue);
+    eraseAbsorbed(fill, epilogue);
     return success();
   }
 
@@ -777,18 +772,33 @@ struct LowerConfiguredOpsPass
           setIndices(loops.m, mSizes, row);
           setIndices(loops.n, nSizes, col);
           Value value = kLoop.getResult(accIndex(mi, nj, i));
-          SmallVector<Value> indices =
-              operandIndices(b, loc, op, cOperand, ivs);
-          if (storeOutput)
-            memref::StoreOp::create(b, loc, value, cOperand.get(), indices);
-          if (epilogue)
-            applyEpilogue(b, loc, epilogue, cOperand.get(), value, indices);
+          storeResult(b, loc, value, cOperand.get(),
+                      operandIndices(b, loc, op, cOperand, ivs), storeOutput,
+                      epilogue);
         }
+    eraseAbsorbed(fill, epilogue);
+    return success();
+  }
+
+  /// The end of every kernel's per-element store: `value` into `out` at
+  /// `indices` when something else reads `out` (`storeOutput`), and through
+  /// the fused epilogue, if any, into the epilogue's output.
+  static void storeResult(OpBuilder &b, Location loc, Value value, Value out,
+                          ArrayRef<Value> indices, bool storeOutput,
+                          linalg::GenericOp epilogue) {
+    if (storeOutput)
+      memref::StoreOp::create(b, loc, value, out, indices);
+    if (epilogue)
+      applyEpilogue(b, loc, epilogue, out, value, indices);
+  }
+
+  /// Erases the fill and the epilogue a kernel absorbed (either may be null).
+  static void eraseAbsorbed(linalg::GenericOp fill,
+                            linalg::GenericOp epilogue) {
     if (fill)
       eraseWithLoop(fill);
     if (epilogue)
       eraseWithLoop(epilogue);
-    return success();
   }
 
   /// Stores `epilogue`'s body applied to `acc`, the element of `out` at
@@ -940,17 +950,11 @@ struct LowerConfiguredOpsPass
                : memref::LoadOp::create(b, loc, init.get(), indices)
                      .getResult();
       Value result = combine(total, initial);
-      if (storeOutput)
-        memref::StoreOp::create(b, loc, result, init.get(), indices);
-      if (epilogue)
-        applyEpilogue(b, loc, epilogue, init.get(), result, indices);
+      storeResult(b, loc, result, init.get(), indices, storeOutput, epilogue);
     }
     // The next row reuses the partials.
     gpu::BarrierOp::create(b, loc);
-    if (fill)
-      eraseWithLoop(fill);
-    if (epilogue)
-      eraseWithLoop(epilogue);
+    eraseAbsorbed(fill, epilogue);
     return success();
   }
 };
