@@ -203,6 +203,20 @@ def KilnSPIRVLegalizeRemFPass
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
 }
 
+def KilnSPIRVUnsignedIndexCastsPass
+    : Pass<"kiln-spirv-unsigned-index-casts", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Zero-extend index values that are known to be non-negative";
+  let description = [{
+    Before convert-gpu-to-spirv. Each arith.index_cast and arith.extsi whose
+    operand MLIR's integer range analysis proves non-negative becomes
+    arith.index_castui / arith.extui (the same value), so SPIR-V gets
+    OpUConvert rather than OpSConvert: Mesa 22.3's lavapipe miscompiles an
+    OpSConvert to 64 bits of an OpUMod result that is then compared (Trilu on
+    i64 gave wrong elements). Casts of values that may be negative are kept.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def KilnSPIRVGuardZeroTripLoopsPass
     : Pass<"kiln-spirv-guard-zero-trip-loops", "mlir::gpu::GPUModuleOp"> {
   let summary = "Give scf.for loops that may run zero times their init values";
