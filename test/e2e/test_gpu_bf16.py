@@ -60,25 +60,29 @@ def vulkan():
 
 
 def _model(path: Path) -> Path:
-    """bf16 in and out: an Add of a bf16 weight, Relu, Exp, a MatMul, a Cast to float and
-    a Transpose (a move)."""
+    """bf16 in and out: an Add of a bf16 weight, Relu, Exp, a MatMul, a Cast to float, a
+    Transpose (a move), and a MatMul by a weight large enough (1280 elements) to be
+    imported as a resource blob."""
     rng = np.random.default_rng(3)
     c = (rng.standard_normal((4, 8)) * 4).astype(BF16)
+    w = rng.standard_normal((8, 160)).astype(BF16)
     graph = h.make_graph(
         [h.make_node("Add", ["a", "c"], ["s"], name="add"),
          h.make_node("Relu", ["s"], ["r"], name="relu"),
          h.make_node("Exp", ["a"], ["e"], name="exp"),
          h.make_node("MatMul", ["a", "b"], ["m"], name="mm"),
          h.make_node("Cast", ["m"], ["mf"], name="to_f32", to=T.FLOAT),
-         h.make_node("Transpose", ["a"], ["t"], name="transpose", perm=[1, 0])],
+         h.make_node("Transpose", ["a"], ["t"], name="transpose", perm=[1, 0]),
+         h.make_node("MatMul", ["a", "w"], ["mw"], name="mm_weight")],
         "bf16",
         [h.make_tensor_value_info("a", T.BFLOAT16, [4, 8]),
          h.make_tensor_value_info("b", T.BFLOAT16, [8, 5])],
         [h.make_tensor_value_info(n, T.BFLOAT16, s) for n, s in
          (("r", [4, 8]), ("e", [4, 8]), ("m", [4, 5]))] +
         [h.make_tensor_value_info("mf", T.FLOAT, [4, 5]),
-         h.make_tensor_value_info("t", T.BFLOAT16, [8, 4])],
-        [numpy_helper.from_array(c, "c")])
+         h.make_tensor_value_info("t", T.BFLOAT16, [8, 4]),
+         h.make_tensor_value_info("mw", T.BFLOAT16, [4, 160])],
+        [numpy_helper.from_array(c, "c"), numpy_helper.from_array(w, "w")])
     import onnx
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 21)], ir_version=10)
     onnx.save(model, path)
@@ -93,7 +97,7 @@ def _feeds() -> dict[str, np.ndarray]:
     return {"a": a, "b": b}
 
 
-OUTPUTS = ("r", "e", "m", "mf", "t")
+OUTPUTS = ("r", "e", "m", "mf", "t", "mw")
 
 
 def _compile_run(kiln, model, feeds, work: Path, args=()):
@@ -110,17 +114,18 @@ def _compile_run(kiln, model, feeds, work: Path, args=()):
     return artifact, {k: (v.view(BF16) if v.dtype.itemsize == 2 else v) for k, v in got.items()}
 
 
-def _numpy(a, b, c, a16):
-    return {"r": np.maximum((a + c).astype(BF16).astype(np.float32), 0).astype(BF16),
+def _numpy(a, b, c, w, a16):
+    return {"mw": (a.astype(np.float64) @ w.astype(np.float64)).astype(np.float32).astype(BF16),
+            "r": np.maximum((a + c).astype(BF16).astype(np.float32), 0).astype(BF16),
             "e": np.exp(a).astype(BF16),
             "m": (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32).astype(BF16),
             "t": a16.T}
 
 
 def _close(what, got, want, ulps):
-    g, w = got.astype(np.float32), want.astype(np.float32)
+    g, w = got.astype(np.float64), want.astype(np.float64)
     # `ulps` bf16 steps of the larger magnitude (2^-7 relative each), or exact.
-    tol = ulps * np.maximum(np.abs(w), np.float32(1e-30)) * 2.0 ** -7
+    tol = ulps * np.maximum(np.abs(w), 1e-30) * 2.0 ** -7
     with np.errstate(invalid="ignore"):  # inf - inf
         ok = (g == w) | (np.abs(g - w) <= tol) | (np.isnan(g) & np.isnan(w))
     bad = np.flatnonzero(~ok)
@@ -139,10 +144,11 @@ def test_bf16_model_on_vulkan(kiln, vulkan, tmp_path):
     a = feeds["a"].astype(np.float32)
     b = feeds["b"].astype(np.float32)
     import onnx
-    c = numpy_helper.to_array(onnx.load(model).graph.initializer[0]).astype(np.float32)
+    inits = onnx.load(model).graph.initializer
+    c, w = (numpy_helper.to_array(i).astype(np.float32) for i in inits)
     # numpy: each op in f32 (f64 for the product), rounded to bf16 once.
     with np.errstate(over="ignore", invalid="ignore"):  # the -3e38 row overflows, as kiln's
-        want = _numpy(a, b, c, feeds["a"])
+        want = _numpy(a, b, c, w, feeds["a"])
     want["mf"] = want["m"].astype(np.float32)
     for name in OUTPUTS:
         assert got[name].dtype == cpu[name].dtype, (name, got[name].dtype, cpu[name].dtype)
@@ -153,7 +159,7 @@ def test_bf16_model_on_vulkan(kiln, vulkan, tmp_path):
         assert np.array_equal(got[name].view(np.uint16), want[name].view(np.uint16)), name
     _close("exp vs numpy", got["e"], want["e"], 2)
     _close("exp vs cpu", got["e"], cpu["e"], 2)
-    for name in ("m", "mf"):
+    for name in ("m", "mf", "mw"):
         _close(f"{name} vs numpy", got[name], want[name], 2)
         _close(f"{name} vs cpu", got[name], cpu[name], 2)
     # A device without 16-bit storage or 16-bit integers is refused at open, naming the
