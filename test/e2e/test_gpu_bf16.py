@@ -3,8 +3,10 @@
 vulkan` runs on lavapipe and gives the CPU's answers: elementwise ops bit for bit (each
 computed in f32 and rounded to nearest even), a MatMul (f32 accumulation, one rounding)
 and Exp (approximated as on the CPU) within a bf16 ulp or two; against numpy with
-ml_dtypes too. A device without 16-bit storage or 16-bit integers is refused at open,
-naming the feature. The cuda target's PTX for the same model assembles with ptxas.
+ml_dtypes too. float8 weights dequantized on the device match the CPU bit for bit. A
+device without 16-bit storage or 16-bit integers (bf16), or 8-bit storage (float8), is
+refused at open, naming the feature. The cuda target's PTX for the same models assembles
+with ptxas.
 
 Vulkan missing skips the Vulkan tests on a developer's machine and fails them in CI
 (CI=true or KILN_CI=1); so does the CUDA toolkit for the cuda test.
@@ -172,19 +174,41 @@ def test_bf16_model_on_vulkan(kiln, vulkan, tmp_path):
             (feature, r.returncode, r.stderr)
 
 
-def test_float8_needs_8bit_storage_on_vulkan(kiln, vulkan, tmp_path):
-    """A float8 model's modules use 8-bit storage: a device without it is refused at open."""
+def test_float8_weights_on_vulkan(kiln, vulkan, tmp_path):
+    """float8 weights (a resource blob of 2048 codes, every code 8 times) dequantized on
+    the device give the CPU's values bit for bit; a device without 8-bit storage is
+    refused at open."""
     import onnx
+    codes = np.tile(np.arange(256, dtype=np.uint8), 8)
     graph = h.make_graph(
-        [h.make_node("Cast", ["x"], ["y"], name="to_f8", to=T.FLOAT8E4M3FN)], "f8",
-        [h.make_tensor_value_info("x", T.FLOAT, [16])],
-        [h.make_tensor_value_info("y", T.FLOAT8E4M3FN, [16])])
+        [h.make_node("DequantizeLinear", ["wq", "scale"], ["w"], name="dq"),
+         h.make_node("Add", ["w", "x"], ["y"], name="add"),
+         h.make_node("QuantizeLinear", ["y", "scale", "zero"], ["q"], name="q")], "f8",
+        [h.make_tensor_value_info("x", T.FLOAT, [2048])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2048]),
+         h.make_tensor_value_info("q", T.FLOAT8E4M3FN, [2048])],
+        [h.make_tensor("wq", T.FLOAT8E4M3FN, [2048], codes.tobytes(), raw=True),
+         numpy_helper.from_array(np.array(0.5, np.float32), "scale"),
+         h.make_tensor("zero", T.FLOAT8E4M3FN, [], [0])])
     model = tmp_path / "f8.onnx"
     onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 21)], ir_version=9), model)
-    artifact = tmp_path / "f8.so"
-    r = kiln.compile(model, artifact, ("--device", "vulkan"))
-    if r.returncode != 0:
-        fail("kiln compile failed\n" + r.describe())
+    x = np.random.default_rng(5).standard_normal(2048).astype(np.float32)
+    got = {}
+    for device in ("cpu", "vulkan"):
+        artifact = tmp_path / f"f8-{device}.so"
+        r = kiln.compile(model, artifact, ("--device", device))
+        if r.returncode != 0:
+            fail("kiln compile failed\n" + r.describe())
+        inputs = harness.save_inputs({"x": x}, tmp_path / "in")
+        r = kiln.run(artifact, inputs, tmp_path / device)
+        if r.returncode != 0:
+            fail("kiln run failed\n" + r.describe())
+        got[device] = harness.load_outputs(tmp_path / device, ["y", "q"])
+    for name in ("y", "q"):
+        g, c = got["vulkan"][name], got["cpu"][name]
+        assert g.shape == c.shape and g.tobytes() == c.tobytes(), name
+    want = codes.view(ml_dtypes.float8_e4m3fn).astype(np.float32) * 0.5 + x
+    assert np.array_equal(got["vulkan"]["y"], want, equal_nan=True)
     env = dict(os.environ, KILN_VULKAN_MASK_FEATURES="storageBuffer8BitAccess")
     r = subprocess.run([str(kiln.bin_dir / "kiln-run"), str(artifact), "--device", "vulkan"],
                        capture_output=True, text=True, env=env, timeout=120)
