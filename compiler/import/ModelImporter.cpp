@@ -975,19 +975,72 @@ LogicalResult ModelImporter::createFunction() {
     if (!initializerNames.insert(init.name()).second)
       return emitError() << "initializer '" << init.name() << "' is defined twice";
 
+  // Sequence and optional inputs (docs/abi.md, "Sequences and optionals at the
+  // boundary"): an optional is compiled present (its tensor or sequence) unless
+  // --absent names it; a sequence of N items (--sequence NAME=N) is N tensor
+  // arguments NAME[0] .. NAME[N-1], each typed by the sequence's element type (or
+  // --shape NAME[i]=...).
+  auto isAbsent = [&](StringRef name) {
+    return llvm::is_contained(options.absentInputs, name.str());
+  };
+  // The input's type once a present optional is unwrapped.
+  auto presentType = [](const onnx::ValueInfoProto &input) -> const onnx::TypeProto * {
+    if (!input.has_type())
+      return nullptr;
+    const onnx::TypeProto *type = &input.type();
+    if (type->has_optional_type() && type->optional_type().has_elem_type())
+      type = &type->optional_type().elem_type();
+    return type;
+  };
+  auto itemName = [](StringRef name, int64_t i) {
+    return (name + "[" + Twine(i) + "]").str();
+  };
+
   // An unknown --shape name is reported first: it is likely why an input
   // still looks dynamic.
-  SmallVector<std::string> graphInputs;
-  for (const onnx::ValueInfoProto &input : graph.input())
-    if (!initializerNames.contains(input.name()))
-      graphInputs.push_back(input.name());
+  SmallVector<std::string> graphInputs, sequenceInputs, optionalInputs;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializerNames.contains(input.name()))
+      continue;
+    graphInputs.push_back(input.name());
+    if (input.has_type() && input.type().has_optional_type())
+      optionalInputs.push_back(input.name());
+    const onnx::TypeProto *type = presentType(input);
+    if (type && type->has_sequence_type() && !isAbsent(input.name())) {
+      sequenceInputs.push_back(input.name());
+      auto n = options.sequenceLengths.find(input.name());
+      for (int64_t i = 0; n != options.sequenceLengths.end() && i < n->second; ++i)
+        graphInputs.push_back(itemName(input.name(), i));
+    }
+  }
+  auto listNames = [](InFlightDiagnostic &diag, ArrayRef<std::string> names) {
+    if (names.empty())
+      diag << " none";
+    for (const std::string &name : names)
+      diag << " '" << name << "'";
+  };
   for (const auto &entry : options.inputShapes)
     if (!llvm::is_contained(graphInputs, entry.getKey().str())) {
       InFlightDiagnostic diag = emitError();
       diag << "--shape names '" << entry.getKey() << "', which is not an input of the "
            << "model (inputs:";
-      for (const std::string &name : graphInputs)
-        diag << " '" << name << "'";
+      listNames(diag, graphInputs);
+      return diag << ")";
+    }
+  for (const auto &entry : options.sequenceLengths)
+    if (!llvm::is_contained(sequenceInputs, entry.getKey().str())) {
+      InFlightDiagnostic diag = emitError();
+      diag << "--sequence names '" << entry.getKey()
+           << "', which is not a sequence input of the model (sequence inputs:";
+      listNames(diag, sequenceInputs);
+      return diag << ")";
+    }
+  for (const std::string &name : options.absentInputs)
+    if (!llvm::is_contained(optionalInputs, name)) {
+      InFlightDiagnostic diag = emitError();
+      diag << "--absent names '" << name
+           << "', which is not an optional input of the model (optional inputs:";
+      listNames(diag, optionalInputs);
       return diag << ")";
     }
 
@@ -995,6 +1048,8 @@ LogicalResult ModelImporter::createFunction() {
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
   llvm::StringSet<> inputNames;
+  // Sequence inputs: name -> their items' argument numbers.
+  SmallVector<std::pair<std::string, SmallVector<unsigned>>> sequenceArgs;
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (input.name().empty())
       return emitError() << "a graph input has an empty name";
@@ -1002,11 +1057,59 @@ LogicalResult ModelImporter::createFunction() {
       return emitError() << "graph input '" << input.name() << "' is listed twice";
     if (initializerNames.contains(input.name()))
       continue;
+    if (isAbsent(input.name())) {
+      sequenceScope.absentOptionals.insert(input.name());
+      continue;
+    }
+    const onnx::TypeProto *type = presentType(input);
+    if (type && type->has_sequence_type()) {
+      const onnx::TypeProto::Sequence &seq = type->sequence_type();
+      if (!seq.has_elem_type() || !seq.elem_type().has_tensor_type())
+        return emitError() << "input '" << input.name()
+                           << "' is a sequence of non-tensors (kiln takes sequences of "
+                              "tensors only)";
+      auto n = options.sequenceLengths.find(input.name());
+      if (n == options.sequenceLengths.end())
+        return emitError() << "input '" << input.name()
+                           << "' is a sequence: give its number of items with --sequence "
+                           << input.name() << "=N (the items are then the inputs '"
+                           << input.name() << "[0]' ...; docs/abi.md)";
+      SmallVector<unsigned> items;
+      for (int64_t i = 0; i < n->second; ++i) {
+        onnx::ValueInfoProto item;
+        item.set_name(itemName(input.name(), i));
+        *item.mutable_type() = seq.elem_type();
+        // Items may differ in size: a dim the element type names is one symbol per
+        // item, never shared between items or with other inputs.
+        onnx::TensorShapeProto *shape = item.mutable_type()->mutable_tensor_type()->has_shape()
+                                            ? item.mutable_type()->mutable_tensor_type()->mutable_shape()
+                                            : nullptr;
+        for (int d = 0; shape && d < shape->dim_size(); ++d)
+          if (shape->dim(d).has_dim_param())
+            shape->mutable_dim(d)->clear_dim_param();
+        if (inputNames.contains(item.name()))
+          return emitError() << "input '" << item.name() << "' of sequence '" << input.name()
+                             << "' has the name of another graph input";
+        SmallVector<int64_t> abiDims;
+        FailureOr<RankedTensorType> itemType = inputType(item, abiDims);
+        if (failed(itemType))
+          return failure();
+        items.push_back(argTypes.size());
+        argTypes.push_back(*itemType);
+        argNames.push_back(item.name());
+        argDims.push_back(abiDims);
+      }
+      sequenceArgs.push_back({input.name(), std::move(items)});
+      continue;
+    }
+    onnx::ValueInfoProto present = input;
+    if (type && type != &input.type())
+      *present.mutable_type() = *type;
     SmallVector<int64_t> abiDims;
-    FailureOr<RankedTensorType> type = inputType(input, abiDims);
-    if (failed(type))
+    FailureOr<RankedTensorType> argType = inputType(present, abiDims);
+    if (failed(argType))
       return failure();
-    argTypes.push_back(*type);
+    argTypes.push_back(*argType);
     argNames.push_back(input.name());
     argDims.push_back(abiDims);
   }
@@ -1017,6 +1120,12 @@ LogicalResult ModelImporter::createFunction() {
   for (auto [i, name] : llvm::enumerate(argNames)) {
     func.setArgAttr(i, "onnx.name", builder.getStringAttr(name));
     values[name] = entry->getArgument(i);
+  }
+  for (const auto &[name, items] : sequenceArgs) {
+    SequenceValue seq;
+    for (unsigned arg : items)
+      seq.push_back({entry->getArgument(arg), /*stacked=*/false});
+    sequenceScope.sequences[name] = std::move(seq);
   }
   // Symbolic dims (docs/dynamic-shapes.md): the function's symbol table
   // `kiln.symbols` ([name, min, max], max -1 = unbounded) and each symbolic
@@ -1607,6 +1716,7 @@ ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
 LogicalResult ModelImporter::buildResults() {
   const onnx::GraphProto &graph = model.graph();
   SmallVector<Value> returned;
+  SmallVector<std::string> returnedNames;
   llvm::StringSet<> outputNames;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     // The runtime binds outputs by name: two with one name could never both be read.
@@ -1614,10 +1724,48 @@ LogicalResult ModelImporter::buildResults() {
       return emitError() << "graph output '" << output.name()
                          << "' is listed twice; outputs need distinct names";
     Value v = values.lookup(output.name());
-    if (!v && (sequenceScope.sequences.count(output.name()) ||
-               sequenceScope.absentOptionals.contains(output.name())))
+    if (!v && sequenceScope.absentOptionals.contains(output.name()))
       return emitError() << "graph output '" << output.name()
-                         << "' is a sequence or optional (the runtime passes tensors only)";
+                         << "' is an empty optional (an optional output must hold its "
+                            "value: docs/abi.md)";
+    auto seq = sequenceScope.sequences.find(output.name());
+    if (!v && seq != sequenceScope.sequences.end()) {
+      // A sequence output is its items, the outputs NAME[0] .. NAME[N-1] (docs/abi.md).
+      // Each item taken with a SequenceAt at a constant position (a stacked
+      // segment's item is a Gather along its axis 0).
+      int64_t length = 0;
+      for (const SequenceSegment &segment : seq->second)
+        length += segment.stacked
+                      ? cast<RankedTensorType>(segment.value.getType()).getDimSize(0)
+                      : 1;
+      SmallVector<Value> items;
+      for (int64_t i = 0; i < length; ++i) {
+        onnx::NodeProto at;
+        at.set_op_type("SequenceAt");
+        at.set_name("output '" + output.name() + "'");
+        at.add_input(output.name());
+        at.add_input(addConstant(
+            DenseElementsAttr::get(RankedTensorType::get({}, builder.getI64Type()), i),
+            "position"));
+        at.add_output(freshName(output.name() + ".item"));
+        if (failed(importNode(at, -1)))
+          return failure();
+        items.push_back(values.lookup(at.output(0)));
+      }
+      if (items.empty())
+        return emitError() << "graph output '" << output.name()
+                           << "' is an empty sequence (a sequence output is its items, "
+                              "so it needs at least one)";
+      for (auto [i, item] : llvm::enumerate(items)) {
+        std::string name = (output.name() + "[" + Twine(i) + "]").str();
+        if (!outputNames.insert(name).second)
+          return emitError() << "graph output '" << name << "' (an item of sequence '"
+                             << output.name() << "') has the name of another output";
+        returned.push_back(item);
+        returnedNames.push_back(name);
+      }
+      continue;
+    }
     if (!v)
       return emitError() << "graph output '" << output.name()
                          << "' is not produced by any node, input or initializer";
@@ -1644,6 +1792,7 @@ LogicalResult ModelImporter::buildResults() {
       }
     }
     returned.push_back(v);
+    returnedNames.push_back(output.name());
   }
   func::ReturnOp::create(builder, fileLoc, returned);
   SmallVector<Type> resultTypes;
@@ -1651,8 +1800,8 @@ LogicalResult ModelImporter::buildResults() {
     resultTypes.push_back(v.getType());
   func.setFunctionType(
       builder.getFunctionType(func.getFunctionType().getInputs(), resultTypes));
-  for (auto [i, output] : llvm::enumerate(graph.output()))
-    func.setResultAttr(i, "onnx.name", builder.getStringAttr(output.name()));
+  for (auto [i, name] : llvm::enumerate(returnedNames))
+    func.setResultAttr(i, "onnx.name", builder.getStringAttr(name));
   return success();
 }
 
