@@ -975,7 +975,7 @@ LogicalResult ModelImporter::createFunction() {
     if (!initializerNames.insert(init.name()).second)
       return emitError() << "initializer '" << init.name() << "' is defined twice";
 
-  // Sequence and optional inputs (docs/abi.md, "Sequences and optionals at the
+  // Sequence and optional inputs (docs/runtime-api.md, "Sequences and optionals at the
   // boundary"): an optional is compiled present (its tensor or sequence) unless
   // --absent names it; a sequence of N items (--sequence NAME=N) is N tensor
   // arguments NAME[0] .. NAME[N-1], each typed by the sequence's element type (or
@@ -1073,7 +1073,7 @@ LogicalResult ModelImporter::createFunction() {
         return emitError() << "input '" << input.name()
                            << "' is a sequence: give its number of items with --sequence "
                            << input.name() << "=N (the items are then the inputs '"
-                           << input.name() << "[0]' ...; docs/abi.md)";
+                           << input.name() << "[0]' ...; docs/runtime-api.md)";
       SmallVector<unsigned> items;
       for (int64_t i = 0; i < n->second; ++i) {
         onnx::ValueInfoProto item;
@@ -1727,10 +1727,10 @@ LogicalResult ModelImporter::buildResults() {
     if (!v && sequenceScope.absentOptionals.contains(output.name()))
       return emitError() << "graph output '" << output.name()
                          << "' is an empty optional (an optional output must hold its "
-                            "value: docs/abi.md)";
+                            "value: docs/runtime-api.md)";
     auto seq = sequenceScope.sequences.find(output.name());
     if (!v && seq != sequenceScope.sequences.end()) {
-      // A sequence output is its items, the outputs NAME[0] .. NAME[N-1] (docs/abi.md).
+      // A sequence output is its items, the outputs NAME[0] .. NAME[N-1] (docs/runtime-api.md).
       // Each item taken with a SequenceAt at a constant position (a stacked
       // segment's item is a Gather along its axis 0).
       int64_t length = 0;

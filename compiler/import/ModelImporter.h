@@ -32,7 +32,7 @@ struct ImportOptions {
   /// compiled model; a run given another value fails with a status naming the input.
   llvm::StringMap<std::string> specializedInputs;
   /// Sequence inputs (`--sequence NAME=N`): input name -> its number of items. The
-  /// items are the compiled model's inputs `NAME[0]` .. `NAME[N-1]` (docs/abi.md:
+  /// items are the compiled model's inputs `NAME[0]` .. `NAME[N-1]` (docs/runtime-api.md:
   /// "Sequences and optionals at the boundary").
   llvm::StringMap<int64_t> sequenceLengths;
   /// Optional inputs compiled absent (`--absent NAME`): no argument; an optional

@@ -215,7 +215,7 @@ def _is_value(v) -> bool:
 
 
 def boundary_flags(model, data_sets) -> list[str] | None:
-    """`kiln compile` flags for the sequence and optional inputs (docs/abi.md, "Sequences
+    """`kiln compile` flags for the sequence and optional inputs (docs/runtime-api.md, "Sequences
     and optionals at the boundary"): --sequence NAME=N with every data set's count, --shape
     NAME[i]=... for items whose element type has no shape, --absent NAME for an absent
     optional. None when the data sets disagree on that structure (one compile cannot run

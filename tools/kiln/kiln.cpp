@@ -86,7 +86,7 @@ constexpr const char *kUsage =
     "                           value fails with an error (repeatable)\n"
     "      --sequence NAME=N    sequence input NAME has N items: the model's\n"
     "                           inputs NAME[0]..NAME[N-1] (--shape NAME[i]=...\n"
-    "                           for items of unknown rank; docs/abi.md)\n"
+    "                           for items of unknown rank; docs/runtime-api.md)\n"
     "      --absent NAME        compile optional input NAME absent (an optional\n"
     "                           input is present by default) (repeatable)\n"
     "      --name PREFIX        symbol prefix (default: the output's stem)\n"
