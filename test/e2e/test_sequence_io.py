@@ -211,3 +211,27 @@ def test_sequence_errors(kiln, tmp_path):
         r, _ = kiln_run(kiln, artifact, {"s": items, "t": t}, work, expect_ok=False)
         if r.returncode == 0 or message not in r.stderr or harness.crash_marker(r.stderr):
             fail(f"{name}: expected a clean error naming {message!r}\n" + r.describe())
+
+
+def test_python_session_lists(kiln, tmp_path, monkeypatch):
+    """kiln.InferenceSession takes a sequence input as a list and returns a sequence
+    output as one (as onnxruntime does); a list of the wrong length is an error naming
+    the input."""
+    kiln_py = pytest.importorskip("kiln")
+    path = sequence_model(tmp_path)
+    artifact = compile_ok(kiln, path, tmp_path, ["--sequence", "s=3"])
+    sess = kiln_py.InferenceSession(artifact, threads=1)
+    feeds = {"s": [RNG.standard_normal((r, 3)).astype(np.float32) for r in (3, 1, 6)],
+             "t": RNG.standard_normal((2, 3)).astype(np.float32)}
+    want = ort_outputs(path, feeds)
+    got = dict(zip(want, sess.run(None, feeds)))
+    assert isinstance(got["out"], list) and len(got["out"]) == len(want["out"])
+    for name, w in want.items():
+        for i, (g, x) in enumerate(zip(got[name], w) if isinstance(w, list) else [(got[name], w)]):
+            p = harness.compare(f"{name}[{i}]", np.asarray(g), np.asarray(x))
+            if p:
+                fail(p)
+    (only,) = sess.run(["out"], feeds)
+    assert isinstance(only, list) and len(only) == 3
+    with pytest.raises(kiln_py.InvalidArgument, match=r"input 's' is a sequence of 3 tensors"):
+        sess.run(None, {"s": feeds["s"][:2], "t": feeds["t"]})
