@@ -245,9 +245,18 @@ private:
   FailureOr<SmallVector<Value>>
   importControlFlowNode(const onnx::NodeProto &node, SmallVector<Value> operands,
                         ArrayRef<NamedAttribute> attrs, int64_t numResults);
+  /// Imports `graph` into `block` (its inputs become the block's arguments of
+  /// `argTypes`), or with `block` null inline at the insertion point, its inputs bound to
+  /// `inlineInputs`. Returns its outputs.
   FailureOr<SmallVector<Value>> importSubgraph(const onnx::GraphProto &graph,
                                                llvm::StringRef attrName, TypeRange argTypes,
-                                               Block *block);
+                                               Block *block,
+                                               ArrayRef<Value> inlineInputs = {});
+  /// The items of the sequence named `name` (one SequenceAt each; `what` names them).
+  FailureOr<SmallVector<Value>> sequenceItems(llvm::StringRef name, llvm::StringRef what);
+  /// SequenceMap: its body imported inline once per item (the count is known when
+  /// compiling); each output a sequence of the body's results.
+  LogicalResult importSequenceMap(const onnx::NodeProto &node);
   void collectNames(const onnx::GraphProto &graph);
   LogicalResult importConstantNode(const onnx::NodeProto &node);
   LogicalResult buildResults();
@@ -1313,6 +1322,8 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
   if (original.op_type() == "Constant")
     return importConstantNode(original);
   // Sequences and optionals are followed at compile time (Sequences.h).
+  if (original.op_type() == "SequenceMap")
+    return importSequenceMap(original);
   if (isSequenceOrOptionalOp(original.op_type()) ||
       (original.op_type() == "Identity" && original.input_size() == 1 &&
        (sequenceScope.sequences.count(original.input(0)) ||
@@ -1497,7 +1508,8 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
 /// imported; it reads those of the enclosing graphs.
 FailureOr<SmallVector<Value>>
 ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef attrName,
-                              TypeRange argTypes, Block *block) {
+                              TypeRange argTypes, Block *block,
+                              ArrayRef<Value> inlineInputs) {
   // The node holding the subgraph: its nodes' imports change the current node.
   std::string parentName = currentNodeName, parentOpType = currentOpType;
   Location parentLoc = currentLoc;
@@ -1537,7 +1549,8 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef att
   });
 
   OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(block);
+  if (block)
+    builder.setInsertionPointToEnd(block);
   for (auto [i, input] : llvm::enumerate(graph.input())) {
     if (input.name().empty())
       return fail() << "input " << i << " has no name";
@@ -1551,7 +1564,7 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef att
                       << dataTypeName(input.type().tensor_type().elem_type()) << " but "
                       << parentOpType << " passes " << type;
     }
-    values[input.name()] = block->addArgument(type, parentLoc);
+    values[input.name()] = block ? Value(block->addArgument(type, parentLoc)) : inlineInputs[i];
   }
   for (const onnx::TensorProto &init : graph.initializer()) {
     Location loc = nodeLoc(namePrefix + init.name());
@@ -1713,6 +1726,97 @@ ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
                                     [&](Operation *) { return emitNodeError(); }, isUsed);
 }
 
+FailureOr<SmallVector<Value>> ModelImporter::sequenceItems(llvm::StringRef name,
+                                                           llvm::StringRef what) {
+  // Each item taken with a SequenceAt at a constant position (a stacked segment's item
+  // is a Gather along its axis 0).
+  int64_t length = 0;
+  for (const SequenceSegment &segment : sequenceScope.sequences.lookup(name))
+    length += segment.stacked
+                  ? cast<RankedTensorType>(segment.value.getType()).getDimSize(0)
+                  : 1;
+  std::string nodeName = currentNodeName, opType = currentOpType;
+  Location loc = currentLoc;
+  SmallVector<Value> items;
+  for (int64_t i = 0; i < length; ++i) {
+    onnx::NodeProto at;
+    at.set_op_type("SequenceAt");
+    at.set_name(what.str());
+    at.add_input(name.str());
+    at.add_input(addConstant(
+        DenseElementsAttr::get(RankedTensorType::get({}, builder.getI64Type()), i),
+        "position"));
+    at.add_output(freshName(name.str() + ".item"));
+    LogicalResult ok = importNewestNode(at);
+    currentNodeName = nodeName;
+    currentOpType = opType;
+    currentLoc = loc;
+    if (failed(ok))
+      return failure();
+    items.push_back(values.lookup(at.output(0)));
+  }
+  return items;
+}
+
+LogicalResult ModelImporter::importSequenceMap(const onnx::NodeProto &node) {
+  const onnx::GraphProto *body = nullptr;
+  for (const onnx::AttributeProto &attr : node.attribute())
+    if (attr.name() == "body" && attr.has_g())
+      body = &attr.g();
+  if (!body)
+    return emitNodeError() << "required subgraph attribute 'body' is missing";
+  if (node.input_size() < 1 || !sequenceScope.sequences.count(node.input(0)))
+    return emitNodeError() << "input 0 ('" << (node.input_size() ? node.input(0) : "")
+                           << "') is not a sequence";
+  if (body->input_size() != node.input_size() || body->output_size() != node.output_size())
+    return emitNodeError() << "subgraph 'body' has " << body->input_size() << " inputs and "
+                           << body->output_size() << " outputs, but the node has "
+                           << node.input_size() << " and " << node.output_size();
+  // Per input: its items (a sequence) or the tensor every iteration reads.
+  SmallVector<SmallVector<Value>> items;
+  SmallVector<Value> tensors;
+  size_t length = 0;
+  for (auto [i, in] : llvm::enumerate(node.input())) {
+    if (sequenceScope.sequences.count(in)) {
+      FailureOr<SmallVector<Value>> got = sequenceItems(in, currentNodeName);
+      if (failed(got))
+        return failure();
+      if (i && got->size() != length)
+        return emitNodeError() << "sequence '" << in << "' has " << got->size()
+                               << " items, but '" << node.input(0) << "' has " << length;
+      length = got->size();
+      items.push_back(std::move(*got));
+      tensors.push_back(Value());
+      continue;
+    }
+    Value v = values.lookup(in);
+    if (!v)
+      return emitNodeError() << "input '" << in << "' is not a tensor or sequence";
+    items.emplace_back();
+    tensors.push_back(v);
+  }
+  // The body once per item, inline (the items may differ in shape).
+  SmallVector<SequenceValue> results(node.output_size());
+  for (size_t k = 0; k < length; ++k) {
+    SmallVector<Value> inputs;
+    SmallVector<Type> types;
+    for (auto [i, t] : llvm::enumerate(tensors)) {
+      inputs.push_back(t ? t : items[i][k]);
+      types.push_back(inputs.back().getType());
+    }
+    FailureOr<SmallVector<Value>> outs =
+        importSubgraph(*body, ("body[" + Twine(k) + "]").str(), types, nullptr, inputs);
+    if (failed(outs))
+      return failure();
+    for (auto [j, v] : llvm::enumerate(*outs))
+      results[j].push_back({v, /*stacked=*/false});
+  }
+  for (auto [j, out] : llvm::enumerate(node.output()))
+    if (!out.empty())
+      sequenceScope.sequences[out] = std::move(results[j]);
+  return success();
+}
+
 LogicalResult ModelImporter::buildResults() {
   const onnx::GraphProto &graph = model.graph();
   SmallVector<Value> returned;
@@ -1731,27 +1835,11 @@ LogicalResult ModelImporter::buildResults() {
     auto seq = sequenceScope.sequences.find(output.name());
     if (!v && seq != sequenceScope.sequences.end()) {
       // A sequence output is its items, the outputs NAME[0] .. NAME[N-1] (docs/runtime-api.md).
-      // Each item taken with a SequenceAt at a constant position (a stacked
-      // segment's item is a Gather along its axis 0).
-      int64_t length = 0;
-      for (const SequenceSegment &segment : seq->second)
-        length += segment.stacked
-                      ? cast<RankedTensorType>(segment.value.getType()).getDimSize(0)
-                      : 1;
-      SmallVector<Value> items;
-      for (int64_t i = 0; i < length; ++i) {
-        onnx::NodeProto at;
-        at.set_op_type("SequenceAt");
-        at.set_name("output '" + output.name() + "'");
-        at.add_input(output.name());
-        at.add_input(addConstant(
-            DenseElementsAttr::get(RankedTensorType::get({}, builder.getI64Type()), i),
-            "position"));
-        at.add_output(freshName(output.name() + ".item"));
-        if (failed(importNode(at, -1)))
-          return failure();
-        items.push_back(values.lookup(at.output(0)));
-      }
+      FailureOr<SmallVector<Value>> got =
+          sequenceItems(output.name(), "output '" + output.name() + "'");
+      if (failed(got))
+        return failure();
+      SmallVector<Value> items = std::move(*got);
       if (items.empty())
         return emitError() << "graph output '" << output.name()
                            << "' is an empty sequence (a sequence output is its items, "

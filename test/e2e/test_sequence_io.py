@@ -235,3 +235,22 @@ def test_python_session_lists(kiln, tmp_path, monkeypatch):
     assert isinstance(only, list) and len(only) == 3
     with pytest.raises(kiln_py.InvalidArgument, match=r"input 's' is a sequence of 3 tensors"):
         sess.run(None, {"s": feeds["s"][:2], "t": feeds["t"]})
+
+
+def test_sequence_map(kiln, tmp_path):
+    """SequenceMap over a sequence input and a tensor: the body once per item (items of
+    different sizes), two sequence outputs."""
+    body = h.make_graph(
+        [h.make_node("Mul", ["item", "scale"], ["scaled"]),
+         h.make_node("ReduceSum", ["item", "axes"], ["sums"], keepdims=0)],
+        "body", [vi("item", F, [None, 3]), vi("scale", F, [3])],
+        [vi("scaled", F, [None, 3]), vi("sums", F, [None])],
+        [numpy_helper.from_array(np.array([1], np.int64), "axes")])
+    path = save(tmp_path, [h.make_node("SequenceMap", ["s", "t"], ["a", "b"], body=body)],
+                [seq_vi("s", F, [None, 3]), vi("t", F, [3])],
+                [seq_vi("a", F, [None, 3]), seq_vi("b", F, [None])])
+    artifact = compile_ok(kiln, path, tmp_path, ["--sequence", "s=3"])
+    feeds = {"s": [RNG.standard_normal((r, 3)).astype(np.float32) for r in (4, 1, 2)],
+             "t": RNG.standard_normal(3).astype(np.float32)}
+    _, out_dir = kiln_run(kiln, artifact, feeds, tmp_path)
+    compare_outputs(out_dir, ort_outputs(path, feeds))
