@@ -242,16 +242,22 @@ private:
   LogicalResult specializeInputs();
   FailureOr<SmallVector<int>> sortNodes(const onnx::GraphProto &graph);
   LogicalResult importNode(const onnx::NodeProto &node, int index);
+  /// `outputItems` (If only): per node output, -1 for a tensor or the item count of a
+  /// sequence whose items are that many consecutive results.
   FailureOr<SmallVector<Value>>
   importControlFlowNode(const onnx::NodeProto &node, SmallVector<Value> operands,
-                        ArrayRef<NamedAttribute> attrs, int64_t numResults);
+                        ArrayRef<NamedAttribute> attrs, int64_t numResults,
+                        SmallVectorImpl<int64_t> &outputItems);
   /// Imports `graph` into `block` (its inputs become the block's arguments of
   /// `argTypes`), or with `block` null inline at the insertion point, its inputs bound to
-  /// `inlineInputs`. Returns its outputs.
+  /// `inlineInputs`. Returns its outputs. With `outputItems`, a sequence output is
+  /// returned as its items (and its count recorded there; -1 for a tensor output);
+  /// without, it is an error.
   FailureOr<SmallVector<Value>> importSubgraph(const onnx::GraphProto &graph,
                                                llvm::StringRef attrName, TypeRange argTypes,
                                                Block *block,
-                                               ArrayRef<Value> inlineInputs = {});
+                                               ArrayRef<Value> inlineInputs = {},
+                                               SmallVectorImpl<int64_t> *outputItems = nullptr);
   /// The items of the sequence named `name` (one SequenceAt each; `what` names them).
   FailureOr<SmallVector<Value>> sequenceItems(llvm::StringRef name, llvm::StringRef what);
   /// SequenceMap: its body imported inline once per item (the count is known when
@@ -1464,13 +1470,33 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
   }
 
   if (regionOp) {
+    SmallVector<int64_t> outputItems;
     FailureOr<SmallVector<Value>> results =
-        importControlFlowNode(node, operands, attrs, numResults);
+        importControlFlowNode(node, operands, attrs, numResults, outputItems);
     if (failed(results))
       return failure();
-    for (int i = 0; i < numOutputs; ++i)
-      if (!node.output(i).empty())
-        values[node.output(i)] = (*results)[i];
+    if (outputItems.empty()) {
+      for (int i = 0; i < numOutputs; ++i)
+        if (!node.output(i).empty())
+          values[node.output(i)] = (*results)[i];
+      return success();
+    }
+    // An If's outputs: a sequence output is its items, consecutive results.
+    size_t next = 0;
+    for (auto [i, items] : llvm::enumerate(outputItems)) {
+      bool bound = static_cast<int>(i) < numOutputs && !node.output(i).empty();
+      if (items < 0) {
+        if (bound)
+          values[node.output(i)] = (*results)[next];
+        ++next;
+        continue;
+      }
+      SequenceValue seq;
+      for (int64_t k = 0; k < items; ++k)
+        seq.push_back({(*results)[next++], /*stacked=*/false});
+      if (bound)
+        sequenceScope.sequences[node.output(i)] = std::move(seq);
+    }
     return success();
   }
 
@@ -1509,7 +1535,8 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
 FailureOr<SmallVector<Value>>
 ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef attrName,
                               TypeRange argTypes, Block *block,
-                              ArrayRef<Value> inlineInputs) {
+                              ArrayRef<Value> inlineInputs,
+                              SmallVectorImpl<int64_t> *outputItems) {
   // The node holding the subgraph: its nodes' imports change the current node.
   std::string parentName = currentNodeName, parentOpType = currentOpType;
   Location parentLoc = currentLoc;
@@ -1580,8 +1607,21 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef att
     if (failed(importNode(graph.node(index), index)))
       return failure();
   SmallVector<Value> outputs;
+  if (outputItems)
+    outputItems->clear();
   for (const onnx::ValueInfoProto &output : graph.output()) {
     Value v = values.lookup(output.name());
+    if (!v && outputItems && sequenceScope.sequences.count(output.name())) {
+      FailureOr<SmallVector<Value>> items = sequenceItems(
+          output.name(), parentName + "/" + attrName.str() + "/" + output.name());
+      if (failed(items))
+        return failure();
+      outputItems->push_back(items->size());
+      outputs.append(items->begin(), items->end());
+      continue;
+    }
+    if (outputItems)
+      outputItems->push_back(-1);
     if (!v && (sequenceScope.sequences.count(output.name()) ||
                sequenceScope.absentOptionals.contains(output.name())))
       return fail() << "output '" << output.name() << "' is a sequence or optional, "
@@ -1600,7 +1640,9 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef att
 FailureOr<SmallVector<Value>>
 ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
                                      SmallVector<Value> operands,
-                                     ArrayRef<NamedAttribute> attrs, int64_t numResults) {
+                                     ArrayRef<NamedAttribute> attrs, int64_t numResults,
+                                     SmallVectorImpl<int64_t> &outputItems) {
+  outputItems.clear();
   StringRef opType = node.op_type();
   auto graphAttr = [&](StringRef name) -> const onnx::GraphProto * {
     for (const onnx::AttributeProto &attr : node.attribute())
@@ -1624,12 +1666,13 @@ ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
     if (cond && cond->size() == 1) {
       bool taken = (*cond)[0] != 0;
       StringRef name = taken ? "then_branch" : "else_branch";
-      FailureOr<SmallVector<Value>> results = importSubgraph(
-          taken ? *thenGraph : *elseGraph, name, {}, builder.getInsertionBlock());
+      FailureOr<SmallVector<Value>> results =
+          importSubgraph(taken ? *thenGraph : *elseGraph, name, {},
+                         builder.getInsertionBlock(), {}, &outputItems);
       if (failed(results))
         return failure();
-      if (static_cast<int64_t>(results->size()) != numResults)
-        return emitNodeError() << name << " has " << results->size()
+      if (static_cast<int64_t>(outputItems.size()) != numResults)
+        return emitNodeError() << name << " has " << outputItems.size()
                                << " outputs but the If has " << numResults;
       return results;
     }
@@ -1705,20 +1748,64 @@ ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
   for (size_t i = 0; i < regions.size(); ++i)
     state.addRegion();
   Operation *op = builder.create(state);
+  bool isIf = opType == "If";
+  SmallVector<int64_t> firstItems;
   for (auto [region, entry] : llvm::zip(op->getRegions(), regions)) {
     auto &[name, graph, argTypes] = entry;
     Block *block = new Block();
     region.push_back(block);
-    FailureOr<SmallVector<Value>> outputs = importSubgraph(*graph, name, argTypes, block);
+    // An If's branches may yield sequences (their items), of one structure.
+    SmallVector<int64_t> items;
+    FailureOr<SmallVector<Value>> outputs =
+        importSubgraph(*graph, name, argTypes, block, {}, isIf ? &items : nullptr);
+    if (succeeded(outputs) && isIf && !firstItems.empty() && items != firstItems) {
+      for (auto [i, pair] : llvm::enumerate(llvm::zip(firstItems, items))) {
+        auto [a, b] = pair;
+        if (a == b)
+          continue;
+        auto what = [](int64_t n) {
+          return n < 0 ? std::string("a tensor")
+                       : "a sequence of " + std::to_string(n) + " items";
+        };
+        emitNodeError() << "output " << i << " is " << what(a) << " in then_branch but "
+                        << what(b) << " in else_branch (kiln follows sequences at compile "
+                        << "time: both branches must make the same number of items)";
+        break;
+      }
+      outputs = failure();
+    }
     if (failed(outputs)) {
       op->erase();
       return failure();
     }
+    if (isIf && firstItems.empty())
+      firstItems = items;
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToEnd(block);
     kiln::onnx::YieldOp::create(builder, currentLoc, *outputs);
   }
   int numOutputs = node.output_size();
+  if (isIf && llvm::any_of(firstItems, [](int64_t n) { return n >= 0; })) {
+    // Sequence outputs: the If yields their items, one result each.
+    int64_t total = 0;
+    for (int64_t n : firstItems)
+      total += n < 0 ? 1 : n;
+    OperationState flat(currentLoc, op->getName());
+    flat.addOperands(op->getOperands());
+    flat.addTypes(SmallVector<Type>(total, builder.getNoneType()));
+    flat.addAttributes(attrs);
+    for (unsigned i = 0; i < op->getNumRegions(); ++i)
+      flat.addRegion();
+    Operation *flatOp = builder.create(flat);
+    for (auto [from, to] : llvm::zip(op->getRegions(), flatOp->getRegions()))
+      to.takeBody(from);
+    op->erase();
+    op = flatOp;
+    outputItems.assign(firstItems.begin(), firstItems.end());
+    return kiln::onnx::completeONNXOp(builder, op, attrs,
+                                      [&](Operation *) { return emitNodeError(); },
+                                      [](unsigned) { return true; });
+  }
   auto isUsed = [&](unsigned i) {
     return static_cast<int>(i) < numOutputs && !node.output(i).empty();
   };
