@@ -222,7 +222,8 @@ def test_python_session_lists(kiln, tmp_path, monkeypatch):
         pytest.skip("the installed kiln package predates sequence inputs (reinstall it: "
                     "scripts/setup.sh)")
     path = sequence_model(tmp_path)
-    artifact = compile_ok(kiln, path, tmp_path, ["--sequence", "s=3"])
+    monkeypatch.setenv("KILN_EXECUTABLE", str(harness.tool_path("kiln")))
+    artifact = kiln_py.compile(path, tmp_path / "model.so", sequence={"s": 3})
     sess = kiln_py.InferenceSession(artifact, threads=1)
     feeds = {"s": [RNG.standard_normal((r, 3)).astype(np.float32) for r in (3, 1, 6)],
              "t": RNG.standard_normal((2, 3)).astype(np.float32)}
