@@ -449,11 +449,22 @@ def run_ort(folder: Path, data_sets, tol: Tolerance | None) -> tuple[str, str]:
                                     providers=["CPUExecutionProvider"])
         names = [o.name for o in sess.get_outputs()]
         for k, (feeds, expected) in enumerate(data_sets):
-            if any(not isinstance(v, np.ndarray) for v in list(feeds.values()) + expected):
+            if any(not _is_value(v) for v in list(feeds.values()) + expected):
                 return "error", "non-tensor inputs or outputs (not compared here)"
-            got = sess.run(names, feeds)
+            # Sequences as lists (onnxruntime's form), an absent optional as None.
+            got = sess.run(names, {n: None if v is ABSENT else v for n, v in feeds.items()})
             for j, want in enumerate(expected):
-                problem = compare(np.asarray(got[j]), want, rtol, atol)
+                if want is ABSENT or isinstance(want, list):
+                    g = got[j]
+                    if want is ABSENT:
+                        problem = None if g is None else "present, expected absent"
+                    elif not isinstance(g, list) or len(g) != len(want):
+                        problem = f"{type(g).__name__}, expected a sequence of {len(want)}"
+                    else:
+                        problem = next((p for gi, wi in zip(g, want)
+                                        if (p := compare(np.asarray(gi), wi, rtol, atol))), None)
+                else:
+                    problem = compare(np.asarray(got[j]), want, rtol, atol)
                 if problem:
                     return "fail", f"output {names[j]!r} (data set {k}): {problem}"
     except Exception as e:  # onnxruntime rejects the model or fails to run it
