@@ -55,113 +55,157 @@ struct SymbolicBuffer {
   int64_t offset = -1;
 };
 
-std::optional<AffineExpr> getSymbolExpr(Value value, Value symbols,
-                                        unsigned depth);
+/// Sizes as expressions over the entry's symbols (`symbols`: the
+/// `memref<Nxi64>` argument kiln-bind-symbolic-dims added). Memoized: a
+/// buffer's size is a `memref.dim` of the buffer before it (through views),
+/// whose size is one of the buffer before that, and so on back to the
+/// inputs, so without the memo each query walks every layer before it (and
+/// a depth limit stopped the walk a few layers in: the buffers of a 12-layer
+/// encoder's later layers kept their allocations, malloc'd and page-faulted
+/// per run). Queried in program order, each walk stops at the sizes of the
+/// buffers before it.
+class SymbolExprs {
+public:
+  SymbolExprs(Value symbols, unsigned numSymbols)
+      : symbols(symbols), numSymbols(numSymbols) {}
 
-/// Dim `index` of the buffer `memref` as an expression over the symbols:
-/// through the views that say their sizes (reinterpret_cast, expand_shape,
-/// collapse_shape, view, alloc).
-std::optional<AffineExpr> getDimExpr(Value memref, int64_t index,
-                                     Value symbols, unsigned depth) {
-  MLIRContext *ctx = memref.getContext();
-  auto type = dyn_cast<MemRefType>(memref.getType());
-  if (!type || index < 0 || index >= type.getRank() || depth > 32)
+  /// `value` (an index) as an expression over the symbols, or nullopt when it
+  /// is computed from anything else.
+  std::optional<AffineExpr> get(Value value, unsigned depth = 0) {
+    if (auto it = values.find(value); it != values.end())
+      return it->second;
+    if (depth > kMaxDepth)
+      return std::nullopt; // not cached: a query from nearer may succeed
+    std::optional<AffineExpr> e = compute(value, depth);
+    if (e)
+      e = simplifyAffineExpr(*e, 0, numSymbols);
+    values[value] = e;
+    return e;
+  }
+
+  /// Dim `index` of the buffer `memref` as an expression over the symbols:
+  /// through the views that say their sizes (reinterpret_cast, expand_shape,
+  /// collapse_shape, view, alloc).
+  std::optional<AffineExpr> getDim(Value memref, int64_t index,
+                                   unsigned depth) {
+    auto key = std::make_pair(memref, index);
+    if (auto it = dims.find(key); it != dims.end())
+      return it->second;
+    if (depth > kMaxDepth)
+      return std::nullopt;
+    std::optional<AffineExpr> e = computeDim(memref, index, depth);
+    if (e)
+      e = simplifyAffineExpr(*e, 0, numSymbols);
+    dims[key] = e;
+    return e;
+  }
+
+private:
+  // Bounds the recursion (the C++ stack), not the walk: with the memo a
+  // query in program order goes back one buffer's views and arithmetic.
+  static constexpr unsigned kMaxDepth = 512;
+
+  std::optional<AffineExpr> computeDim(Value memref, int64_t index,
+                                       unsigned depth) {
+    MLIRContext *ctx = memref.getContext();
+    auto type = dyn_cast<MemRefType>(memref.getType());
+    if (!type || index < 0 || index >= type.getRank())
+      return std::nullopt;
+    if (!type.isDynamicDim(index))
+      return getAffineConstantExpr(type.getDimSize(index), ctx);
+    auto fromFold = [&](OpFoldResult size) -> std::optional<AffineExpr> {
+      if (std::optional<int64_t> c = getConstantIntValue(size))
+        return getAffineConstantExpr(*c, ctx);
+      return get(cast<Value>(size), depth + 1);
+    };
+    Operation *def = memref.getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    if (auto cast = dyn_cast<memref::ReinterpretCastOp>(def))
+      return fromFold(cast.getMixedSizes()[index]);
+    if (auto expand = dyn_cast<memref::ExpandShapeOp>(def))
+      return fromFold(expand.getMixedOutputShape()[index]);
+    if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def)) {
+      AffineExpr product = getAffineConstantExpr(1, ctx);
+      for (int64_t d : collapse.getReassociationIndices()[index]) {
+        std::optional<AffineExpr> e = getDim(collapse.getSrc(), d, depth + 1);
+        if (!e)
+          return std::nullopt;
+        product = product * *e;
+      }
+      return product;
+    }
+    if (isa<memref::AllocOp, memref::ViewOp>(def)) {
+      unsigned dynamicIndex = type.getDynamicDimIndex(index);
+      ValueRange sizes = isa<memref::AllocOp>(def)
+                             ? cast<memref::AllocOp>(def).getDynamicSizes()
+                             : cast<memref::ViewOp>(def).getSizes();
+      return get(sizes[dynamicIndex], depth + 1);
+    }
     return std::nullopt;
-  if (!type.isDynamicDim(index))
-    return getAffineConstantExpr(type.getDimSize(index), ctx);
-  auto fromFold = [&](OpFoldResult size) -> std::optional<AffineExpr> {
-    if (std::optional<int64_t> c = getConstantIntValue(size))
+  }
+
+  std::optional<AffineExpr> compute(Value value, unsigned depth) {
+    MLIRContext *ctx = value.getContext();
+    if (std::optional<int64_t> c = getConstantIntValue(value))
       return getAffineConstantExpr(*c, ctx);
-    return getSymbolExpr(cast<Value>(size), symbols, depth + 1);
-  };
-  Operation *def = memref.getDefiningOp();
-  if (!def)
-    return std::nullopt;
-  if (auto cast = dyn_cast<memref::ReinterpretCastOp>(def))
-    return fromFold(cast.getMixedSizes()[index]);
-  if (auto expand = dyn_cast<memref::ExpandShapeOp>(def))
-    return fromFold(expand.getMixedOutputShape()[index]);
-  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def)) {
-    AffineExpr product = getAffineConstantExpr(1, ctx);
-    for (int64_t d : collapse.getReassociationIndices()[index]) {
-      std::optional<AffineExpr> e =
-          getDimExpr(collapse.getSrc(), d, symbols, depth + 1);
-      if (!e)
+    Operation *def = value.getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    auto operand = [&](unsigned i) { return get(def->getOperand(i), depth + 1); };
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def)) {
+      auto load = def->getOperand(0).getDefiningOp<memref::LoadOp>();
+      if (!load || load.getMemRef() != symbols ||
+          load.getIndices().size() != 1)
         return std::nullopt;
-      product = product * *e;
+      std::optional<int64_t> id = getConstantIntValue(load.getIndices()[0]);
+      if (!id)
+        return std::nullopt;
+      return getAffineSymbolExpr(*id, ctx);
     }
-    return product;
+    if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivUIOp,
+            arith::DivSIOp, arith::CeilDivUIOp, arith::CeilDivSIOp>(def)) {
+      std::optional<AffineExpr> lhs = operand(0), rhs = operand(1);
+      if (!lhs || !rhs)
+        return std::nullopt;
+      if (isa<arith::AddIOp>(def))
+        return *lhs + *rhs;
+      if (isa<arith::SubIOp>(def))
+        return *lhs - *rhs;
+      if (isa<arith::MulIOp>(def))
+        return *lhs * *rhs;
+      auto divisor = dyn_cast<AffineConstantExpr>(*rhs);
+      if (!divisor || divisor.getValue() <= 0)
+        return std::nullopt;
+      if (isa<arith::DivUIOp, arith::DivSIOp>(def))
+        return lhs->floorDiv(divisor.getValue());
+      return lhs->ceilDiv(divisor.getValue());
+    }
+    if (auto dim = dyn_cast<memref::DimOp>(def)) {
+      std::optional<int64_t> index = getConstantIntValue(dim.getIndex());
+      if (!index)
+        return std::nullopt;
+      return getDim(dim.getSource(), *index, depth + 1);
+    }
+    if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+      AffineMap map = apply.getAffineMap();
+      SmallVector<AffineExpr> dimExprs, symExprs;
+      for (auto [i, v] : llvm::enumerate(apply.getMapOperands())) {
+        std::optional<AffineExpr> e = operand(i);
+        if (!e)
+          return std::nullopt;
+        (i < map.getNumDims() ? dimExprs : symExprs).push_back(*e);
+      }
+      return map.getResult(0).replaceDimsAndSymbols(dimExprs, symExprs);
+    }
+    return std::nullopt;
   }
-  if (isa<memref::AllocOp, memref::ViewOp>(def)) {
-    unsigned dynamicIndex = type.getDynamicDimIndex(index);
-    ValueRange sizes = isa<memref::AllocOp>(def)
-                           ? cast<memref::AllocOp>(def).getDynamicSizes()
-                           : cast<memref::ViewOp>(def).getSizes();
-    return getSymbolExpr(sizes[dynamicIndex], symbols, depth + 1);
-  }
-  return std::nullopt;
-}
 
-/// `value` (an index) as an expression over the entry's symbols (`symbols`:
-/// the `memref<Nxi64>` argument kiln-bind-symbolic-dims added), or nullopt
-/// when it is computed from anything else.
-std::optional<AffineExpr> getSymbolExpr(Value value, Value symbols,
-                                        unsigned depth) {
-  MLIRContext *ctx = value.getContext();
-  if (std::optional<int64_t> c = getConstantIntValue(value))
-    return getAffineConstantExpr(*c, ctx);
-  Operation *def = value.getDefiningOp();
-  if (!def || depth > 32)
-    return std::nullopt;
-  auto operand = [&](unsigned i) {
-    return getSymbolExpr(def->getOperand(i), symbols, depth + 1);
-  };
-  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def)) {
-    auto load = def->getOperand(0).getDefiningOp<memref::LoadOp>();
-    if (!load || load.getMemRef() != symbols || load.getIndices().size() != 1)
-      return std::nullopt;
-    std::optional<int64_t> id = getConstantIntValue(load.getIndices()[0]);
-    if (!id)
-      return std::nullopt;
-    return getAffineSymbolExpr(*id, ctx);
-  }
-  if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivUIOp,
-          arith::DivSIOp, arith::CeilDivUIOp, arith::CeilDivSIOp>(def)) {
-    std::optional<AffineExpr> lhs = operand(0), rhs = operand(1);
-    if (!lhs || !rhs)
-      return std::nullopt;
-    if (isa<arith::AddIOp>(def))
-      return *lhs + *rhs;
-    if (isa<arith::SubIOp>(def))
-      return *lhs - *rhs;
-    if (isa<arith::MulIOp>(def))
-      return *lhs * *rhs;
-    auto divisor = dyn_cast<AffineConstantExpr>(*rhs);
-    if (!divisor || divisor.getValue() <= 0)
-      return std::nullopt;
-    if (isa<arith::DivUIOp, arith::DivSIOp>(def))
-      return lhs->floorDiv(divisor.getValue());
-    return lhs->ceilDiv(divisor.getValue());
-  }
-  if (auto dim = dyn_cast<memref::DimOp>(def)) {
-    std::optional<int64_t> index = getConstantIntValue(dim.getIndex());
-    if (!index)
-      return std::nullopt;
-    return getDimExpr(dim.getSource(), *index, symbols, depth + 1);
-  }
-  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
-    AffineMap map = apply.getAffineMap();
-    SmallVector<AffineExpr> dims, syms;
-    for (auto [i, v] : llvm::enumerate(apply.getMapOperands())) {
-      std::optional<AffineExpr> e = operand(i);
-      if (!e)
-        return std::nullopt;
-      (i < map.getNumDims() ? dims : syms).push_back(*e);
-    }
-    return map.getResult(0).replaceDimsAndSymbols(dims, syms);
-  }
-  return std::nullopt;
-}
+  Value symbols;
+  unsigned numSymbols;
+  DenseMap<Value, std::optional<AffineExpr>> values;
+  DenseMap<std::pair<Value, int64_t>, std::optional<AffineExpr>> dims;
+};
 
 /// The live range of `alloc` in top-level op indices, or nullopt if it may
 /// escape.
@@ -340,6 +384,8 @@ struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
                               IntegerType::get(ctx, 64)))
         symbols = func.getArgument(0);
       SmallVector<SymbolicBuffer> symbolic;
+      SymbolExprs symbolExprs(symbols,
+                              symbolNames ? symbolNames.size() : 0);
       for (memref::AllocOp alloc : allocs) {
         MemRefType type = alloc.getType();
         if (symbols && !type.hasStaticShape() &&
@@ -348,7 +394,7 @@ struct PlanMemoryPass : kiln::impl::KilnPlanMemoryPassBase<PlanMemoryPass> {
           std::optional<AffineExpr> expr =
               getAffineConstantExpr(1, ctx);
           for (Value size : alloc.getDynamicSizes()) {
-            std::optional<AffineExpr> e = getSymbolExpr(size, symbols, 0);
+            std::optional<AffineExpr> e = symbolExprs.get(size);
             expr = e ? std::optional<AffineExpr>(*expr * *e) : std::nullopt;
             if (!expr)
               break;
