@@ -19,6 +19,16 @@
 // Cost: O(ops) hashing, then a comparison with the representative of each
 // class of equal hash (in practice one).
 //
+// kiln-merge-serial-loops (below) does the same at the end of the pipeline,
+// on the LLVM dialect, for the serial loops kiln-outline-serial-code gave a
+// function each (`kiln.serial_loop`) and, with `kernels`, the kernel bodies:
+// there a memref's shape, strides and offset are integer constants, which
+// may differ (DenseNet's layers write concatenations of growing width). A
+// GEP's constant element offset becomes a constant operand first (LLVM folds
+// it back). The differing constants (at most 16) become trailing arguments
+// of one `<first>_shared` copy; directly called functions go (their calls
+// pass their constants), kernels stay as thunks.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/ExecContextABI.h"
@@ -343,6 +353,7 @@ struct MergeSerialLoopsPass
           !(func->hasAttr("kiln.serial_loop") ||
             kernels.contains(func.getSymNameAttr())))
         continue;
+      dynamicGEPOffsets(func);
       SmallVector<SerialClass, 1> &classes = buckets[hashLLVMBody(func)];
       bool placed = false;
       for (SerialClass &candidate : classes) {
@@ -374,6 +385,30 @@ struct MergeSerialLoopsPass
   llvm::DenseMap<StringAttr, SmallVector<LLVM::CallOp, 1>> calls;
   llvm::DenseSet<StringAttr> addressTaken;
   llvm::DenseSet<StringAttr> kernels;
+
+  /// A pointer plus a constant element offset (`getelementptr %p[256]`, a
+  /// static memref offset) with the offset as a constant operand, which may
+  /// then differ between merged functions. LLVM folds it back.
+  static void dynamicGEPOffsets(LLVM::LLVMFuncOp func) {
+    SmallVector<LLVM::GEPOp> geps;
+    func.walk([&](LLVM::GEPOp gep) {
+      if (gep.getRawConstantIndices().size() == 1 &&
+          gep.getRawConstantIndices()[0] != LLVM::GEPOp::kDynamicIndex &&
+          !isa<LLVM::LLVMStructType>(gep.getElemType()))
+        geps.push_back(gep);
+    });
+    for (LLVM::GEPOp gep : geps) {
+      OpBuilder b(gep);
+      Value offset = LLVM::ConstantOp::create(
+          b, gep.getLoc(), b.getI64Type(),
+          b.getI64IntegerAttr(gep.getRawConstantIndices()[0]));
+      auto dynamic = LLVM::GEPOp::create(
+          b, gep.getLoc(), gep.getType(), gep.getElemType(), gep.getBase(),
+          ValueRange{offset}, gep.getNoWrapFlags());
+      gep.replaceAllUsesWith(dynamic.getResult());
+      gep.erase();
+    }
+  }
 
   LogicalResult merge(SerialClass &serialClass) {
     LLVM::LLVMFuncOp rep = serialClass.representative;

@@ -208,3 +208,40 @@ module attributes {kiln.kernels = [["k0", "n0"], ["k1", "n1"]]} {
     llvm.return %a : !llvm.ptr
   }
 }
+
+// -----
+
+// A constant element offset of a GEP (a static memref offset) becomes a
+// constant operand first, so functions that differ only there merge; a
+// struct field index stays.
+// CHECK-LABEL: llvm.func private @x_shared(
+// CHECK-SAME: %[[P:.*]]: !llvm.ptr, %[[OFF:.*]]: i64)
+// CHECK: llvm.getelementptr %[[P]][0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(i64, i64)>
+// CHECK: llvm.getelementptr %[[P]][%[[OFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NOT: llvm.func @y(
+// CHECK-LABEL: llvm.func @entry4
+// CHECK: %[[C256:.*]] = llvm.mlir.constant(256 : i64)
+// CHECK-NEXT: llvm.call @x_shared(%{{.*}}, %[[C256]])
+// CHECK: %[[C224:.*]] = llvm.mlir.constant(224 : i64)
+// CHECK-NEXT: llvm.call @x_shared(%{{.*}}, %[[C224]])
+module {
+  llvm.func @x(%p: !llvm.ptr) attributes {kiln.serial_loop} {
+    %f = llvm.mlir.constant(1.0 : f32) : f32
+    %field = llvm.getelementptr %p[0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(i64, i64)>
+    %q = llvm.getelementptr %p[256] : (!llvm.ptr) -> !llvm.ptr, f32
+    llvm.store %f, %q : f32, !llvm.ptr
+    llvm.return
+  }
+  llvm.func @y(%p: !llvm.ptr) attributes {kiln.serial_loop} {
+    %f = llvm.mlir.constant(1.0 : f32) : f32
+    %field = llvm.getelementptr %p[0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(i64, i64)>
+    %q = llvm.getelementptr %p[224] : (!llvm.ptr) -> !llvm.ptr, f32
+    llvm.store %f, %q : f32, !llvm.ptr
+    llvm.return
+  }
+  llvm.func @entry4(%p: !llvm.ptr) {
+    llvm.call @x(%p) : (!llvm.ptr) -> ()
+    llvm.call @y(%p) : (!llvm.ptr) -> ()
+    llvm.return
+  }
+}
