@@ -282,6 +282,35 @@ def KilnMergeKernelsPass : Pass<"kiln-merge-kernels", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect"];
 }
 
+def KilnMergeSerialLoopsPass
+    : Pass<"kiln-merge-serial-loops", "mlir::ModuleOp"> {
+  let summary = "One function for the serial loops (kiln.serial_loop) that "
+                "differ only in integer constants";
+  let description = [{
+    At the end of the CPU pipeline, on the LLVM dialect. The loops too small
+    for the thread pool that kiln-outline-serial-code{loops=true} moved into
+    functions of their own (`llvm.func` marked `kiln.serial_loop`, called
+    directly) are compared op for op (types, attributes, operands, blocks;
+    locations aside), except that an integer `llvm.mlir.constant` may have
+    another value (a trip count, a stride, an offset into a concatenation
+    buffer) when all its users take a run-time value (no alloca size,
+    vector element index or intrinsic operand other than a memcpy / memmove
+    / memset length or value). Equal functions become one: the first takes
+    the constants differing between them as trailing arguments (at most
+    16; a class needing more is left alone), every call passes its own,
+    the others are erased. DenseNet's dense layers copy, pad and transform
+    the same shapes into concatenation buffers of growing width.
+    With `kernels`, the kernel bodies of the module's `kiln.kernels` too:
+    they stay (the thread pool calls them through a pointer) as thunks
+    passing their constants to the shared body.
+  }];
+  let options = [
+    Option<"mergeKernels", "kernels", "bool", /*default=*/"false",
+           "merge the kernel bodies of kiln.kernels too (as thunks)">
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def KilnOutlineSerialCodePass
     : Pass<"kiln-outline-serial-code", "mlir::ModuleOp"> {
   let summary = "Cut functions of more than max-ops ops into noinline "
@@ -300,7 +329,11 @@ def KilnOutlineSerialCodePass
   }];
   let options = [
     Option<"maxOps", "max-ops", "int64_t", /*default=*/"4000",
-           "a function of more ops than this is cut into runs of this size">
+           "a function of more ops than this is cut into runs of this size">,
+    Option<"loops", "loops", "bool", /*default=*/"false",
+           "first move each top-level scf.for of a public function into a "
+           "function of its own marked kiln.serial_loop (for "
+           "kiln-merge-serial-loops)">
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
                            "mlir::arith::ArithDialect"];

@@ -289,7 +289,13 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   // Bounded function size: the loops left in the entry (too small for the
   // thread pool) move to noinline functions of about 4000 ops each, or
   // SCFToControlFlow and LLVM are quadratic in a graph of small kernels.
-  pm.addPass(createKilnOutlineSerialCodePass());
+  // Each loop left in the entry its own function first, so that the equal
+  // ones (DenseNet's dense layers: copies, pad borders, Winograd transforms
+  // into concatenations of growing width) become one (kiln-merge-serial-loops
+  // below, on the LLVM dialect, where their shapes are constants).
+  KilnOutlineSerialCodePassOptions serialOptions;
+  serialOptions.loops = true;
+  pm.addPass(createKilnOutlineSerialCodePass(serialOptions));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -318,6 +324,12 @@ void buildCPUCodegenPipeline(OpPassManager &pm, const CPUTarget &target) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // The serial loops, and the kernels, that differ only in their shapes'
+  // constants: one body each (DenseNet's layers over concatenations of
+  // growing width).
+  KilnMergeSerialLoopsPassOptions mergeSerialOptions;
+  mergeSerialOptions.mergeKernels = true;
+  pm.addPass(createKilnMergeSerialLoopsPass(mergeSerialOptions));
   // No canonicalization of the LLVM dialect: LLVM's O3 pipeline does the
   // same cleanup on the translated module.
 }

@@ -19,6 +19,16 @@
 // Cost: O(ops) hashing, then a comparison with the representative of each
 // class of equal hash (in practice one).
 //
+// kiln-merge-serial-loops (below) does the same at the end of the pipeline,
+// on the LLVM dialect, for the serial loops kiln-outline-serial-code gave a
+// function each (`kiln.serial_loop`) and, with `kernels`, the kernel bodies:
+// there a memref's shape, strides and offset are integer constants, which
+// may differ (DenseNet's layers write concatenations of growing width). A
+// GEP's constant element offset becomes a constant operand first (LLVM folds
+// it back). The differing constants (at most 16) become trailing arguments
+// of one `<first>_shared` copy; directly called functions go (their calls
+// pass their constants), kernels stay as thunks.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CPU/ExecContextABI.h"
@@ -26,6 +36,7 @@
 #include "dialects/Kiln/ABIAttributes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/SymbolTable.h"
@@ -35,6 +46,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNMERGEKERNELSPASS
+#define GEN_PASS_DEF_KILNMERGESERIALLOOPSPASS
 #include "codegen/Passes.h.inc"
 } // namespace kiln
 
@@ -61,15 +73,21 @@ llvm::hash_code hashBody(func::FuncOp func) {
   return hash;
 }
 
-/// Compares two bodies op for op, mapping values and blocks; `globals` gets
-/// the symbols the second reads, in walk order (pre-order, as walk() visits
-/// a function's ops: an op before the ops of its regions).
+/// Compares two bodies op for op, mapping values and blocks. An op that
+/// `param` gives an attribute for (a global's name, a constant's value) may
+/// differ in that attribute, nothing else; `params` gets the second body's
+/// attributes of those ops in walk order (pre-order, as walk() visits a
+/// function's ops: an op before the ops of its regions).
 class BodyComparer {
 public:
-  bool equal(func::FuncOp a, func::FuncOp b, SmallVector<StringAttr> &globals) {
-    globals_ = &globals;
+  using ParamFn = llvm::function_ref<Attribute(Operation *)>;
+  explicit BodyComparer(ParamFn param) : param_(param) {}
+
+  bool equal(FunctionOpInterface a, FunctionOpInterface b,
+             SmallVector<Attribute> &params) {
+    params_ = &params;
     return a.getFunctionType() == b.getFunctionType() &&
-           regions(a.getBody(), b.getBody());
+           regions(a.getFunctionBody(), b.getFunctionBody());
   }
 
 private:
@@ -106,12 +124,14 @@ private:
     for (auto [x, y] : llvm::zip(a->getResultTypes(), b->getResultTypes()))
       if (x != y)
         return false;
-    if (isa<memref::GetGlobalOp>(a)) {
-      // The global's name may differ (a parameter of the merged body);
-      // anything else on it may not.
-      if (a->getDiscardableAttrDictionary() != b->getDiscardableAttrDictionary())
+    if (Attribute pa = param_(a)) {
+      // The parameter may differ (an argument of the merged body); anything
+      // else on the op may not.
+      Attribute pb = param_(b);
+      if (!pb ||
+          a->getDiscardableAttrDictionary() != b->getDiscardableAttrDictionary())
         return false;
-      globals_->push_back(cast<memref::GetGlobalOp>(b).getNameAttr().getAttr());
+      params_->push_back(pb);
     } else if (a->getRawDictionaryAttrs() != b->getRawDictionaryAttrs() ||
                !a->getName().compareOpProperties(a->getPropertiesStorage(),
                                                  b->getPropertiesStorage())) {
@@ -135,15 +155,23 @@ private:
     return true;
   }
 
+  ParamFn param_;
   DenseMap<Value, Value> values_;
   DenseMap<Block *, Block *> blocks_;
-  SmallVector<StringAttr> *globals_ = nullptr;
+  SmallVector<Attribute> *params_ = nullptr;
 };
+
+/// A global read's name: what may differ between merged kernels.
+Attribute globalParam(Operation *op) {
+  if (auto global = dyn_cast<memref::GetGlobalOp>(op))
+    return global.getNameAttr().getAttr();
+  return {};
+}
 
 struct MergeClass {
   func::FuncOp representative;
-  SmallVector<StringAttr> representativeGlobals;
-  SmallVector<std::pair<func::FuncOp, SmallVector<StringAttr>>> members;
+  SmallVector<Attribute> representativeGlobals;
+  SmallVector<std::pair<func::FuncOp, SmallVector<Attribute>>> members;
 };
 
 struct MergeKernelsPass
@@ -164,8 +192,9 @@ struct MergeKernelsPass
       SmallVector<MergeClass, 1> &classes = buckets[hashBody(func)];
       bool placed = false;
       for (MergeClass &candidate : classes) {
-        SmallVector<StringAttr> globals;
-        if (BodyComparer().equal(candidate.representative, func, globals)) {
+        SmallVector<Attribute> globals;
+        if (BodyComparer(globalParam)
+                .equal(candidate.representative, func, globals)) {
           candidate.members.push_back({func, std::move(globals)});
           placed = true;
           break;
@@ -204,6 +233,9 @@ struct MergeKernelsPass
     merged.setPrivate();
     merged->setAttr("passthrough",
                     ArrayAttr::get(ctx, {StringAttr::get(ctx, "noinline")}));
+    // kiln-merge-serial-loops may merge it further (its shapes as
+    // arguments).
+    merged->setAttr("kiln.serial_loop", UnitAttr::get(ctx));
     OpBuilder mb(rep);
     mb.insert(merged);
     symbols.insert(merged);
@@ -221,7 +253,7 @@ struct MergeKernelsPass
     }
 
     // Every member (the representative too) calls it with its globals.
-    auto makeThunk = [&](func::FuncOp kernel, ArrayRef<StringAttr> globals) {
+    auto makeThunk = [&](func::FuncOp kernel, ArrayRef<Attribute> globals) {
       Location loc = kernel.getLoc();
       kernel.getBody().dropAllReferences();
       kernel.getBody().getBlocks().clear();
@@ -230,13 +262,240 @@ struct MergeKernelsPass
       SmallVector<Value> args(entry->getArguments());
       for (auto [i, position] : llvm::enumerate(varying))
         args.push_back(memref::GetGlobalOp::create(
-            b, loc, cast<MemRefType>(globalTypes[i]), globals[position]));
+            b, loc, cast<MemRefType>(globalTypes[i]),
+            cast<StringAttr>(globals[position])));
       func::CallOp::create(b, loc, merged, args);
       func::ReturnOp::create(b, loc);
     };
     makeThunk(rep, mergeClass.representativeGlobals);
     for (auto &[member, globals] : mergeClass.members)
       makeThunk(member, globals);
+  }
+};
+
+
+/// An integer constant that may become an argument of a merged serial loop:
+/// every user takes a run-time value there as well (not an alloca's size,
+/// a vector element's index, or an intrinsic's operand other than a memory
+/// copy's or fill's length and value).
+Attribute constantParam(Operation *op) {
+  auto constant = dyn_cast<LLVM::ConstantOp>(op);
+  if (!constant || !isa<IntegerType>(constant.getType()))
+    return {};
+  auto value = dyn_cast<IntegerAttr>(constant.getValue());
+  if (!value)
+    return {};
+  for (Operation *user : op->getUsers()) {
+    if (isa<LLVM::AllocaOp, LLVM::ExtractElementOp, LLVM::InsertElementOp>(
+            user))
+      return {};
+    if (user->getName().getStringRef().starts_with("llvm.intr.") &&
+        !isa<LLVM::MemcpyOp, LLVM::MemmoveOp, LLVM::MemsetOp>(user))
+      return {};
+  }
+  return value;
+}
+
+/// A hash of an LLVM function's body that ignores locations, the values'
+/// identities and the values of the constants constantParam accepts.
+llvm::hash_code hashLLVMBody(LLVM::LLVMFuncOp func) {
+  llvm::hash_code hash =
+      llvm::hash_value(func.getFunctionType().getAsOpaquePointer());
+  func.getBody().walk([&](Operation *op) {
+    if (constantParam(op)) {
+      hash = llvm::hash_combine(hash, op->getName().getAsOpaquePointer(),
+                                op->getResult(0).getType().getAsOpaquePointer());
+      return;
+    }
+    hash = llvm::hash_combine(
+        hash, OperationEquivalence::computeHash(
+                  op, OperationEquivalence::ignoreHashValue,
+                  OperationEquivalence::ignoreHashValue,
+                  OperationEquivalence::IgnoreLocations));
+  });
+  return hash;
+}
+
+/// Most arguments a merged serial loop takes for the constants that differ
+/// between its members; a class needing more is left alone.
+constexpr unsigned kMaxSerialParams = 16;
+
+struct SerialClass {
+  LLVM::LLVMFuncOp representative;
+  SmallVector<Attribute> representativeParams;
+  SmallVector<std::pair<LLVM::LLVMFuncOp, SmallVector<Attribute>>> members;
+};
+
+struct MergeSerialLoopsPass
+    : kiln::impl::KilnMergeSerialLoopsPassBase<MergeSerialLoopsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // The calls of every function, and the functions whose address is taken
+    // (left alone: only direct calls are rewritten).
+    module.walk([&](Operation *op) {
+      if (auto call = dyn_cast<LLVM::CallOp>(op)) {
+        if (auto callee = call.getCalleeAttr())
+          calls[callee.getAttr()].push_back(call);
+      } else if (auto address = dyn_cast<LLVM::AddressOfOp>(op)) {
+        addressTaken.insert(address.getGlobalNameAttr().getAttr());
+      }
+    });
+
+    // The kernels' bodies (called through the thread pool, so they stay,
+    // as thunks) and the functions marked kiln.serial_loop.
+    if (mergeKernels)
+      for (const kiln::KernelName &kernel : kiln::getKernelNames(module))
+        kernels.insert(StringAttr::get(&getContext(), kernel.symbol));
+    llvm::MapVector<llvm::hash_code, SmallVector<SerialClass, 1>> buckets;
+    for (auto func : module.getOps<LLVM::LLVMFuncOp>()) {
+      if (func.isExternal() || func.isVarArg() ||
+          !(func->hasAttr("kiln.serial_loop") ||
+            kernels.contains(func.getSymNameAttr())))
+        continue;
+      dynamicGEPOffsets(func);
+      SmallVector<SerialClass, 1> &classes = buckets[hashLLVMBody(func)];
+      bool placed = false;
+      for (SerialClass &candidate : classes) {
+        SmallVector<Attribute> params;
+        if (BodyComparer(constantParam)
+                .equal(candidate.representative, func, params)) {
+          candidate.members.push_back({func, std::move(params)});
+          placed = true;
+          break;
+        }
+      }
+      if (placed)
+        continue;
+      SerialClass &fresh = classes.emplace_back();
+      fresh.representative = func;
+      func.walk([&](Operation *op) {
+        if (Attribute param = constantParam(op))
+          fresh.representativeParams.push_back(param);
+      });
+    }
+
+    for (auto &bucket : buckets)
+      for (SerialClass &serialClass : bucket.second)
+        if (!serialClass.members.empty() &&
+            failed(merge(serialClass)))
+          return signalPassFailure();
+  }
+
+  llvm::DenseMap<StringAttr, SmallVector<LLVM::CallOp, 1>> calls;
+  llvm::DenseSet<StringAttr> addressTaken;
+  llvm::DenseSet<StringAttr> kernels;
+
+  /// A pointer plus a constant element offset (`getelementptr %p[256]`, a
+  /// static memref offset) with the offset as a constant operand, which may
+  /// then differ between merged functions. LLVM folds it back.
+  static void dynamicGEPOffsets(LLVM::LLVMFuncOp func) {
+    SmallVector<LLVM::GEPOp> geps;
+    func.walk([&](LLVM::GEPOp gep) {
+      if (gep.getRawConstantIndices().size() == 1 &&
+          gep.getRawConstantIndices()[0] != LLVM::GEPOp::kDynamicIndex &&
+          !isa<LLVM::LLVMStructType>(gep.getElemType()))
+        geps.push_back(gep);
+    });
+    for (LLVM::GEPOp gep : geps) {
+      OpBuilder b(gep);
+      Value offset = LLVM::ConstantOp::create(
+          b, gep.getLoc(), b.getI64Type(),
+          b.getI64IntegerAttr(gep.getRawConstantIndices()[0]));
+      auto dynamic = LLVM::GEPOp::create(
+          b, gep.getLoc(), gep.getType(), gep.getElemType(), gep.getBase(),
+          ValueRange{offset}, gep.getNoWrapFlags());
+      gep.replaceAllUsesWith(dynamic.getResult());
+      gep.erase();
+    }
+  }
+
+  LogicalResult merge(SerialClass &serialClass) {
+    LLVM::LLVMFuncOp rep = serialClass.representative;
+    ArrayRef<Attribute> repParams = serialClass.representativeParams;
+    // The positions (in walk order) whose constant differs between members.
+    SmallVector<unsigned> varying;
+    for (unsigned i = 0; i < repParams.size(); ++i)
+      if (llvm::any_of(serialClass.members, [&](const auto &member) {
+            return member.second[i] != repParams[i];
+          }))
+        varying.push_back(i);
+    if (varying.size() > kMaxSerialParams)
+      return success();
+
+    // The shared body: a copy of the representative taking the varying
+    // constants as trailing arguments.
+    OpBuilder mb(rep);
+    auto shared = cast<LLVM::LLVMFuncOp>(mb.clone(*rep.getOperation()));
+    shared.setSymName((rep.getSymName() + "_shared").str());
+    shared.setLinkage(LLVM::Linkage::Private);
+    MLIRContext *ctx = &getContext();
+    shared->setAttr("passthrough",
+                    ArrayAttr::get(ctx, {StringAttr::get(ctx, "noinline")}));
+    shared->removeAttr("kiln.serial_loop");
+    SmallVector<Operation *> paramOps;
+    shared.walk([&](Operation *op) {
+      if (constantParam(op))
+        paramOps.push_back(op);
+    });
+    SmallVector<Type> paramTypes;
+    for (unsigned position : varying) {
+      Operation *op = paramOps[position];
+      paramTypes.push_back(op->getResult(0).getType());
+      BlockArgument arg =
+          shared.getBody().front().addArgument(paramTypes.back(), op->getLoc());
+      op->getResult(0).replaceAllUsesWith(arg);
+      op->erase();
+    }
+    LLVM::LLVMFunctionType type = shared.getFunctionType();
+    SmallVector<Type> inputs(type.getParams());
+    inputs.append(paramTypes);
+    shared.setFunctionType(LLVM::LLVMFunctionType::get(
+        type.getReturnType(), inputs, type.isVarArg()));
+    if (ArrayAttr argAttrs = shared.getArgAttrsAttr()) {
+      SmallVector<Attribute> attrs(argAttrs.getValue());
+      attrs.append(paramTypes.size(), DictionaryAttr::get(ctx));
+      shared.setArgAttrsAttr(ArrayAttr::get(ctx, attrs));
+    }
+
+    auto constants = [&](OpBuilder &b, Location loc,
+                         ArrayRef<Attribute> params, SmallVector<Value> &args) {
+      for (auto [i, position] : llvm::enumerate(varying))
+        args.push_back(LLVM::ConstantOp::create(
+            b, loc, paramTypes[i], cast<TypedAttr>(params[position])));
+    };
+    // A function called only directly: its calls pass its constants to the
+    // shared body, and it goes. Otherwise (a kernel, called through the
+    // thread pool) it stays, as a thunk.
+    auto replace = [&](LLVM::LLVMFuncOp member, ArrayRef<Attribute> params) {
+      StringAttr name = member.getSymNameAttr();
+      for (LLVM::CallOp call : calls[name]) {
+        OpBuilder b(call);
+        SmallVector<Value> args(call.getArgOperands());
+        constants(b, call.getLoc(), params, args);
+        auto redirected = LLVM::CallOp::create(b, call.getLoc(), shared, args);
+        call.replaceAllUsesWith(redirected);
+        call.erase();
+      }
+      calls.erase(name);
+      if (!addressTaken.contains(name) && !kernels.contains(name)) {
+        member.erase();
+        return;
+      }
+      Location loc = member.getLoc();
+      member.getBody().dropAllReferences();
+      member.getBody().getBlocks().clear();
+      Block *entry = member.addEntryBlock(mb);
+      OpBuilder b = OpBuilder::atBlockBegin(entry);
+      SmallVector<Value> args(entry->getArguments());
+      constants(b, loc, params, args);
+      auto call = LLVM::CallOp::create(b, loc, shared, args);
+      LLVM::ReturnOp::create(b, loc, call.getResults());
+    };
+    replace(rep, repParams);
+    for (auto &[member, params] : serialClass.members)
+      replace(member, params);
+    return success();
   }
 };
 

@@ -24,6 +24,7 @@
 
 #include "mlir/Conversion/LLVMCommon/LoweringOptions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -53,13 +54,35 @@ struct OutlineSerialCodePass
     LLVMTypeConverter converter(ctx, options);
     SymbolTable symbols(module);
     for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      if (func.isExternal() || !func.getBody().hasOneBlock() ||
-          countOps(func) <= maxOps)
+      if (func.isExternal() || !func.getBody().hasOneBlock())
         continue;
       unsigned counter = 0;
+      // Each top-level loop of an entry its own function, for
+      // kiln-merge-serial-loops to share between equal ones.
+      if (loops && func.isPublic() &&
+          failed(outlineLoops(func, converter, symbols, counter)))
+        return signalPassFailure();
+      if (countOps(func) <= maxOps)
+        continue;
       if (failed(cutFunction(func, converter, symbols, counter)))
         return signalPassFailure();
     }
+  }
+
+  /// Outlines every top-level `scf.for` of `func` without results into a
+  /// function of its own, marked `kiln.serial_loop`.
+  LogicalResult outlineLoops(func::FuncOp func, LLVMTypeConverter &converter,
+                             SymbolTable &symbols, unsigned &counter) {
+    SmallVector<scf::ForOp> forOps(func.getBody().front().getOps<scf::ForOp>());
+    for (scf::ForOp loop : forOps) {
+      if (loop->getNumResults())
+        continue;
+      Operation *op = loop;
+      if (failed(outlinePart(func, ArrayRef<Operation *>(op), converter,
+                             symbols, counter, /*mark=*/true)))
+        return failure();
+    }
+    return success();
   }
 
   /// Cuts `func`'s block into runs of about maxOps ops and outlines them.
@@ -151,7 +174,7 @@ struct OutlineSerialCodePass
 
   LogicalResult outlinePart(func::FuncOp func, ArrayRef<Operation *> part,
                             LLVMTypeConverter &converter, SymbolTable &symbols,
-                            unsigned &counter) {
+                            unsigned &counter, bool mark = false) {
     // Only code with loops is worth a call.
     if (llvm::none_of(part, [](Operation *op) { return op->getNumRegions(); }))
       return success();
@@ -190,6 +213,8 @@ struct OutlineSerialCodePass
     // Called once: LLVM would inline it back.
     callee->setAttr("passthrough",
                     ArrayAttr::get(ctx, {StringAttr::get(ctx, "noinline")}));
+    if (mark)
+      callee->setAttr("kiln.serial_loop", UnitAttr::get(ctx));
     symbols.insert(callee);
     Block *entry = callee.addEntryBlock();
     OpBuilder b = OpBuilder::atBlockBegin(entry);

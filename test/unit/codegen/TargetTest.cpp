@@ -360,6 +360,7 @@ TEST(CPUTarget, PipelineOrder) {
                 "convert-cf-to-llvm",
                 "convert-ub-to-llvm",
                 "reconcile-unrealized-casts",
+                "kiln-merge-serial-loops",
             }));
 }
 

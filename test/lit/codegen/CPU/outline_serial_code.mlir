@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-outline-serial-code{max-ops=10})' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-outline-serial-code{loops=true})' | FileCheck %s --check-prefix=LOOPS
 
 // Over max-ops: the ops move to a noinline function taking a closure (the
 // alloc with its dealloc: nothing after the run uses it). The subview (pure,
@@ -85,6 +86,58 @@ func.func @vector_from_above(%a: memref<64xf32>, %f: f32) {
     %x = vector.load %a[%i] : memref<64xf32>, vector<8xf32>
     %y = arith.addf %x, %v : vector<8xf32>
     vector.store %y, %a[%i] : memref<64xf32>, vector<8xf32>
+  }
+  return
+}
+
+// -----
+
+// loops=true: each top-level loop of a public function moves into a function
+// of its own marked kiln.serial_loop (for kiln-merge-serial-loops), whatever
+// the function's size; the loop with a result, and the private function's
+// loop, stay.
+// LOOPS-LABEL: func.func private @per_loop_serial_0(%{{.*}}: !llvm.ptr)
+// LOOPS-SAME: kiln.serial_loop
+// LOOPS: memref.store %{{.*}} : memref<8xf32>
+// LOOPS-LABEL: func.func private @per_loop_serial_1(%{{.*}}: !llvm.ptr)
+// LOOPS-SAME: kiln.serial_loop
+// LOOPS: memref.store %{{.*}} : memref<8xf32, strided<[1], offset: 8>>
+// LOOPS-LABEL: func.func @per_loop(
+// LOOPS: call @per_loop_serial_0
+// LOOPS: memref.subview
+// LOOPS: call @per_loop_serial_1
+// LOOPS: scf.for {{.*}} iter_args
+// LOOPS-LABEL: func.func private @helper(
+// LOOPS-NEXT: arith.constant
+// LOOPS-NEXT: arith.constant
+// LOOPS-NEXT: arith.constant
+// LOOPS-NEXT: scf.for
+func.func @per_loop(%a: memref<8xf32>, %b: memref<16xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %f = arith.constant 2.0 : f32
+  scf.for %i = %c0 to %c8 step %c1 {
+    memref.store %f, %a[%i] : memref<8xf32>
+  }
+  %view = memref.subview %b[8] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1], offset: 8>>
+  scf.for %i = %c0 to %c8 step %c1 {
+    memref.store %f, %view[%i] : memref<8xf32, strided<[1], offset: 8>>
+  }
+  %sum = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %f) -> f32 {
+    %x = memref.load %a[%i] : memref<8xf32>
+    %y = arith.addf %acc, %x : f32
+    scf.yield %y : f32
+  }
+  return %sum : f32
+}
+func.func private @helper(%a: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %c8 step %c1 {
+    %x = memref.load %a[%i] : memref<8xf32>
+    memref.store %x, %a[%i] : memref<8xf32>
   }
   return
 }
