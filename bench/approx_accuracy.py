@@ -1,6 +1,6 @@
-"""Accuracy of kiln's exp / erf / tanh / log approximations (kiln-approximate-math).
+"""Accuracy of kiln's exp / erf / tanh / log / sigmoid approximations (kiln-approximate-math).
 
-Builds a model computing Exp, Erf, Tanh and Log of one input, compiles it with
+Builds a model computing Exp, Erf, Tanh, Log and Sigmoid of one input, compiles it with
 kiln and bench/approx_accuracy.c with clang, and prints the max error (ulp and
 relative) against double-precision libm over every STEP-th f32 bit pattern.
 Usage: .venv/bin/python bench/approx_accuracy.py [STEP]   (default 64: ~20 s)
@@ -19,7 +19,7 @@ N = 1 << 22  # must match N in approx_accuracy.c
 
 def main():
     step = sys.argv[1] if len(sys.argv) > 1 else "64"
-    ops = ["Exp", "Erf", "Tanh", "Log"]
+    ops = ["Exp", "Erf", "Tanh", "Log", "Sigmoid"]
     graph = helper.make_graph(
         [helper.make_node(op, ["x"], [op.lower()]) for op in ops], "approx",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [N])],

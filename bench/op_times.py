@@ -2,7 +2,7 @@
 """Where a compiled model's run time goes, by ONNX op family.
 
     .venv/bin/python bench/op_times.py MODEL.so [--threads N] [--repeat N] [--top K] [--json F]
-                                       [--onnx MODEL.onnx]
+                                       [--onnx MODEL.onnx [--ort]] [--median]
 
 Runs `kiln-run MODEL.so --profile TRACE --repeat N --threads T` (seeded random inputs;
 one warm-up run, left out) and sums the runtime profile's `kernel` events (one per
@@ -12,7 +12,12 @@ run is the entry's sequential code (small ops not split over threads), shown as
 "(sequential code)". --ort adds onnxruntime's own profile of the same model by op type,
 for setting the two side by side (its fused nodes count under their own types). Per family: ms per run, share of the run, kernels per run, and the
 op types fused into it. bench/loop_times.py gives the same loops' wall vs busiest-thread
-time (waiting at 2 threads); this gives their names.
+time (waiting at 2 threads); this gives their names. --median (both sides) takes each
+kernel's / node's median time per run over the runs instead of the mean, and the run as
+their sum plus the median time outside them: on a shared machine a preempted kernel inflates
+the mean by milliseconds, the median not. Note that kiln fuses activations into its
+kernels (a SiLU into the conv before it) where onnxruntime runs them as nodes of their own
+(QuickGelu): compare a kernel family with the conv plus its activation.
 """
 from __future__ import annotations
 
@@ -55,8 +60,23 @@ def conv_kinds(onnx_path: str) -> dict[str, str]:
     return kinds
 
 
+def per_run_medians(runs: list[dict], events: list[dict], key) -> dict[str, float]:
+    """Per key (a kernel or node name), the median over `runs` of its time (us) in each
+    run: on a shared machine a preempted kernel inflates the mean of its run, not the
+    median over runs (--median)."""
+    import statistics
+    spans = [(r["ts"], r["ts"] + r["dur"]) for r in runs]
+    per_run = collections.defaultdict(lambda: [0.0] * len(runs))
+    for e in events:
+        for i, (lo, hi) in enumerate(spans):
+            if lo <= e["ts"] <= hi:
+                per_run[key(e)][i] += e["dur"]
+                break
+    return {k: statistics.median(v) for k, v in per_run.items()}
+
+
 def profile(kiln_run: pathlib.Path, so: str, threads: int, repeat: int,
-            kinds: dict[str, str] | None = None) -> dict:
+            kinds: dict[str, str] | None = None, median: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         trace = pathlib.Path(tmp) / "trace.json"
         cmd = [str(kiln_run), so, "--threads", str(threads), "--repeat", str(repeat),
@@ -74,6 +94,16 @@ def profile(kiln_run: pathlib.Path, so: str, threads: int, repeat: int,
     kernels = [e for e in events if e.get("cat") == "kernel" and e["ts"] >= start]
     run_us = sum(e["dur"] for e in timed)
     n = len(timed)
+    # --median: each kernel's median time per run (times n, so that the sums below
+    # divide back to it); the run: those plus the median over runs of the time outside
+    # kernels (a preempted run inflates only its own).
+    medians = per_run_medians(timed, kernels, lambda e: e["name"]) if median else None
+    if median:
+        import statistics
+        outside = per_run_medians(timed, [{"ts": r["ts"], "dur": r["dur"]} for r in timed]
+                                  + [{"ts": e["ts"], "dur": -e["dur"]} for e in kernels],
+                                  lambda e: "outside")["outside"]
+        run_us = (sum(medians.values()) + outside) * n
     fam = collections.defaultdict(lambda: {"us": 0.0, "calls": 0, "fused": collections.Counter()})
     by_kernel = collections.defaultdict(float)
     for e in kernels:
@@ -82,11 +112,15 @@ def profile(kiln_run: pathlib.Path, so: str, threads: int, repeat: int,
         if kinds and ops[0] == "Conv":
             key = kinds.get(e["name"].split(" (", 1)[0], "Conv")
         f = fam[key]
-        f["us"] += e["dur"]
         f["calls"] += 1
         for o in set(ops[1:]) - {ops[0]}:
             f["fused"][o] += 1
-        by_kernel[e["name"]] += e["dur"]
+        if medians is None:
+            f["us"] += e["dur"]
+            by_kernel[e["name"]] += e["dur"]
+        elif e["name"] not in by_kernel:
+            f["us"] += medians[e["name"]] * n
+            by_kernel[e["name"]] = medians[e["name"]] * n
     kernel_us = sum(f["us"] for f in fam.values())
     rows = [{"family": k, "ms": v["us"] / n / 1e3, "share": v["us"] / run_us,
              "kernels": v["calls"] / n, "fused": sorted(v["fused"])} for k, v in fam.items()]
@@ -98,7 +132,8 @@ def profile(kiln_run: pathlib.Path, so: str, threads: int, repeat: int,
             "families": rows, "top_kernels": [{"name": k, "ms": v / n / 1e3} for k, v in top]}
 
 
-def ort_profile(onnx_path: str, threads: int, repeat: int, kinds: dict[str, str]) -> dict:
+def ort_profile(onnx_path: str, threads: int, repeat: int, kinds: dict[str, str],
+                median: bool = False) -> dict:
     """onnxruntime's own per-node profile of the same model (ORT_ENABLE_ALL, as bench.py),
     summed by op type (Conv split as above; a fused node counts under its own op type, e.g.
     FusedConv), ms per run after one warm-up run."""
@@ -121,17 +156,28 @@ def ort_profile(onnx_path: str, threads: int, repeat: int, kinds: dict[str, str]
         events = json.loads(pathlib.Path(sess.end_profiling()).read_text())
     runs = [e for e in events if e.get("cat") == "Session" and e["name"] == "model_run"][1:]
     start = runs[0]["ts"]
+    nodes = [e for e in events if e.get("cat") == "Node" and e["ts"] >= start
+             and e["name"].endswith("_kernel_time")]
+    n = len(runs)
+    medians = per_run_medians(runs, nodes, lambda e: e["name"]) if median else None
     fam = collections.defaultdict(float)
-    for e in events:
-        if e.get("cat") != "Node" or e["ts"] < start or not e["name"].endswith("_kernel_time"):
-            continue
+    seen = set()
+    for e in nodes:
         op = e.get("args", {}).get("op_name", "?")
         node = e["name"][: -len("_kernel_time")]
         if op in ("Conv", "FusedConv"):  # FusedConv: a Conv with its activation fused
             op = kinds.get(node) or kinds.get("tensor:" + node.removesuffix("_nchwc"), op)
-        fam[op] += e["dur"]
-    n = len(runs)
+        if medians is None:
+            fam[op] += e["dur"]
+        elif e["name"] not in seen:
+            seen.add(e["name"])
+            fam[op] += medians[e["name"]] * n
     run_us = sum(e["dur"] for e in runs)
+    if median:
+        outside = per_run_medians(runs, [{"ts": r["ts"], "dur": r["dur"]} for r in runs]
+                                  + [{"ts": e["ts"], "dur": -e["dur"]} for e in nodes],
+                                  lambda e: "outside")["outside"]
+        run_us = (sum(medians.values()) + outside) * n
     rows = sorted(({"family": k, "ms": v / n / 1e3, "share": v / run_us} for k, v in fam.items()),
                   key=lambda r: -r["ms"])
     return {"run_ms": run_us / n / 1e3, "runs": n, "families": rows}
@@ -148,12 +194,18 @@ def main() -> int:
                    help="the source model: split Conv by kind and kernel size")
     p.add_argument("--ort", action="store_true",
                    help="also onnxruntime's per-node profile of --onnx by op type (needs onnxruntime)")
+    p.add_argument("--median", action="store_true",
+                   help="each kernel's (node's) median time per run over the runs, summed by "
+                        "family, and the median run, instead of means: steadier on a loaded "
+                        "machine, where a preempted kernel inflates the mean")
     args = p.parse_args()
     build = pathlib.Path(os.environ.get("KILN_BUILD_DIR", ROOT / "build"))
     kinds = conv_kinds(args.onnx) if args.onnx else None
-    res = profile(build / "bin" / "kiln-run", args.model, args.threads, args.repeat, kinds)
+    res = profile(build / "bin" / "kiln-run", args.model, args.threads, args.repeat, kinds,
+                  args.median)
     print(f"{pathlib.Path(args.model).name}: {res['run_ms']:.3f} ms per run "
-          f"({res['runs']} runs, {args.threads} thread(s), profiling on)")
+          f"({res['runs']} runs, {args.threads} thread(s), profiling on"
+          f"{', medians' if args.median else ''})")
     print(f"{'ms/run':>9} {'%run':>6} {'loops':>6}  family (fused into it)")
     for r in res["families"]:
         fused = f" (+{', '.join(r['fused'])})" if r["fused"] else ""
@@ -165,9 +217,10 @@ def main() -> int:
     if args.ort:
         if not args.onnx:
             p.error("--ort needs --onnx")
-        o = ort_profile(args.onnx, args.threads, args.repeat, kinds)
+        o = ort_profile(args.onnx, args.threads, args.repeat, kinds, args.median)
         res["ort"] = o
-        print(f"onnxruntime: {o['run_ms']:.3f} ms per run ({o['runs']} runs, profiling on)")
+        print(f"onnxruntime: {o['run_ms']:.3f} ms per run ({o['runs']} runs, profiling on"
+              f"{', medians' if args.median else ''})")
         for r in o["families"]:
             print(f"{r['ms']:9.3f} {100 * r['share']:5.1f}%  {r['family']}")
     if args.json:

@@ -56,6 +56,10 @@ struct CompileOptions {
   llvm::StringMap<llvm::SmallVector<DimSpec>> inputShapes;
   /// Inputs compiled for one value: input name -> serialized onnx.TensorProto file.
   llvm::StringMap<std::string> specializedInputs;
+  /// `--sequence NAME=N`: a sequence input's number of items (ImportOptions).
+  llvm::StringMap<int64_t> sequenceLengths;
+  /// `--absent NAME`: optional inputs compiled absent (ImportOptions).
+  llvm::SmallVector<std::string> absentInputs;
   /// Keep intermediate files (object, descriptor source) next to the output.
   bool keepIntermediates = false;
   /// Print each phase's time and peak memory to stderr (--time-report).

@@ -592,6 +592,9 @@ LogicalResult compileModel(MLIRContext &context,
     importOptions.inputShapes[entry.getKey()] = entry.getValue();
   for (const auto &entry : options.specializedInputs)
     importOptions.specializedInputs[entry.getKey()] = entry.getValue();
+  for (const auto &entry : options.sequenceLengths)
+    importOptions.sequenceLengths[entry.getKey()] = entry.getValue();
+  importOptions.absentInputs = options.absentInputs;
   FailureOr<OwningOpRef<ModuleOp>> imported =
       importOnnxModel(context, options.modelPath, importOptions);
   if (failed(imported))

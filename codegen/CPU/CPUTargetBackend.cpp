@@ -31,19 +31,6 @@ bool isSupportedElementType(Type type) {
          type.isF64() || onnx::isFloat8Type(type);
 }
 
-/// Arithmetic on an 8-bit float (anything but a constant, a select or a
-/// bitcast of one), which LLVM cannot lower.
-bool computesOnFloat8(Operation *op) {
-  if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
-      isa<arith::ConstantOp, arith::SelectOp, arith::BitcastOp>(op))
-    return false;
-  auto isF8 = [](Type t) {
-    return onnx::isFloat8Type(getElementTypeOrSelf(t));
-  };
-  return llvm::any_of(op->getOperandTypes(), isF8) ||
-         llvm::any_of(op->getResultTypes(), isF8);
-}
-
 /// `expr` (over symbols only) as a C expression of `int64_t symbols[]`
 /// (the shape function's argument; docs/dynamic-shapes.md).
 std::string getSymbolExprC(AffineExpr expr) {
@@ -69,6 +56,21 @@ std::string getSymbolExprC(AffineExpr expr) {
     return "0ll";
   }
 }
+
+} // namespace
+
+bool computesOnFloat8(Operation *op) {
+  if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+      isa<arith::ConstantOp, arith::SelectOp, arith::BitcastOp>(op))
+    return false;
+  auto isF8 = [](Type t) {
+    return onnx::isFloat8Type(getElementTypeOrSelf(t));
+  };
+  return llvm::any_of(op->getOperandTypes(), isF8) ||
+         llvm::any_of(op->getResultTypes(), isF8);
+}
+
+namespace {
 
 class CPUTargetBackend final : public TargetBackend {
 public:

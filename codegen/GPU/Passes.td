@@ -4,6 +4,34 @@
 
 include "mlir/Pass/PassBase.td"
 
+def KilnGPUEmulateNarrowFloatsPass
+    : Pass<"kiln-gpu-emulate-narrow-floats", "mlir::ModuleOp"> {
+  let summary = "Store bf16 as i16 and the float8 types as i8; compute bf16 "
+                "in f32";
+  let description = [{
+    On linalg-on-tensors, first of the GPU pipeline (SPIR-V for Vulkan 1.1
+    has no bf16 or 8-bit float types; NVVM and ROCDL lower no float8 and no
+    bf16 math). Named linalg ops computing on these types are generalized
+    (copy, fill, transpose and broadcast stay); bf16 math ops are extended
+    to f32 (math-extend-to-supported-types) and bf16 arith ops emulated in
+    f32 (arith-emulate-unsupported-floats); the bf16 <-> f32 conversions
+    become integer ops (arith-expand's bf16 patterns), bf16 <-> f64 goes
+    through f32 (rounded to odd first when narrowing: one rounding). Then
+    every bf16 type becomes i16 and every f8E4M3FN / f8E4M3FNUZ / f8E5M2 /
+    f8E5M2FNUZ type i8, in results, block arguments, function types and
+    attributes (constants keep their bits, resource blobs are shared), and
+    the bitcasts between a float and its integer vanish. The bytes of
+    inputs, outputs and weights do not change. An arith or math op other
+    than a constant, select or bitcast still on one of these types (float8
+    arithmetic, which the support check refuses first) is an error naming
+    the node.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 def KilnGPUPrepareLoopsPass
     : Pass<"kiln-gpu-prepare-loops", "mlir::ModuleOp"> {
   let summary = "Make every buffer op of the entry a linalg op whose "
@@ -243,6 +271,20 @@ def KilnSPIRVExactF64Pass : Pass<"kiln-spirv-exact-f64", "mlir::spirv::ModuleOp"
     still fused). f64 in a model is there for its precision; f32 and f16
     arithmetic stay free to contract.
   }];
+}
+
+def KilnSPIRVUnsignedIndexCastsPass
+    : Pass<"kiln-spirv-unsigned-index-casts", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Zero-extend index values that are known to be non-negative";
+  let description = [{
+    Before convert-gpu-to-spirv. Each arith.index_cast and arith.extsi whose
+    operand MLIR's integer range analysis proves non-negative becomes
+    arith.index_castui / arith.extui (the same value), so SPIR-V gets
+    OpUConvert rather than OpSConvert: Mesa 22.3's lavapipe miscompiles an
+    OpSConvert to 64 bits of an OpUMod result that is then compared (Trilu on
+    i64 gave wrong elements). Casts of values that may be negative are kept.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
 def KilnSPIRVGuardZeroTripLoopsPass

@@ -242,12 +242,27 @@ private:
   LogicalResult specializeInputs();
   FailureOr<SmallVector<int>> sortNodes(const onnx::GraphProto &graph);
   LogicalResult importNode(const onnx::NodeProto &node, int index);
+  /// `outputItems` (If only): per node output, -1 for a tensor or the item count of a
+  /// sequence whose items are that many consecutive results.
   FailureOr<SmallVector<Value>>
   importControlFlowNode(const onnx::NodeProto &node, SmallVector<Value> operands,
-                        ArrayRef<NamedAttribute> attrs, int64_t numResults);
+                        ArrayRef<NamedAttribute> attrs, int64_t numResults,
+                        SmallVectorImpl<int64_t> &outputItems);
+  /// Imports `graph` into `block` (its inputs become the block's arguments of
+  /// `argTypes`), or with `block` null inline at the insertion point, its inputs bound to
+  /// `inlineInputs`. Returns its outputs. With `outputItems`, a sequence output is
+  /// returned as its items (and its count recorded there; -1 for a tensor output);
+  /// without, it is an error.
   FailureOr<SmallVector<Value>> importSubgraph(const onnx::GraphProto &graph,
                                                llvm::StringRef attrName, TypeRange argTypes,
-                                               Block *block);
+                                               Block *block,
+                                               ArrayRef<Value> inlineInputs = {},
+                                               SmallVectorImpl<int64_t> *outputItems = nullptr);
+  /// The items of the sequence named `name` (one SequenceAt each; `what` names them).
+  FailureOr<SmallVector<Value>> sequenceItems(llvm::StringRef name, llvm::StringRef what);
+  /// SequenceMap: its body imported inline once per item (the count is known when
+  /// compiling); each output a sequence of the body's results.
+  LogicalResult importSequenceMap(const onnx::NodeProto &node);
   void collectNames(const onnx::GraphProto &graph);
   LogicalResult importConstantNode(const onnx::NodeProto &node);
   LogicalResult buildResults();
@@ -975,19 +990,72 @@ LogicalResult ModelImporter::createFunction() {
     if (!initializerNames.insert(init.name()).second)
       return emitError() << "initializer '" << init.name() << "' is defined twice";
 
+  // Sequence and optional inputs (docs/runtime-api.md, "Sequences and optionals at the
+  // boundary"): an optional is compiled present (its tensor or sequence) unless
+  // --absent names it; a sequence of N items (--sequence NAME=N) is N tensor
+  // arguments NAME[0] .. NAME[N-1], each typed by the sequence's element type (or
+  // --shape NAME[i]=...).
+  auto isAbsent = [&](StringRef name) {
+    return llvm::is_contained(options.absentInputs, name.str());
+  };
+  // The input's type once a present optional is unwrapped.
+  auto presentType = [](const onnx::ValueInfoProto &input) -> const onnx::TypeProto * {
+    if (!input.has_type())
+      return nullptr;
+    const onnx::TypeProto *type = &input.type();
+    if (type->has_optional_type() && type->optional_type().has_elem_type())
+      type = &type->optional_type().elem_type();
+    return type;
+  };
+  auto itemName = [](StringRef name, int64_t i) {
+    return (name + "[" + Twine(i) + "]").str();
+  };
+
   // An unknown --shape name is reported first: it is likely why an input
   // still looks dynamic.
-  SmallVector<std::string> graphInputs;
-  for (const onnx::ValueInfoProto &input : graph.input())
-    if (!initializerNames.contains(input.name()))
-      graphInputs.push_back(input.name());
+  SmallVector<std::string> graphInputs, sequenceInputs, optionalInputs;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializerNames.contains(input.name()))
+      continue;
+    graphInputs.push_back(input.name());
+    if (input.has_type() && input.type().has_optional_type())
+      optionalInputs.push_back(input.name());
+    const onnx::TypeProto *type = presentType(input);
+    if (type && type->has_sequence_type() && !isAbsent(input.name())) {
+      sequenceInputs.push_back(input.name());
+      auto n = options.sequenceLengths.find(input.name());
+      for (int64_t i = 0; n != options.sequenceLengths.end() && i < n->second; ++i)
+        graphInputs.push_back(itemName(input.name(), i));
+    }
+  }
+  auto listNames = [](InFlightDiagnostic &diag, ArrayRef<std::string> names) {
+    if (names.empty())
+      diag << " none";
+    for (const std::string &name : names)
+      diag << " '" << name << "'";
+  };
   for (const auto &entry : options.inputShapes)
     if (!llvm::is_contained(graphInputs, entry.getKey().str())) {
       InFlightDiagnostic diag = emitError();
       diag << "--shape names '" << entry.getKey() << "', which is not an input of the "
            << "model (inputs:";
-      for (const std::string &name : graphInputs)
-        diag << " '" << name << "'";
+      listNames(diag, graphInputs);
+      return diag << ")";
+    }
+  for (const auto &entry : options.sequenceLengths)
+    if (!llvm::is_contained(sequenceInputs, entry.getKey().str())) {
+      InFlightDiagnostic diag = emitError();
+      diag << "--sequence names '" << entry.getKey()
+           << "', which is not a sequence input of the model (sequence inputs:";
+      listNames(diag, sequenceInputs);
+      return diag << ")";
+    }
+  for (const std::string &name : options.absentInputs)
+    if (!llvm::is_contained(optionalInputs, name)) {
+      InFlightDiagnostic diag = emitError();
+      diag << "--absent names '" << name
+           << "', which is not an optional input of the model (optional inputs:";
+      listNames(diag, optionalInputs);
       return diag << ")";
     }
 
@@ -995,6 +1063,8 @@ LogicalResult ModelImporter::createFunction() {
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
   llvm::StringSet<> inputNames;
+  // Sequence inputs: name -> their items' argument numbers.
+  SmallVector<std::pair<std::string, SmallVector<unsigned>>> sequenceArgs;
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (input.name().empty())
       return emitError() << "a graph input has an empty name";
@@ -1002,11 +1072,59 @@ LogicalResult ModelImporter::createFunction() {
       return emitError() << "graph input '" << input.name() << "' is listed twice";
     if (initializerNames.contains(input.name()))
       continue;
+    if (isAbsent(input.name())) {
+      sequenceScope.absentOptionals.insert(input.name());
+      continue;
+    }
+    const onnx::TypeProto *type = presentType(input);
+    if (type && type->has_sequence_type()) {
+      const onnx::TypeProto::Sequence &seq = type->sequence_type();
+      if (!seq.has_elem_type() || !seq.elem_type().has_tensor_type())
+        return emitError() << "input '" << input.name()
+                           << "' is a sequence of non-tensors (kiln takes sequences of "
+                              "tensors only)";
+      auto n = options.sequenceLengths.find(input.name());
+      if (n == options.sequenceLengths.end())
+        return emitError() << "input '" << input.name()
+                           << "' is a sequence: give its number of items with --sequence "
+                           << input.name() << "=N (the items are then the inputs '"
+                           << input.name() << "[0]' ...; docs/runtime-api.md)";
+      SmallVector<unsigned> items;
+      for (int64_t i = 0; i < n->second; ++i) {
+        onnx::ValueInfoProto item;
+        item.set_name(itemName(input.name(), i));
+        *item.mutable_type() = seq.elem_type();
+        // Items may differ in size: a dim the element type names is one symbol per
+        // item, never shared between items or with other inputs.
+        onnx::TensorShapeProto *shape = item.mutable_type()->mutable_tensor_type()->has_shape()
+                                            ? item.mutable_type()->mutable_tensor_type()->mutable_shape()
+                                            : nullptr;
+        for (int d = 0; shape && d < shape->dim_size(); ++d)
+          if (shape->dim(d).has_dim_param())
+            shape->mutable_dim(d)->clear_dim_param();
+        if (inputNames.contains(item.name()))
+          return emitError() << "input '" << item.name() << "' of sequence '" << input.name()
+                             << "' has the name of another graph input";
+        SmallVector<int64_t> abiDims;
+        FailureOr<RankedTensorType> itemType = inputType(item, abiDims);
+        if (failed(itemType))
+          return failure();
+        items.push_back(argTypes.size());
+        argTypes.push_back(*itemType);
+        argNames.push_back(item.name());
+        argDims.push_back(abiDims);
+      }
+      sequenceArgs.push_back({input.name(), std::move(items)});
+      continue;
+    }
+    onnx::ValueInfoProto present = input;
+    if (type && type != &input.type())
+      *present.mutable_type() = *type;
     SmallVector<int64_t> abiDims;
-    FailureOr<RankedTensorType> type = inputType(input, abiDims);
-    if (failed(type))
+    FailureOr<RankedTensorType> argType = inputType(present, abiDims);
+    if (failed(argType))
       return failure();
-    argTypes.push_back(*type);
+    argTypes.push_back(*argType);
     argNames.push_back(input.name());
     argDims.push_back(abiDims);
   }
@@ -1017,6 +1135,12 @@ LogicalResult ModelImporter::createFunction() {
   for (auto [i, name] : llvm::enumerate(argNames)) {
     func.setArgAttr(i, "onnx.name", builder.getStringAttr(name));
     values[name] = entry->getArgument(i);
+  }
+  for (const auto &[name, items] : sequenceArgs) {
+    SequenceValue seq;
+    for (unsigned arg : items)
+      seq.push_back({entry->getArgument(arg), /*stacked=*/false});
+    sequenceScope.sequences[name] = std::move(seq);
   }
   // Symbolic dims (docs/dynamic-shapes.md): the function's symbol table
   // `kiln.symbols` ([name, min, max], max -1 = unbounded) and each symbolic
@@ -1204,6 +1328,8 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
   if (original.op_type() == "Constant")
     return importConstantNode(original);
   // Sequences and optionals are followed at compile time (Sequences.h).
+  if (original.op_type() == "SequenceMap")
+    return importSequenceMap(original);
   if (isSequenceOrOptionalOp(original.op_type()) ||
       (original.op_type() == "Identity" && original.input_size() == 1 &&
        (sequenceScope.sequences.count(original.input(0)) ||
@@ -1344,13 +1470,33 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
   }
 
   if (regionOp) {
+    SmallVector<int64_t> outputItems;
     FailureOr<SmallVector<Value>> results =
-        importControlFlowNode(node, operands, attrs, numResults);
+        importControlFlowNode(node, operands, attrs, numResults, outputItems);
     if (failed(results))
       return failure();
-    for (int i = 0; i < numOutputs; ++i)
-      if (!node.output(i).empty())
-        values[node.output(i)] = (*results)[i];
+    if (outputItems.empty()) {
+      for (int i = 0; i < numOutputs; ++i)
+        if (!node.output(i).empty())
+          values[node.output(i)] = (*results)[i];
+      return success();
+    }
+    // An If's outputs: a sequence output is its items, consecutive results.
+    size_t next = 0;
+    for (auto [i, items] : llvm::enumerate(outputItems)) {
+      bool bound = static_cast<int>(i) < numOutputs && !node.output(i).empty();
+      if (items < 0) {
+        if (bound)
+          values[node.output(i)] = (*results)[next];
+        ++next;
+        continue;
+      }
+      SequenceValue seq;
+      for (int64_t k = 0; k < items; ++k)
+        seq.push_back({(*results)[next++], /*stacked=*/false});
+      if (bound)
+        sequenceScope.sequences[node.output(i)] = std::move(seq);
+    }
     return success();
   }
 
@@ -1388,7 +1534,9 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &original, int ind
 /// imported; it reads those of the enclosing graphs.
 FailureOr<SmallVector<Value>>
 ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef attrName,
-                              TypeRange argTypes, Block *block) {
+                              TypeRange argTypes, Block *block,
+                              ArrayRef<Value> inlineInputs,
+                              SmallVectorImpl<int64_t> *outputItems) {
   // The node holding the subgraph: its nodes' imports change the current node.
   std::string parentName = currentNodeName, parentOpType = currentOpType;
   Location parentLoc = currentLoc;
@@ -1428,7 +1576,8 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef att
   });
 
   OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(block);
+  if (block)
+    builder.setInsertionPointToEnd(block);
   for (auto [i, input] : llvm::enumerate(graph.input())) {
     if (input.name().empty())
       return fail() << "input " << i << " has no name";
@@ -1442,7 +1591,7 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef att
                       << dataTypeName(input.type().tensor_type().elem_type()) << " but "
                       << parentOpType << " passes " << type;
     }
-    values[input.name()] = block->addArgument(type, parentLoc);
+    values[input.name()] = block ? Value(block->addArgument(type, parentLoc)) : inlineInputs[i];
   }
   for (const onnx::TensorProto &init : graph.initializer()) {
     Location loc = nodeLoc(namePrefix + init.name());
@@ -1458,8 +1607,21 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef att
     if (failed(importNode(graph.node(index), index)))
       return failure();
   SmallVector<Value> outputs;
+  if (outputItems)
+    outputItems->clear();
   for (const onnx::ValueInfoProto &output : graph.output()) {
     Value v = values.lookup(output.name());
+    if (!v && outputItems && sequenceScope.sequences.count(output.name())) {
+      FailureOr<SmallVector<Value>> items = sequenceItems(
+          output.name(), parentName + "/" + attrName.str() + "/" + output.name());
+      if (failed(items))
+        return failure();
+      outputItems->push_back(items->size());
+      outputs.append(items->begin(), items->end());
+      continue;
+    }
+    if (outputItems)
+      outputItems->push_back(-1);
     if (!v && (sequenceScope.sequences.count(output.name()) ||
                sequenceScope.absentOptionals.contains(output.name())))
       return fail() << "output '" << output.name() << "' is a sequence or optional, "
@@ -1478,7 +1640,9 @@ ModelImporter::importSubgraph(const onnx::GraphProto &graph, llvm::StringRef att
 FailureOr<SmallVector<Value>>
 ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
                                      SmallVector<Value> operands,
-                                     ArrayRef<NamedAttribute> attrs, int64_t numResults) {
+                                     ArrayRef<NamedAttribute> attrs, int64_t numResults,
+                                     SmallVectorImpl<int64_t> &outputItems) {
+  outputItems.clear();
   StringRef opType = node.op_type();
   auto graphAttr = [&](StringRef name) -> const onnx::GraphProto * {
     for (const onnx::AttributeProto &attr : node.attribute())
@@ -1502,12 +1666,13 @@ ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
     if (cond && cond->size() == 1) {
       bool taken = (*cond)[0] != 0;
       StringRef name = taken ? "then_branch" : "else_branch";
-      FailureOr<SmallVector<Value>> results = importSubgraph(
-          taken ? *thenGraph : *elseGraph, name, {}, builder.getInsertionBlock());
+      FailureOr<SmallVector<Value>> results =
+          importSubgraph(taken ? *thenGraph : *elseGraph, name, {},
+                         builder.getInsertionBlock(), {}, &outputItems);
       if (failed(results))
         return failure();
-      if (static_cast<int64_t>(results->size()) != numResults)
-        return emitNodeError() << name << " has " << results->size()
+      if (static_cast<int64_t>(outputItems.size()) != numResults)
+        return emitNodeError() << name << " has " << outputItems.size()
                                << " outputs but the If has " << numResults;
       return results;
     }
@@ -1583,20 +1748,64 @@ ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
   for (size_t i = 0; i < regions.size(); ++i)
     state.addRegion();
   Operation *op = builder.create(state);
+  bool isIf = opType == "If";
+  SmallVector<int64_t> firstItems;
   for (auto [region, entry] : llvm::zip(op->getRegions(), regions)) {
     auto &[name, graph, argTypes] = entry;
     Block *block = new Block();
     region.push_back(block);
-    FailureOr<SmallVector<Value>> outputs = importSubgraph(*graph, name, argTypes, block);
+    // An If's branches may yield sequences (their items), of one structure.
+    SmallVector<int64_t> items;
+    FailureOr<SmallVector<Value>> outputs =
+        importSubgraph(*graph, name, argTypes, block, {}, isIf ? &items : nullptr);
+    if (succeeded(outputs) && isIf && !firstItems.empty() && items != firstItems) {
+      for (auto [i, pair] : llvm::enumerate(llvm::zip(firstItems, items))) {
+        auto [a, b] = pair;
+        if (a == b)
+          continue;
+        auto what = [](int64_t n) {
+          return n < 0 ? std::string("a tensor")
+                       : "a sequence of " + std::to_string(n) + " items";
+        };
+        emitNodeError() << "output " << i << " is " << what(a) << " in then_branch but "
+                        << what(b) << " in else_branch (kiln follows sequences at compile "
+                        << "time: both branches must make the same number of items)";
+        break;
+      }
+      outputs = failure();
+    }
     if (failed(outputs)) {
       op->erase();
       return failure();
     }
+    if (isIf && firstItems.empty())
+      firstItems = items;
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToEnd(block);
     kiln::onnx::YieldOp::create(builder, currentLoc, *outputs);
   }
   int numOutputs = node.output_size();
+  if (isIf && llvm::any_of(firstItems, [](int64_t n) { return n >= 0; })) {
+    // Sequence outputs: the If yields their items, one result each.
+    int64_t total = 0;
+    for (int64_t n : firstItems)
+      total += n < 0 ? 1 : n;
+    OperationState flat(currentLoc, op->getName());
+    flat.addOperands(op->getOperands());
+    flat.addTypes(SmallVector<Type>(total, builder.getNoneType()));
+    flat.addAttributes(attrs);
+    for (unsigned i = 0; i < op->getNumRegions(); ++i)
+      flat.addRegion();
+    Operation *flatOp = builder.create(flat);
+    for (auto [from, to] : llvm::zip(op->getRegions(), flatOp->getRegions()))
+      to.takeBody(from);
+    op->erase();
+    op = flatOp;
+    outputItems.assign(firstItems.begin(), firstItems.end());
+    return kiln::onnx::completeONNXOp(builder, op, attrs,
+                                      [&](Operation *) { return emitNodeError(); },
+                                      [](unsigned) { return true; });
+  }
   auto isUsed = [&](unsigned i) {
     return static_cast<int>(i) < numOutputs && !node.output(i).empty();
   };
@@ -1604,9 +1813,101 @@ ModelImporter::importControlFlowNode(const onnx::NodeProto &node,
                                     [&](Operation *) { return emitNodeError(); }, isUsed);
 }
 
+FailureOr<SmallVector<Value>> ModelImporter::sequenceItems(llvm::StringRef name,
+                                                           llvm::StringRef what) {
+  // Each item taken with a SequenceAt at a constant position (a stacked segment's item
+  // is a Gather along its axis 0).
+  int64_t length = 0;
+  for (const SequenceSegment &segment : sequenceScope.sequences.lookup(name))
+    length += segment.stacked
+                  ? cast<RankedTensorType>(segment.value.getType()).getDimSize(0)
+                  : 1;
+  std::string nodeName = currentNodeName, opType = currentOpType;
+  Location loc = currentLoc;
+  SmallVector<Value> items;
+  for (int64_t i = 0; i < length; ++i) {
+    onnx::NodeProto at;
+    at.set_op_type("SequenceAt");
+    at.set_name(what.str());
+    at.add_input(name.str());
+    at.add_input(addConstant(
+        DenseElementsAttr::get(RankedTensorType::get({}, builder.getI64Type()), i),
+        "position"));
+    at.add_output(freshName(name.str() + ".item"));
+    LogicalResult ok = importNewestNode(at);
+    currentNodeName = nodeName;
+    currentOpType = opType;
+    currentLoc = loc;
+    if (failed(ok))
+      return failure();
+    items.push_back(values.lookup(at.output(0)));
+  }
+  return items;
+}
+
+LogicalResult ModelImporter::importSequenceMap(const onnx::NodeProto &node) {
+  const onnx::GraphProto *body = nullptr;
+  for (const onnx::AttributeProto &attr : node.attribute())
+    if (attr.name() == "body" && attr.has_g())
+      body = &attr.g();
+  if (!body)
+    return emitNodeError() << "required subgraph attribute 'body' is missing";
+  if (node.input_size() < 1 || !sequenceScope.sequences.count(node.input(0)))
+    return emitNodeError() << "input 0 ('" << (node.input_size() ? node.input(0) : "")
+                           << "') is not a sequence";
+  if (body->input_size() != node.input_size() || body->output_size() != node.output_size())
+    return emitNodeError() << "subgraph 'body' has " << body->input_size() << " inputs and "
+                           << body->output_size() << " outputs, but the node has "
+                           << node.input_size() << " and " << node.output_size();
+  // Per input: its items (a sequence) or the tensor every iteration reads.
+  SmallVector<SmallVector<Value>> items;
+  SmallVector<Value> tensors;
+  size_t length = 0;
+  for (auto [i, in] : llvm::enumerate(node.input())) {
+    if (sequenceScope.sequences.count(in)) {
+      FailureOr<SmallVector<Value>> got = sequenceItems(in, currentNodeName);
+      if (failed(got))
+        return failure();
+      if (i && got->size() != length)
+        return emitNodeError() << "sequence '" << in << "' has " << got->size()
+                               << " items, but '" << node.input(0) << "' has " << length;
+      length = got->size();
+      items.push_back(std::move(*got));
+      tensors.push_back(Value());
+      continue;
+    }
+    Value v = values.lookup(in);
+    if (!v)
+      return emitNodeError() << "input '" << in << "' is not a tensor or sequence";
+    items.emplace_back();
+    tensors.push_back(v);
+  }
+  // The body once per item, inline (the items may differ in shape).
+  SmallVector<SequenceValue> results(node.output_size());
+  for (size_t k = 0; k < length; ++k) {
+    SmallVector<Value> inputs;
+    SmallVector<Type> types;
+    for (auto [i, t] : llvm::enumerate(tensors)) {
+      inputs.push_back(t ? t : items[i][k]);
+      types.push_back(inputs.back().getType());
+    }
+    FailureOr<SmallVector<Value>> outs =
+        importSubgraph(*body, ("body[" + Twine(k) + "]").str(), types, nullptr, inputs);
+    if (failed(outs))
+      return failure();
+    for (auto [j, v] : llvm::enumerate(*outs))
+      results[j].push_back({v, /*stacked=*/false});
+  }
+  for (auto [j, out] : llvm::enumerate(node.output()))
+    if (!out.empty())
+      sequenceScope.sequences[out] = std::move(results[j]);
+  return success();
+}
+
 LogicalResult ModelImporter::buildResults() {
   const onnx::GraphProto &graph = model.graph();
   SmallVector<Value> returned;
+  SmallVector<std::string> returnedNames;
   llvm::StringSet<> outputNames;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     // The runtime binds outputs by name: two with one name could never both be read.
@@ -1614,10 +1915,32 @@ LogicalResult ModelImporter::buildResults() {
       return emitError() << "graph output '" << output.name()
                          << "' is listed twice; outputs need distinct names";
     Value v = values.lookup(output.name());
-    if (!v && (sequenceScope.sequences.count(output.name()) ||
-               sequenceScope.absentOptionals.contains(output.name())))
+    if (!v && sequenceScope.absentOptionals.contains(output.name()))
       return emitError() << "graph output '" << output.name()
-                         << "' is a sequence or optional (the runtime passes tensors only)";
+                         << "' is an empty optional (an optional output must hold its "
+                            "value: docs/runtime-api.md)";
+    auto seq = sequenceScope.sequences.find(output.name());
+    if (!v && seq != sequenceScope.sequences.end()) {
+      // A sequence output is its items, the outputs NAME[0] .. NAME[N-1] (docs/runtime-api.md).
+      FailureOr<SmallVector<Value>> got =
+          sequenceItems(output.name(), "output '" + output.name() + "'");
+      if (failed(got))
+        return failure();
+      SmallVector<Value> items = std::move(*got);
+      if (items.empty())
+        return emitError() << "graph output '" << output.name()
+                           << "' is an empty sequence (a sequence output is its items, "
+                              "so it needs at least one)";
+      for (auto [i, item] : llvm::enumerate(items)) {
+        std::string name = (output.name() + "[" + Twine(i) + "]").str();
+        if (!outputNames.insert(name).second)
+          return emitError() << "graph output '" << name << "' (an item of sequence '"
+                             << output.name() << "') has the name of another output";
+        returned.push_back(item);
+        returnedNames.push_back(name);
+      }
+      continue;
+    }
     if (!v)
       return emitError() << "graph output '" << output.name()
                          << "' is not produced by any node, input or initializer";
@@ -1644,6 +1967,7 @@ LogicalResult ModelImporter::buildResults() {
       }
     }
     returned.push_back(v);
+    returnedNames.push_back(output.name());
   }
   func::ReturnOp::create(builder, fileLoc, returned);
   SmallVector<Type> resultTypes;
@@ -1651,8 +1975,8 @@ LogicalResult ModelImporter::buildResults() {
     resultTypes.push_back(v.getType());
   func.setFunctionType(
       builder.getFunctionType(func.getFunctionType().getInputs(), resultTypes));
-  for (auto [i, output] : llvm::enumerate(graph.output()))
-    func.setResultAttr(i, "onnx.name", builder.getStringAttr(output.name()));
+  for (auto [i, name] : llvm::enumerate(returnedNames))
+    func.setResultAttr(i, "onnx.name", builder.getStringAttr(name));
   return success();
 }
 

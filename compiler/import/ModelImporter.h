@@ -31,6 +31,13 @@ struct ImportOptions {
   /// holding one serialized onnx.TensorProto. The input stays an argument of the
   /// compiled model; a run given another value fails with a status naming the input.
   llvm::StringMap<std::string> specializedInputs;
+  /// Sequence inputs (`--sequence NAME=N`): input name -> its number of items. The
+  /// items are the compiled model's inputs `NAME[0]` .. `NAME[N-1]` (docs/runtime-api.md:
+  /// "Sequences and optionals at the boundary").
+  llvm::StringMap<int64_t> sequenceLengths;
+  /// Optional inputs compiled absent (`--absent NAME`): no argument; an optional
+  /// input not named here is compiled present (its tensor or sequence).
+  llvm::SmallVector<std::string> absentInputs;
 };
 
 /// Reads the ONNX model at `modelPath` and builds its `onnx` dialect module: every node

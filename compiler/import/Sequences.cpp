@@ -164,9 +164,10 @@ private:
   FailureOr<int64_t> constantPosition(int i, int64_t length, int64_t extra) {
     std::optional<SmallVector<int64_t>> pos = ctx.getConstantInts(input(i));
     if (!pos || pos->size() != 1)
-      return error() << "position '" << input(i)
-                     << "' is not a constant scalar (kiln follows sequences at compile "
-                        "time; SequenceAt alone takes a run-time position)";
+      return error() << "the position depends on a non-constant input 'position' ('"
+                     << input(i)
+                     << "'; kiln follows sequences at compile time, SequenceAt alone takes "
+                        "a run-time position: --specialize fixes it)";
     int64_t p = (*pos)[0];
     if (p < -length || p >= length + extra)
       return error() << "position " << p << " is out of range for a sequence of " << length
@@ -239,6 +240,14 @@ private:
     }
     if (pieces.empty())
       return error() << "the sequence is empty";
+    // Items of one type with dims decided at run time (`?`: a sequence input's items,
+    // each with its own symbols) may still differ in size: stacking them would read
+    // past the smaller ones.
+    if (pieces.size() > 1 && !item->hasStaticShape())
+      return error() << "the sequence's items are " << *item
+                     << ", whose sizes are decided at run time and may differ: they "
+                        "cannot be indexed at run time (--shape fixes a sequence "
+                        "input's items)";
     if (pieces.size() == 1)
       return ctx.lookupValue(pieces[0]);
     return b.build1("Concat", pieces,
@@ -480,9 +489,10 @@ LogicalResult SequenceImport::splitToSequence() {
   }
   std::optional<SmallVector<int64_t>> split = ctx.getConstantInts(input(1));
   if (!split)
-    return error() << "split '" << input(1)
-                   << "' is not a constant (the number of items would be decided at run "
-                      "time)";
+    return error() << "the number of items depends on a non-constant input 'split' ('"
+                   << input(1)
+                   << "'; the number of items would be decided at run time: --specialize "
+                      "fixes it)";
   Value splitValue = ctx.lookupValue(input(1));
   SmallVector<int64_t> sizes;
   if (cast<RankedTensorType>(splitValue.getType()).getRank() == 0) {

@@ -8,9 +8,12 @@
 // Concat, SequenceAt a Gather, which takes a run-time position) or constants
 // (SequenceLength, OptionalHasElement). A Loop that appends one item per iteration to a
 // loop-carried sequence is rewritten to give that item as a scan output (one stacked
-// segment of the sequence after the loop): the loop stays a loop. Where a sequence or
-// optional would have to exist at run time (a graph input or output, an If output, a
-// length that depends on the run), the node is rejected by name (docs/architecture.md).
+// segment of the sequence after the loop): the loop stays a loop. A sequence graph input
+// or output is its items, the tensors NAME[0] .. NAME[N-1] (--sequence NAME=N for an
+// input; docs/runtime-api.md), and SequenceMap imports its body once per item
+// (ModelImporter). Where a sequence or optional would have to exist at run time (an If
+// output, a length that depends on the run), the node is rejected by name
+// (docs/architecture.md).
 //
 //===----------------------------------------------------------------------===//
 

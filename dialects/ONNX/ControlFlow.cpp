@@ -138,6 +138,19 @@ std::optional<int64_t> getStaticTripCount(LoopOp loop) {
   return std::max<int64_t>((*m)[0], 0);
 }
 
+bool hasTripCountBeforeLoop(LoopOp loop) {
+  if (isNoneValue(loop.getM()))
+    return false;
+  Block &body = loop.getBody().front();
+  if (body.getNumArguments() < 2 || body.empty())
+    return false;
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield || yield.getOutputs().empty())
+    return false;
+  Value next = yield.getOutputs().front();
+  return next == body.getArgument(1) || isConstantTrue(next);
+}
+
 //===----------------------------------------------------------------------===//
 // Verifiers
 //===----------------------------------------------------------------------===//

@@ -21,6 +21,12 @@ namespace kiln::onnx {
 /// run-time value).
 std::optional<int64_t> getStaticTripCount(LoopOp loop);
 
+/// Whether the number of iterations `loop` runs is known when it starts: it has a
+/// trip count M and its body yields constant true or its own condition argument. Then
+/// it runs `cond ? max(M, 0) : 0` times (`cond` its initial condition, true when
+/// absent), which the lowering computes before the loop (the scan outputs' run dim).
+bool hasTripCountBeforeLoop(LoopOp loop);
+
 /// Whether `value` is a constant whose single element is true (a tensor<i1>
 /// of one element).
 bool isConstantTrue(mlir::Value value);

@@ -29,6 +29,7 @@
 #include "passes/Transforms/Passes.h"
 
 #include "dialects/ONNX/ConstantValues.h"
+#include "dialects/ONNX/ControlFlow.h"
 #include "dialects/ONNX/Diagnostics.h"
 #include "dialects/ONNX/ONNXOps.h"
 #include "dialects/ONNX/ShapeInference/ShapeHelpers.h"
@@ -559,6 +560,31 @@ struct KilnSymbolicShapesPass
                         isa<onnx::CompressOp>(op)   ? "condition"
                         : isa<onnx::NonZeroOp>(op) ? "X"
                                                    : "scores");
+    }
+    // A Loop whose number of iterations is known only when it starts (a
+    // computed trip count): its scan outputs share one run symbol, their axis 0
+    // (shape inference left it `?`); the carried values are static.
+    if (auto loop = dyn_cast<onnx::LoopOp>(op)) {
+      unsigned carried = onnx::getNumCarried(loop);
+      bool runLength = false;
+      for (unsigned i = carried; i < op->getNumResults(); ++i)
+        runLength |= cast<RankedTensorType>(op->getResult(i).getType())
+                         .isDynamicDim(0);
+      if (!runLength)
+        return success();
+      handledByRunDims = true;
+      StringRef input = onnx::isRunTimeOperand(op, 0) ? "M" : "cond";
+      AffineExpr trips;
+      for (unsigned i = 0; i < op->getNumResults(); ++i) {
+        Dims known;
+        if (i >= carried && trips)
+          known.push_back(trips);
+        if (failed(setRunDims(op, i, known, input)))
+          return failure();
+        if (i >= carried && !trips)
+          trips = get(op->getResult(i))[0];
+      }
+      return success();
     }
     // Unique: one run symbol, the number of unique slices, for Y's axis,
     // indices and counts; inverse_indices is static.

@@ -171,18 +171,31 @@ def compile(model: str | os.PathLike, output: str | os.PathLike, *,
             name: str | None = None, emit: str | None = None,
             specialize: Mapping[str, str | os.PathLike] | None = None,
             precision: str | None = None, device: str | None = None,
-            keep_intermediates: bool = False) -> Path:
+            keep_intermediates: bool = False,
+            sequence: Mapping[str, int] | None = None,
+            absent: Sequence[str] | None = None) -> Path:
     """Runs `kiln compile MODEL -o OUTPUT` with the matching flags (see
     `kiln --help`) and returns OUTPUT. A failure raises CompileError with
     kiln's diagnostics. `device` is `--device` ("vulkan:SEL" compiles for
     "vulkan"; None and "auto" compile for the CPU); a sequence of devices
     (["cpu", "vulkan"]) or a comma-separated list compiles one artifact holding
-    each."""
+    each. `sequence` gives each sequence input's number of items (`--sequence
+    NAME=N`: the inputs NAME[0] .. NAME[N-1]), `absent` the optional inputs
+    compiled empty (`--absent NAME`)."""
     check_device(device)
     exe = find_kiln()
     cmd = [str(exe), "compile", os.fspath(model), "-o", os.fspath(output)]
     cmd += _args(device, target, cpu, shape, name, emit, specialize, precision,
                  keep_intermediates)
+    for input_name, count in (sequence or {}).items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise InvalidArgument(
+                f"sequence['{input_name}'] must be a number of items >= 0, got {count!r}")
+        cmd += ["--sequence", f"{input_name}={count}"]
+    if isinstance(absent, str):
+        raise InvalidArgument("absent must be a list of input names, not a string")
+    for input_name in absent or ():
+        cmd += ["--absent", str(input_name)]
     proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if proc.returncode != 0:
         message = proc.stderr.strip() or f"kiln exited with status {proc.returncode}"

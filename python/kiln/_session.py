@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -77,6 +78,18 @@ def _raw(a: np.ndarray) -> np.ndarray:
     return a.view(bits) if bits is not None and a.dtype != bits else a
 
 
+def _sequences(names: Sequence[str]) -> dict[str, list[str]]:
+    """The sequences among a model's inputs or outputs: NAME -> [NAME[0], ...] for each
+    NAME whose items NAME[0] .. NAME[N-1] are all there (and no tensor is NAME)."""
+    found: dict[str, dict[int, str]] = {}
+    for name in names:
+        m = re.fullmatch(r"(.+)\[(0|[1-9][0-9]*)\]", name)
+        if m:
+            found.setdefault(m.group(1), {})[int(m.group(2))] = name
+    return {base: [items[i] for i in range(len(items))] for base, items in found.items()
+            if base not in names and sorted(items) == list(range(len(items)))}
+
+
 class InferenceSession:
     """A compiled model, opened once and run many times.
 
@@ -134,6 +147,10 @@ class InferenceSession:
         self._sized_per_run = any(isinstance(d, str) for o in self._outputs for d in o.shape)
         self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
         self._all_output_names = [o.name for o in self._outputs]
+        # Sequences at the boundary (docs/python.md): a sequence is the tensors
+        # NAME[0] .. NAME[N-1]; run() takes and returns it as a list.
+        self._input_sequences = _sequences([i.name for i in self._inputs])
+        self._output_sequences = _sequences(self._all_output_names)
 
     @property
     def device(self) -> str:
@@ -175,16 +192,32 @@ class InferenceSession:
             raise InvalidArgument(
                 f"input_feed must be a mapping of input names to arrays, "
                 f"got {type(input_feed).__name__}")
-        wanted: list[int] | None = None
+        wanted: list[int | list[int]] | None = None
         if output_names:
             if isinstance(output_names, str):
                 raise InvalidArgument("output_names must be a list of names, not a string")
             # An unknown name raises the runtime's NotFound, listing the outputs.
             wanted = [self._output_index[n] if n in self._output_index
+                      else [self._output_index[i] for i in self._output_sequences[n]]
+                      if n in self._output_sequences
                       else self._model.find_output(n) for n in output_names]
         names: list[str] = []
         arrays: list[np.ndarray] = []
+        feed: list[tuple[str, Any]] = []
         for name, value in input_feed.items():
+            items = self._input_sequences.get(name)
+            if items is None or name in self._input_by_name:
+                feed.append((name, value))
+                continue
+            if isinstance(value, np.ndarray) or not isinstance(value, (list, tuple)):
+                raise InvalidArgument(
+                    f"input '{name}' is a sequence of {len(items)} tensors: pass a list")
+            if len(value) != len(items):
+                raise InvalidArgument(
+                    f"input '{name}' is a sequence of {len(items)} tensors (compiled "
+                    f"with --sequence {name}={len(items)}), got {len(value)}")
+            feed += list(zip(items, value))
+        for name, value in feed:
             if not isinstance(name, str):
                 raise InvalidArgument(f"input names must be strings, got {name!r}")
             a = value if isinstance(value, np.ndarray) else np.asarray(value)
@@ -217,5 +250,15 @@ class InferenceSession:
             self._model.run(names, arrays, self._all_output_names,
                             [_raw(o) for o in outputs])
         if wanted is None:
-            return outputs
-        return [outputs[i] for i in wanted]
+            # In model order, a sequence output's items as one list.
+            wanted, seen = [], set()
+            for i, name in enumerate(self._all_output_names):
+                seq = next((s for s, items in self._output_sequences.items()
+                            if name in items), None)
+                if seq is None:
+                    wanted.append(i)
+                elif seq not in seen:
+                    seen.add(seq)
+                    wanted.append([self._output_index[n] for n in self._output_sequences[seq]])
+        return [[outputs[j] for j in i] if isinstance(i, list) else outputs[i]
+                for i in wanted]

@@ -160,16 +160,91 @@ def load_data_sets(folder: Path, model) -> list[tuple[dict, list]]:
     return sets
 
 
+class Absent:
+    """An optional input or output holding nothing."""
+
+    def __repr__(self):
+        return "Absent"
+
+
+ABSENT = Absent()
+
+
 def _read_tensor(path: Path, info):
-    """A TensorProto as a numpy array; other kinds (sequence, optional, map) as None (kiln
-    rejects such graphs before they run)."""
+    """A TensorProto as a numpy array, a SequenceProto of tensors as a list of them, an
+    OptionalProto as its value or ABSENT; other kinds (maps, sequences of non-tensors) as
+    None (kiln rejects such graphs before they run)."""
+    import onnx
     from onnx import TensorProto, numpy_helper
 
-    if info.type.WhichOneof("value") != "tensor_type":
+    kind = info.type.WhichOneof("value")
+    if kind == "tensor_type":
+        t = TensorProto()
+        t.ParseFromString(path.read_bytes())
+        return numpy_helper.to_array(t)
+    if kind == "sequence_type":
+        seq = onnx.SequenceProto()
+        seq.ParseFromString(path.read_bytes())
+        return _sequence_value(seq)
+    if kind == "optional_type":
+        opt = onnx.OptionalProto()
+        opt.ParseFromString(path.read_bytes())
+        if opt.HasField("tensor_value"):
+            return numpy_helper.to_array(opt.tensor_value)
+        if opt.HasField("sequence_value"):
+            return _sequence_value(opt.sequence_value)
+        if opt.HasField("map_value") or opt.HasField("optional_value"):
+            return None
+        return ABSENT
+    return None
+
+
+def _sequence_value(seq):
+    from onnx import numpy_helper
+
+    if seq.sequence_values or seq.map_values or seq.optional_values:
         return None
-    t = TensorProto()
-    t.ParseFromString(path.read_bytes())
-    return numpy_helper.to_array(t)
+    return [numpy_helper.to_array(t) for t in seq.tensor_values]
+
+
+def _is_value(v) -> bool:
+    """A value the runner can pass to kiln-run or compare (tensors, sequences of them,
+    optionals)."""
+    return v is ABSENT or isinstance(v, np.ndarray) or (
+        isinstance(v, list) and all(isinstance(t, np.ndarray) for t in v))
+
+
+def boundary_flags(model, data_sets) -> list[str] | None:
+    """`kiln compile` flags for the sequence and optional inputs (docs/runtime-api.md, "Sequences
+    and optionals at the boundary"): --sequence NAME=N with every data set's count, --shape
+    NAME[i]=... for items whose element type has no shape, --absent NAME for an absent
+    optional. None when the data sets disagree on that structure (one compile cannot run
+    them all)."""
+    flags: list[str] = []
+    for info in model.graph.input:
+        values = [d[0].get(info.name) for d in data_sets]
+        if not values or all(isinstance(v, np.ndarray) for v in values):
+            continue
+        first = values[0]
+        if first is ABSENT:
+            if any(v is not ABSENT for v in values):
+                return None
+            flags += ["--absent", info.name]
+            continue
+        if not isinstance(first, list):
+            continue  # a present optional tensor: an ordinary input
+        if any(not isinstance(v, list) or [t.shape for t in v] != [t.shape for t in first]
+               for v in values):
+            return None
+        flags += ["--sequence", f"{info.name}={len(first)}"]
+        elem = info.type
+        if elem.HasField("optional_type"):
+            elem = elem.optional_type.elem_type
+        elem = elem.sequence_type.elem_type.tensor_type
+        if not elem.HasField("shape"):
+            for i, t in enumerate(first):
+                flags += ["--shape", f"{info.name}[{i}]=" + ",".join(str(d) for d in t.shape)]
+    return flags
 
 
 def _file_stem(name: str, index: int, taken: set) -> str:
@@ -278,10 +353,11 @@ LOCATED_ERROR = re.compile(r"^kiln: error: (node '|input '|graph (input|output) 
 
 
 def run_kiln(folder: Path, model, data_sets, tol: Tolerance | None, work: Path,
-             tools: dict, specialized: list[str]) -> tuple[str, str]:
+             tools: dict, specialized: list[str],
+             flags: list[str] | None = None) -> tuple[str, str]:
     work.mkdir(parents=True, exist_ok=True)
     artifact = work / "model.so"
-    extra: list[str] = []
+    extra: list[str] = list(flags or [])
     for _ in range(8):
         r = harness.run_command([tools["kiln"], "compile", folder / "model.onnx", "-o", artifact,
                                  *tools["device_args"], *extra], TIME_LIMIT)
@@ -313,9 +389,15 @@ def run_kiln(folder: Path, model, data_sets, tol: Tolerance | None, work: Path,
         cmd = [tools["kiln-run"], artifact, "--threads", "1", "--output-dir", out_dir,
                *tools["device_args"]]
         for j, (name, value) in enumerate(feeds.items()):
-            path = work / f"in{k}_{j}.npy"
-            np.save(path, _as_runner_array(value))
-            cmd += ["--input", f"{name}={path}"]
+            if value is ABSENT:
+                continue
+            # A sequence's items are the inputs NAME[0], NAME[1], ...
+            items = [(f"{name}[{i}]", t) for i, t in enumerate(value)] \
+                if isinstance(value, list) else [(name, value)]
+            for i, (item_name, item) in enumerate(items):
+                path = work / f"in{k}_{j}_{i}.npy"
+                np.save(path, _as_runner_array(item))
+                cmd += ["--input", f"{item_name}={path}"]
         r = harness.run_command(cmd, TIME_LIMIT)
         if r.timed_out:
             return "crash", f"kiln-run did not finish within {TIME_LIMIT} s (data set {k})"
@@ -323,10 +405,29 @@ def run_kiln(folder: Path, model, data_sets, tol: Tolerance | None, work: Path,
             return "crash", f"kiln-run killed by signal {-r.returncode} (data set {k})"
         if r.returncode != 0:
             return "fail", f"kiln-run failed on data set {k}: {_first_lines(r.stderr, 1)}"
+        # kiln-run's files, in the order of the compiled model's outputs (a sequence
+        # output is its items NAME[0], NAME[1], ...).
         taken: set = set()
+        wanted = []
         for j, want in enumerate(expected):
             out_name = model.graph.output[j].name
-            path = out_dir / f"{_file_stem(out_name, j, taken)}.npy"
+            if want is ABSENT:
+                return "fail", f"output {out_name!r} should be absent (data set {k})"
+            if isinstance(want, list):
+                wanted += [(f"{out_name}[{i}]", t) for i, t in enumerate(want)]
+                wanted.append((f"{out_name}[{len(want)}]", None))  # must not exist
+            else:
+                wanted.append((out_name, want))
+        index = 0
+        for out_name, want in wanted:
+            if want is None:
+                stem = _file_stem(out_name, index, set(taken))
+                if (out_dir / f"{stem}.npy").is_file():
+                    return "fail", f"sequence output has more items than {out_name!r} " \
+                                   f"(data set {k})"
+                continue
+            path = out_dir / f"{_file_stem(out_name, index, taken)}.npy"
+            index += 1
             if not path.is_file():
                 return "fail", f"no output {out_name!r} written (data set {k})"
             problem = compare(np.load(path, allow_pickle=False), want, rtol, atol)
@@ -348,11 +449,22 @@ def run_ort(folder: Path, data_sets, tol: Tolerance | None) -> tuple[str, str]:
                                     providers=["CPUExecutionProvider"])
         names = [o.name for o in sess.get_outputs()]
         for k, (feeds, expected) in enumerate(data_sets):
-            if any(v is None for v in feeds.values()) or any(v is None for v in expected):
+            if any(not _is_value(v) for v in list(feeds.values()) + expected):
                 return "error", "non-tensor inputs or outputs (not compared here)"
-            got = sess.run(names, feeds)
+            # Sequences as lists (onnxruntime's form), an absent optional as None.
+            got = sess.run(names, {n: None if v is ABSENT else v for n, v in feeds.items()})
             for j, want in enumerate(expected):
-                problem = compare(np.asarray(got[j]), want, rtol, atol)
+                if want is ABSENT or isinstance(want, list):
+                    g = got[j]
+                    if want is ABSENT:
+                        problem = None if g is None else "present, expected absent"
+                    elif not isinstance(g, list) or len(g) != len(want):
+                        problem = f"{type(g).__name__}, expected a sequence of {len(want)}"
+                    else:
+                        problem = next((p for gi, wi in zip(g, want)
+                                        if (p := compare(np.asarray(gi), wi, rtol, atol))), None)
+                else:
+                    problem = compare(np.asarray(got[j]), want, rtol, atol)
                 if problem:
                     return "fail", f"output {names[j]!r} (data set {k}): {problem}"
     except Exception as e:  # onnxruntime rejects the model or fails to run it
@@ -376,15 +488,18 @@ def run_one(folder: Path, work_root: Path, tolerances: dict, tools: dict, keep: 
     work = work_root / folder.name
     if work.exists():
         shutil.rmtree(work)
-    if any(v is None for f, e in data_sets for v in list(f.values()) + e):
-        # Sequence/optional/map values: kiln must reject the graph; running is not possible.
+    flags = boundary_flags(model, data_sets) if all(
+        _is_value(v) for f, e in data_sets for v in list(f.values()) + e) else None
+    if flags is None:
+        # Map values, or sequences whose structure differs between data sets: kiln must
+        # reject the graph; running is not possible.
         out.kiln, out.kiln_detail = run_kiln(folder, model, [], tol, work, tools,
                                              out.specialized)
         if out.kiln == "pass":
             out.kiln, out.kiln_detail = "fail", "compiled a graph with non-tensor values"
     else:
         out.kiln, out.kiln_detail = run_kiln(folder, model, data_sets, tol, work, tools,
-                                             out.specialized)
+                                             out.specialized, flags)
     if out.kiln == "pass" and not keep:
         shutil.rmtree(work, ignore_errors=True)
     if with_ort:

@@ -189,6 +189,14 @@ def conv_cases():
         g.output(g.node("Conv", ins, **attrs))
         return g.case()
 
+    def silu_conv(name, x_shape, w_shape, **attrs):
+        g = G(name)
+        ins = [g.input("x", x_shape, low=-40.0, high=40.0), g.weight("w", w_shape),
+               g.weight("b", [w_shape[0]])]
+        y = g.node("Conv", ins, **attrs)
+        g.output(g.node("Mul", [y, g.node("Sigmoid", [y])]))
+        return g.case()
+
     return [
         conv("conv_nobias", [1, 3, 8, 8], [4, 3, 3, 3], bias=False),
         conv("conv_bias_strides_pads", [1, 3, 9, 9], [8, 3, 3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
@@ -201,6 +209,16 @@ def conv_cases():
         conv("conv_pointwise_batch2", [2, 16, 5, 5], [8, 16, 1, 1]),
         conv("conv_auto_pad_same_upper", [1, 3, 7, 7], [4, 3, 3, 3], auto_pad="SAME_UPPER",
              strides=[2, 2]),
+        # EfficientNet's MBConv: depthwise 3x3 / 5x5 (stride 1 and 2) and the 1x1
+        # expansion, each with SiLU (x * Sigmoid(x)) fused as the kernel's epilogue
+        # (kiln-approximate-math's sigmoid); 40 and 24 channels leave a last vector
+        # of 8 lanes at 16 (and none at 8); inputs up to +-40 take the sum past the
+        # sigmoid's clamp at +-88 both ways.
+        silu_conv("conv_depthwise_silu", [1, 40, 11, 11], [40, 1, 3, 3], group=40,
+                  pads=[1, 1, 1, 1]),
+        silu_conv("conv_depthwise_silu_stride2_5x5", [1, 24, 13, 13], [24, 1, 5, 5],
+                  group=24, pads=[2, 2, 2, 2], strides=[2, 2]),
+        silu_conv("conv_pointwise_silu", [1, 16, 9, 9], [40, 16, 1, 1]),
     ]
 
 
@@ -568,6 +586,10 @@ def unary_cases():
         _unary("erf", "Erf", [2, 3, 16], low=-3.0, high=3.0),
         _unary("relu", "Relu", [2, 3, 4, 5]),
         _unary("sigmoid", "Sigmoid", [2, 3, 10], low=-8.0, high=8.0),
+        # Past exp's range both ways (kiln-approximate-math clamps at +-88), small
+        # results to the node tests' 1e-7 (onnxruntime's own sigmoid is 0 below -18).
+        dataclasses.replace(_unary("sigmoid_wide", "Sigmoid", [4, 1000], low=-100.0,
+                                   high=100.0), atol=1e-7),
         _unary("tanh", "Tanh", [2, 3, 10], low=-4.0, high=4.0),
         gelu_decomposed(),
     ]

@@ -501,6 +501,20 @@ def loop_scan_output_dynamic() -> onnx.ModelProto:
                  [vi("x", F, [2]), vi("M", T.INT64, [])], [vi("v", F, [2]), vi("ys", F, ["n", 2])])
 
 
+def loop_run_trips_in_branch() -> onnx.ModelProto:
+    """The Loop of loop_scan_output_dynamic inside an If branch: a run-time trip count
+    gives its scan outputs a run dim only at the graph's top level."""
+    inner = loop_scan_output_dynamic().graph
+    then_g = body_graph(list(inner.node), [], [vi("ys", F, ["n", 2])])
+    else_g = body_graph([h.make_node("Concat", ["x", "x"], ["e"], axis=0),
+                         h.make_node("Reshape", ["e", "shape"], ["ys2"])], [],
+                        [vi("ys2", F, [2, 2])], [const("shape", np.array([2, 2], np.int64))])
+    return model([h.make_node("If", ["c"], ["y"], name="pick", then_branch=then_g,
+                              else_branch=else_g)],
+                 [vi("x", F, [2]), vi("M", T.INT64, []), vi("c", T.BOOL, [])],
+                 [vi("y", F, ["n", 2])])
+
+
 def nested_too_deep() -> onnx.ModelProto:
     inner = body_graph([h.make_node("Identity", ["x"], ["t"])], [], [vi("t", F, [2])])
     for depth in range(3):
@@ -531,7 +545,7 @@ REJECTED = [
     ("loop_carried_grows", loop_carried_grows, (),
      "node 'grow' (Loop, opset 17): loop-carried value 0 enters the body as 'tensor<2xf32>' "
      "but the body yields 'tensor<4xf32>'"),
-    ("loop_scan_output_dynamic", loop_scan_output_dynamic, (),
+    ("loop_run_trips_in_branch", loop_run_trips_in_branch, (),
      "node 'trips' (Loop, opset 17): the length of the scan outputs, the number of "
      "iterations, depends on a non-constant input 'M'"),
     ("scan_output_axes_count", scan_output_axes_count, (),
@@ -557,6 +571,50 @@ def test_loop_trip_count_specialized(kiln, tmp_path):
                                 tmp_path / "run")
     except AssertionError as e:
         fail(str(e))
+
+
+def loop_run_trips_with_cond() -> onnx.ModelProto:
+    """Range's `_expanded` form: M and the initial condition computed from the inputs, the
+    body yields its own condition, the carried value is also the scan output."""
+    body = body_graph([h.make_node("Identity", ["c_in"], ["c_out"]),
+                       h.make_node("Add", ["v_in", "d"], ["v_out"]),
+                       h.make_node("Identity", ["v_in"], ["y"])],
+                      [vi("i", T.INT64, []), vi("c_in", T.BOOL, []), vi("v_in", F, [])],
+                      [vi("c_out", T.BOOL, []), vi("v_out", F, []), vi("y", F, [])])
+    return model([h.make_node("Sub", ["limit", "start"], ["span"]),
+                  h.make_node("Div", ["span", "d"], ["q"]),
+                  h.make_node("Ceil", ["q"], ["qc"]),
+                  h.make_node("Relu", ["qc"], ["qr"]),
+                  h.make_node("Cast", ["qr"], ["n"], to=T.INT64),
+                  h.make_node("Cast", ["qr"], ["go"], to=T.BOOL),
+                  h.make_node("Loop", ["n", "go", "start"], ["last", "range"], name="rng",
+                              body=body)],
+                 [vi("start", F, []), vi("limit", F, []), vi("d", F, [])],
+                 [vi("last", F, []), vi("range", F, ["n"])])
+
+
+def test_loop_run_time_trip_count(kiln, tmp_path):
+    """A trip count decided by the run (a graph input, or computed from the inputs with a
+    run-time initial condition): one compile, the scan outputs as long as the loop runs,
+    at several counts (0 and negative too) against onnxruntime."""
+    cases = [(loop_scan_output_dynamic(),
+              [{"x": rand(2), "M": np.array(m, np.int64)} for m in (4, 0, 1, 9, -3)]),
+             (loop_run_trips_with_cond(),
+              [{"start": np.array(a, np.float32), "limit": np.array(b, np.float32),
+                "d": np.array(c, np.float32)}
+               for a, b, c in ((1, 5, 1.5), (2, 2, 1), (0, -4, -0.5), (3, 1, 1))])]
+    for k, (m, feeds_list) in enumerate(cases):
+        path = tmp_path / f"model{k}.onnx"
+        onnx.save(m, path)
+        artifact = tmp_path / f"model{k}.so"
+        result = kiln.compile(path, artifact)
+        compiled = harness.Compiled(harness.CompileSpec(f"loop_run_trips{k}", lambda _: path),
+                                    path, artifact, result)
+        for j, feeds in enumerate(feeds_list):
+            try:
+                harness.run_and_compare(kiln, compiled, feeds, tmp_path / f"run{k}_{j}")
+            except AssertionError as e:
+                fail(f"model {k}, feeds {feeds}: {e}")
 
 
 @pytest.mark.parametrize("name,build,args,message", REJECTED, ids=[r[0] for r in REJECTED])

@@ -245,20 +245,21 @@ def test_cuda_arch_and_toolkit_errors(toolkit, kiln, tmp_path):
         fail(problem or "the error names no node or function\n" + r.describe())
 
 
-def test_cuda_rejects_bf16_naming_the_node(kiln, tmp_path):
-    """What the cuda target does not compile (bf16 today) is an error naming the ONNX node,
-    never a wrong answer or a host fallback."""
+def test_cuda_rejects_float8_arithmetic_naming_the_node(kiln, tmp_path):
+    """What the cuda target does not compile (arithmetic on a float8, which is only stored
+    and cast; bf16 compiles: test_gpu_bf16.py) is an error naming the ONNX node, never a
+    wrong answer or a host fallback."""
     import onnx
     from onnx import TensorProto, helper
     graph = helper.make_graph(
-        [helper.make_node("Cast", ["x"], ["h"], name="to_bf16", to=TensorProto.BFLOAT16),
-         helper.make_node("Cast", ["h"], ["y"], name="to_f32", to=TensorProto.FLOAT)],
-        "bf16", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
-    model = tmp_path / "bf16.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
-    r = kiln.compile(model, tmp_path / "bf16.so", ("--device", "cuda"))
+        [helper.make_node("Add", ["x", "x"], ["y"], name="add_f8")],
+        "f8", [helper.make_tensor_value_info("x", TensorProto.FLOAT8E4M3FN, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT8E4M3FN, [4])])
+    model = tmp_path / "f8.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)],
+                                ir_version=9), model)
+    r = kiln.compile(model, tmp_path / "f8.so", ("--device", "cuda"))
     problem = harness.check_clean_failure(
-        r, ["the cuda target does not support element type bf16"], "bf16 on cuda")
-    if problem or "node 'to_bf16'" not in r.stderr:
+        r, ["the cuda target does not support arithmetic on 8-bit floats"], "float8 Add on cuda")
+    if problem or "node 'add_f8'" not in r.stderr:
         fail(problem or "the error names no node\n" + r.describe())

@@ -1,6 +1,8 @@
 """The 8-bit floats (FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ): Cast and
 CastLike to and from them (with and without saturation), QuantizeLinear / DequantizeLinear
-with a float8 zero point, float8 model inputs and outputs through kiln-run's V1 .npy files.
+with a float8 zero point, float8 model inputs and outputs through kiln-run's V1 .npy files,
+on the CPU and on Vulkan (lavapipe where no GPU is: the GPU targets store float8 as i8 and
+run the same bit-level code; each kept SPIR-V module passes spirv-val).
 
 The oracle is bit-exact: onnx's reference evaluator (ml_dtypes' round-to-nearest-even and
 onnx.numpy_helper.saturate_cast) for the float8 outputs, onnxruntime (which runs these
@@ -10,6 +12,11 @@ subnormals, the halfway points between codes, the largest finite value and beyon
 infinities and NaN."""
 
 from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,6 +35,31 @@ FORMATS = {
     T.FLOAT8E5M2: ml_dtypes.float8_e5m2,
     T.FLOAT8E5M2FNUZ: ml_dtypes.float8_e5m2fnuz,
 }
+
+
+# lavapipe, when nothing else is chosen: the ICD CI runs on.
+LAVAPIPE_ICD = Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
+if "VK_ICD_FILENAMES" not in os.environ and LAVAPIPE_ICD.is_file():
+    os.environ["VK_ICD_FILENAMES"] = str(LAVAPIPE_ICD)
+
+DEVICES = ("cpu", "vulkan")
+
+
+def _need(device: str) -> None:
+    """Vulkan missing skips its cases on a developer's machine and fails them in CI."""
+    if device != "vulkan":
+        return
+    problem = None
+    try:
+        ctypes.CDLL("libvulkan.so.1")
+    except OSError:
+        problem = "the Vulkan loader (libvulkan.so.1) is not installed"
+    if problem is None and shutil.which("spirv-val") is None:
+        problem = "spirv-val (spirv-tools) is not installed"
+    if problem:
+        if os.environ.get("CI", "").lower() == "true" or os.environ.get("KILN_CI") == "1":
+            pytest.fail(problem + " -- required in CI", pytrace=False)
+        pytest.skip(problem)
 
 
 def _model(nodes, inputs, outputs, inits=(), opset=21):
@@ -60,14 +92,22 @@ def _values(fmt) -> np.ndarray:
     return np.concatenate([finite, halfway, nudged, special, spread]).astype(np.float32)
 
 
-def _compile_run(kiln, model, feeds, work):
+def _compile_run(kiln, model, feeds, work, device="cpu"):
+    _need(device)
     work.mkdir(parents=True, exist_ok=True)
     path = work / "m.onnx"
     path.write_bytes(model.SerializeToString())
     artifact = work / "m.so"
-    result = kiln.compile(path, artifact)
+    args = () if device == "cpu" else ("--device", device, "--keep-intermediates")
+    result = kiln.compile(path, artifact, args)
     if result.returncode != 0:
         fail("kiln compile failed\n" + result.describe())
+    if device == "vulkan":
+        modules = sorted(Path(str(artifact) + ".kiln").glob("*.spv"))
+        assert modules, "no SPIR-V module kept"
+        for module in modules:
+            r = harness.run_command(["spirv-val", "--target-env", "vulkan1.1", str(module)], 60)
+            assert r.returncode == 0, f"spirv-val {module.name}: {r.stdout}{r.stderr}"
     inputs = harness.save_inputs(feeds, work / "in")
     out = work / "out"
     result = kiln.run(artifact, inputs, out)
@@ -90,9 +130,10 @@ def _same(got: np.ndarray, want: np.ndarray, what: str):
                            f"{bad[0]}, got {g.flat[bad[0]]}, want {w.flat[bad[0]]}")
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("saturate", [1, 0])
 @pytest.mark.parametrize("to", list(FORMATS), ids=lambda t: T.DataType.Name(t))
-def test_cast_float32_to_float8_and_back(kiln, tmp_path, to, saturate):
+def test_cast_float32_to_float8_and_back(kiln, tmp_path, to, saturate, device):
     fmt = FORMATS[to]
     x = _values(fmt)
     model = _model(
@@ -101,7 +142,7 @@ def test_cast_float32_to_float8_and_back(kiln, tmp_path, to, saturate):
         [h.make_tensor_value_info("x", T.FLOAT, [x.size])],
         [h.make_tensor_value_info("y", to, [x.size]),
          h.make_tensor_value_info("z", T.FLOAT, [x.size])])
-    got = _compile_run(kiln, model, {"x": x}, tmp_path)
+    got = _compile_run(kiln, model, {"x": x}, tmp_path, device)
     want_y, want_z = _reference(model, {"x": x})
     _same(got["y"], want_y, "y (float8)")
     _same(got["z"], want_z, "z (round trip)")
@@ -121,8 +162,9 @@ def _saved(model, path):
     return path
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("to", list(FORMATS), ids=lambda t: T.DataType.Name(t))
-def test_every_float8_code_decodes(kiln, tmp_path, to):
+def test_every_float8_code_decodes(kiln, tmp_path, to, device):
     """A float8 model input (a V1 .npy file) cast to float32, float16 and bfloat16, and
     passed through a Reshape and out as a float8 output unchanged."""
     fmt = FORMATS[to]
@@ -139,16 +181,17 @@ def test_every_float8_code_decodes(kiln, tmp_path, to):
          h.make_tensor_value_info("same", to, [256])],
         [numpy_helper.from_array(np.array([256], np.int64), "shape"),
          h.make_tensor("like", T.BFLOAT16, [1], [0])])
-    got = _compile_run(kiln, model, {"x": x}, tmp_path)
+    got = _compile_run(kiln, model, {"x": x}, tmp_path, device)
     _same(got["f32"], x.astype(np.float32), "float32")
     _same(got["f16"], x.astype(np.float16), "float16")
     _same(got["bf16"].view(ml_dtypes.bfloat16), x.astype(ml_dtypes.bfloat16), "bfloat16")
     _same(got["same"], x.reshape(256), "passed through")
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("to", [T.FLOAT8E4M3FN, T.FLOAT8E5M2FNUZ],
                          ids=lambda t: T.DataType.Name(t))
-def test_quantize_dequantize_float8(kiln, tmp_path, to):
+def test_quantize_dequantize_float8(kiln, tmp_path, to, device):
     """Per-axis QuantizeLinear to a float8 (x / scale + zero point, rounded to nearest
     even, saturated) and DequantizeLinear back, against onnx's reference."""
     fmt = FORMATS[to]
@@ -164,19 +207,20 @@ def test_quantize_dequantize_float8(kiln, tmp_path, to):
          h.make_tensor_value_info("d", T.FLOAT, list(x.shape))],
         [numpy_helper.from_array(scale, "scale"),
          h.make_tensor("zero", to, [4], zero.view(np.uint8).tolist(), raw=False)])
-    got = _compile_run(kiln, model, {"x": x}, tmp_path)
+    got = _compile_run(kiln, model, {"x": x}, tmp_path, device)
     want_q, want_d = _reference(model, {"x": x})
     _same(got["q"], want_q, "quantized")
     _same(got["d"], want_d, "dequantized")
 
 
-def test_arithmetic_on_float8_is_refused_naming_the_node(kiln, tmp_path):
+@pytest.mark.parametrize("device", DEVICES)
+def test_arithmetic_on_float8_is_refused_naming_the_node(kiln, tmp_path, device):
     """ONNX has no Add on float8; a model that has one anyway gets a located error."""
     model = _model(
         [h.make_node("Add", ["x", "x"], ["y"], name="add_f8")],
         [h.make_tensor_value_info("x", T.FLOAT8E4M3FN, [4])],
         [h.make_tensor_value_info("y", T.FLOAT8E4M3FN, [4])])
     path = _saved(model, tmp_path / "add.onnx")
-    result = kiln.compile(path, tmp_path / "add.so")
+    result = kiln.compile(path, tmp_path / "add.so", ("--device", device))
     assert result.returncode == 1, result.describe()
     assert "add_f8" in result.stderr and "f8E4M3FN" in result.stderr, result.stderr

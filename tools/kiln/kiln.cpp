@@ -84,6 +84,11 @@ constexpr const char *kUsage =
     "      --specialize NAME=FILE.pb  compile for one value of input NAME (a\n"
     "                           serialized onnx.TensorProto); a run given another\n"
     "                           value fails with an error (repeatable)\n"
+    "      --sequence NAME=N    sequence input NAME has N items: the model's\n"
+    "                           inputs NAME[0]..NAME[N-1] (--shape NAME[i]=...\n"
+    "                           for items of unknown rank; docs/runtime-api.md)\n"
+    "      --absent NAME        compile optional input NAME absent (an optional\n"
+    "                           input is present by default) (repeatable)\n"
     "      --name PREFIX        symbol prefix (default: the output's stem)\n"
     "      --precision P        fp32 (default), bf16 or fp16: an f32 model's\n"
     "                           MatMul/Gemm/Conv weights stored in P and\n"
@@ -243,6 +248,21 @@ int runCompile(ArrayRef<StringRef> args) {
         if (name.empty() || file.empty())
           return usageError("--specialize expects NAME=FILE.pb (got '" + v + "')");
         options.specializedInputs[name] = file.str();
+      }
+    } else if (value("--sequence", v)) {
+      if (v != "\x01") {
+        auto [name, count] = StringRef(v).split('=');
+        int64_t n;
+        if (name.empty() || count.getAsInteger(10, n) || n < 0 || n > (1 << 20))
+          return usageError("--sequence expects NAME=N with N items, 0 <= N <= 2^20 (got '" +
+                            v + "')");
+        options.sequenceLengths[name] = n;
+      }
+    } else if (value("--absent", v)) {
+      if (v != "\x01") {
+        if (v.empty())
+          return usageError("--absent expects the name of an optional input");
+        options.absentInputs.push_back(v);
       }
     } else if (std::optional<int64_t *> limit = limitFlag(arg, options.limits)) {
       std::string flag = arg.take_front(arg.find('=')).str(), text;

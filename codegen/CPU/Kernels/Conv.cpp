@@ -83,7 +83,9 @@ LogicalResult emitConv(linalg::Conv2DNhwcHwcfOp op, KernelStrategyAttr strategy,
   Value *term = int8UsesColumnTerm(form, flipped) ? &columnTerm : nullptr;
   // 32-bit filters are packed in panels of `panel` columns, 8-bit and
   // 16-bit ones in the kernel's own.
-  int64_t panel = bytes || narrow ? nr : packedPanelWidth(nr);
+  int64_t panel = bytes || narrow ? nr
+                                  : packedPanelWidth(nr, pixels,
+                                                     kh * kw * ch * f * 4);
   Value packed =
       bytes ? (mergeTaps ? packer.packBytes(b, loc, w, {kh, kw * ch}, f, nr,
                                             group, term)

@@ -261,14 +261,27 @@ constexpr int64_t kL1PanelBytes = 24 * 1024;
 /// portable artifact holds those weights once (codegen/WeightPool.h): a
 /// v4 kernel reads its 64 columns as 4 streams of 16 (one 64-byte line per
 /// reduction step each), as MLAS's kernels read their 16-column panels.
+/// A matrix-vector product (at most 2 rows: chooseBlocking's regime of as
+/// many vectors as the registers hold, 12 at 16 lanes) whose B fits in L2
+/// (`bBytes` at most kGemvPanelBytes) packs the kernel's own panel instead:
+/// in 16-column panels each reduction step read 12 lines a multiple of 4 KB
+/// apart (one L1 set), and a GRU step's [1, 256] x [256, 768] product, its
+/// weights in L2, took 40% longer than from one stream. A B streamed from
+/// memory keeps the 16 streams (MobileNetV2's 1280 x 1000 head: one stream
+/// was 30% slower). Such weights are packed per variant in a portable
+/// artifact (v3 and v4 panels differ).
 constexpr int64_t kSharedPanelWidth = 16;
-inline int64_t packedPanelWidth(int64_t nr) {
+constexpr int64_t kGemvPanelBytes = 1 << 20;
+inline int64_t packedPanelWidth(int64_t nr, int64_t rows = INT64_MAX,
+                                int64_t bBytes = INT64_MAX) {
+  if (rows <= 2 && bBytes <= kGemvPanelBytes)
+    return nr;
   return nr % kSharedPanelWidth == 0 ? kSharedPanelWidth : nr;
 }
 
 /// The packed panel and the lane within it of vector `v` of column panel `p`
 /// of a kernel with `nr` columns per panel, B packed in panels of `panel`
-/// columns (packedPanelWidth(nr)).
+/// columns (packedPanelWidth(nr, rows)).
 std::pair<Value, Value> packedColumn(KernelBuilder &kb, Value p, int64_t nr,
                                      int64_t panel, int64_t v);
 

@@ -80,7 +80,7 @@ LogicalResult emitMatmul(linalg::LinalgOp op, bool batched,
   Value columnTerm;
   // A constant B is packed per batch (the Winograd products' 16 filters), in
   // panels of `panel` columns (8-bit and 16-bit B: the kernel's own).
-  int64_t panel = bytes || narrow ? nr : packedPanelWidth(nr);
+  int64_t panel = bytes || narrow ? nr : packedPanelWidth(nr, m, k * n * 4);
   Value packed;
   if (bytes)
     packed = packer.packBytes(b, loc, bMat, {k}, n, nr, group,

@@ -2,8 +2,10 @@
 
 #include "codegen/GPU/Common/DeviceTargetBackend.h"
 
+#include "codegen/CPU/CPUTargetBackend.h"
 #include "codegen/GPU/Common/HostPlan.h"
 #include "dialects/Kiln/ABIAttributes.h"
+#include "dialects/ONNX/DataTypes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -17,10 +19,13 @@ constexpr llvm::StringLiteral kLoweredDialects[] = {
     "builtin",       "func",   "arith",  "math", "linalg", "tensor",
     "bufferization", "affine", "memref", "scf",  "kiln"};
 
+/// bf16 and the float8 types are stored as i16 / i8 and bf16 is computed in
+/// f32 (kiln-gpu-emulate-narrow-floats).
 bool isSupportedElementType(Type type) {
   if (auto integer = dyn_cast<IntegerType>(type))
     return integer.getWidth() <= 64;
-  return type.isIndex() || type.isF16() || type.isF32() || type.isF64();
+  return type.isIndex() || type.isF16() || type.isF32() || type.isF64() ||
+         type.isBF16() || onnx::isFloat8Type(type);
 }
 
 } // namespace
@@ -38,6 +43,11 @@ bool DeviceTargetBackend::isSupported(Operation *op,
   // int4 & co. (kiln.storage_only) are i8 by now: their conversions and the
   // packing at the graph's boundary are i8/i32 bit operations every GPU
   // target runs.
+  if (computesOnFloat8(op)) {
+    reason = "arithmetic on 8-bit floats ('" +
+             op->getName().getStringRef().str() + "'): cast them to float first";
+    return false;
+  }
   return hasSupportedElementTypes(op, isSupportedElementType,
                                   /*checkOperands=*/true, reason);
 }

@@ -28,9 +28,10 @@ public:
   }
 
   /// Ops of the dialects the shared pipeline lowers, with element types its
-  /// kernels compute with (integers up to 64 bits, index, f16, f32, f64; no
-  /// bf16), operands included: a kernel reads graph inputs of any type. A
-  /// target with more limits checks them after this.
+  /// kernels compute with (integers up to 64 bits, index, f16, f32, f64;
+  /// bf16 and the float8 types as integers, bf16 arithmetic in f32, float8
+  /// arithmetic refused), operands included: a kernel reads graph inputs of
+  /// any type. A target with more limits checks them after this.
   bool isSupported(mlir::Operation *op, std::string &reason) const override;
 
   mlir::LogicalResult serializeExecutable(mlir::ModuleOp module,

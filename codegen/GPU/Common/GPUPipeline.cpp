@@ -40,6 +40,10 @@ void buildGPUCommonPipeline(OpPassManager &pm,
         pm.addPass(createKilnCheckTargetSupportPass(*target));
     };
   }
+  // bf16 and the float8 types as the integers holding their bits (no GPU
+  // lowering has these types), bf16 arithmetic in f32; first, so that every
+  // later pass sees only types the targets lower.
+  pm.addPass(createKilnGPUEmulateNarrowFloatsPass());
   buildTensorPipeline(pm, hooks);
 
   // Buffers: results become out-parameters, as on the CPU; the runtime binds

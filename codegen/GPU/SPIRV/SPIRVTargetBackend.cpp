@@ -95,6 +95,9 @@ public:
     // undefined (see the pass); nothing may fold the guards before the
     // conversion.
     pm.addNestedPass<gpu::GPUModuleOp>(createKilnSPIRVGuardZeroTripLoopsPass());
+    // Non-negative index values zero-extended (OpUConvert): lavapipe
+    // miscompiles some OpSConvert (see the pass).
+    pm.addNestedPass<gpu::GPUModuleOp>(createKilnSPIRVUnsignedIndexCastsPass());
     pm.addPass(createConvertGPUToSPIRVPass());
     OpPassManager &spirvModule = pm.nest<spirv::ModuleOp>();
     spirvModule.addPass(spirv::createSPIRVLowerABIAttributesPass());

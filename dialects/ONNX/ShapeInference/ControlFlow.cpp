@@ -130,7 +130,12 @@ LogicalResult inferLoop(Operation *operation) {
   if (scanOutputs == 0)
     return success();
   std::optional<int64_t> trips = getStaticTripCount(op);
-  if (!trips) {
+  // A run-time number of iterations known when the loop starts (a computed M, the
+  // Range `_expanded` tests): the scan outputs' length is a run dim (`?`, a run symbol
+  // of kiln-symbolic-shapes), at a function's top level only (isRunTimeOperand).
+  bool runTimeTrips = !trips && hasTripCountBeforeLoop(op) &&
+                      (isRunTimeOperand(op, 0) || isRunTimeOperand(op, 1));
+  if (!trips && !runTimeTrips) {
     // The scan outputs' length is the number of iterations. An input that decides it is
     // named as other shape-deciding inputs are (--specialize can fix it).
     for (auto [name, value] : {std::make_pair("M", op.getM()),
@@ -152,7 +157,7 @@ LogicalResult inferLoop(Operation *operation) {
         getStaticType(op, out[1 + carried + k], "scan output " + Twine(k));
     if (failed(t))
       return failure();
-    SmallVector<int64_t> shape = {*trips};
+    SmallVector<int64_t> shape = {trips ? *trips : ShapedType::kDynamic};
     llvm::append_range(shape, t->getShape());
     if (failed(setResultType(op, carried + k, shape, t->getElementType())))
       return failure();

@@ -6,7 +6,10 @@
 //   Loop   scf.for from 0 to M when the number of iterations is known at
 //          compile time (getStaticTripCount: constant M, condition constant
 //          true); the scan outputs are written per iteration into tensors of
-//          M slices carried by the loop. Otherwise scf.while carrying the
+//          M slices carried by the loop; when M (or the initial condition) is a
+//          run-time value but the body yields its own condition or true, the
+//          same loop to `cond ? max(M, 0) : 0` computed before it, the scan
+//          outputs that long (a run dim). Otherwise scf.while carrying the
 //          iteration number (set to M when the condition turns false),
 //          compared with M before each iteration (no scan outputs then:
 //          shape inference rejects them)
@@ -23,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Conversion/ONNXToLinalg/PopulatePatterns.h"
+#include "passes/Conversion/ONNXToLinalg/RunDims.h"
 #include "passes/Conversion/ONNXToLinalg/Utils.h"
 
 #include "dialects/ONNX/ControlFlow.h"
@@ -134,17 +138,22 @@ Value getPosition(OpBuilder &b, Location loc, Value iv, int64_t length, bool rev
                                iv);
 }
 
-/// An scf.for from 0 to `trips` carrying `carried`, then a fresh tensor of each
-/// of `filled` (the outputs the body fills slice by slice); its body is empty
-/// (no terminator: the caller merges the ONNX body in) and the insertion point
-/// is at its start.
+/// An scf.for from 0 to `trips` (an index) carrying `carried`, then a fresh tensor
+/// of each of `filled` (the outputs the body fills slice by slice; a `?` axis 0 is
+/// `trips` long); its body is empty (no terminator: the caller merges the ONNX body
+/// in) and the insertion point is at its start.
 scf::ForOp createCountedLoop(ConversionPatternRewriter &rewriter, Location loc,
-                             ValueRange carried, ArrayRef<Type> filled, int64_t trips) {
+                             ValueRange carried, ArrayRef<Type> filled, Value ub) {
   SmallVector<Value> init(carried);
-  for (Type type : filled)
-    init.push_back(createEmptyTensor(rewriter, loc, cast<RankedTensorType>(type)));
+  for (Type type : filled) {
+    auto tensor = cast<RankedTensorType>(type);
+    if (tensor.hasStaticShape()) {
+      init.push_back(createEmptyTensor(rewriter, loc, tensor));
+      continue;
+    }
+    init.push_back(tensor::EmptyOp::create(rewriter, loc, tensor, ValueRange{ub}));
+  }
   Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value ub = arith::ConstantIndexOp::create(rewriter, loc, trips);
   Value step = arith::ConstantIndexOp::create(rewriter, loc, 1);
   auto forOp = scf::ForOp::create(rewriter, loc, lb, ub, step, init);
   Block *body = forOp.getBody();
@@ -155,12 +164,19 @@ scf::ForOp createCountedLoop(ConversionPatternRewriter &rewriter, Location loc,
   return forOp;
 }
 
+/// The converted result types, each of static shape; from result `runLengthFrom` on
+/// axis 0 may be `?` (a Loop's scan outputs over a run-time number of iterations).
 FailureOr<SmallVector<Type>> convertResultTypes(Operation *op,
-                                                const TypeConverter &converter) {
+                                                const TypeConverter &converter,
+                                                unsigned runLengthFrom = ~0u) {
   SmallVector<Type> types;
-  for (Type type : op->getResultTypes()) {
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(converter.convertType(type));
-    if (!tensor || !tensor.hasStaticShape()) {
+    bool ok = tensor && (tensor.hasStaticShape() ||
+                         (i >= runLengthFrom && tensor.getRank() > 0 &&
+                          llvm::count_if(tensor.getShape(), ShapedType::isDynamic) == 1 &&
+                          tensor.isDynamicDim(0)));
+    if (!ok) {
       emitNodeError(op) << "output of type " << type
                         << " is not a tensor of static shape";
       return failure();
@@ -218,20 +234,62 @@ struct LoopLowering : OpConversionPattern<onnx::LoopOp> {
   LogicalResult
   matchAndRewrite(onnx::LoopOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    FailureOr<SmallVector<Type>> types = convertResultTypes(op, *getTypeConverter());
+    unsigned carried = onnx::getNumCarried(op);
+    bool scanOutputs = op.getNumResults() != carried;
+    std::optional<int64_t> trips = onnx::getStaticTripCount(op);
+    // Scan outputs over a number of iterations known when the loop starts: their
+    // axis 0 is that number (a run dim, computed before the loop).
+    bool runTrips = !trips && scanOutputs && onnx::hasTripCountBeforeLoop(op);
+    FailureOr<SmallVector<Type>> types =
+        convertResultTypes(op, *getTypeConverter(), runTrips ? carried : ~0u);
     if (failed(types))
       return failure();
-    if (std::optional<int64_t> trips = onnx::getStaticTripCount(op))
-      return lowerToFor(op, adaptor, *types, *trips, rewriter);
-    if (op.getNumResults() != onnx::getNumCarried(op))
+    if (trips)
+      return lowerToFor(op, adaptor, *types,
+                        arith::ConstantIndexOp::create(rewriter, op.getLoc(), *trips),
+                        rewriter);
+    if (runTrips)
+      return lowerToFor(op, adaptor, *types, runTimeTrips(op, adaptor, *types, rewriter),
+                        rewriter);
+    if (scanOutputs)
       return emitNodeError(op) << "scan outputs need a number of iterations known at "
                                   "compile time",
              failure();
     return lowerToWhile(op, adaptor, *types, rewriter);
   }
 
+  /// `cond ? max(M, 0) : 0` as an index, checked to keep each scan output below 2^40
+  /// elements (0 after a failed check: the entry then returns the check's number).
+  Value runTimeTrips(onnx::LoopOp op, OpAdaptor adaptor, ArrayRef<Type> types,
+                     ConversionPatternRewriter &rewriter) const {
+    Location loc = op.getLoc();
+    Type i64 = rewriter.getI64Type();
+    Value zero = arith::ConstantIntOp::create(rewriter, loc, i64, 0);
+    Value count = arith::MaxSIOp::create(rewriter, loc,
+                                         extractScalar(rewriter, loc, adaptor.getM()), zero);
+    if (!isNoneValue(op.getCond()))
+      count = arith::SelectOp::create(rewriter, loc,
+                                      extractScalar(rewriter, loc, adaptor.getCond()),
+                                      count, zero);
+    int64_t slice = 1;
+    for (Type t : types.drop_front(onnx::getNumCarried(op))) {
+      auto tensor = cast<RankedTensorType>(t);
+      int64_t n = 1;
+      for (int64_t d : tensor.getShape().drop_front())
+        n *= std::max<int64_t>(d, 1);
+      slice = std::max(slice, n);
+    }
+    Value limit = arith::ConstantIntOp::create(rewriter, loc, i64, (int64_t(1) << 40) / slice);
+    Value ok = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle, count, limit);
+    emitRunCheck(rewriter, loc, op, ok,
+                 "the number of iterations (the scan outputs' length) is above 2^40 "
+                 "elements");
+    Value index = arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), count);
+    return sizeIfOk(rewriter, loc, ok, index);
+  }
+
   LogicalResult lowerToFor(onnx::LoopOp op, OpAdaptor adaptor, ArrayRef<Type> types,
-                           int64_t trips, ConversionPatternRewriter &rewriter) const {
+                           Value trips, ConversionPatternRewriter &rewriter) const {
     Location loc = op.getLoc();
     unsigned carried = onnx::getNumCarried(op);
     scf::ForOp forOp = createCountedLoop(rewriter, loc, adaptor.getVInitial(),
@@ -249,12 +307,17 @@ struct LoopLowering : OpConversionPattern<onnx::LoopOp> {
 
     auto yield = cast<YieldOp>(loopBody->getTerminator());
     rewriter.setInsertionPoint(yield);
+    // The scan slices first: one may be a carried value (Range's `_expanded` Loop
+    // yields its carried value as the scan output), read before the copy below
+    // overwrites that value's buffer (one-shot bufferization keeps it in place).
+    SmallVector<Value> slices;
+    for (auto [k, value] : llvm::enumerate(yield.getOutputs().drop_front(1 + carried)))
+      slices.push_back(insertSliceAt(rewriter, loc, value,
+                                     forOp.getRegionIterArgs()[carried + k], 0, iv));
     SmallVector<Value> next =
         copyIntoIterArgs(rewriter, loc, yield.getOutputs().slice(1, carried),
                          forOp.getRegionIterArgs().take_front(carried), bodyArgs);
-    for (auto [k, value] : llvm::enumerate(yield.getOutputs().drop_front(1 + carried)))
-      next.push_back(insertSliceAt(rewriter, loc, value,
-                                   forOp.getRegionIterArgs()[carried + k], 0, iv));
+    next.append(slices.begin(), slices.end());
     rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, next);
     rewriter.replaceOp(op, forOp.getResults());
     return success();
@@ -359,7 +422,8 @@ struct ScanLowering : OpConversionPattern<onnx::ScanOp> {
 
     scf::ForOp forOp =
         createCountedLoop(rewriter, loc, operands.take_front(states),
-                          ArrayRef<Type>(*types).drop_front(states), length);
+                          ArrayRef<Type>(*types).drop_front(states),
+                          arith::ConstantIndexOp::create(rewriter, loc, length));
     Block *loopBody = forOp.getBody();
     Value iv = forOp.getInductionVar();
     SmallVector<Value> args(forOp.getRegionIterArgs().take_front(states));

@@ -112,3 +112,74 @@ func.func @inexact_fma(%a: i8, %w: i32) -> (f32, f32, f32) {
   %t3 = arith.truncf %s3 : f64 to f32
   return %t1, %t2, %t3 : f32, f32, f32
 }
+
+// Sigmoid, 1 / (1 + exp(-x)), on vectors (a SiLU in a kernel epilogue) and
+// scalars: clamped to [-88, 88] (NaN kept by the selects), the negation
+// folded into the constants, e^r by Horner's scheme, 2^k from the shifter's
+// bits, one fma for 1 + e^-x and the division; no exp and no negf left.
+// CHECK-LABEL: func.func @sigmoid
+// CHECK-NOT: math.exp
+// CHECK-NOT: arith.negf
+// CHECK-DAG: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : vector<8xf32>
+// CHECK-DAG: %[[HI:.*]] = arith.constant dense<8.800000e+01> : vector<8xf32>
+// CHECK: %[[C1:.*]] = arith.cmpf ogt, %arg0, %[[HI]] : vector<8xf32>
+// CHECK: %[[Y1:.*]] = arith.select %[[C1]], %[[HI]], %arg0
+// CHECK: %[[C2:.*]] = arith.cmpf olt, %[[Y1]]
+// CHECK: %[[Y:.*]] = arith.select %[[C2]], %{{.*}}, %[[Y1]]
+// CHECK: %[[SHIFT:.*]] = arith.constant dense<0x4B400000> : vector<8xf32>
+// CHECK: %[[LOG2E:.*]] = arith.constant dense<-1.44269502> : vector<8xf32>
+// CHECK: %[[T:.*]] = math.fma %[[Y]], %[[LOG2E]], %[[SHIFT]]
+// CHECK: %[[K:.*]] = arith.subf %[[T]], %[[SHIFT]]
+// CHECK: math.fma %[[K]], {{.*}}, %[[Y]]
+// CHECK-COUNT-6: math.fma
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[T]] : vector<8xf32> to vector<8xi32>
+// CHECK: %[[B:.*]] = arith.addi %[[BITS]]
+// CHECK: %[[S:.*]] = arith.shli %[[B]]
+// CHECK: %[[SCALE:.*]] = arith.bitcast %[[S]] : vector<8xi32> to vector<8xf32>
+// CHECK: %[[DEN:.*]] = math.fma %{{.*}}, %[[SCALE]], %{{.*}} : vector<8xf32>
+// CHECK: %[[SIG:.*]] = arith.divf %[[ONE]], %[[DEN]] : vector<8xf32>
+// CHECK: arith.mulf %arg0, %[[SIG]]
+// NOFMA-LABEL: func.func @sigmoid
+// NOFMA-NOT: math.fma
+// NOFMA-NOT: math.exp
+// NOFMA: arith.divf
+func.func @sigmoid(%x: vector<8xf32>) -> vector<8xf32> {
+  %one = arith.constant dense<1.0> : vector<8xf32>
+  %n = arith.negf %x : vector<8xf32>
+  %e = math.exp %n : vector<8xf32>
+  %d = arith.addf %e, %one : vector<8xf32>
+  %s = arith.divf %one, %d : vector<8xf32>
+  %y = arith.mulf %x, %s : vector<8xf32>
+  return %y : vector<8xf32>
+}
+
+// CHECK-LABEL: func.func @sigmoid_scalar
+// CHECK-NOT: math.exp
+// CHECK: arith.shli %{{.*}} : i32
+// CHECK: arith.divf %{{.*}} : f32
+func.func @sigmoid_scalar(%x: f32) -> f32 {
+  %one = arith.constant 1.0 : f32
+  %n = arith.negf %x : f32
+  %e = math.exp %n : f32
+  %d = arith.addf %one, %e : f32
+  %s = arith.divf %one, %d : f32
+  return %s : f32
+}
+
+// 2 / (1 + exp(x)), and an exp with another use: MLIR's exp, not the
+// sigmoid (no clamp to 88).
+// CHECK-LABEL: func.func @not_sigmoid
+// CHECK-NOT: 8.800000e+01
+// CHECK: return
+func.func @not_sigmoid(%x: vector<8xf32>) -> (vector<8xf32>, vector<8xf32>) {
+  %two = arith.constant dense<2.0> : vector<8xf32>
+  %one = arith.constant dense<1.0> : vector<8xf32>
+  %e = math.exp %x : vector<8xf32>
+  %d = arith.addf %e, %one : vector<8xf32>
+  %s = arith.divf %two, %d : vector<8xf32>
+  %e2 = math.exp %x : vector<8xf32>
+  %d2 = arith.addf %e2, %one : vector<8xf32>
+  %s2 = arith.divf %one, %d2 : vector<8xf32>
+  %u = arith.addf %s2, %e2 : vector<8xf32>
+  return %s, %u : vector<8xf32>, vector<8xf32>
+}

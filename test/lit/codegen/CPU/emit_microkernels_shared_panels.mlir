@@ -43,3 +43,34 @@ func.func @conv_wide_panels(%i: memref<1x2x2x512xf32>, %o: memref<1x2x2x32xf32>)
   linalg.conv_2d_nhwc_hwcf {kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 16, registers = 32, rows = 4, vectors = 2, reduction_block = 512>, dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %w : memref<1x2x2x512xf32>, memref<1x1x512x32xf32>) outs(%o : memref<1x2x2x32xf32>)
   return
 }
+
+// -----
+
+// A matrix-vector product (1 row) whose B fits in L2 packs the kernel's own
+// 64-column panel (Kernels.h, kGemvPanelBytes): one stream per reduction
+// step, not 4 lines 4 KB-multiples apart (a GRU step's product); vector v
+// of panel p is at lane 16v of packed panel p.
+// CHECK: memref.global "private" constant @gemv_b_packed : memref<2x32x64xf32>
+// CHECK-LABEL: func.func @gemv_own_panel
+// CHECK: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %c48] : memref<2x32x64xf32>, vector<16xf32>
+memref.global "private" constant @gemv_b : memref<32x128xf32> = dense<1.0> {alignment = 64 : i64}
+func.func @gemv_own_panel(%a: memref<1x32xf32>, %c: memref<1x128xf32>) {
+  %b = memref.get_global @gemv_b : memref<32x128xf32>
+  linalg.matmul {kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 16, registers = 32, rows = 1, vectors = 4, reduction_block = 32>}
+    ins(%a, %b : memref<1x32xf32>, memref<32x128xf32>) outs(%c : memref<1x128xf32>)
+  return
+}
+
+// -----
+
+// One streamed from memory (here 1024 x 512 floats, 2 MiB) keeps the
+// 16-column panels: their streams bring the bandwidth (a classifier head).
+// CHECK: memref.global "private" constant @gemv_big_packed : memref<32x1024x16xf32>
+// CHECK-LABEL: func.func @gemv_big_matmul
+memref.global "private" constant @gemv_big : memref<1024x512xf32> = dense<1.0> {alignment = 64 : i64}
+func.func @gemv_big_matmul(%a: memref<1x1024xf32>, %c: memref<1x512xf32>) {
+  %b = memref.get_global @gemv_big : memref<1024x512xf32>
+  linalg.matmul {kiln.kernel_strategy = #kiln.kernel_strategy<vector_width = 16, registers = 32, rows = 1, vectors = 4, reduction_block = 256>}
+    ins(%a, %b : memref<1x1024xf32>, memref<1024x512xf32>) outs(%c : memref<1x512xf32>)
+  return
+}

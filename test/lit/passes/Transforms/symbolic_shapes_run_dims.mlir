@@ -153,3 +153,23 @@ func.func @slice_symbolic_data(%x: tensor<?x6xf32> {kiln.dims = array<i64: -1, 6
   %0 = "onnx.Slice"(%x, %st, %en, %axes, %n) : (tensor<?x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> none loc("s")
   return %0 : none
 }
+
+// -----
+
+// A Loop whose number of iterations is a run-time value known when it starts (its body
+// yields its own condition): shape inference leaves the scan outputs' axis 0 `?`, one run
+// symbol for all of them; the carried value stays static.
+// CHECK-LABEL: func.func @loop_run_time_trips
+// CHECK-SAME: -> (tensor<3xf32>, tensor<?x3xf32> {kiln.dims = array<i64: -1, 3>}, tensor<?xf32> {kiln.dims = array<i64: -1>})
+// CHECK-SAME: kiln.symbols = {{\[}}["loop.out1.dim0", 0, -1, 1]]
+// CHECK: onnx.Loop{{.*}}kiln.symbolic_dims_1 = ["loop.out1.dim0", "3"], kiln.symbolic_dims_2 = ["loop.out1.dim0"]
+func.func @loop_run_time_trips(%x: tensor<3xf32>, %m: tensor<i64>) -> (none, none, none) {
+  %none = onnx.NoValue : () -> none
+  %0:3 = onnx.Loop %m, %none, %x : (tensor<i64>, none, tensor<3xf32>) -> (none, none, none) {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
+    %a = onnx.Add %v, %x : (tensor<3xf32>, tensor<3xf32>) -> none
+    %f = onnx.Cast %i {to = 1 : i64} : (tensor<i64>) -> none
+    onnx.Yield %c, %a, %v, %f : tensor<i1>, none, tensor<3xf32>, none
+  } loc("loop")
+  return %0#0, %0#1, %0#2 : none, none, none
+}

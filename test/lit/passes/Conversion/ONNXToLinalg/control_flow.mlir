@@ -38,8 +38,8 @@ func.func @if_to_scf(%c: tensor<i1>, %x: tensor<2xf32>) -> tensor<2xf32> {
 // CHECK:           %[[I64:.*]] = arith.index_cast %[[I]] : index to i64
 // CHECK:           %[[IT:.*]] = tensor.from_elements %[[I64]] : tensor<i64>
 // CHECK:           %[[ADD:.*]] = linalg.generic
-// CHECK:           %[[NEXT:.*]] = linalg.copy ins(%[[ADD]] : tensor<3xf32>) outs(%[[V]] : tensor<3xf32>)
 // CHECK:           %[[INS:.*]] = tensor.insert_slice %{{.*}} into %[[S]][%[[I]], 0] [1, 3] [1, 1] : tensor<3xf32> into tensor<4x3xf32>
+// CHECK:           %[[NEXT:.*]] = linalg.copy ins(%[[ADD]] : tensor<3xf32>) outs(%[[V]] : tensor<3xf32>)
 // CHECK:           scf.yield %[[NEXT]], %[[INS]]
 // CHECK:         return %[[R]]#0, %[[R]]#1
 func.func @loop_static(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<4x3xf32>) {
@@ -135,4 +135,33 @@ func.func @slice_at_iteration_number(%x: tensor<6x3xf32>) -> tensor<2x3xf32> {
     onnx.Yield %c, %a : tensor<i1>, tensor<2x3xf32>
   }
   return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// A run-time M whose body yields its own condition: the number of iterations,
+// `cond ? max(M, 0) : 0`, is computed before the loop (checked to keep the scan output
+// below 2^40 elements); scf.for to it, the scan output that long. The scan slice (the
+// carried value itself) is inserted before the carried value's copy overwrites it.
+// CHECK-LABEL: func.func @loop_run_time_trips
+// CHECK:         %[[M:.*]] = tensor.extract %{{.*}}[] : tensor<i64>
+// CHECK:         %[[MAX:.*]] = arith.maxsi %[[M]], %{{.*}} : i64
+// CHECK:         %[[C:.*]] = tensor.extract %{{.*}}[] : tensor<i1>
+// CHECK:         %[[N:.*]] = arith.select %[[C]], %[[MAX]], %{{.*}} : i64
+// CHECK:         %[[OK:.*]] = arith.cmpi sle, %[[N]]
+// CHECK:         kiln.check %{{.*}}, "node (Loop): the number of iterations (the scan outputs' length) is above 2^40 elements"
+// CHECK:         %[[IDX:.*]] = arith.index_cast %[[N]] : i64 to index
+// CHECK:         %[[T:.*]] = arith.select %[[OK]], %[[IDX]]
+// CHECK:         %[[E:.*]] = tensor.empty(%[[T]]) : tensor<?x3xf32>
+// CHECK:         scf.for %[[IV:.*]] = %{{.*}} to %[[T]] step %{{.*}} iter_args(%[[V:.*]] = %{{.*}}, %[[S:.*]] = %[[E]])
+// CHECK:           %[[INS:.*]] = tensor.insert_slice %[[V]] into %[[S]][%[[IV]], 0] [1, 3] [1, 1]
+// CHECK:           linalg.copy
+// CHECK:           scf.yield %{{.*}}, %[[INS]]
+func.func @loop_run_time_trips(%x: tensor<3xf32>, %m: tensor<i64>, %cond: tensor<i1>) -> (tensor<3xf32>, tensor<?x3xf32>) {
+  %0:2 = onnx.Loop %m, %cond, %x : (tensor<i64>, tensor<i1>, tensor<3xf32>) -> (tensor<3xf32>, tensor<?x3xf32>) {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<3xf32>):
+    %a = onnx.Add %v, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    onnx.Yield %c, %a, %v : tensor<i1>, tensor<3xf32>, tensor<3xf32>
+  }
+  return %0#0, %0#1 : tensor<3xf32>, tensor<?x3xf32>
 }
