@@ -404,26 +404,6 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
     return fail("symbolic dims (first: '" + info.symbols.front().name +
                 "') are supported on the cpu device only so far; fix them "
                 "with --shape NAME=D0,D1,... for --device " + options.device);
-  // Packed and scale types at the graph's boundary are packed and unpacked
-  // by code of no node: refused here, naming the graph value.
-  if (options.device != "cpu") {
-    auto refuse = [&](const TensorInfo &t, const char *kind) -> bool {
-      Type element = onnx::getElementTypeOfOnnxDataType(&context, t.dtype);
-      if (!element || !onnx::isStorageOnlyType(element))
-        return false;
-      fail(std::string("graph ") + kind + " '" + t.name + "' is of a packed or "
-           "scale type (int4, uint4, int2, uint2, float4e2m1, float8e8m0): "
-           "these run on the cpu device only so far, not --device " +
-           options.device);
-      return true;
-    };
-    for (const TensorInfo &t : info.inputs)
-      if (refuse(t, "input"))
-        return failure();
-    for (const TensorInfo &t : info.outputs)
-      if (refuse(t, "output"))
-        return failure();
-  }
 
   // Three pass managers run one after the other (the same passes as one):
   // --time-report shows each group's time and memory.

@@ -231,6 +231,48 @@ def KilnSPIRVLegalizeRemFPass
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
 }
 
+def KilnSPIRVExpandF64MathPass
+    : Pass<"kiln-spirv-expand-f64-math", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Compute f64 exp, log and powf with f64 arithmetic";
+  let description = [{
+    GLSL.std.450's Exp, Log and Pow take 16/32-bit floats only. Each scalar
+    f64 `math.exp`, `math.log` and `math.powf` in a kernel module becomes f64
+    arithmetic (no f32 round trip), with the exponent handled by i64 bit
+    operations:
+    - exp: x = k ln2 + r (Cody-Waite, |r| <= ln2/2), e^r by its degree-13
+      Taylor polynomial, times 2^k built in two halves (so that subnormal
+      results and 2^1024 > e^x > 2^1023 stay exact in the scaling);
+      overflow to +inf past 709.78, 0 below -745.14;
+    - log: fdlibm's e_log.c (x = 2^k m, m in [sqrt(2)/2, sqrt(2)),
+      s = (m-1)/(m+1), the degree-14 odd series in s), subnormals scaled
+      by 2^54 first; log(0) = -inf, log(x < 0) = NaN, log(inf) = inf;
+    - powf: an integer exponent below 2^53 by binary powering (exact where
+      the result is representable: integer powers of integers, as the
+      Pow of integer tensors computes them), any other as exp(y log x)
+      (NaN for x < 0); x = 1 or y = 0 give 1.
+    Accuracy against numpy on lavapipe (test/e2e/test_vulkan_f64_math.py):
+    exp and log within 1 ulp; pow exact for representable results of integer
+    exponents (else within |y| ulp), within 1.6 (1 + |y log x|) ulp for
+    others (docs/gpu.md).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnSPIRVExactF64Pass : Pass<"kiln-spirv-exact-f64", "mlir::spirv::ModuleOp"> {
+  let summary = "Decorate f64 arithmetic NoContraction";
+  let description = [{
+    Without the decoration a Vulkan driver may contract and reassociate
+    floating-point arithmetic (Mesa's NIR merges `x - k*a - k*b` into
+    `x - k*(a + b)`), which undoes the two-constant range reductions of
+    kiln-spirv-expand-f64-math (lavapipe's f64 exp was 600 ulp off at
+    x = 600). Every f64 OpFAdd, OpFSub, OpFMul, OpFDiv, OpFNegate and
+    GLSL Fma gets `NoContraction`: each is computed as written (an fma
+    still fused). f64 in a model is there for its precision; f32 and f16
+    arithmetic stay free to contract.
+  }];
+}
+
 def KilnSPIRVUnsignedIndexCastsPass
     : Pass<"kiln-spirv-unsigned-index-casts", "mlir::gpu::GPUModuleOp"> {
   let summary = "Zero-extend index values that are known to be non-negative";

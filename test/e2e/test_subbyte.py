@@ -2,7 +2,10 @@
 per byte) and FLOAT8E8M0 (the MX scale). Cast and CastLike to and from them, Quantize /
 DequantizeLinear through them, graph inputs and outputs (packed at kiln's ABI, one element
 per byte in kiln-run's V1 .npy files and ml_dtypes arrays), packed initializers (inline and
-resource-sized, odd element counts), and the refusal of arithmetic on them.
+resource-sized, odd element counts), and the refusal of arithmetic on them. Each runs on
+the cpu device and on Vulkan (lavapipe; every kept SPIR-V module through spirv-val): the GPU
+targets run the same unpacking, conversion and packing code as one byte per element, bit
+for bit the CPU's; cuda and hip builds of the same models assemble (ptxas) and link.
 
 The oracle is bit-exact: onnx's reference evaluator (ml_dtypes' casts: floats truncate to
 int4/int2 and wrap, float4e2m1 rounds to nearest even and saturates to +-6,
@@ -19,6 +22,7 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 import harness
+import test_vulkan  # noqa: F401  (sets VK_ICD_FILENAMES to lavapipe when unset)
 from conftest import fail
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -49,20 +53,39 @@ def _saved(model, path):
     return path
 
 
-def _compile(kiln, model, work):
+# The devices each test runs on; "vulkan" is Mesa's lavapipe where no GPU is (test_vulkan's
+# rules: skipped without Vulkan here, failed in CI).
+DEVICES = ["cpu", "vulkan"]
+
+
+def _device_args(device: str) -> list[str]:
+    return [] if device == "cpu" else ["--device", device, "--keep-intermediates"]
+
+
+def _compile(kiln, model, work, device="cpu"):
     work.mkdir(parents=True, exist_ok=True)
     artifact = work / "m.so"
-    result = kiln.compile(_saved(model, work / "m.onnx"), artifact)
+    result = kiln.compile(_saved(model, work / "m.onnx"), artifact, _device_args(device))
     if result.returncode != 0:
         fail("kiln compile failed\n" + result.describe())
+    if device == "vulkan":
+        problems = test_vulkan._spirv_val(artifact)
+        if problems:
+            fail("\n".join(problems))
     return artifact
 
 
-def _compile_run(kiln, model, feeds, work):
-    artifact = _compile(kiln, model, work)
+def _compile_run(kiln, model, feeds, work, device="cpu"):
+    if device == "vulkan":
+        problem = test_vulkan._vulkan_missing()
+        if problem:
+            if test_vulkan._ci():
+                fail(problem + " -- required in CI")
+            pytest.skip(problem)
+    artifact = _compile(kiln, model, work, device)
     inputs = harness.save_inputs(feeds, work / "in")
     out = work / "out"
-    result = kiln.run(artifact, inputs, out)
+    result = kiln.run(artifact, inputs, out, [] if device == "cpu" else ["--device", device])
     if result.returncode != 0:
         fail("kiln run failed\n" + result.describe())
     return harness.load_outputs(out, [o.name for o in model.graph.output])
@@ -98,9 +121,10 @@ def _cast_inputs(to) -> np.ndarray:
     return np.concatenate([codes, halfway, nudged, special, spread]).astype(np.float32)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("to", list(PACKED), ids=NAME)
 @pytest.mark.parametrize("src", [T.FLOAT, T.FLOAT16, T.DOUBLE], ids=NAME)
-def test_cast_to_packed_and_back(kiln, tmp_path, to, src):
+def test_cast_to_packed_and_back(kiln, tmp_path, to, src, device):
     """float -> packed type (an odd element count: the last byte's padding) -> float, and
     int32 -> packed type (wrap-around), against the reference bit for bit."""
     with np.errstate(over="ignore"):  # float16: 1e10 is infinity
@@ -122,14 +146,15 @@ def test_cast_to_packed_and_back(kiln, tmp_path, to, src):
          h.make_tensor_value_info("j", to, [ints.size]),
          h.make_tensor_value_info("k", T.INT64, [ints.size])],
         [h.make_tensor("like", T.INT64, [1], [0])])
-    got = _compile_run(kiln, model, {"x": x, "i": ints}, tmp_path)
+    got = _compile_run(kiln, model, {"x": x, "i": ints}, tmp_path, device)
     want = dict(zip(["y", "z", "j", "k"], _reference(model, {"x": x, "i": ints})))
     for name in want:
         _same(got[name], want[name], name)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("t", list(PACKED) + [T.FLOAT8E8M0], ids=NAME)
-def test_every_code_decodes(kiln, tmp_path, t):
+def test_every_code_decodes(kiln, tmp_path, t, device):
     """A graph input holding every code (an odd count: 2*codes+1), cast to float32,
     float16, int8 / uint8 and bool, and passed through Reshape and Identity to a graph
     output unchanged (packed at the ABI both ways)."""
@@ -155,7 +180,7 @@ def test_every_code_decodes(kiln, tmp_path, t):
             h.make_tensor_value_info("flag", T.BOOL, [n])]
            if t not in (T.FLOAT4E2M1, T.FLOAT8E8M0) else []),
         [numpy_helper.from_array(np.array([1, n], np.int64), "shape")])
-    got = _compile_run(kiln, model, {"x": x}, tmp_path)
+    got = _compile_run(kiln, model, {"x": x}, tmp_path, device)
     _same(got["f32"], x.astype(np.float32), "float32")
     with np.errstate(over="ignore"):  # e8m0 past float16's range: infinity
         _same(got["f16"], x.astype(np.float32).astype(np.float16), "float16")
@@ -167,7 +192,8 @@ def test_every_code_decodes(kiln, tmp_path, t):
 
 @pytest.mark.parametrize("t", [T.INT4, T.UINT4], ids=NAME)
 @pytest.mark.parametrize("n", [7, 5001], ids=["inline", "resource"])
-def test_packed_initializers(kiln, tmp_path, t, n):
+@pytest.mark.parametrize("device", DEVICES)
+def test_packed_initializers(kiln, tmp_path, t, n, device):
     """Packed initializers (raw_data, odd counts; 5001 elements exceed the inline limit and
     travel as a resource blob) cast to float, against onnxruntime and the reference."""
     rng = np.random.default_rng(n)
@@ -177,7 +203,7 @@ def test_packed_initializers(kiln, tmp_path, t, n):
     assert init.HasField("raw_data") and len(init.raw_data) == (n + 1) // 2
     model = _model([h.make_node("Cast", ["w"], ["y"], to=T.FLOAT)], [],
                    [h.make_tensor_value_info("y", T.FLOAT, [n])], [init], opset=21, ir=10)
-    got = _compile_run(kiln, model, {}, tmp_path)
+    got = _compile_run(kiln, model, {}, tmp_path, device)
     _same(got["y"], values.astype(np.float32), "vs the values")
     ort = harness.ort_run(_saved(model, tmp_path / "ort.onnx"), {})["y"]
     _same(got["y"], ort, "vs onnxruntime")
@@ -185,13 +211,14 @@ def test_packed_initializers(kiln, tmp_path, t, n):
     typed = h.make_tensor("w", t, [n], values.view(np.uint8).tolist(), raw=False)
     model.graph.ClearField("initializer")
     model.graph.initializer.append(typed)
-    got = _compile_run(kiln, model, {}, tmp_path / "typed")
+    got = _compile_run(kiln, model, {}, tmp_path / "typed", device)
     _same(got["y"], values.astype(np.float32), "int32_data")
 
 
 @pytest.mark.parametrize("saturate", [1, 0])
 @pytest.mark.parametrize("mode", ["up", "down", "nearest"])
-def test_cast_to_float8e8m0(kiln, tmp_path, mode, saturate):
+@pytest.mark.parametrize("device", DEVICES)
+def test_cast_to_float8e8m0(kiln, tmp_path, mode, saturate, device):
     """float32 -> FLOAT8E8M0 with each round_mode, with and without saturation, against
     onnx.numpy_helper.to_float8e8m0 (positive values: negative ones are undefined), and
     back to float32. Infinities saturate to 2^127 as the spec's table and onnxruntime say
@@ -216,7 +243,7 @@ def test_cast_to_float8e8m0(kiln, tmp_path, mode, saturate):
         [h.make_tensor_value_info("y", T.FLOAT8E8M0, [x.size]),
          h.make_tensor_value_info("z", T.FLOAT, [x.size]),
          h.make_tensor_value_info("e", T.FLOAT8E8M0, [1])])
-    got = _compile_run(kiln, model, feeds, tmp_path)
+    got = _compile_run(kiln, model, feeds, tmp_path, device)
     want_y, want_z, _ = _reference(model, feeds)
     # f32 subnormals (below 2^-126): the reference reads their exponent field 0 as
     # 2^-127 and rounds 2^-127 itself up to 2^-126; kiln (and onnxruntime) round by
@@ -239,8 +266,9 @@ def test_cast_to_float8e8m0(kiln, tmp_path, mode, saturate):
         _same(got["z"], ort, "z vs onnxruntime")
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("t", [T.INT4, T.UINT4, T.INT2, T.UINT2, T.FLOAT4E2M1], ids=NAME)
-def test_quantize_dequantize(kiln, tmp_path, t):
+def test_quantize_dequantize(kiln, tmp_path, t, device):
     """Per-axis QuantizeLinear to the type (rounding half to even, saturation) and
     DequantizeLinear back, against the reference and (int4/uint4) onnxruntime."""
     rng = np.random.default_rng(1)
@@ -257,7 +285,7 @@ def test_quantize_dequantize(kiln, tmp_path, t):
         [h.make_tensor_value_info("q", t, list(x.shape)),
          h.make_tensor_value_info("d", T.FLOAT, list(x.shape))],
         [numpy_helper.from_array(scale, "scale"), numpy_helper.from_array(zero, "zero")])
-    got = _compile_run(kiln, model, {"x": x}, tmp_path)
+    got = _compile_run(kiln, model, {"x": x}, tmp_path, device)
     want_q, want_d = _reference(model, {"x": x})
     _same(got["q"], want_q, "quantized")
     _same(got["d"], want_d, "dequantized")
@@ -314,10 +342,10 @@ def test_packed_input_with_symbolic_dims_is_refused(kiln, tmp_path):
     assert "symbolic dims" in result.stderr, result.stderr
 
 
-def test_moving_packed_values(kiln, tmp_path):
+@pytest.mark.parametrize("device", DEVICES)
+def test_moving_packed_values(kiln, tmp_path, device):
     """Transpose, Concat, Slice, Gather, Unsqueeze, Flatten and Expand move int4 elements
-    (one per byte inside, packed at the boundary), against the reference; the Vulkan
-    target refuses the model naming its packed graph input."""
+    (one per byte inside, packed at the boundary), against the reference."""
     x = np.arange(-8, 7).reshape(3, 5).astype(ml_dtypes.int4)
     outs = [("t", [5, 3]), ("c", [6, 5]), ("s", [2, 3]), ("g", [3, 3]), ("u", [1, 3, 5]),
             ("f", [3, 5]), ("e", [2, 3, 5])]
@@ -334,10 +362,87 @@ def test_moving_packed_values(kiln, tmp_path):
         [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
          [("st", [1, 1]), ("en", [3, 4]), ("idx", [4, 0, 2]), ("ax", [0]), ("shape", [2, 3, 5])]],
         opset=21, ir=10)
-    got = _compile_run(kiln, model, {"x": x}, tmp_path)
+    got = _compile_run(kiln, model, {"x": x}, tmp_path, device)
     for (name, _), want in zip(outs, _reference(model, {"x": x})):
         _same(got[name], want, name)
-    result = kiln.compile(tmp_path / "m.onnx", tmp_path / "vk.so", ["--device", "vulkan"])
-    assert result.returncode == 1, result.describe()
-    assert ("graph input 'x' is of a packed or scale type" in result.stderr and
-            "not --device vulkan" in result.stderr), result.stderr
+
+
+def _sizes_model(sizes, t=T.INT4):
+    """Per size n: input x<n> of type t cast to float (unpacking), and float input f<n>
+    cast to t as output y<n> (packing: the last byte's padding for odd n)."""
+    nodes, inputs, outputs = [], [], []
+    for n in sizes:
+        nodes += [h.make_node("Cast", [f"x{n}"], [f"w{n}"], to=T.FLOAT),
+                  h.make_node("Cast", [f"f{n}"], [f"y{n}"], to=t)]
+        inputs += [h.make_tensor_value_info(f"x{n}", t, [n]),
+                   h.make_tensor_value_info(f"f{n}", T.FLOAT, [n])]
+        outputs += [h.make_tensor_value_info(f"w{n}", T.FLOAT, [n]),
+                    h.make_tensor_value_info(f"y{n}", t, [n])]
+    return _model(nodes, inputs, outputs)
+
+
+@pytest.mark.parametrize("t", [T.INT4, T.UINT2], ids=NAME)
+def test_packed_boundary_sizes_on_vulkan(kiln, tmp_path, t):
+    """Packed graph inputs and outputs of 1, 2, 3, 5 and 9 elements (1 to 3 bytes, not a
+    multiple of 4: the device copies and bindings of such tensors) and one of 4.2 million
+    (more threads than the generic mapping's 65535 workgroups x 64 hold: each thread
+    loops), unpacked and packed by kernels on Vulkan, bit for bit the reference."""
+    sizes = [1, 2, 3, 5, 9, 4_200_001]
+    model = _sizes_model(sizes, t)
+    rng = np.random.default_rng(7)
+    lo, hi = {T.INT4: (-8, 8), T.UINT2: (0, 4)}[t]
+    feeds = {}
+    for n in sizes:
+        feeds[f"x{n}"] = rng.integers(lo, hi, n).astype(PACKED[t])
+        feeds[f"f{n}"] = (rng.standard_normal(n) * 6).astype(np.float32)
+    got = _compile_run(kiln, model, feeds, tmp_path, "vulkan")
+    want = dict(zip([o.name for o in model.graph.output], _reference(model, feeds)))
+    for name, w in want.items():
+        _same(got[name], w, name)
+
+
+@pytest.mark.parametrize("device", ["cuda", "hip"])
+def test_packed_types_build_for_cuda_and_hip(kiln, tmp_path, device):
+    """The packing, the conversions (float4e2m1, e8m0, int4, uint2) and Q/DQ to int4 build
+    for the cuda and hip targets too: each kernel's PTX assembles with ptxas (sm_80 and
+    sm_90) and the runtime accepts the descriptor, as test_cuda checks every operator case;
+    hip code objects as test_hip checks them. They run where a GPU is (gpu_bundle)."""
+    model = _sizes_model([3, 8])
+    graph = model.graph
+    graph.node.extend([
+        h.make_node("Cast", ["f3"], ["e"], to=T.FLOAT8E8M0),
+        h.make_node("Cast", ["f3"], ["f4"], to=T.FLOAT4E2M1),
+        h.make_node("Cast", ["f4"], ["g"], to=T.FLOAT),
+        h.make_node("QuantizeLinear", ["f8", "scale", "zero"], ["q"]),
+        h.make_node("DequantizeLinear", ["q", "scale", "zero"], ["d"])])
+    graph.output.extend([h.make_tensor_value_info("e", T.FLOAT8E8M0, [3]),
+                         h.make_tensor_value_info("g", T.FLOAT, [3]),
+                         h.make_tensor_value_info("d", T.FLOAT, [8])])
+    graph.initializer.extend([numpy_helper.from_array(np.array(0.5, np.float32), "scale"),
+                              numpy_helper.from_array(np.array(1, ml_dtypes.int4), "zero")])
+    if device == "cuda":
+        import test_cuda
+        if not test_cuda.PTXAS.is_file():
+            if test_cuda._ci():
+                fail("the CUDA toolkit is required in CI")
+            pytest.skip(f"no ptxas at {test_cuda.PTXAS}")
+        artifact = tmp_path / "m.so"
+        r = kiln.compile(_saved(model, tmp_path / "m.onnx"), artifact,
+                         list(test_cuda.CUDA_ARGS) + ["--keep-intermediates"])
+        if r.returncode != 0:
+            fail("kiln compile failed\n" + r.describe())
+        problems = test_cuda._check_modules(artifact, kiln.kiln)
+    else:
+        import test_hip
+        if not test_hip.READELF.is_file():
+            if test_hip._ci():
+                fail("llvm-readelf is required in CI")
+            pytest.skip(f"no {test_hip.READELF}")
+        artifact = tmp_path / "m.so"
+        r = kiln.compile(_saved(model, tmp_path / "m.onnx"), artifact,
+                         ["--device", "hip", "--keep-intermediates"])
+        if r.returncode != 0:
+            fail("kiln compile failed\n" + r.describe())
+        problems = test_hip._check_artifact(artifact, kiln.kiln, "gfx90a")
+    if problems:
+        fail("\n".join(problems))

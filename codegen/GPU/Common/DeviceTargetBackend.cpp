@@ -40,11 +40,9 @@ bool DeviceTargetBackend::isSupported(Operation *op,
   // The graph's signature: the ops using its values name their nodes.
   if (isa<func::FuncOp>(op))
     return true;
-  if (isStorageOnlyConversion(op)) {
-    reason = "int4, uint4, int2, uint2, float4e2m1 or float8e8m0 elements "
-             "(their casts and packing run on the CPU target only)";
-    return false;
-  }
+  // int4 & co. (kiln.storage_only) are i8 by now: their conversions and the
+  // packing at the graph's boundary are i8/i32 bit operations every GPU
+  // target runs.
   if (computesOnFloat8(op)) {
     reason = "arithmetic on 8-bit floats ('" +
              op->getName().getStringRef().str() + "'): cast them to float first";

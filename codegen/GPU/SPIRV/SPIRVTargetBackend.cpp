@@ -54,9 +54,10 @@ public:
     if (!DeviceTargetBackend::isSupported(op, reason))
       return false;
     std::string name = op->getName().getStringRef().str();
-    // GLSL.std.450 computes these on 16/32-bit floats only.
-    if (isa<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp, math::Log2Op,
-            math::Log10Op, math::Log1pOp, math::PowFOp, math::SinOp,
+    // GLSL.std.450 computes these on 16/32-bit floats only (exp, log and
+    // powf on f64: kiln-spirv-expand-f64-math).
+    if (isa<math::Exp2Op, math::ExpM1Op, math::Log2Op,
+            math::Log10Op, math::Log1pOp, math::SinOp,
             math::CosOp, math::TanOp, math::AsinOp, math::AcosOp, math::AtanOp,
             math::Atan2Op, math::SinhOp, math::CoshOp, math::TanhOp,
             math::AsinhOp, math::AcoshOp, math::AtanhOp, math::ErfOp,
@@ -80,6 +81,8 @@ public:
     // exp / erf / tanh / log as the CPU computes them (GLSL has no erf and
     // its tanh overflows for large inputs on some drivers).
     pm.addPass(createKilnApproximateMathPass());
+    // f64 exp / log / powf as f64 arithmetic (GLSL has them on f32 only).
+    pm.addNestedPass<gpu::GPUModuleOp>(createKilnSPIRVExpandF64MathPass());
     pm.addPass(arith::createArithExpandOpsPass());
     pm.addNestedPass<gpu::GPUModuleOp>(createKilnSPIRVLegalizeRemFPass());
     pm.addPass(createKilnSPIRVSetEntryPointsPass());
@@ -99,6 +102,8 @@ public:
     OpPassManager &spirvModule = pm.nest<spirv::ModuleOp>();
     spirvModule.addPass(spirv::createSPIRVLowerABIAttributesPass());
     spirvModule.addPass(createCanonicalizerPass());
+    // f64 arithmetic as written (what the f64 expansions rely on).
+    spirvModule.addPass(createKilnSPIRVExactF64Pass());
     spirvModule.addPass(spirv::createSPIRVUpdateVCEPass());
   }
 

@@ -158,18 +158,25 @@ Value encodeStorageOnly(OpBuilder &b, Location loc, Value value,
   if (auto target = dyn_cast<IntegerType>(type)) {
     Value v = value;
     if (auto f = dyn_cast<FloatType>(v.getType())) {
-      // Truncation toward zero in f64 (exact for every float type); what
-      // int64 cannot hold (NaN, infinities) is 0.
-      Type f64 = b.getF64Type();
-      if (f.getWidth() < 64)
-        v = arith::ExtFOp::create(b, loc, f64, v);
-      Value limit = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0x1p63));
+      // Truncation toward zero, then the low bits. f64: in int64, what it
+      // cannot hold (NaN, infinities, |x| >= 2^63) 0. Narrower floats: in
+      // int32 (no f64 or i64 code, which many GPUs lack), |x| >= 2^31 taken
+      // as 0: such an f32 is a multiple of 2^8, so its low 8 bits are 0 as
+      // the int64 path's are.
+      bool wide = f.getWidth() == 64;
+      FloatType ft = wide ? b.getF64Type() : b.getF32Type();
+      if (!wide && f != ft)
+        v = f.getWidth() < 32 ? Value(arith::ExtFOp::create(b, loc, ft, v))
+                              : Value(arith::TruncFOp::create(b, loc, ft, v));
+      Value limit = arith::ConstantOp::create(
+          b, loc, FloatAttr::get(ft, wide ? 0x1p63 : 0x1p31));
       Value absolute = math::AbsFOp::create(b, loc, v);
       Value inRange = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
                                             absolute, limit);
-      Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
+      Value zero = arith::ConstantOp::create(b, loc, FloatAttr::get(ft, 0.0));
       v = arith::SelectOp::create(b, loc, inRange, v, zero);
-      v = arith::FPToSIOp::create(b, loc, b.getI64Type(), v);
+      v = arith::FPToSIOp::create(b, loc, wide ? b.getI64Type() : b.getI32Type(),
+                                  v);
     }
     unsigned width = v.getType().getIntOrFloatBitWidth();
     if (width > 8)

@@ -82,15 +82,36 @@ func.func @float8_arithmetic(%a: tensor<4xf32>) -> tensor<4xf8E4M3FN> {
 
 // -----
 
-// GLSL has no f64 exp.
-func.func @exp_f64(%a: tensor<4xf64>) -> tensor<4xf64> {
+// GLSL has no f64 tanh (exp, log and powf on f64 are kiln's own:
+// kiln-spirv-expand-f64-math).
+func.func @tanh_f64(%a: tensor<4xf64>) -> tensor<4xf64> {
   %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                        iterator_types = ["parallel"]}
       ins(%a : tensor<4xf64>) outs(%a : tensor<4xf64>) {
   ^bb0(%x: f64, %o: f64):
-    // expected-error @unknown {{node 'Exp_6': the vulkan target does not support 'math.exp' on f64}}
-    %t = math.exp %x : f64 loc("Exp_6")
+    // expected-error @unknown {{node 'Tanh_6': the vulkan target does not support 'math.tanh' on f64}}
+    %t = math.tanh %x : f64 loc("Tanh_6")
     linalg.yield %t : f64
-  } -> tensor<4xf64> loc("Exp_6")
+  } -> tensor<4xf64> loc("Tanh_6")
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
+// f64 exp, log and powf pass.
+// CHECK-LABEL: func.func @exp_log_pow_f64
+// CHECK:         math.exp
+// CHECK:         math.log
+// CHECK:         math.powf
+func.func @exp_log_pow_f64(%a: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf64>) outs(%a : tensor<4xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    %e = math.exp %x : f64
+    %l = math.log %e : f64
+    %p = math.powf %l, %x : f64
+    linalg.yield %p : f64
+  } -> tensor<4xf64> loc("Exp_7")
   return %0 : tensor<4xf64>
 }

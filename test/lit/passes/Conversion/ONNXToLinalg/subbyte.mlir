@@ -22,15 +22,17 @@ func.func @int4_input_to_int8(%a: tensor<5xi4>) -> tensor<5xi8> {
 
 // -----
 
-// float -> int4: truncated toward zero in f64 (0 past int64), then wrapped to
-// 4 bits and sign-extended; the packed output is ceil(5 / 2) = 3 bytes, two
+// f32 -> int4: truncated toward zero in int32 (0 from 2^31 on: such an f32's
+// low 8 bits are 0; no f64 or i64, which GPUs may lack), then wrapped to 4
+// bits and sign-extended; the packed output is ceil(5 / 2) = 3 bytes, two
 // elements per byte (the last byte's high nibble 0).
 // CHECK-LABEL: func.func @f32_to_int4_output
 // CHECK-SAME:    -> tensor<3xi8>
 // CHECK:         linalg.generic
-// CHECK:           arith.extf %{{.*}} : f32 to f64
-// CHECK:           arith.fptosi %{{.*}} : f64 to i64
-// CHECK:           arith.trunci %{{.*}} : i64 to i8
+// CHECK-NOT:       f64
+// CHECK:           arith.constant 2.14748365E+9 : f32
+// CHECK:           arith.fptosi %{{.*}} : f32 to i32
+// CHECK:           arith.trunci %{{.*}} : i32 to i8
 // CHECK:           arith.shli
 // CHECK:           arith.shrsi
 // CHECK:         } -> tensor<5xi8>
@@ -44,6 +46,19 @@ func.func @int4_input_to_int8(%a: tensor<5xi4>) -> tensor<5xi8> {
 func.func @f32_to_int4_output(%a: tensor<5xf32>) -> tensor<5xi4> {
   %0 = "onnx.Cast"(%a) {to = 22 : i64} : (tensor<5xf32>) -> tensor<5xi4>
   return %0 : tensor<5xi4>
+}
+
+// -----
+
+// f64 -> int4: truncated in int64 (0 from 2^63 on).
+// CHECK-LABEL: func.func @f64_to_int4
+// CHECK:         linalg.generic
+// CHECK:           arith.constant 9.2233720368547758E+18 : f64
+// CHECK:           arith.fptosi %{{.*}} : f64 to i64
+// CHECK:           arith.trunci %{{.*}} : i64 to i8
+func.func @f64_to_int4(%a: tensor<4xf64>) -> tensor<4xi4> {
+  %0 = "onnx.Cast"(%a) {to = 22 : i64} : (tensor<4xf64>) -> tensor<4xi4>
+  return %0 : tensor<4xi4>
 }
 
 // -----
