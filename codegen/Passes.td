@@ -377,7 +377,11 @@ def KilnApproximateMathPass
     Option<"exactFmaOnly", "exact-fma-only", "bool", /*default=*/"false",
            "only turn exact f64 multiply-adds into f32 math.fma (run on "
            "linalg bodies before the kernels' epilogues, which compute on "
-           "lanes of at most 32 bits)">
+           "lanes of at most 32 bits)">,
+    Option<"fastSigmoid", "fast-sigmoid", "bool", /*default=*/"true",
+           "rewrite f32 1 / (1 + exp(y)) as kiln's sigmoid, whose round-to-"
+           "integer shifter needs IEEE-exact f32 adds (off for SPIR-V: "
+           "drivers may reassociate (t + s) - s into t)">
   ];
 }
 

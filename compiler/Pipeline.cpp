@@ -400,10 +400,21 @@ LogicalResult compileVariant(ModuleOp module, const CompileOptions &options,
   info.batchLoop = batchLoop != nullptr;
   if (failed(prepareEntry(module, info)))
     return failure();
-  if (!info.symbols.empty() && options.device != "cpu")
-    return fail("symbolic dims (first: '" + info.symbols.front().name +
-                "') are supported on the cpu device only so far; fix them "
-                "with --shape NAME=D0,D1,... for --device " + options.device);
+  if (!info.symbols.empty() && options.device != "cpu") {
+    // Named by the first input with a symbolic dim (a located error), else
+    // by the model (a symbol only the run decides).
+    std::string where = "model";
+    for (const TensorInfo &input : info.inputs)
+      if (llvm::any_of(input.shape, [](int64_t d) { return d < 0; })) {
+        where = "input '" + input.name + "'";
+        break;
+      }
+    return fail(where + " has symbolic dims (first: '" +
+                info.symbols.front().name +
+                "'): they are supported on the cpu device only so far; fix "
+                "them with --shape NAME=D0,D1,... for --device " +
+                options.device);
+  }
 
   // Three pass managers run one after the other (the same passes as one):
   // --time-report shows each group's time and memory.

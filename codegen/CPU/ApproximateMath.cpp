@@ -209,7 +209,7 @@ Value i32Constant(OpBuilder &b, Location loc, Type type, int32_t v) {
 /// down to the smallest normal result (bench/approx_accuracy.py); below it
 /// (x < -87.3) at most 6.1e-39 (x <= -88, where the exact value is smaller);
 /// NaN propagates (through the selects, the polynomial and the fma).
-bool fastSigmoid(arith::DivFOp div) {
+bool rewriteSigmoid(arith::DivFOp div) {
   if (!getElementTypeOrSelf(div.getType()).isF32() || !isOneF32(div.getLhs()))
     return false;
   auto add = div.getRhs().getDefiningOp<arith::AddFOp>();
@@ -441,10 +441,12 @@ struct ApproximateMathPass
     }
     if (exactFmaOnly)
       return;
-    SmallVector<arith::DivFOp> divs;
-    getOperation()->walk([&](arith::DivFOp div) { divs.push_back(div); });
-    for (arith::DivFOp div : divs)
-      fastSigmoid(div);
+    if (fastSigmoid) {
+      SmallVector<arith::DivFOp> divs;
+      getOperation()->walk([&](arith::DivFOp div) { divs.push_back(div); });
+      for (arith::DivFOp div : divs)
+        rewriteSigmoid(div);
+    }
     // Only the math ops and what their rewrites create: a greedy rewrite of
     // the whole module would also fold and simplify everything else.
     SmallVector<Operation *> logs;

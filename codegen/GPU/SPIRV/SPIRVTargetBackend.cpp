@@ -80,7 +80,11 @@ public:
     buildGPUCommonPipeline(pm, options);
     // exp / erf / tanh / log as the CPU computes them (GLSL has no erf and
     // its tanh overflows for large inputs on some drivers).
-    pm.addPass(createKilnApproximateMathPass());
+    // Not kiln's sigmoid: Mesa folds its shifter's (t + s) - s into t,
+    // which gave exp(-3) = 2^-4 (Sigmoid and SiLU wrong on lavapipe).
+    KilnApproximateMathPassOptions mathOptions;
+    mathOptions.fastSigmoid = false;
+    pm.addPass(createKilnApproximateMathPass(mathOptions));
     // f64 exp / log / powf as f64 arithmetic (GLSL has them on f32 only).
     pm.addNestedPass<gpu::GPUModuleOp>(createKilnSPIRVExpandF64MathPass());
     pm.addPass(arith::createArithExpandOpsPass());

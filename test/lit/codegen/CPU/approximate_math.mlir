@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s --kiln-approximate-math | FileCheck %s
 // RUN: kiln-opt %s --kiln-approximate-math=expand-fma | FileCheck %s --check-prefix=NOFMA
 // RUN: kiln-opt %s --kiln-approximate-math=exact-fma-only | FileCheck %s --check-prefix=ONLY
+// RUN: kiln-opt %s --kiln-approximate-math=fast-sigmoid=false | FileCheck %s --check-prefix=NOSIG
 
 // exp, erf and tanh become polynomials (no math op left for libm), on
 // scalars and on vectors; log first scales subnormal inputs by 2^23.
@@ -157,6 +158,14 @@ func.func @sigmoid(%x: vector<8xf32>) -> vector<8xf32> {
 // CHECK-NOT: math.exp
 // CHECK: arith.shli %{{.*}} : i32
 // CHECK: arith.divf %{{.*}} : f32
+// SPIR-V (fast-sigmoid=false): MLIR's exp, k by math.floor, no shifter
+// (drivers may fold its (t + s) - s).
+// NOSIG-LABEL: func.func @sigmoid_scalar
+// NOSIG-NOT: 0x4B400000
+// NOSIG: math.floor
+// NOSIG: arith.fptosi
+// NOSIG: arith.divf
+// NOSIG: return
 func.func @sigmoid_scalar(%x: f32) -> f32 {
   %one = arith.constant 1.0 : f32
   %n = arith.negf %x : f32
