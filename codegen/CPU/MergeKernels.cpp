@@ -168,11 +168,36 @@ Attribute globalParam(Operation *op) {
   return {};
 }
 
-struct MergeClass {
-  func::FuncOp representative;
-  SmallVector<Attribute> representativeGlobals;
-  SmallVector<std::pair<func::FuncOp, SmallVector<Attribute>>> members;
+/// Functions whose bodies are equal but for the attributes `ParamFn` picks
+/// (the merged body takes them as arguments): the first one met and the
+/// others, each with its own values of those attributes in walk order.
+template <typename FuncT> struct EqualBodies {
+  FuncT representative;
+  SmallVector<Attribute> representativeParams;
+  SmallVector<std::pair<FuncT, SmallVector<Attribute>>> members;
 };
+
+/// Puts `func` into the first class of `classes` (one hash bucket) whose
+/// representative it equals, comparing with `param`, or opens a new class.
+template <typename FuncT>
+void addToClasses(SmallVector<EqualBodies<FuncT>, 1> &classes, FuncT func,
+                  Attribute (*param)(Operation *)) {
+  for (EqualBodies<FuncT> &candidate : classes) {
+    SmallVector<Attribute> params;
+    if (BodyComparer(param).equal(candidate.representative, func, params)) {
+      candidate.members.push_back({func, std::move(params)});
+      return;
+    }
+  }
+  EqualBodies<FuncT> &fresh = classes.emplace_back();
+  fresh.representative = func;
+  func.walk([&](Operation *op) {
+    if (Attribute value = param(op))
+      fresh.representativeParams.push_back(value);
+  });
+}
+
+using MergeClass = EqualBodies<func::FuncOp>;
 
 struct MergeKernelsPass
     : kiln::impl::KilnMergeKernelsPassBase<MergeKernelsPass> {
@@ -189,24 +214,7 @@ struct MergeKernelsPass
       if (!func || func.isExternal() || func.isPublic() ||
           func.getFunctionType() != bodyType)
         continue;
-      SmallVector<MergeClass, 1> &classes = buckets[hashBody(func)];
-      bool placed = false;
-      for (MergeClass &candidate : classes) {
-        SmallVector<Attribute> globals;
-        if (BodyComparer(globalParam)
-                .equal(candidate.representative, func, globals)) {
-          candidate.members.push_back({func, std::move(globals)});
-          placed = true;
-          break;
-        }
-      }
-      if (placed)
-        continue;
-      MergeClass &fresh = classes.emplace_back();
-      fresh.representative = func;
-      func.walk([&](memref::GetGlobalOp global) {
-        fresh.representativeGlobals.push_back(global.getNameAttr().getAttr());
-      });
+      addToClasses(buckets[hashBody(func)], func, globalParam);
     }
 
     for (auto &bucket : buckets)
@@ -220,9 +228,9 @@ struct MergeKernelsPass
     func::FuncOp rep = mergeClass.representative;
     // The positions (in walk order) whose global differs between members.
     SmallVector<unsigned> varying;
-    for (unsigned i = 0; i < mergeClass.representativeGlobals.size(); ++i)
+    for (unsigned i = 0; i < mergeClass.representativeParams.size(); ++i)
       if (llvm::any_of(mergeClass.members, [&](const auto &member) {
-            return member.second[i] != mergeClass.representativeGlobals[i];
+            return member.second[i] != mergeClass.representativeParams[i];
           }))
         varying.push_back(i);
 
@@ -267,7 +275,7 @@ struct MergeKernelsPass
       func::CallOp::create(b, loc, merged, args);
       func::ReturnOp::create(b, loc);
     };
-    makeThunk(rep, mergeClass.representativeGlobals);
+    makeThunk(rep, mergeClass.representativeParams);
     for (auto &[member, globals] : mergeClass.members)
       makeThunk(member, globals);
   }
@@ -320,11 +328,7 @@ llvm::hash_code hashLLVMBody(LLVM::LLVMFuncOp func) {
 /// between its members; a class needing more is left alone.
 constexpr unsigned kMaxSerialParams = 16;
 
-struct SerialClass {
-  LLVM::LLVMFuncOp representative;
-  SmallVector<Attribute> representativeParams;
-  SmallVector<std::pair<LLVM::LLVMFuncOp, SmallVector<Attribute>>> members;
-};
+using SerialClass = EqualBodies<LLVM::LLVMFuncOp>;
 
 struct MergeSerialLoopsPass
     : kiln::impl::KilnMergeSerialLoopsPassBase<MergeSerialLoopsPass> {
@@ -354,25 +358,7 @@ struct MergeSerialLoopsPass
             kernels.contains(func.getSymNameAttr())))
         continue;
       dynamicGEPOffsets(func);
-      SmallVector<SerialClass, 1> &classes = buckets[hashLLVMBody(func)];
-      bool placed = false;
-      for (SerialClass &candidate : classes) {
-        SmallVector<Attribute> params;
-        if (BodyComparer(constantParam)
-                .equal(candidate.representative, func, params)) {
-          candidate.members.push_back({func, std::move(params)});
-          placed = true;
-          break;
-        }
-      }
-      if (placed)
-        continue;
-      SerialClass &fresh = classes.emplace_back();
-      fresh.representative = func;
-      func.walk([&](Operation *op) {
-        if (Attribute param = constantParam(op))
-          fresh.representativeParams.push_back(param);
-      });
+      addToClasses(buckets[hashLLVMBody(func)], func, constantParam);
     }
 
     for (auto &bucket : buckets)

@@ -13,9 +13,6 @@ infinities and NaN."""
 
 from __future__ import annotations
 
-import ctypes
-import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +22,7 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 import harness
+import test_vulkan  # (sets VK_ICD_FILENAMES to lavapipe when unset)
 from conftest import fail
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -37,11 +35,6 @@ FORMATS = {
 }
 
 
-# lavapipe, when nothing else is chosen: the ICD CI runs on.
-LAVAPIPE_ICD = Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
-if "VK_ICD_FILENAMES" not in os.environ and LAVAPIPE_ICD.is_file():
-    os.environ["VK_ICD_FILENAMES"] = str(LAVAPIPE_ICD)
-
 DEVICES = ("cpu", "vulkan")
 
 
@@ -49,15 +42,9 @@ def _need(device: str) -> None:
     """Vulkan missing skips its cases on a developer's machine and fails them in CI."""
     if device != "vulkan":
         return
-    problem = None
-    try:
-        ctypes.CDLL("libvulkan.so.1")
-    except OSError:
-        problem = "the Vulkan loader (libvulkan.so.1) is not installed"
-    if problem is None and shutil.which("spirv-val") is None:
-        problem = "spirv-val (spirv-tools) is not installed"
+    problem = test_vulkan._vulkan_missing()
     if problem:
-        if os.environ.get("CI", "").lower() == "true" or os.environ.get("KILN_CI") == "1":
+        if test_vulkan._ci():
             pytest.fail(problem + " -- required in CI", pytrace=False)
         pytest.skip(problem)
 

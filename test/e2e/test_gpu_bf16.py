@@ -14,9 +14,7 @@ Vulkan missing skips the Vulkan tests on a developer's machine and fails them in
 
 from __future__ import annotations
 
-import ctypes
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -28,18 +26,12 @@ from onnx import numpy_helper
 
 import harness
 from conftest import fail
+from test_vulkan import _ci, vulkan  # noqa: F401 (the fixture; sets VK_ICD_FILENAMES)
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 BF16 = ml_dtypes.bfloat16
 
-LAVAPIPE_ICD = Path("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
-if "VK_ICD_FILENAMES" not in os.environ and LAVAPIPE_ICD.is_file():
-    os.environ["VK_ICD_FILENAMES"] = str(LAVAPIPE_ICD)
 CUDA_PATH = Path(os.environ.get("KILN_CUDA_PATH", "/usr/local/cuda"))
-
-
-def _ci() -> bool:
-    return os.environ.get("CI", "").lower() == "true" or os.environ.get("KILN_CI") == "1"
 
 
 def _missing(problem: str | None) -> None:
@@ -47,18 +39,6 @@ def _missing(problem: str | None) -> None:
         if _ci():
             pytest.fail(problem + " -- required in CI", pytrace=False)
         pytest.skip(problem)
-
-
-@pytest.fixture(scope="module")
-def vulkan():
-    problem = None
-    try:
-        ctypes.CDLL("libvulkan.so.1")
-    except OSError:
-        problem = "the Vulkan loader (libvulkan.so.1) is not installed"
-    if problem is None and shutil.which("spirv-val") is None:
-        problem = "spirv-val (spirv-tools) is not installed"
-    _missing(problem)
 
 
 def _model(path: Path) -> Path:
