@@ -445,9 +445,14 @@ def test_precision_fp16_vulkan_case(case, vulkan, compile_cache, tmp_path):
     problems = _spirv_val(compiled.artifact)
     if problems:
         fail(f"{case.name}: " + "\n".join(problems))
+    # fp16 rounds each activation to 11 significant bits: an absolute error that
+    # grows with the inputs' scale (the MBConv cases feed +-40 to pass the sigmoid's
+    # clamp), so the absolute tolerance is 1e-2 per unit of the largest input.
+    scale = max([1.0] + [float(np.abs(v).max()) for v in case.inputs.values()
+                         if v.dtype.kind == "f" and v.size])
     try:
         harness.run_and_compare(compile_cache.kiln, compiled, case.inputs, tmp_path,
-                                rtol=max(case.rtol, 1e-2), atol=max(case.atol, 1e-2),
+                                rtol=max(case.rtol, 1e-2), atol=max(case.atol, 1e-2 * scale),
                                 args=VK_ARGS)
     except AssertionError as e:
         fail(f"{case.name} --precision fp16 on vulkan: {e}")
