@@ -54,14 +54,16 @@ using namespace mlir;
 
 namespace {
 
-/// A hash of a body that ignores locations, the values' identities and the
-/// names of the globals read.
-llvm::hash_code hashBody(func::FuncOp func) {
+/// A hash of a function's body that ignores locations, the values'
+/// identities and the attribute `param` picks (a global's name, a constant's
+/// value): the bodies BodyComparer may find equal hash alike.
+template <typename FuncT>
+llvm::hash_code hashBody(FuncT func, Attribute (*param)(Operation *)) {
   llvm::hash_code hash = llvm::hash_value(func.getFunctionType().getAsOpaquePointer());
   func.getBody().walk([&](Operation *op) {
-    if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
+    if (param(op)) {
       hash = llvm::hash_combine(hash, op->getName().getAsOpaquePointer(),
-                                global.getType().getAsOpaquePointer());
+                                op->getResult(0).getType().getAsOpaquePointer());
       return;
     }
     hash = llvm::hash_combine(
@@ -214,7 +216,7 @@ struct MergeKernelsPass
       if (!func || func.isExternal() || func.isPublic() ||
           func.getFunctionType() != bodyType)
         continue;
-      addToClasses(buckets[hashBody(func)], func, globalParam);
+      addToClasses(buckets[hashBody(func, globalParam)], func, globalParam);
     }
 
     for (auto &bucket : buckets)
@@ -304,26 +306,6 @@ Attribute constantParam(Operation *op) {
   return value;
 }
 
-/// A hash of an LLVM function's body that ignores locations, the values'
-/// identities and the values of the constants constantParam accepts.
-llvm::hash_code hashLLVMBody(LLVM::LLVMFuncOp func) {
-  llvm::hash_code hash =
-      llvm::hash_value(func.getFunctionType().getAsOpaquePointer());
-  func.getBody().walk([&](Operation *op) {
-    if (constantParam(op)) {
-      hash = llvm::hash_combine(hash, op->getName().getAsOpaquePointer(),
-                                op->getResult(0).getType().getAsOpaquePointer());
-      return;
-    }
-    hash = llvm::hash_combine(
-        hash, OperationEquivalence::computeHash(
-                  op, OperationEquivalence::ignoreHashValue,
-                  OperationEquivalence::ignoreHashValue,
-                  OperationEquivalence::IgnoreLocations));
-  });
-  return hash;
-}
-
 /// Most arguments a merged serial loop takes for the constants that differ
 /// between its members; a class needing more is left alone.
 constexpr unsigned kMaxSerialParams = 16;
@@ -358,7 +340,7 @@ struct MergeSerialLoopsPass
             kernels.contains(func.getSymNameAttr())))
         continue;
       dynamicGEPOffsets(func);
-      addToClasses(buckets[hashLLVMBody(func)], func, constantParam);
+      addToClasses(buckets[hashBody(func, constantParam)], func, constantParam);
     }
 
     for (auto &bucket : buckets)
